@@ -1,0 +1,38 @@
+import NIOCore
+
+extension CookbookEncoder {
+    /// Runs the cookbook on `input` and appends the result to `buffer`, growing it at most once.
+    ///
+    /// When `buffer` already has ``requiredCapacity(forInputCount:)`` writable bytes, the call
+    /// allocates nothing.
+    public static func encode(
+        _ input: UnsafeRawBufferPointer, stage: CookbookStage = .encoded, into buffer: inout ByteBuffer
+    ) throws(SAMLEncodingError) {
+        var failure: SAMLEncodingError?
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: requiredCapacity(forInputCount: input.count)) {
+            output in
+            do throws(SAMLEncodingError) {
+                return try encode(input, stage: stage, into: output)
+            } catch {
+                failure = error
+                return 0
+            }
+        }
+        if let failure { throw failure }
+    }
+
+    /// Runs the cookbook on the readable bytes of `input` and appends the result to `buffer`.
+    public static func encode(
+        _ input: ByteBuffer, stage: CookbookStage = .encoded, into buffer: inout ByteBuffer
+    ) throws(SAMLEncodingError) {
+        var failure: SAMLEncodingError?
+        input.withUnsafeReadableBytes { bytes in
+            do throws(SAMLEncodingError) {
+                try encode(bytes, stage: stage, into: &buffer)
+            } catch {
+                failure = error
+            }
+        }
+        if let failure { throw failure }
+    }
+}

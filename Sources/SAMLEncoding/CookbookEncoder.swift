@@ -1,0 +1,115 @@
+/// The fused cookbook pipeline: validate UTF-8, normalize whitespace, base64, percent-encode —
+/// from raw bytes into one caller-provided region, with no intermediate `String`, `Data` or
+/// `Array` and no allocation of its own.
+///
+/// The output region doubles as scratch: the normalized bytes are written behind the space
+/// reserved for the result and encoded from there to its front, so one reservation of
+/// ``requiredCapacity(forInputCount:)`` bytes is all a call needs.
+public enum CookbookEncoder {
+    /// Upper bound of the encoded length of `count` input bytes: base64 makes 4 of every 3, and
+    /// percent-encoding at most triples each of those.
+    @inlinable
+    public static func maximumEncodedCount(_ count: Int) -> Int { (count + 2) / 3 * 12 }
+
+    /// Bytes the output region of ``encode(_:stage:into:)-(_,_,UnsafeMutableRawBufferPointer)``
+    /// must hold: the result plus scratch for the normalized input.
+    @inlinable
+    public static func requiredCapacity(forInputCount count: Int) -> Int {
+        maximumEncodedCount(count) + count
+    }
+
+    /// Runs the cookbook on `input` up to `stage` and writes the result to the front of `output`.
+    /// Returns the number of result bytes; the rest of `output` is scratch and undefined.
+    ///
+    /// - Throws: `invalid_utf8` (with the offset of the first bad byte) for input a Swift `String`
+    ///   could not hold.
+    /// - Precondition: `output.count >= requiredCapacity(forInputCount: input.count)`; no overlap.
+    public static func encode(
+        _ input: UnsafeRawBufferPointer, stage: CookbookStage = .encoded,
+        into output: UnsafeMutableRawBufferPointer
+    ) throws(SAMLEncodingError) -> Int {
+        precondition(output.count >= requiredCapacity(forInputCount: input.count), "output buffer too small")
+        if let bad = UTF8Validator.firstInvalidOffset(in: input) {
+            throw invalidUTF8(at: bad, in: input)
+        }
+        guard let dst = output.baseAddress else { return 0 }
+        if stage == .normalized {
+            return WhitespaceNormalizer.normalize(input, into: output)
+        }
+        let scratchStart = maximumEncodedCount(input.count)
+        let scratch = UnsafeMutableRawBufferPointer(rebasing: output[scratchStart...])
+        let normalized = WhitespaceNormalizer.normalize(input, into: scratch)
+        let normalizedBytes = UnsafeRawBufferPointer(rebasing: scratch[..<normalized])
+        if stage == .base64 {
+            return Base64.encode(normalizedBytes, into: output)
+        }
+        return encodeNormalized(normalizedBytes, into: dst)
+    }
+
+    /// Base64 and percent-encoding in one pass over already-normalized bytes.
+    ///
+    /// Only the base64 characters `+` (62), `/` (63) and the `=` padding are escaped, so a group of
+    /// four characters whose 6-bit values are all below 62 is stored as one 32-bit word.
+    /// Invariant: `src[0..<i]` is encoded in `dst[0..<o]`, `i` a multiple of 3.
+    @usableFromInline
+    static func encodeNormalized(_ input: UnsafeRawBufferPointer, into dst: UnsafeMutableRawPointer) -> Int {
+        guard let src = input.baseAddress else { return 0 }
+        let table = Base64.alphabet.utf8Start
+        let count = input.count
+        var i = 0
+        var o = 0
+        @inline(__always) func put(_ sextet: UInt32) {
+            if sextet < 62 {
+                dst.storeBytes(of: table[Int(sextet)], toByteOffset: o, as: UInt8.self)
+                o += 1
+            } else {
+                // "%2B" for '+', "%2F" for '/'.
+                dst.storeBytes(of: UInt8(ascii: "%"), toByteOffset: o, as: UInt8.self)
+                dst.storeBytes(of: UInt8(ascii: "2"), toByteOffset: o + 1, as: UInt8.self)
+                dst.storeBytes(of: sextet == 62 ? UInt8(ascii: "B") : UInt8(ascii: "F"), toByteOffset: o + 2, as: UInt8.self)
+                o += 3
+            }
+        }
+        @inline(__always) func putPad() {
+            dst.storeBytes(of: UInt8(ascii: "%"), toByteOffset: o, as: UInt8.self)
+            dst.storeBytes(of: UInt8(ascii: "3"), toByteOffset: o + 1, as: UInt8.self)
+            dst.storeBytes(of: UInt8(ascii: "D"), toByteOffset: o + 2, as: UInt8.self)
+            o += 3
+        }
+        while i + 3 <= count {
+            let v = UInt32(src.load(fromByteOffset: i, as: UInt8.self)) << 16
+                | UInt32(src.load(fromByteOffset: i + 1, as: UInt8.self)) << 8
+                | UInt32(src.load(fromByteOffset: i + 2, as: UInt8.self))
+            let a = v >> 18, b = v >> 12 & 63, c = v >> 6 & 63, d = v & 63
+            // Adding 2 carries into bit 6 exactly for the values 62 and 63.
+            if ((a &+ 2) | (b &+ 2) | (c &+ 2) | (d &+ 2)) & 64 == 0 {
+                let quad = UInt32(table[Int(a)]) | UInt32(table[Int(b)]) << 8
+                    | UInt32(table[Int(c)]) << 16 | UInt32(table[Int(d)]) << 24
+                dst.storeBytes(of: quad.littleEndian, toByteOffset: o, as: UInt32.self)
+                o += 4
+            } else {
+                put(a); put(b); put(c); put(d)
+            }
+            i += 3
+        }
+        let rest = count - i
+        if rest > 0 {
+            let b0 = UInt32(src.load(fromByteOffset: i, as: UInt8.self))
+            let b1 = rest == 2 ? UInt32(src.load(fromByteOffset: i + 1, as: UInt8.self)) : 0
+            let v = b0 << 16 | b1 << 8
+            put(v >> 18)
+            put(v >> 12 & 63)
+            if rest == 2 { put(v >> 6 & 63) } else { putPad() }
+            putPad()
+        }
+        return o
+    }
+
+    static func invalidUTF8(at offset: Int, in input: UnsafeRawBufferPointer) -> SAMLEncodingError {
+        let byte = input[offset]
+        return SAMLEncodingError(
+            .invalidUTF8,
+            "byte 0x\(HexDigits.string(byte)) at offset \(offset) does not start a well-formed UTF-8 sequence",
+            offset: offset)
+    }
+}

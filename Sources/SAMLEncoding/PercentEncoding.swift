@@ -1,0 +1,82 @@
+/// The cookbook's percent-encoding: `addingPercentEncoding(withAllowedCharacters:
+/// CharacterSet(charactersIn: "!*'();:@&=+$,/?%#[]").inverted)`.
+///
+/// Encoded are exactly the 18 reserved ASCII characters and every byte of a non-ASCII scalar,
+/// as `%XX` with upper-case hex. Space, controls and DEL pass through unchanged (they are in the
+/// inverted set). On base64 text only `+`, `/` and `=` ever change.
+public enum PercentEncoding {
+    /// Upper bound of the encoding of `count` bytes.
+    @inlinable
+    public static func maximumEncodedCount(_ count: Int) -> Int { count * 3 }
+
+    /// Whether the cookbook escapes this byte.
+    @inline(__always)
+    static func needsEscape(_ b: UInt8) -> Bool {
+        if b >= 0x80 { return true }
+        switch b {
+        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"),
+            UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "("), UInt8(ascii: ")"),
+            UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: ","), UInt8(ascii: "/"),
+            UInt8(ascii: ":"), UInt8(ascii: ";"), UInt8(ascii: "="), UInt8(ascii: "?"),
+            UInt8(ascii: "@"), UInt8(ascii: "["), UInt8(ascii: "]"):
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// Percent-encodes `input` into `output`; returns the number of bytes written.
+    /// - Precondition: `output.count >= maximumEncodedCount(input.count)`; no overlap.
+    public static func encode(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) -> Int {
+        precondition(output.count >= maximumEncodedCount(input.count), "output buffer too small")
+        guard let src = input.baseAddress, let dst = output.baseAddress else { return 0 }
+        var o = 0
+        for i in 0..<input.count {
+            let b = src.load(fromByteOffset: i, as: UInt8.self)
+            if needsEscape(b) {
+                dst.storeBytes(of: UInt8(ascii: "%"), toByteOffset: o, as: UInt8.self)
+                dst.storeBytes(of: HexDigits.digit(b >> 4), toByteOffset: o + 1, as: UInt8.self)
+                dst.storeBytes(of: HexDigits.digit(b), toByteOffset: o + 2, as: UInt8.self)
+                o += 3
+            } else {
+                dst.storeBytes(of: b, toByteOffset: o, as: UInt8.self)
+                o += 1
+            }
+        }
+        return o
+    }
+
+    /// Percent-decodes `input` into `output` (every `%XX`, either case; `+` stays `+`: this is not
+    /// form decoding). Returns the number of bytes written.
+    ///
+    /// A `%` without two hex digits after it is `malformed_percent_encoding` at its offset.
+    /// - Precondition: `output.count >= input.count`. In place is safe.
+    public static func decode(
+        _ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer
+    ) throws(SAMLEncodingError) -> Int {
+        precondition(output.count >= input.count, "output buffer too small")
+        guard let src = input.baseAddress, let dst = output.baseAddress else { return 0 }
+        let count = input.count
+        var i = 0
+        var o = 0
+        while i < count {
+            let b = src.load(fromByteOffset: i, as: UInt8.self)
+            if b == UInt8(ascii: "%") {
+                guard i + 2 < count,
+                    let hi = HexDigits.value(src.load(fromByteOffset: i + 1, as: UInt8.self)),
+                    let lo = HexDigits.value(src.load(fromByteOffset: i + 2, as: UInt8.self))
+                else {
+                    throw SAMLEncodingError(
+                        .malformedPercentEncoding, "'%' at offset \(i) is not followed by two hex digits", offset: i)
+                }
+                dst.storeBytes(of: hi << 4 | lo, toByteOffset: o, as: UInt8.self)
+                i += 3
+            } else {
+                dst.storeBytes(of: b, toByteOffset: o, as: UInt8.self)
+                i += 1
+            }
+            o += 1
+        }
+        return o
+    }
+}

@@ -1,0 +1,20 @@
+extension SAMLEncodingError {
+    /// Stable error codes of the encoding core. New codes may be added; existing ones never change.
+    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+
+        /// The input is not well-formed UTF-8 (the cookbook starts from a `String`, which cannot hold it).
+        public static let invalidUTF8 = Code(rawValue: "invalid_utf8")
+        /// A `%` not followed by two hexadecimal digits.
+        public static let malformedPercentEncoding = Code(rawValue: "malformed_percent_encoding")
+        /// A character outside the base64 alphabet, misplaced padding or a truncated quantum.
+        public static let malformedBase64 = Code(rawValue: "malformed_base64")
+        /// The value is neither raw XML, base64 of XML, nor the cookbook's encoded base64 of XML.
+        public static let unrecognizedSAMLForm = Code(rawValue: "unrecognized_saml_form")
+        /// The value was percent-encoded twice (`%252B`…); it is refused rather than guessed at.
+        public static let doubleEncoded = Code(rawValue: "double_encoded")
+
+        public var description: String { rawValue }
+    }
+}

@@ -1,0 +1,21 @@
+/// A failure of the encoding core: a stable ``Code`` for machines and a message for people.
+///
+/// The code is what HTTP error bodies, CLI output, metric labels and tests use; the message may
+/// change between releases. `offset`, when set, is the byte offset in the input where the problem
+/// was found, so an operator can locate it in a capture.
+public struct SAMLEncodingError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The stable, machine-readable reason.
+    public var code: Code
+    /// A human-readable explanation, never containing the input's content.
+    public var message: String
+    /// Byte offset of the first offending byte in the input, when the problem has a location.
+    public var offset: Int?
+
+    public init(_ code: Code, _ message: String, offset: Int? = nil) {
+        self.code = code
+        self.message = message
+        self.offset = offset
+    }
+
+    public var description: String { "\(code.rawValue): \(message)" }
+}

@@ -1,0 +1,72 @@
+import Foundation
+import SAMLEncoding
+import Testing
+
+@Suite struct SAMLFormTests {
+    static let xml = "<samlp:Response ID=\"_1\">\n  <saml:Assertion>ü+/=</saml:Assertion>\n</samlp:Response>\n"
+
+    @Test func detectsEachForm() throws {
+        let base64 = Data(Self.xml.utf8).base64EncodedString()
+        #expect(try Fast.detect(Self.xml) == .raw)
+        #expect(try Fast.detect("  \r\n\t" + Self.xml) == .raw)
+        #expect(try Fast.detect("\u{FEFF}<a/>") == .raw)
+        #expect(try Fast.detect(" \u{FEFF}<a/>") == .raw)
+        #expect(try Fast.detect(base64) == .base64)
+        #expect(try Fast.detect(base64 + "\n") == .base64)
+        #expect(try Fast.detect(CookbookReference.encode(Self.xml)) == .encoded)
+        #expect(try Fast.detect(Data("\u{FEFF}<a/>".utf8).base64EncodedString()) == .base64)
+    }
+
+    @Test func everyFormComesOutEncodedExactlyOnce() throws {
+        let expected = CookbookReference.encode(Self.xml)
+        let normalized = CookbookReference.normalize(Self.xml)
+        let inputs: [(String, SAMLForm)] = [
+            (Self.xml, .raw),
+            (Data(Self.xml.utf8).base64EncodedString(), .base64),
+            (Data(normalized.utf8).base64EncodedString(), .base64),
+            (expected, .encoded),
+            (expected + "\r\n", .encoded),
+        ]
+        for (input, form) in inputs {
+            let (detected, encoded) = try Fast.encodeAnyForm(Array(input.utf8))
+            #expect(detected == form)
+            #expect(encoded == expected)
+        }
+    }
+
+    @Test(arguments: [
+        ("", SAMLEncodingError.Code.unrecognizedSAMLForm),
+        ("   \n", .unrecognizedSAMLForm),
+        ("hello world", .unrecognizedSAMLForm),
+        ("{\"SAMLResponse\":1}", .unrecognizedSAMLForm),
+        ("aGVsbG8gd29ybGQ=", .unrecognizedSAMLForm),  // base64 of "hello world"
+        ("PGEvPg%253D%253D", .doubleEncoded),
+        ("PGEvPg%3", .malformedPercentEncoding),
+        ("PGEvPg%2C%3D", .unrecognizedSAMLForm),  // ',' is not base64
+    ])
+    func rejects(_ input: String, _ code: SAMLEncodingError.Code) {
+        #expect {
+            _ = try Fast.encodeAnyForm(Array(input.utf8))
+        } throws: { error in
+            (error as? SAMLEncodingError)?.code == code
+        }
+    }
+
+    @Test func base64OfNonUTF8IsInvalidUTF8() {
+        let value = Data([0x3C, 0x61, 0xFF, 0x3E]).base64EncodedString()
+        #expect {
+            _ = try Fast.encodeAnyForm(Array(value.utf8))
+        } throws: { error in
+            (error as? SAMLEncodingError)?.code == .invalidUTF8
+        }
+    }
+
+    @Test func base64WithGarbageAfterAGoodPrefixIsMalformed() {
+        let value = Data("<a>0123456789012345678901234567890123456789</a>".utf8).base64EncodedString() + "Zm9v="
+        #expect {
+            _ = try Fast.encodeAnyForm(Array(value.utf8))
+        } throws: { error in
+            (error as? SAMLEncodingError)?.code == .malformedBase64
+        }
+    }
+}
