@@ -27,7 +27,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SAMLEncodingTests",
-            dependencies: ["SAMLEncoding", .product(name: "NIOCore", package: "swift-nio")]
+            dependencies: ["SAMLEncoding", "samlgate", .product(name: "NIOCore", package: "swift-nio")]
         ),
     ]
 )

@@ -1,5 +1,3 @@
-import SAMLEncoding
-import NIOCore
-var b = ByteBuffer()
-try! Array("\u{FEFF}<a/>".utf8).withUnsafeBytes { try CookbookEncoder.encode($0, into: &b) }
-print(String(buffer: b))
+// The entry point maps ArgumentParser's outcomes onto samlgate's exit statuses:
+// 0 success, 1 some input failed, 2 usage error.
+await SamlgateMain.run()

@@ -1,0 +1,10 @@
+import ArgumentParser
+
+/// `samlgate`: the root command. Each verb lives in its own file.
+struct Samlgate: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "samlgate",
+        abstract: "SAML processing and token-exchange gateway for Apple SSO (VSA) responses.",
+        subcommands: [EncodeCommand.self, DecodeCommand.self]
+    )
+}

@@ -1,0 +1,66 @@
+import Foundation
+
+/// Runs the real `samlgate` executable that SwiftPM built next to the test bundle.
+struct SamlgateProcess {
+    var status: Int32
+    var stdout: Data
+    var stderr: String
+
+    var stdoutText: String { String(decoding: stdout, as: UTF8.self) }
+
+    static var executable: URL {
+        let candidates = [
+            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
+            Bundle.main.bundleURL,
+            Bundle.main.bundleURL.deletingLastPathComponent(),
+        ]
+        for directory in candidates {
+            let url = directory.appendingPathComponent("samlgate")
+            if FileManager.default.isExecutableFile(atPath: url.path) { return url }
+        }
+        fatalError("samlgate executable not found next to the test bundle (\(candidates))")
+    }
+
+    static func run(_ arguments: [String], stdin: Data = Data()) throws -> SamlgateProcess {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        let input = Pipe(), output = Pipe(), error = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = error
+        try process.run()
+        // Feed stdin and drain both pipes concurrently so large outputs cannot deadlock.
+        let writer = Thread {
+            input.fileHandleForWriting.write(stdin)
+            try? input.fileHandleForWriting.close()
+        }
+        writer.start()
+        let errorBox = LockedData()
+        let errorReader = Thread { errorBox.set(error.fileHandleForReading.readDataToEndOfFile()) }
+        errorReader.start()
+        let out = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        while !errorBox.isSet { usleep(1000) }
+        return SamlgateProcess(
+            status: process.terminationStatus, stdout: out, stderr: String(decoding: errorBox.value, as: UTF8.self))
+    }
+
+    /// Writes `contents` to a fresh file in a temporary directory and returns its path.
+    static func temporaryFile(_ name: String, _ contents: Data) throws -> String {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("samlgate-tests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let url = dir.appendingPathComponent(name)
+        try contents.write(to: url)
+        return url.path
+    }
+}
+
+/// A write-once box for data produced on another thread.
+final class LockedData: @unchecked Sendable {
+    private let lock = NSLock()
+    private var data: Data?
+    func set(_ value: Data) { lock.withLock { data = value } }
+    var isSet: Bool { lock.withLock { data != nil } }
+    var value: Data { lock.withLock { data ?? Data() } }
+}
