@@ -23,6 +23,16 @@ public enum Base64 {
         var i = 0
         var o = 0
         // Invariant: input[0..<i] (i a multiple of 3) is encoded in output[0..<o], o == i / 3 * 4.
+        Base64PairTable.entries.withUnsafeBufferPointer { pairs in
+            let t = pairs.baseAddress!
+            // Six bytes in, eight characters out, while an 8-byte load stays inside the input.
+            while i + 8 <= count {
+                let word = UInt64(bigEndian: src.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+                dst.storeBytes(of: Base64PairTable.encode48(word, t).littleEndian, toByteOffset: o, as: UInt64.self)
+                i += 6
+                o += 8
+            }
+        }
         while i + 3 <= count {
             let v = UInt32(src.load(fromByteOffset: i, as: UInt8.self)) << 16
                 | UInt32(src.load(fromByteOffset: i + 1, as: UInt8.self)) << 8

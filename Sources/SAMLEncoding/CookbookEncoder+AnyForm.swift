@@ -28,13 +28,10 @@ extension CookbookEncoder {
         let scratch = UnsafeMutableRawBufferPointer(rebasing: output[scratchStart...])
         let decodedCount = try CookbookDecoder.decode(value, into: scratch)
         let decoded = UnsafeRawBufferPointer(rebasing: scratch[..<decodedCount])
-        if let bad = UTF8Validator.firstInvalidOffset(in: decoded) {
-            throw invalidUTF8(at: bad, in: decoded)
-        }
         guard SAMLForm.startsLikeXML(decoded) else {
             throw SAMLEncodingError(.unrecognizedSAMLForm, "the value is \(form.rawValue) but does not decode to XML")
         }
-        let normalizedCount = WhitespaceNormalizer.normalize(decoded, into: scratch)
+        let normalizedCount = try WhitespaceNormalizer.normalizeValidating(decoded, into: scratch)
         return (form, encodeNormalized(UnsafeRawBufferPointer(rebasing: scratch[..<normalizedCount]), into: dst))
     }
 

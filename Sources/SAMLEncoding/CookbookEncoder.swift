@@ -29,16 +29,13 @@ public enum CookbookEncoder {
         into output: UnsafeMutableRawBufferPointer
     ) throws(SAMLEncodingError) -> Int {
         precondition(output.count >= requiredCapacity(forInputCount: input.count), "output buffer too small")
-        if let bad = UTF8Validator.firstInvalidOffset(in: input) {
-            throw invalidUTF8(at: bad, in: input)
-        }
         guard let dst = output.baseAddress else { return 0 }
         if stage == .normalized {
-            return WhitespaceNormalizer.normalize(input, into: output)
+            return try WhitespaceNormalizer.normalizeValidating(input, into: output)
         }
         let scratchStart = maximumEncodedCount(input.count)
         let scratch = UnsafeMutableRawBufferPointer(rebasing: output[scratchStart...])
-        let normalized = WhitespaceNormalizer.normalize(input, into: scratch)
+        let normalized = try WhitespaceNormalizer.normalizeValidating(input, into: scratch)
         let normalizedBytes = UnsafeRawBufferPointer(rebasing: scratch[..<normalized])
         if stage == .base64 {
             return Base64.encode(normalizedBytes, into: output)
@@ -70,11 +67,39 @@ public enum CookbookEncoder {
                 o += 3
             }
         }
+        @inline(__always) func putChar(_ c: UInt8) {
+            if c == UInt8(ascii: "+") {
+                put(62)
+            } else if c == UInt8(ascii: "/") {
+                put(63)
+            } else {
+                dst.storeBytes(of: c, toByteOffset: o, as: UInt8.self)
+                o += 1
+            }
+        }
         @inline(__always) func putPad() {
             dst.storeBytes(of: UInt8(ascii: "%"), toByteOffset: o, as: UInt8.self)
             dst.storeBytes(of: UInt8(ascii: "3"), toByteOffset: o + 1, as: UInt8.self)
             dst.storeBytes(of: UInt8(ascii: "D"), toByteOffset: o + 2, as: UInt8.self)
             o += 3
+        }
+        Base64PairTable.entries.withUnsafeBufferPointer { pairs in
+            let t = pairs.baseAddress!
+            // Six bytes in, eight characters out, while an 8-byte load stays inside the input.
+            while i + 8 <= count {
+                let word = UInt64(bigEndian: src.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+                let chars = Base64PairTable.encode48(word, t)
+                // '+' is 0x2B and '/' is 0x2F: they differ only in bit 2, so masking it off and
+                // comparing with 0x2B finds both; then the classic "has a zero byte" test.
+                let x = (chars & 0xFBFB_FBFB_FBFB_FBFB) ^ 0x2B2B_2B2B_2B2B_2B2B
+                if (x &- 0x0101_0101_0101_0101) & ~x & 0x8080_8080_8080_8080 == 0 {
+                    dst.storeBytes(of: chars.littleEndian, toByteOffset: o, as: UInt64.self)
+                    o += 8
+                } else {
+                    for k in 0..<8 { putChar(UInt8(truncatingIfNeeded: chars >> UInt64(8 * k))) }
+                }
+                i += 6
+            }
         }
         while i + 3 <= count {
             let v = UInt32(src.load(fromByteOffset: i, as: UInt8.self)) << 16

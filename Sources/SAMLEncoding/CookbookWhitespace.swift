@@ -48,7 +48,7 @@ enum CookbookWhitespace {
     static func isTrimmable3(_ b0: UInt8, _ b1: UInt8, _ b2: UInt8) -> Bool {
         switch (b0, b1) {
         case (0xE1, 0x9A): return b2 == 0x80
-        case (0xE2, 0x80): return b2 <= 0x8B || b2 == 0xA8 || b2 == 0xA9 || b2 == 0xAF
+        case (0xE2, 0x80): return (0x80...0x8B).contains(b2) || b2 == 0xA8 || b2 == 0xA9 || b2 == 0xAF
         case (0xE2, 0x81): return b2 == 0x9F
         case (0xE3, 0x80): return b2 == 0x80
         default: return false

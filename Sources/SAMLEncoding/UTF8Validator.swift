@@ -33,7 +33,7 @@ public enum UTF8Validator {
 
     /// Length of the valid multi-byte sequence starting at `i`, or 0 when it is ill-formed.
     @inline(__always)
-    private static func sequenceLength(
+    static func sequenceLength(
         _ base: UnsafeRawPointer, at i: Int, lead: UInt8, count: Int
     ) -> Int {
         @inline(__always) func byte(_ k: Int) -> UInt8? {

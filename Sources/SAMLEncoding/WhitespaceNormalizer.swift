@@ -8,15 +8,40 @@
 public enum WhitespaceNormalizer {
     /// Normalizes `input` into `output` and returns the number of bytes written.
     ///
-    /// - Precondition: `output.count >= input.count`; `input` is valid UTF-8. `output` may start at
-    ///   the same address as `input` (in place), but must not otherwise overlap it.
+    /// - Precondition: `output.count >= input.count`; `input` is valid UTF-8 (ill-formed bytes are
+    ///   copied through unchanged). `output` may start at the same address as `input` (in place),
+    ///   but must not otherwise overlap it.
     public static func normalize(
         _ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer
     ) -> Int {
+        let result = run(input, into: output, validating: false)
+        return result < 0 ? 0 : result
+    }
+
+    /// Validates and normalizes in one pass: the fused path's first half.
+    ///
+    /// - Throws: `invalid_utf8` with the offset of the first ill-formed sequence.
+    /// - Precondition: as ``normalize(_:into:)``.
+    public static func normalizeValidating(
+        _ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer
+    ) throws(SAMLEncodingError) -> Int {
+        let result = run(input, into: output, validating: true)
+        if result < 0 { throw CookbookEncoder.invalidUTF8(at: -1 - result, in: input) }
+        return result
+    }
+
+    /// Trims, then runs the interior pass; a negative result `-1 - k` means ill-formed UTF-8 at `k`.
+    @inline(__always)
+    static func run(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer, validating: Bool) -> Int {
         precondition(output.count >= input.count, "output buffer too small")
         guard let src = input.baseAddress, let dst = output.baseAddress else { return 0 }
+        // Ends are trimmed first: a trimmed scalar is always a complete, valid sequence, so
+        // validating only the interior still finds the first ill-formed byte.
         let range = CookbookWhitespace.trimmedRange(src, count: input.count)
-        return normalizeInterior(src, range.lowerBound, range.upperBound, into: dst)
+        let overlapping = UnsafeRawPointer(dst) + output.count > src && UnsafeRawPointer(dst) < src + input.count
+        return overlapping
+            ? normalizeInterior(src, range.lowerBound, range.upperBound, into: dst, inPlace: true, validating: validating)
+            : normalizeInterior(src, range.lowerBound, range.upperBound, into: dst, inPlace: false, validating: validating)
     }
 
     /// The interior pass over `src[start..<end]` (already trimmed) into `dst`.
@@ -26,7 +51,8 @@ public enum WhitespaceNormalizer {
     /// can be written.
     @inline(__always)
     static func normalizeInterior(
-        _ src: UnsafeRawPointer, _ start: Int, _ end: Int, into dst: UnsafeMutableRawPointer
+        _ src: UnsafeRawPointer, _ start: Int, _ end: Int, into dst: UnsafeMutableRawPointer,
+        inPlace: Bool, validating: Bool
     ) -> Int {
         var i = start
         var o = 0
@@ -37,22 +63,21 @@ public enum WhitespaceNormalizer {
                 // High bit of a byte is set when it is >= 0x80, or (for the lowest such byte, which
                 // is all we use) when it is < 0x21 and the subtraction borrowed.
                 let special = ((word &- 0x2121_2121_2121_2121) | word) & 0x8080_8080_8080_8080
-                if special == 0 {
-                    dst.storeBytes(of: word.littleEndian, toByteOffset: o, as: UInt64.self)
-                    i += 8
-                    o += 8
-                    continue
-                }
-                // Copy the clean bytes before the first special one, one by one: a wide store
-                // here could overwrite unread input when working in place.
                 let clean = special.trailingZeroBitCount >> 3
-                var k = 0
-                while k < clean {
-                    dst.storeBytes(of: src.load(fromByteOffset: i + k, as: UInt8.self), toByteOffset: o + k, as: UInt8.self)
-                    k += 1
+                if !inPlace || special == 0 {
+                    // Out of place the whole word can be stored even when only `clean` bytes count.
+                    dst.storeBytes(of: word.littleEndian, toByteOffset: o, as: UInt64.self)
+                } else {
+                    // In place, a wide store could overwrite unread input: copy byte by byte.
+                    var k = 0
+                    while k < clean {
+                        dst.storeBytes(of: src.load(fromByteOffset: i + k, as: UInt8.self), toByteOffset: o + k, as: UInt8.self)
+                        k += 1
+                    }
                 }
                 i += clean
                 o += clean
+                if special == 0 { continue }
             }
             let b = src.load(fromByteOffset: i, as: UInt8.self)
             switch b {
@@ -68,11 +93,29 @@ public enum WhitespaceNormalizer {
                 }
             case 0x0A...0x0D:
                 i += 1
-            case 0xC2 where src.load(fromByteOffset: i + 1, as: UInt8.self) == 0x85:
-                i += 2
-            case 0xE2 where src.load(fromByteOffset: i + 1, as: UInt8.self) == 0x80
-                && src.load(fromByteOffset: i + 2, as: UInt8.self) & 0xFE == 0xA8:
-                i += 3  // U+2028, U+2029
+            case 0x80...:
+                let n = validating ? UTF8Validator.sequenceLength(src, at: i, lead: b, count: end) : 1
+                if n == 0 { return -1 - i }
+                if validating {
+                    // U+0085 (C2 85), U+2028 and U+2029 (E2 80 A8/A9) are newlines: deleted.
+                    let b1 = src.load(fromByteOffset: i + 1, as: UInt8.self)
+                    if (b == 0xC2 && b1 == 0x85)
+                        || (b == 0xE2 && b1 == 0x80 && src.load(fromByteOffset: i + 2, as: UInt8.self) & 0xFE == 0xA8)
+                    {
+                        i += n
+                        continue
+                    }
+                } else if isNewline(src, at: i, end: end) {
+                    i += b == 0xC2 ? 2 : 3
+                    continue
+                }
+                var k = 0
+                while k < n {
+                    dst.storeBytes(of: src.load(fromByteOffset: i + k, as: UInt8.self), toByteOffset: o + k, as: UInt8.self)
+                    k += 1
+                }
+                i += n
+                o += n
             default:
                 dst.storeBytes(of: b, toByteOffset: o, as: UInt8.self)
                 o += 1
@@ -80,5 +123,17 @@ public enum WhitespaceNormalizer {
             }
         }
         return o
+    }
+
+    /// Whether a (not validated) multi-byte newline starts at `i`.
+    @inline(__always)
+    static func isNewline(_ src: UnsafeRawPointer, at i: Int, end: Int) -> Bool {
+        let b = src.load(fromByteOffset: i, as: UInt8.self)
+        if b == 0xC2 { return i + 1 < end && src.load(fromByteOffset: i + 1, as: UInt8.self) == 0x85 }
+        if b == 0xE2 {
+            return i + 2 < end && src.load(fromByteOffset: i + 1, as: UInt8.self) == 0x80
+                && src.load(fromByteOffset: i + 2, as: UInt8.self) & 0xFE == 0xA8
+        }
+        return false
     }
 }

@@ -98,6 +98,23 @@ import Testing
         }
     }
 
+    /// The fused path validates while it normalizes; it must name the same first bad byte as a
+    /// plain validation pass, wherever the bad byte sits (inside whitespace runs, at the ends).
+    @Test func fusedValidationReportsTheFirstBadByte() {
+        var rng = SeededGenerator(seed: 1234)
+        let bad: [[UInt8]] = [[0xFF], [0x80], [0xC2], [0xE2, 0x80], [0xED, 0xA0, 0x80], [0xF0, 0x80, 0x80, 0x80], [0xC0, 0xA0]]
+        for _ in 0..<3000 {
+            var bytes = Array(TrickyInput.make(using: &rng, maxPieces: 30).utf8)
+            let at = Int.random(in: 0...bytes.count, using: &rng)
+            bytes.insert(contentsOf: bad.randomElement(using: &rng)!, at: at)
+            let expected = bytes.withUnsafeBytes { UTF8Validator.firstInvalidOffset(in: $0) }
+            var reported: Int?
+            do { _ = try Fast.encode(bytes) } catch { reported = (error as? SAMLEncodingError)?.offset }
+            #expect(reported == expected && expected != nil, "\(bytes)")
+            if reported != expected { break }
+        }
+    }
+
     @Test func stagesCompose() throws {
         let input = "<r>\n  <a>é</a>\t\t</r>\n"
         let normalized = try Fast.encode(input, stage: .normalized)

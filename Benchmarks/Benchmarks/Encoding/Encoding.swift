@@ -16,6 +16,7 @@ let benchmarks: @Sendable () -> Void = {
     for (name, size) in SAMLFixture.sizes {
         let text = SAMLFixture.response(bytes: size)
         let bytes = Array(text.utf8)
+        registerStageBenchmarks(name: name, bytes: bytes)
 
         // The fused path into a reused buffer: the gateway's steady state (zero allocations).
         Benchmark("fused/\(name)") { benchmark in
