@@ -1,4 +1,5 @@
 import Foundation
+import CLITestSupport
 import Testing
 
 /// `samlgate encode` and `samlgate decode` through the real executable.

@@ -1,14 +1,15 @@
 import Foundation
 
-/// Runs the real `samlgate` executable that SwiftPM built next to the test bundle.
-struct SamlgateProcess {
-    var status: Int32
-    var stdout: Data
-    var stderr: String
+/// Runs the real `samlgate` executable that SwiftPM built next to the test bundle (test-only
+/// support shared by the test targets; not part of any product).
+public struct SamlgateProcess: Sendable {
+    public var status: Int32
+    public var stdout: Data
+    public var stderr: String
 
-    var stdoutText: String { String(decoding: stdout, as: UTF8.self) }
+    public var stdoutText: String { String(decoding: stdout, as: UTF8.self) }
 
-    static var executable: URL {
+    public static var executable: URL {
         let candidates = [
             URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
             Bundle.main.bundleURL,
@@ -21,7 +22,7 @@ struct SamlgateProcess {
         fatalError("samlgate executable not found next to the test bundle (\(candidates))")
     }
 
-    static func run(_ arguments: [String], stdin: Data = Data()) throws -> SamlgateProcess {
+    public static func run(_ arguments: [String], stdin: Data = Data()) throws -> SamlgateProcess {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
@@ -47,7 +48,7 @@ struct SamlgateProcess {
     }
 
     /// Writes `contents` to a fresh file in a temporary directory and returns its path.
-    static func temporaryFile(_ name: String, _ contents: Data) throws -> String {
+    public static func temporaryFile(_ name: String, _ contents: Data) throws -> String {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("samlgate-tests-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let url = dir.appendingPathComponent(name)

@@ -1,0 +1,104 @@
+#ifndef CXMLSEC_H
+#define CXMLSEC_H
+
+/*
+ * The one header Swift imports for libxml2 + libxmlsec1 (OpenSSL backend).
+ *
+ * SwiftPM drops every -D flag that pkg-config reports, so the defines that
+ * `pkg-config --cflags xmlsec1-openssl` prints are repeated here, before any
+ * xmlsec include. XMLSEC_NO_SIZE_T is ABI-critical: it makes xmlSecSize a
+ * 32-bit unsigned int, which is how the Debian library was built. A layout
+ * test compares MemoryLayout<xmlSecDSigCtx>.size with cxmlsec_sizeof_dsig_ctx().
+ */
+#ifndef XMLSEC_CRYPTO_OPENSSL
+#define XMLSEC_CRYPTO_OPENSSL 1
+#endif
+#ifndef XMLSEC_NO_SIZE_T
+#define XMLSEC_NO_SIZE_T
+#endif
+#ifndef XMLSEC_NO_CRYPTO_DYNAMIC_LOADING
+#define XMLSEC_NO_CRYPTO_DYNAMIC_LOADING 1
+#endif
+#ifndef XMLSEC_NO_GOST
+#define XMLSEC_NO_GOST 1
+#endif
+#ifndef XMLSEC_NO_GOST2012
+#define XMLSEC_NO_GOST2012 1
+#endif
+#ifndef XMLSEC_OPENSSL3_ENGINES
+#define XMLSEC_OPENSSL3_ENGINES 1
+#endif
+#ifndef __XMLSEC_FUNCTION__
+#define __XMLSEC_FUNCTION__ __func__
+#endif
+
+#include <stddef.h>
+
+/*
+ * Debian's libxml2 is built with ICU, and <libxml/encoding.h> then includes ICU's headers,
+ * whose enums clash with Foundation's bundled ICU module in any Swift file importing both.
+ * Nothing here uses ICU: the only effect of the undef is that xmlCharEncodingHandler is
+ * declared without its two trailing ICU pointers, a struct we never allocate or read.
+ */
+#include <libxml/xmlversion.h>
+#undef LIBXML_ICU_ENABLED
+
+#include <libxml/parser.h>
+#include <libxml/tree.h>
+#include <libxml/valid.h>
+#include <libxml/xmlerror.h>
+#include <libxml/dict.h>
+
+#include <xmlsec/xmlsec.h>
+#include <xmlsec/xmltree.h>
+#include <xmlsec/xmldsig.h>
+#include <xmlsec/transforms.h>
+#include <xmlsec/keys.h>
+#include <xmlsec/keysdata.h>
+#include <xmlsec/errors.h>
+#include <xmlsec/base64.h>
+#include <xmlsec/openssl/app.h>
+#include <xmlsec/openssl/crypto.h>
+
+/// Initialises libxml2, libxmlsec1 and its OpenSSL backend, silences libxml2's
+/// error output and routes xmlsec errors into per-thread capture.
+/// Runs the initialisation exactly once per process (pthread_once) and returns its
+/// result every time: 0 on success, negative on failure. Safe from any thread.
+int cxmlsec_init(void);
+
+/// Silences libxml2's per-thread error handlers on the calling thread
+/// (libxml2 2.9 keeps them per thread). Cheap; call once per worker thread.
+void cxmlsec_silence_thread(void);
+
+/// Forgets the error captured on the calling thread.
+void cxmlsec_clear_error(void);
+
+/// xmlsec reason code of the first error on the calling thread since the last clear, or 0.
+int cxmlsec_first_error_reason(void);
+
+/// Message of the first xmlsec error on the calling thread since the last clear ("" if none).
+/// Static per-thread storage: copy it before the next xmlsec call.
+const char *cxmlsec_first_error_message(void);
+
+/// `xmlFree` is a global function pointer in libxml2 and does not import into Swift.
+void cxmlsec_xml_free(void *ptr);
+
+/// sizeof(xmlSecDSigCtx) as the C compiler sees it, for the Swift layout test.
+size_t cxmlsec_sizeof_dsig_ctx(void);
+
+/// sizeof(xmlSecKeyInfoCtx) and sizeof(xmlSecTransformCtx), for the layout test.
+size_t cxmlsec_sizeof_keyinfo_ctx(void);
+size_t cxmlsec_sizeof_transform_ctx(void);
+
+/// offsetof(xmlSecDSigCtx, status), for the layout test.
+size_t cxmlsec_offsetof_dsig_status(void);
+
+/// sizeof(xmlSecDSigReferenceCtx) and sizeof(xmlSecPtrList), for the layout test.
+size_t cxmlsec_sizeof_dsig_reference_ctx(void);
+size_t cxmlsec_sizeof_ptr_list(void);
+
+/// Zeroed, xmlMalloc'ed memory of the C size of xmlSecDSigCtx (not initialised:
+/// call xmlSecDSigCtxInitialize). Free with cxmlsec_xml_free.
+xmlSecDSigCtxPtr cxmlsec_dsig_ctx_alloc(void);
+
+#endif /* CXMLSEC_H */

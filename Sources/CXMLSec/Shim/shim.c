@@ -1,0 +1,142 @@
+#include "CXMLSec.h"
+
+#include <pthread.h>
+#include <string.h>
+
+/* First xmlsec error on this thread: the root cause, not the cascade that follows. */
+static _Thread_local int cxmlsec_error_reason = 0;
+static _Thread_local char cxmlsec_error_message[256];
+
+static void cxmlsec_structured_noop(void *ctx, xmlErrorPtr error) {
+    (void)ctx;
+    (void)error;
+}
+
+static void cxmlsec_generic_noop(void *ctx, const char *msg, ...) {
+    (void)ctx;
+    (void)msg;
+}
+
+static void cxmlsec_error_callback(const char *file, int line, const char *func,
+                                   const char *errorObject, const char *errorSubject,
+                                   int reason, const char *msg) {
+    (void)file;
+    (void)line;
+    (void)errorObject;
+    if (cxmlsec_error_reason != 0) {
+        return;
+    }
+    cxmlsec_error_reason = reason != 0 ? reason : -1;
+    /* Only function, subject and xmlsec's message: never document content. */
+    const char *f = func != NULL ? func : "?";
+    const char *s = errorSubject != NULL ? errorSubject : "";
+    const char *m = msg != NULL ? msg : "";
+    size_t cap = sizeof(cxmlsec_error_message);
+    size_t n = 0;
+    const char *parts[5] = { f, ": ", s, s[0] != 0 ? ": " : "", m };
+    for (int i = 0; i < 5 && n + 1 < cap; i++) {
+        size_t len = strlen(parts[i]);
+        if (len > cap - 1 - n) {
+            len = cap - 1 - n;
+        }
+        memcpy(cxmlsec_error_message + n, parts[i], len);
+        n += len;
+    }
+    cxmlsec_error_message[n] = 0;
+}
+
+void cxmlsec_silence_thread(void) {
+    xmlSetStructuredErrorFunc(NULL, cxmlsec_structured_noop);
+    xmlSetGenericErrorFunc(NULL, cxmlsec_generic_noop);
+}
+
+static pthread_once_t cxmlsec_once = PTHREAD_ONCE_INIT;
+static int cxmlsec_init_result = -100;
+
+static void cxmlsec_init_once(void);
+
+int cxmlsec_init(void) {
+    pthread_once(&cxmlsec_once, cxmlsec_init_once);
+    return cxmlsec_init_result;
+}
+
+static int cxmlsec_do_init(void) {
+    xmlInitParser();
+    /* Defaults for threads created later, then this thread. */
+    xmlThrDefSetStructuredErrorFunc(NULL, cxmlsec_structured_noop);
+    xmlThrDefSetGenericErrorFunc(NULL, cxmlsec_generic_noop);
+    cxmlsec_silence_thread();
+
+    if (xmlSecInit() < 0) {
+        return -1;
+    }
+    if (xmlSecCheckVersionExt(XMLSEC_VERSION_MAJOR, XMLSEC_VERSION_MINOR,
+                              XMLSEC_VERSION_SUBMINOR, xmlSecCheckVersionABICompatible) != 1) {
+        return -2;
+    }
+    if (xmlSecOpenSSLAppInit(NULL) < 0) {
+        return -3;
+    }
+    if (xmlSecOpenSSLInit() < 0) {
+        return -4;
+    }
+    /* Last: the crypto initialisation installs its own error callback. */
+    xmlSecErrorsDefaultCallbackEnableOutput(0);
+    xmlSecErrorsSetCallback(cxmlsec_error_callback);
+    return 0;
+}
+
+static void cxmlsec_init_once(void) {
+    cxmlsec_init_result = cxmlsec_do_init();
+}
+
+void cxmlsec_clear_error(void) {
+    cxmlsec_error_reason = 0;
+    cxmlsec_error_message[0] = 0;
+}
+
+int cxmlsec_first_error_reason(void) {
+    return cxmlsec_error_reason;
+}
+
+const char *cxmlsec_first_error_message(void) {
+    return cxmlsec_error_message;
+}
+
+void cxmlsec_xml_free(void *ptr) {
+    if (ptr != NULL) {
+        xmlFree(ptr);
+    }
+}
+
+size_t cxmlsec_sizeof_dsig_ctx(void) {
+    return sizeof(xmlSecDSigCtx);
+}
+
+size_t cxmlsec_sizeof_keyinfo_ctx(void) {
+    return sizeof(xmlSecKeyInfoCtx);
+}
+
+size_t cxmlsec_sizeof_transform_ctx(void) {
+    return sizeof(xmlSecTransformCtx);
+}
+
+size_t cxmlsec_offsetof_dsig_status(void) {
+    return offsetof(xmlSecDSigCtx, status);
+}
+
+size_t cxmlsec_sizeof_dsig_reference_ctx(void) {
+    return sizeof(xmlSecDSigReferenceCtx);
+}
+
+size_t cxmlsec_sizeof_ptr_list(void) {
+    return sizeof(xmlSecPtrList);
+}
+
+xmlSecDSigCtxPtr cxmlsec_dsig_ctx_alloc(void) {
+    xmlSecDSigCtxPtr ctx = (xmlSecDSigCtxPtr)xmlMalloc(sizeof(xmlSecDSigCtx));
+    if (ctx != NULL) {
+        memset(ctx, 0, sizeof(xmlSecDSigCtx));
+    }
+    return ctx;
+}

@@ -1,0 +1,91 @@
+import CXMLSec
+
+/// The algorithms a SAML signature may use, checked twice: by name on the `SignedInfo`
+/// before xmlsec runs (to answer `algorithm_not_allowed` precisely), and through xmlsec's own
+/// enabled-transform lists (so nothing else can run even if the pre-check had a gap —
+/// notably no XSLT or XPath transform, which an unsigned document could otherwise use as a
+/// "transform bomb").
+///
+/// Allowed: RSA-SHA256/384/512 and ECDSA-SHA256/384/512 signatures, SHA-256/384/512 digests,
+/// exclusive C14N with or without comments, the enveloped-signature transform. RSA-SHA1,
+/// ECDSA-SHA1 and SHA-1 digests only with `allowSHA1`. HMAC never.
+struct AlgorithmPolicy: Sendable {
+    let allowSHA1: Bool
+
+    static let exclusiveC14N: StaticString = "http://www.w3.org/2001/10/xml-exc-c14n#"
+    static let exclusiveC14NWithComments: StaticString = "http://www.w3.org/2001/10/xml-exc-c14n#WithComments"
+    static let enveloped: StaticString = "http://www.w3.org/2000/09/xmldsig#enveloped-signature"
+
+    static let strongSignatureMethods: [StaticString] = [
+        "http://www.w3.org/2001/04/xmldsig-more#rsa-sha256",
+        "http://www.w3.org/2001/04/xmldsig-more#rsa-sha384",
+        "http://www.w3.org/2001/04/xmldsig-more#rsa-sha512",
+        "http://www.w3.org/2001/04/xmldsig-more#ecdsa-sha256",
+        "http://www.w3.org/2001/04/xmldsig-more#ecdsa-sha384",
+        "http://www.w3.org/2001/04/xmldsig-more#ecdsa-sha512",
+    ]
+    static let sha1SignatureMethods: [StaticString] = [
+        "http://www.w3.org/2000/09/xmldsig#rsa-sha1",
+        "http://www.w3.org/2001/04/xmldsig-more#ecdsa-sha1",
+    ]
+    static let strongDigestMethods: [StaticString] = [
+        "http://www.w3.org/2001/04/xmlenc#sha256",
+        "http://www.w3.org/2001/04/xmldsig-more#sha384",
+        "http://www.w3.org/2001/04/xmlenc#sha512",
+    ]
+    static let sha1DigestMethods: [StaticString] = ["http://www.w3.org/2000/09/xmldsig#sha1"]
+
+    func isAllowedCanonicalization(_ uri: UnsafePointer<xmlChar>?) -> Bool {
+        XMLTree.equals(uri, Self.exclusiveC14N) || XMLTree.equals(uri, Self.exclusiveC14NWithComments)
+    }
+
+    func isAllowedTransform(_ uri: UnsafePointer<xmlChar>?) -> Bool {
+        XMLTree.equals(uri, Self.enveloped) || isAllowedCanonicalization(uri)
+    }
+
+    func isAllowedSignatureMethod(_ uri: UnsafePointer<xmlChar>?) -> Bool {
+        Self.strongSignatureMethods.contains { XMLTree.equals(uri, $0) }
+            || (allowSHA1 && Self.sha1SignatureMethods.contains { XMLTree.equals(uri, $0) })
+    }
+
+    func isAllowedDigestMethod(_ uri: UnsafePointer<xmlChar>?) -> Bool {
+        Self.strongDigestMethods.contains { XMLTree.equals(uri, $0) }
+            || (allowSHA1 && Self.sha1DigestMethods.contains { XMLTree.equals(uri, $0) })
+    }
+
+    /// Enables exactly the allowed transforms on an initialised signature context.
+    /// Once one transform is enabled, xmlsec refuses every other (`transform is disabled`).
+    func enable(on ctx: UnsafeMutablePointer<xmlSecDSigCtx>) -> Bool {
+        var ok = true
+        var signatureTransforms: [xmlSecTransformId?] = [
+            xmlSecTransformExclC14NGetKlass(),
+            xmlSecTransformExclC14NWithCommentsGetKlass(),
+            xmlSecOpenSSLTransformRsaSha256GetKlass(),
+            xmlSecOpenSSLTransformRsaSha384GetKlass(),
+            xmlSecOpenSSLTransformRsaSha512GetKlass(),
+            xmlSecOpenSSLTransformEcdsaSha256GetKlass(),
+            xmlSecOpenSSLTransformEcdsaSha384GetKlass(),
+            xmlSecOpenSSLTransformEcdsaSha512GetKlass(),
+        ]
+        var referenceTransforms: [xmlSecTransformId?] = [
+            xmlSecTransformEnvelopedGetKlass(),
+            xmlSecTransformExclC14NGetKlass(),
+            xmlSecTransformExclC14NWithCommentsGetKlass(),
+            xmlSecOpenSSLTransformSha256GetKlass(),
+            xmlSecOpenSSLTransformSha384GetKlass(),
+            xmlSecOpenSSLTransformSha512GetKlass(),
+        ]
+        if allowSHA1 {
+            signatureTransforms.append(xmlSecOpenSSLTransformRsaSha1GetKlass())
+            signatureTransforms.append(xmlSecOpenSSLTransformEcdsaSha1GetKlass())
+            referenceTransforms.append(xmlSecOpenSSLTransformSha1GetKlass())
+        }
+        for id in signatureTransforms where xmlSecDSigCtxEnableSignatureTransform(ctx, id) < 0 {
+            ok = false
+        }
+        for id in referenceTransforms where xmlSecDSigCtxEnableReferenceTransform(ctx, id) < 0 {
+            ok = false
+        }
+        return ok
+    }
+}

@@ -1,0 +1,57 @@
+/// Rejects a DOCTYPE before libxml2 parses it.
+///
+/// A document type declaration is the door to XXE, entity expansion ("billion laughs") and,
+/// with libxmlsec1 1.2.37, to a crash in `xmlSecFindNode` on nested entities. SAML never
+/// needs one, so the scanner reads the prolog (XML declaration, comments, processing
+/// instructions, whitespace) and refuses any other `<!` markup before the root element.
+/// It only looks at the prolog, so its cost does not grow with the document.
+/// The parsed document is checked again for an internal or external subset afterwards.
+enum PrologScanner {
+    static func rejectDoctype(_ bytes: UnsafeRawBufferPointer) throws(VerificationError) {
+        let n = bytes.count
+        var i = 0
+        if n >= 2 && ((bytes[0] == 0xFE && bytes[1] == 0xFF) || (bytes[0] == 0xFF && bytes[1] == 0xFE) || bytes[0] == 0) {
+            throw VerificationError(.malformedXML, "only UTF-8 documents are accepted")
+        }
+        if n >= 3 && bytes[0] == 0xEF && bytes[1] == 0xBB && bytes[2] == 0xBF {
+            i = 3
+        }
+        // Invariant: bytes[..<i] is a well-formed prolog prefix without `<!` other than comments.
+        while i < n {
+            let byte = bytes[i]
+            if byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D {
+                i += 1
+                continue
+            }
+            guard byte == UInt8(ascii: "<"), i + 1 < n else { return }
+            let next = bytes[i + 1]
+            if next == UInt8(ascii: "?") {
+                guard let end = find(bytes, from: i + 2, "?>") else { return }
+                i = end
+            } else if next == UInt8(ascii: "!") {
+                if i + 3 < n && bytes[i + 2] == UInt8(ascii: "-") && bytes[i + 3] == UInt8(ascii: "-") {
+                    guard let end = find(bytes, from: i + 4, "-->") else { return }
+                    i = end
+                } else {
+                    throw VerificationError(.forbiddenDTD, "DOCTYPE declarations are not accepted")
+                }
+            } else {
+                return
+            }
+        }
+    }
+
+    /// Index just past the first occurrence of `needle` at or after `start`.
+    private static func find(_ bytes: UnsafeRawBufferPointer, from start: Int, _ needle: StaticString) -> Int? {
+        let count = needle.utf8CodeUnitCount
+        let pattern = needle.utf8Start
+        var i = start
+        while i + count <= bytes.count {
+            var j = 0
+            while j < count && bytes[i + j] == pattern[j] { j += 1 }
+            if j == count { return i + count }
+            i += 1
+        }
+        return nil
+    }
+}

@@ -1,0 +1,39 @@
+import Synchronization
+
+/// Holds the current ``TrustStore`` snapshot and swaps it atomically on reload.
+///
+/// Readers take the snapshot once per request (``current``) and keep using it for the whole
+/// verification, so a reload never mixes two configurations inside one request. A failed
+/// reload keeps the previous snapshot.
+public final class ReloadableTrustStore: Sendable {
+    private let snapshot: Mutex<TrustStore>
+    /// The directory ``reload()`` reads, if any.
+    public let directory: String?
+
+    public init(_ initial: TrustStore, directory: String? = nil) {
+        self.snapshot = Mutex(initial)
+        self.directory = directory
+    }
+
+    /// Loads `directory` now and remembers it for ``reload()``.
+    public convenience init(directory: String) throws(TrustStoreError) {
+        self.init(try TrustStore.load(directory: directory), directory: directory)
+    }
+
+    public var current: TrustStore {
+        snapshot.withLock { $0 }
+    }
+
+    public func replace(with store: TrustStore) {
+        snapshot.withLock { $0 = store }
+    }
+
+    /// Re-reads ``directory``; on error the current snapshot stays in place and the error is thrown.
+    @discardableResult
+    public func reload() throws(TrustStoreError) -> TrustStore {
+        guard let directory else { throw TrustStoreError("this trust store was not loaded from a directory") }
+        let fresh = try TrustStore.load(directory: directory)
+        replace(with: fresh)
+        return fresh
+    }
+}

@@ -1,0 +1,129 @@
+import CXMLSec
+
+/// Verifies one enveloped `ds:Signature` with xmlsec against the MVPD's trusted keys only.
+///
+/// Each trusted key is preset as the signing key (`signKey`), so `KeyInfo` is never read:
+/// a key or certificate an attacker embeds there is ignored. No keys manager is attached, so
+/// no certificate chain is built per document. With several keys (rotation) the keys are tried
+/// in order; a digest mismatch ends the search at once since it does not depend on the key.
+///
+/// `xmlSecDSigCtxVerify` returns 0 for a *bad* signature too: success is `status ==
+/// xmlSecDSigStatusSucceeded`, exactly one SignedInfo reference that succeeded, whose URI is
+/// `#` + the owner's ID, and `xmlGetID` for that ID returns the owner element itself.
+enum SignatureVerifier {
+    /// Returns the index of the trusted key that verified the signature.
+    static func verify(
+        signature: XMLTree.Node,
+        owner: XMLTree.Node,
+        ownerID: UnsafePointer<xmlChar>,
+        document: borrowing ParsedDocument,
+        keys: [TrustedKey],
+        preferredKey: Int? = nil,
+        algorithms: AlgorithmPolicy,
+        context: VerificationThreadContext
+    ) throws(VerificationError) -> Int {
+        try SignedInfoPrecheck.check(signature: signature, ownerID: ownerID, algorithms: algorithms)
+        guard !keys.isEmpty else {
+            throw VerificationError(.keyNotTrusted, "no trusted key configured")
+        }
+        var order = Array(keys.indices)
+        if let preferredKey, preferredKey < keys.count {
+            order.swapAt(0, preferredKey)
+        }
+        var keyMismatches = 0
+        for index in order {
+            switch try attempt(signature: signature, owner: owner, ownerID: ownerID, document: document,
+                               key: keys[index], algorithms: algorithms, ctx: context.dsig) {
+            case .verified:
+                return index
+            case .wrongKey:
+                keyMismatches += 1
+                continue
+            }
+        }
+        throw VerificationError(.keyNotTrusted,
+                                "the signature does not verify with any of the \(keys.count) trusted key(s) (signed with another key, or SignedInfo altered)")
+    }
+
+    private enum Outcome {
+        case verified
+        case wrongKey
+    }
+
+    private static func attempt(
+        signature: XMLTree.Node,
+        owner: XMLTree.Node,
+        ownerID: UnsafePointer<xmlChar>,
+        document: borrowing ParsedDocument,
+        key: TrustedKey,
+        algorithms: AlgorithmPolicy,
+        ctx: UnsafeMutablePointer<xmlSecDSigCtx>
+    ) throws(VerificationError) -> Outcome {
+        guard xmlSecDSigCtxInitialize(ctx, nil) == 0 else {
+            throw VerificationError(.internalError, "cannot initialise the xmlsec signature context")
+        }
+        defer {
+            // The trusted key is shared: take it back before finalize would destroy it.
+            ctx.pointee.signKey = nil
+            xmlSecDSigCtxFinalize(ctx)
+        }
+        ctx.pointee.flags = UInt32(XMLSEC_DSIG_FLAGS_IGNORE_MANIFESTS)
+        ctx.pointee.enabledReferenceUris = xmlSecTransformUriType(xmlSecTransformUriTypeSameDocument)
+        guard algorithms.enable(on: ctx) else {
+            throw VerificationError(.internalError, "cannot enable the allowed xmlsec transforms")
+        }
+        ctx.pointee.signKey = key.key
+
+        XMLSecLibrary.clearError()
+        let rc = xmlSecDSigCtxVerify(ctx, signature)
+        let references = Self.references(ctx)
+        if rc < 0 {
+            let (reason, message) = XMLSecLibrary.firstError
+            XMLSecLibrary.clearError()
+            switch reason {
+            case XMLSEC_ERRORS_R_TRANSFORM_DISABLED:
+                throw VerificationError(.algorithmNotAllowed, "xmlsec refused a transform: \(message)")
+            case XMLSEC_ERRORS_R_KEY_NOT_FOUND, XMLSEC_ERRORS_R_INVALID_KEY_DATA, XMLSEC_ERRORS_R_KEY_DATA_NOT_FOUND:
+                // The trusted key does not fit the signature method (e.g. an EC key for RSA).
+                if references.allSatisfy({ $0.pointee.status == xmlSecDSigStatusSucceeded }) {
+                    return .wrongKey
+                }
+                throw VerificationError(.signatureInvalid, "digest mismatch: the signed content was changed")
+            case XMLSEC_ERRORS_R_INVALID_URI_TYPE:
+                throw VerificationError(.referenceMismatch, "reference URI type not allowed")
+            default:
+                throw VerificationError(.signatureInvalid, "signature processing failed: \(message)")
+            }
+        }
+        // A failed reference means the content digest differs: no other key can fix that.
+        if references.contains(where: { $0.pointee.status != xmlSecDSigStatusSucceeded }) {
+            throw VerificationError(.signatureInvalid, "digest mismatch: the signed content was changed")
+        }
+        guard ctx.pointee.status == xmlSecDSigStatusSucceeded else {
+            return .wrongKey
+        }
+        // Defence in depth: xmlsec's own view of what it verified.
+        guard references.count == 1, let reference = references.first,
+            reference.pointee.origin == xmlSecDSigReferenceOriginSignedInfo,
+            let uri = reference.pointee.uri, uri.pointee == UInt8(ascii: "#"), xmlStrEqual(uri + 1, ownerID) == 1,
+            let idAttr = xmlGetID(document.doc, ownerID), idAttr.pointee.parent == owner
+        else {
+            throw VerificationError(.referenceMismatch, "the verified reference does not resolve to the signed element")
+        }
+        return .verified
+    }
+
+    private static func references(_ ctx: UnsafeMutablePointer<xmlSecDSigCtx>) -> [xmlSecDSigReferenceCtxPtr] {
+        withUnsafeMutablePointer(to: &ctx.pointee.signedInfoReferences) { list in
+            let count = xmlSecPtrListGetSize(list)
+            var result: [xmlSecDSigReferenceCtxPtr] = []
+            result.reserveCapacity(Int(count))
+            for i in 0..<count {
+                if let item = xmlSecPtrListGetItem(list, i) {
+                    result.append(item.assumingMemoryBound(to: xmlSecDSigReferenceCtx.self))
+                }
+            }
+            return result
+        }
+    }
+}

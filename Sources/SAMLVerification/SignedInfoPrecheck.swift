@@ -1,0 +1,79 @@
+import CXMLSec
+
+/// Reads a `ds:Signature` before xmlsec does and refuses what we never verify.
+///
+/// - `SignedInfo` must be the first child, with an allowed `CanonicalizationMethod` and
+///   `SignatureMethod` (`algorithm_not_allowed`);
+/// - exactly one `Reference`, whose `URI` is `#` + the ID of the element the signature is a
+///   direct child of (`reference_mismatch`; this also refuses the empty URI, which means
+///   "the whole document", and references to any other element);
+/// - only allowed `Transform`s and `DigestMethod` (`algorithm_not_allowed`).
+/// xmlsec then enforces the same through its enabled lists; after it ran, ``SignatureVerifier``
+/// checks its own view of the reference again.
+enum SignedInfoPrecheck {
+    static func check(signature: XMLTree.Node, ownerID: UnsafePointer<xmlChar>, algorithms: AlgorithmPolicy) throws(VerificationError) {
+        guard let signedInfo = XMLTree.firstChildElement(signature),
+            XMLTree.isElement(signedInfo, "SignedInfo", ns: SAMLNamespace.dsigNS)
+        else {
+            throw VerificationError(.signatureInvalid, "Signature has no SignedInfo")
+        }
+        var canonicalization: XMLTree.Node?
+        var signatureMethod: XMLTree.Node?
+        var references: [XMLTree.Node] = []
+        for child in XMLTree.childElements(signedInfo) {
+            if XMLTree.isElement(child, "Reference", ns: SAMLNamespace.dsigNS) {
+                references.append(child)
+            } else if XMLTree.isElement(child, "CanonicalizationMethod", ns: SAMLNamespace.dsigNS), canonicalization == nil {
+                canonicalization = child
+            } else if XMLTree.isElement(child, "SignatureMethod", ns: SAMLNamespace.dsigNS), signatureMethod == nil {
+                signatureMethod = child
+            } else {
+                throw VerificationError(.signatureInvalid, "unexpected element in SignedInfo")
+            }
+        }
+        guard let canonicalization, let signatureMethod else {
+            throw VerificationError(.signatureInvalid, "SignedInfo lacks CanonicalizationMethod or SignatureMethod")
+        }
+        try requireAllowed(canonicalization, "canonicalization", algorithms.isAllowedCanonicalization)
+        try requireAllowed(signatureMethod, "signature method", algorithms.isAllowedSignatureMethod)
+
+        guard references.count == 1 else {
+            throw VerificationError(.referenceMismatch, "SignedInfo must hold exactly one Reference, found \(references.count)")
+        }
+        let reference = references[0]
+        guard let uriAttr = XMLTree.attributeNode(reference, "URI"),
+            let text = uriAttr.pointee.children, text.pointee.next == nil, let uri = text.pointee.content,
+            uri.pointee == UInt8(ascii: "#"), xmlStrEqual(uri + 1, ownerID) == 1
+        else {
+            throw VerificationError(.referenceMismatch, "the Reference URI is not '#' + the ID of the signed element")
+        }
+        var sawDigest = false
+        for child in XMLTree.childElements(reference) {
+            if XMLTree.isElement(child, "Transforms", ns: SAMLNamespace.dsigNS) {
+                for transform in XMLTree.childElements(child) {
+                    guard XMLTree.isElement(transform, "Transform", ns: SAMLNamespace.dsigNS) else {
+                        throw VerificationError(.signatureInvalid, "unexpected element in Transforms")
+                    }
+                    try requireAllowed(transform, "transform", algorithms.isAllowedTransform)
+                }
+            } else if XMLTree.isElement(child, "DigestMethod", ns: SAMLNamespace.dsigNS) {
+                try requireAllowed(child, "digest method", algorithms.isAllowedDigestMethod)
+                sawDigest = true
+            }
+        }
+        guard sawDigest else {
+            throw VerificationError(.signatureInvalid, "Reference has no DigestMethod")
+        }
+    }
+
+    private static func requireAllowed(_ node: XMLTree.Node, _ what: String, _ allowed: (UnsafePointer<xmlChar>?) -> Bool) throws(VerificationError) {
+        guard let raw = xmlGetNoNsProp(node, "Algorithm") else {
+            throw VerificationError(.algorithmNotAllowed, "\(what) without Algorithm")
+        }
+        defer { cxmlsec_xml_free(raw) }
+        if !allowed(UnsafePointer(raw)) {
+            // The URI is an algorithm identifier, never personal data; bound its length anyway.
+            throw VerificationError(.algorithmNotAllowed, "\(what) \(String(String(cString: raw).prefix(100))) is not allowed")
+        }
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+
+/// An immutable snapshot of the trusted IdP keys and issuers per MVPD.
+///
+/// Immutable so that every verification sees one consistent configuration without locking;
+/// reloading means building a new snapshot and swapping it in (see ``ReloadableTrustStore``).
+/// Keys hold only public key values (see ``TrustedKey``), loaded once and shared by all threads.
+public final class TrustStore: Sendable {
+    public let providers: [String: IdentityProviderTrust]
+
+    public init(providers: [IdentityProviderTrust]) {
+        var map: [String: IdentityProviderTrust] = [:]
+        for provider in providers { map[provider.mvpd] = provider }
+        self.providers = map
+    }
+
+    /// The trust configuration of `mvpd`, or `nil` when it is unknown.
+    public func provider(for mvpd: String) -> IdentityProviderTrust? {
+        providers[mvpd]
+    }
+
+    /// MVPD ids, sorted.
+    public var mvpds: [String] { providers.keys.sorted() }
+
+    /// Loads `<directory>/<mvpd>/*.pem` (each file may hold several PEM blocks) and the optional
+    /// one-line `<directory>/<mvpd>/issuer`. Subdirectories without a PEM file are refused, so a
+    /// typo cannot silently leave an MVPD without keys.
+    public static func load(directory: String) throws(TrustStoreError) -> TrustStore {
+        let fm = FileManager.default
+        let base = URL(fileURLWithPath: directory, isDirectory: true)
+        let names: [String]
+        do {
+            names = try fm.contentsOfDirectory(atPath: directory).sorted()
+        } catch {
+            throw TrustStoreError("cannot read trust store directory \(directory)")
+        }
+        var providers: [IdentityProviderTrust] = []
+        for name in names where !name.hasPrefix(".") {
+            let dir = base.appendingPathComponent(name, isDirectory: true)
+            var isDirectory: ObjCBool = false
+            guard fm.fileExists(atPath: dir.path, isDirectory: &isDirectory), isDirectory.boolValue else { continue }
+            let files = ((try? fm.contentsOfDirectory(atPath: dir.path)) ?? []).filter { $0.hasSuffix(".pem") }.sorted()
+            guard !files.isEmpty else {
+                throw TrustStoreError("trust store entry \(name) has no .pem file")
+            }
+            var keys: [TrustedKey] = []
+            for file in files {
+                let path = dir.appendingPathComponent(file).path
+                guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+                    throw TrustStoreError("cannot read \(path)")
+                }
+                let blocks = pemBlocks(text)
+                guard !blocks.isEmpty else { throw TrustStoreError("\(path) holds no PEM block") }
+                for (index, block) in blocks.enumerated() {
+                    keys.append(try TrustedKey(pem: block, source: blocks.count == 1 ? "\(name)/\(file)" : "\(name)/\(file)#\(index)"))
+                }
+            }
+            var issuer: String?
+            let issuerPath = dir.appendingPathComponent("issuer").path
+            if fm.fileExists(atPath: issuerPath) {
+                guard let text = try? String(contentsOfFile: issuerPath, encoding: .utf8) else {
+                    throw TrustStoreError("cannot read \(issuerPath)")
+                }
+                let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+                issuer = trimmed.isEmpty ? nil : trimmed
+            }
+            providers.append(IdentityProviderTrust(mvpd: name, keys: keys, issuer: issuer))
+        }
+        return TrustStore(providers: providers)
+    }
+
+    /// Splits text into its `-----BEGIN …-----` … `-----END …-----` blocks.
+    static func pemBlocks(_ text: String) -> [String] {
+        var blocks: [String] = []
+        var current: [Substring] = []
+        var inside = false
+        for line in text.split(whereSeparator: \.isNewline) {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            if trimmed.hasPrefix("-----BEGIN ") {
+                inside = true
+                current = [Substring(trimmed)]
+            } else if inside {
+                current.append(Substring(trimmed))
+                if trimmed.hasPrefix("-----END ") {
+                    blocks.append(current.joined(separator: "\n") + "\n")
+                    inside = false
+                }
+            }
+        }
+        return blocks
+    }
+}

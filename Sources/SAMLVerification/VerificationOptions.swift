@@ -1,0 +1,25 @@
+import Foundation
+
+/// Knobs of a ``Verifier``. The defaults are the gateway's production settings.
+public struct VerificationOptions: Sendable {
+    /// The audience every `AudienceRestriction` must name.
+    public var audience: String = "https://saml.sp.auth.adobe.com"
+    /// Allowed clock difference with the IdP, in seconds, for every time check.
+    public var clockSkew: TimeInterval = 120
+    /// Accept RSA-SHA1 / ECDSA-SHA1 signatures and SHA-1 digests (off: SHA-1 is broken).
+    public var allowSHA1: Bool = false
+    /// Largest accepted document in bytes (`too_large`).
+    public var maxSize: Int = 1 << 20
+    /// Deepest accepted element nesting (`too_deep`). libxml2 itself stops at 256 without
+    /// `XML_PARSE_HUGE`, which is never used, so larger values act as 256.
+    public var maxDepth: Int = 256
+    /// When set, `Destination` / `Recipient` must equal it (`destination_mismatch`).
+    public var expectedDestination: String?
+    /// Compute ``VerifiedResponse/survivesNormalization``. It costs one scan of the document,
+    /// plus a second parse and verification only when normalization would change a byte.
+    public var checkNormalization: Bool = true
+    /// How long to remember an assertion id that carries no `NotOnOrAfter` at all.
+    public var replayRetentionWithoutExpiry: TimeInterval = 3600
+
+    public init() {}
+}

@@ -1,0 +1,75 @@
+import CXMLSec
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The C state one thread reuses across verifications: a libxml2 parser context (its
+/// dictionary and buffers survive between documents) and an `xmlSecDSigCtx` allocation.
+///
+/// Owned by exactly one thread, reached through ``current()``, which keeps it in POSIX
+/// thread-local storage and frees it when the thread exits. Nothing in here crosses threads,
+/// which is why the type is deliberately not `Sendable`.
+final class VerificationThreadContext {
+    /// Recreate the parser context after this many distinct names in its dictionary, so that
+    /// a stream of documents with ever-new element names cannot grow it without bound.
+    private static let maxDictionaryEntries: Int = 16_384
+
+    private(set) var parser: UnsafeMutablePointer<xmlParserCtxt>
+    /// Zeroed C memory of `sizeof(xmlSecDSigCtx)`; initialised and finalised per signature.
+    let dsig: UnsafeMutablePointer<xmlSecDSigCtx>
+    /// Scratch space for the whitespace-normalized copy of a document.
+    var scratch: [UInt8] = []
+
+    private init(parser: UnsafeMutablePointer<xmlParserCtxt>, dsig: UnsafeMutablePointer<xmlSecDSigCtx>) {
+        self.parser = parser
+        self.dsig = dsig
+    }
+
+    deinit {
+        xmlFreeParserCtxt(parser)
+        cxmlsec_xml_free(dsig)
+    }
+
+    /// This thread's context, created on first use.
+    static func current() throws(VerificationError) -> VerificationThreadContext {
+        if let raw = pthread_getspecific(threadContextKey) {
+            return Unmanaged<VerificationThreadContext>.fromOpaque(raw).takeUnretainedValue()
+        }
+        try XMLSecLibrary.ensureInitialized()
+        cxmlsec_silence_thread()
+        guard let parser = xmlNewParserCtxt() else {
+            throw VerificationError(.internalError, "cannot allocate a libxml2 parser context")
+        }
+        guard let dsig = cxmlsec_dsig_ctx_alloc() else {
+            xmlFreeParserCtxt(parser)
+            throw VerificationError(.internalError, "cannot allocate an xmlsec signature context")
+        }
+        let context = VerificationThreadContext(parser: parser, dsig: dsig)
+        pthread_setspecific(threadContextKey, Unmanaged.passRetained(context).toOpaque())
+        return context
+    }
+
+    /// Replaces the parser context when its dictionary has grown past the bound.
+    func recycleParserIfNeeded() {
+        guard let dict = parser.pointee.dict, Int(xmlDictSize(dict)) > Self.maxDictionaryEntries else { return }
+        guard let fresh = xmlNewParserCtxt() else { return }
+        xmlFreeParserCtxt(parser)
+        parser = fresh
+    }
+}
+
+/// Key of the thread-local slot holding each thread's ``VerificationThreadContext``; its
+/// destructor releases the context when the thread exits. Lazily created once (Swift globals
+/// are initialised with `swift_once`).
+private let threadContextKey: pthread_key_t = {
+    var key = pthread_key_t()
+    let rc = pthread_key_create(&key) { raw in
+        guard let raw else { return }
+        Unmanaged<VerificationThreadContext>.fromOpaque(raw).release()
+    }
+    precondition(rc == 0, "pthread_key_create failed")
+    return key
+}()

@@ -1,0 +1,51 @@
+import Foundation
+
+/// A SAML response that passed every check: signature by a trusted key over the element its
+/// values come from, structure, status, issuer, audience, validity window and replay.
+///
+/// Only ``Verifier`` can create one (type-state, as swift-certificates does with its
+/// validated chains): code that holds a `VerifiedResponse` cannot be holding unverified data.
+/// Contains personal data (``nameID``, ``attributes``): never log it.
+public struct VerifiedResponse: Sendable {
+    /// The MVPD the caller named and whose keys verified the signature.
+    public let mvpd: String
+    /// The Assertion's `Issuer` (or the Response's when the Assertion has none).
+    public let issuer: String?
+    public let signed: SignedElementKind
+    /// Full text content of `Subject/NameID` (comments cannot truncate it).
+    public let nameID: String?
+    /// `Attribute` `Name` → full text of each `AttributeValue`, in document order.
+    public let attributes: [String: [String]]
+    public let responseID: String
+    public let assertionID: String
+    /// `Conditions` `NotBefore` / `NotOnOrAfter`.
+    public let notBefore: Date?
+    public let notOnOrAfter: Date?
+    /// The earliest `AuthnStatement` `SessionNotOnOrAfter`, if present.
+    public let sessionNotOnOrAfter: Date?
+    /// The audience that was required and found.
+    public let audience: String
+    /// Whether the signature(s) still verify on the cookbook-whitespace-normalized document,
+    /// which is what the backend receives. `nil` when not computed
+    /// (``VerificationOptions/checkNormalization`` off).
+    public let survivesNormalization: Bool?
+    /// Which trusted key verified (``TrustedKey/source``), for rotation monitoring.
+    public let keySource: String
+
+    init(mvpd: String, facts: ResponseFacts, responseID: String, signed: SignedElementKind, audience: String,
+         survivesNormalization: Bool?, keySource: String) {
+        self.mvpd = mvpd
+        self.issuer = facts.assertionIssuer ?? facts.responseIssuer
+        self.signed = signed
+        self.nameID = facts.nameID
+        self.attributes = facts.attributes
+        self.responseID = responseID
+        self.assertionID = facts.assertionID
+        self.notBefore = facts.notBefore
+        self.notOnOrAfter = facts.notOnOrAfter
+        self.sessionNotOnOrAfter = facts.sessionNotOnOrAfter
+        self.audience = audience
+        self.survivesNormalization = survivesNormalization
+        self.keySource = keySource
+    }
+}

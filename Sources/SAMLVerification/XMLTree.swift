@@ -1,0 +1,126 @@
+import CXMLSec
+
+/// Small, allocation-free helpers over libxml2's tree for the shapes SAML uses.
+///
+/// Navigation is deliberately limited to *direct children*: the verifier never searches
+/// descendants for something it will trust, which is what signature-wrapping attacks exploit.
+enum XMLTree {
+    typealias Node = UnsafeMutablePointer<xmlNode>
+
+    @inline(__always)
+    static func equals(_ a: UnsafePointer<xmlChar>?, _ b: StaticString) -> Bool {
+        guard let a else { return false }
+        return xmlStrEqual(a, b.utf8Start) == 1
+    }
+
+    /// `true` when `node` is an element named `local` in namespace `ns`.
+    @inline(__always)
+    static func isElement(_ node: Node, _ local: StaticString, ns: StaticString) -> Bool {
+        guard node.pointee.type == XML_ELEMENT_NODE, equals(node.pointee.name, local) else { return false }
+        guard let nsPtr = node.pointee.ns else { return false }
+        return equals(nsPtr.pointee.href, ns)
+    }
+
+    /// The element children of `node`, in document order.
+    static func childElements(_ node: Node) -> ChildElements {
+        ChildElements(first: node.pointee.children)
+    }
+
+    /// The direct element children named `local` in `ns`.
+    static func children(_ node: Node, _ local: StaticString, ns: StaticString) -> [Node] {
+        var result: [Node] = []
+        for child in childElements(node) where isElement(child, local, ns: ns) {
+            result.append(child)
+        }
+        return result
+    }
+
+    /// The single direct child named `local` in `ns`; `nil` when absent; throws when repeated.
+    static func uniqueChild(_ node: Node, _ local: StaticString, ns: StaticString) throws(VerificationError) -> Node? {
+        var found: Node?
+        for child in childElements(node) where isElement(child, local, ns: ns) {
+            if found != nil {
+                throw VerificationError(.malformedXML, "more than one \(local) element")
+            }
+            found = child
+        }
+        return found
+    }
+
+    /// The first element child (ignoring text and comments), or `nil`.
+    static func firstChildElement(_ node: Node) -> Node? {
+        var iterator = childElements(node).makeIterator()
+        return iterator.next()
+    }
+
+    /// The value of the attribute `name` that has no namespace, or `nil`.
+    static func attribute(_ node: Node, _ name: StaticString) -> String? {
+        // Fast path: the value is a single text node (always so without entities).
+        if let attr = attributeNode(node, name), let text = attr.pointee.children, text.pointee.next == nil,
+            text.pointee.type == XML_TEXT_NODE, let content = text.pointee.content {
+            return String(cString: content)
+        }
+        guard let raw = xmlGetNoNsProp(node, name.utf8Start) else { return nil }
+        defer { cxmlsec_xml_free(raw) }
+        return String(cString: raw)
+    }
+
+    /// The attribute node (not the value) named `name` without namespace, or `nil`.
+    static func attributeNode(_ node: Node, _ name: StaticString) -> UnsafeMutablePointer<xmlAttr>? {
+        var attr = node.pointee.properties
+        while let current = attr {
+            if current.pointee.ns == nil && equals(current.pointee.name, name) {
+                return current
+            }
+            attr = current.pointee.next
+        }
+        return nil
+    }
+
+    /// The full text content of `node`: every text and CDATA descendant concatenated, comments
+    /// skipped. A comment splitting a text node (`alice@example.com<!---->.evil.com`) therefore
+    /// cannot truncate the value, which is the 2017 comment-injection class of bugs.
+    static func textContent(_ node: Node) -> String {
+        // Fast path: exactly one text child and nothing else (no comment, CDATA or element).
+        if let only = node.pointee.children, only.pointee.next == nil, only.pointee.type == XML_TEXT_NODE,
+            let content = only.pointee.content {
+            return String(cString: content)
+        }
+        guard let raw = xmlNodeGetContent(node) else { return "" }
+        defer { cxmlsec_xml_free(raw) }
+        return String(cString: raw)
+    }
+
+    /// ``textContent(_:)`` without leading or trailing XML whitespace.
+    static func trimmedText(_ node: Node) -> String {
+        trimXMLWhitespace(textContent(node))
+    }
+
+    static func trimXMLWhitespace(_ value: String) -> String {
+        let utf8 = value.utf8
+        func isSpace(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 || b == 0x0A || b == 0x0D }
+        guard let first = utf8.firstIndex(where: { !isSpace($0) }) else { return "" }
+        let last = utf8.lastIndex(where: { !isSpace($0) })!
+        if first == utf8.startIndex && last == utf8.index(before: utf8.endIndex) { return value }
+        return String(value[first...last])
+    }
+
+    /// Iterates the element children of a node.
+    struct ChildElements: Sequence, IteratorProtocol {
+        var current: UnsafeMutablePointer<xmlNode>?
+
+        init(first: UnsafeMutablePointer<xmlNode>?) {
+            current = first
+        }
+
+        mutating func next() -> Node? {
+            while let node = current {
+                current = node.pointee.next
+                if node.pointee.type == XML_ELEMENT_NODE {
+                    return node
+                }
+            }
+            return nil
+        }
+    }
+}

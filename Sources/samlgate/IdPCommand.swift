@@ -1,0 +1,10 @@
+import ArgumentParser
+
+/// `samlgate idp`: a test identity provider for tests, demos and load.
+struct IdPCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "idp",
+        abstract: "A test identity provider: make keys, issue signed attribute-query responses.",
+        subcommands: [IdPKeygenCommand.self, IdPIssueCommand.self]
+    )
+}

@@ -1,0 +1,60 @@
+/// Builds one JSON object on one line, keys in the order they are added (so the CLI's output
+/// reads in the documented order), with correct string escaping.
+struct JSONLine {
+    private var text = "{"
+    private var first = true
+
+    private mutating func key(_ name: String) {
+        if !first { text += "," }
+        first = false
+        text += Self.quote(name) + ":"
+    }
+
+    mutating func add(_ name: String, _ value: String?) {
+        key(name)
+        text += value.map(Self.quote) ?? "null"
+    }
+
+    mutating func add(_ name: String, _ value: Bool?) {
+        key(name)
+        text += value.map { $0 ? "true" : "false" } ?? "null"
+    }
+
+    mutating func add(_ name: String, _ value: Int?) {
+        key(name)
+        text += value.map(String.init) ?? "null"
+    }
+
+    /// Adds an already-serialized JSON value (an object built with another `JSONLine`, say).
+    mutating func add(_ name: String, json: String?) {
+        key(name)
+        text += json ?? "null"
+    }
+
+    mutating func add(_ name: String, _ values: [String: [String]]) {
+        key(name)
+        text += "{" + values.keys.sorted().map { k in
+            Self.quote(k) + ":[" + values[k, default: []].map(Self.quote).joined(separator: ",") + "]"
+        }.joined(separator: ",") + "}"
+    }
+
+    var json: String { text + "}" }
+
+    static func quote(_ s: String) -> String {
+        var out = "\""
+        for scalar in s.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20 || scalar == "\u{2028}" || scalar == "\u{2029}":
+                let hex = String(scalar.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+}

@@ -1,0 +1,142 @@
+import ArgumentParser
+import Foundation
+import NIOCore
+import SAMLEncoding
+import SAMLVerification
+
+/// `samlgate verify`: one JSON line per input telling whether it is a genuine response.
+struct VerifyCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "verify",
+        abstract: "Verify the XML signature and SAML rules of responses against trusted IdP keys.",
+        discussion: """
+            Trust comes from --trust PEM (certificates or public keys, repeatable; no issuer check) \
+            or from --trust-store DIR with --mvpd ID (DIR/<mvpd>/*.pem and DIR/<mvpd>/issuer). \
+            Keys in the document's KeyInfo are never trusted. Inputs may be raw XML, base64 or the \
+            cookbook-encoded form. Prints one JSON object per input; exit status 0 when all are \
+            valid, 1 when any is not, 2 for usage errors.
+            """
+    )
+
+    @Option(name: .customLong("trust"), help: "A trusted IdP certificate or public key (PEM). Repeatable.")
+    var trustPEMs: [String] = []
+
+    @Option(name: .customLong("trust-store"), help: "Trust-store directory: DIR/<mvpd>/*.pem, optional DIR/<mvpd>/issuer.")
+    var trustStore: String?
+
+    @Option(help: "The MVPD id whose trust applies (required with --trust-store).")
+    var mvpd: String?
+
+    @Option(help: "The audience every AudienceRestriction must name.")
+    var audience: String = VerificationOptions().audience
+
+    @Option(help: "Allowed clock skew in seconds.")
+    var skew: Double = VerificationOptions().clockSkew
+
+    @Flag(name: .customLong("allow-sha1"), help: "Accept SHA-1 signatures and digests (off by default: SHA-1 is broken).")
+    var allowSHA1 = false
+
+    @Flag(name: .customLong("no-replay-check"), help: "Do not reject an assertion id seen earlier in this run.")
+    var noReplayCheck = false
+
+    @Argument(help: "Input files; '-' for standard input.")
+    var files: [String] = []
+
+    func validate() throws {
+        if trustPEMs.isEmpty && trustStore == nil {
+            throw ValidationError("give --trust PEM or --trust-store DIR --mvpd ID")
+        }
+        if trustStore != nil && mvpd == nil {
+            throw ValidationError("--trust-store needs --mvpd ID")
+        }
+        if !trustPEMs.isEmpty && trustStore != nil {
+            throw ValidationError("use either --trust or --trust-store, not both")
+        }
+        if files.isEmpty { throw ValidationError("no input files (use '-' for standard input)") }
+        if skew < 0 { throw ValidationError("--skew must not be negative") }
+    }
+
+    func run() throws {
+        let store: TrustStore
+        let mvpdID: String
+        do {
+            if let directory = trustStore, let mvpd {
+                store = try TrustStore.load(directory: directory)
+                mvpdID = mvpd
+            } else {
+                mvpdID = mvpd ?? "cli"
+                let pems = try trustPEMs.map { path -> String in
+                    guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+                        throw TrustStoreError("\(path): cannot read the file")
+                    }
+                    return text
+                }
+                store = TrustStore(providers: [try IdentityProviderTrust(mvpd: mvpdID, certificatesPEM: pems)])
+            }
+        } catch {
+            StandardStreams.writeError("samlgate: trust: \(error)\n")
+            throw ExitCode(2)
+        }
+        var options = VerificationOptions()
+        options.audience = audience
+        options.clockSkew = skew
+        options.allowSHA1 = allowSHA1
+        let verifier = Verifier(trustStore: store, options: options, replayCache: noReplayCheck ? nil : InMemoryReplayCache())
+
+        var allValid = true
+        for name in files {
+            var line = JSONLine()
+            line.add("file", name)
+            do {
+                let document = try Self.readDocument(name)
+                let verified = try document.withUnsafeReadableBytes { bytes throws(VerificationError) in
+                    try verifier.verify(bytes, mvpd: mvpdID)
+                }
+                line.add("valid", true)
+                line.add("error", json: nil)
+                line.add("issuer", verified.issuer)
+                line.add("nameID", verified.nameID)
+                line.add("attributes", verified.attributes)
+                line.add("notOnOrAfter", verified.notOnOrAfter.map(Self.iso8601))
+                line.add("signed", verified.signed.rawValue)
+                line.add("survivesNormalization", verified.survivesNormalization)
+            } catch {
+                allValid = false
+                let (code, message) = Self.describe(error)
+                var failure = JSONLine()
+                failure.add("code", code)
+                failure.add("message", message)
+                line.add("valid", false)
+                line.add("error", json: failure.json)
+            }
+            StandardStreams.write(line.json + "\n")
+        }
+        if !allValid { throw ExitCode.failure }
+    }
+
+    /// Reads an input and, when it is base64 or cookbook-encoded, decodes it to XML.
+    static func readDocument(_ name: String) throws -> ByteBuffer {
+        var input = try InputReader.read(name)
+        let form = try input.withUnsafeReadableBytes { bytes throws(SAMLEncodingError) in try SAMLForm.detect(bytes) }
+        if form == .raw { return input }
+        input.trimASCIIWhitespace()
+        var decoded = ByteBuffer()
+        try input.withUnsafeReadableBytes { bytes throws(SAMLEncodingError) in
+            try CookbookDecoder.decode(bytes, into: &decoded)
+        }
+        return decoded
+    }
+
+    static func describe(_ error: any Error) -> (code: String, message: String) {
+        switch error {
+        case let error as VerificationError: return (error.code.rawValue, error.message)
+        case let error as SAMLEncodingError: return (error.code.rawValue, error.message)
+        case let error as InputReader.Failure: return (InputReader.Failure.code, error.message)
+        default: return ("internal_error", "\(error)")
+        }
+    }
+
+    static func iso8601(_ date: Date) -> String {
+        date.formatted(.iso8601)
+    }
+}

@@ -1,0 +1,91 @@
+import Foundation
+import SAMLVerification
+import TestIdP
+import Testing
+
+/// Genuine responses in every supported shape must verify, with the right content.
+@Suite struct AcceptanceTests {
+    @Test(arguments: [SignTarget.response, .assertion, .both])
+    func rsa(_ sign: SignTarget) throws {
+        let verified = try #require(Fixtures.accept(Fixtures.issue(sign)))
+        #expect(verified.signed.rawValue == sign.rawValue)
+        #expect(verified.nameID == "alice@example.com")
+        #expect(verified.attributes["userID"] == ["u-12345"])
+        #expect(verified.attributes["channelID"] == ["ESPN", "HBO"])
+        #expect(verified.issuer == "https://idp.testmvpd.example.com/saml2/idp")
+        #expect(verified.audience == "https://saml.sp.auth.adobe.com")
+        #expect(verified.mvpd == Fixtures.mvpd)
+        #expect(verified.notOnOrAfter != nil && verified.notBefore != nil && verified.sessionNotOnOrAfter != nil)
+        #expect(verified.survivesNormalization == true)
+    }
+
+    @Test(arguments: [SignTarget.response, .assertion, .both])
+    func p256(_ sign: SignTarget) throws {
+        let verified = try #require(Fixtures.accept(Fixtures.issue(sign, idp: Fixtures.ecIdP), Fixtures.verifier([Fixtures.ecPair])))
+        #expect(verified.signed.rawValue == sign.rawValue)
+        #expect(verified.nameID == "alice@example.com")
+    }
+
+    @Test func prettyPrinted() throws {
+        let xml = Fixtures.issue(.both) { $0.pretty = true }
+        #expect(xml.contains("\n  <saml:Issuer>"))
+        let verified = try #require(Fixtures.accept(xml))
+        #expect(verified.nameID == "alice@example.com")
+        #expect(verified.signed == .both)
+        // Indentation inside the signed element is removed by normalization: the digest changes.
+        #expect(verified.survivesNormalization == false)
+    }
+
+    @Test func keyRotation() throws {
+        // The store holds the next key first and the current key second; both verify.
+        let store = [Fixtures.rotatedPair, Fixtures.rsaPair]
+        let verified = try #require(Fixtures.accept(Fixtures.issue(.both), Fixtures.verifier(store)))
+        #expect(verified.keySource.hasSuffix("#1"))
+        let next = try TestIdentityProvider(keyPair: Fixtures.rotatedPair)
+        #expect(Fixtures.code(try next.issueString(Fixtures.options(.assertion)), Fixtures.verifier(store)) == nil)
+        // Mixed RSA and EC keys in one store.
+        #expect(Fixtures.code(Fixtures.issue(.assertion, idp: Fixtures.ecIdP), Fixtures.verifier([Fixtures.rsaPair, Fixtures.ecPair])) == nil)
+        #expect(Fixtures.code(Fixtures.issue(.assertion), Fixtures.verifier([Fixtures.ecPair, Fixtures.rsaPair])) == nil)
+    }
+
+    @Test func survivesNormalization() throws {
+        let compact = try #require(Fixtures.accept(Fixtures.issue(.assertion)))
+        #expect(compact.survivesNormalization == true)
+        let both = try #require(Fixtures.accept(Fixtures.issue(.both)))
+        #expect(both.survivesNormalization == true)
+        let lineBreaks = Fixtures.issue(.assertion) { $0.signedInfoLineBreaks = true }
+        #expect(lineBreaks.element("<ds:SignedInfo>", "</ds:SignedInfo>").contains("\n"))
+        #expect(!lineBreaks.assertionElement.removingFirst(lineBreaks.signatureElement).contains("\n"))
+        let broken = try #require(Fixtures.accept(lineBreaks))
+        #expect(broken.survivesNormalization == false)
+        // Whitespace outside the signed element changes bytes but not the verdict.
+        let outside = Fixtures.issue(.assertion).replacingFirst("<samlp:Status>", with: "\n\t <samlp:Status>")
+        let verified = try #require(Fixtures.accept(outside))
+        #expect(verified.survivesNormalization == true)
+        // Not computed when switched off.
+        let off = try #require(Fixtures.accept(lineBreaks, Fixtures.verifier { $0.checkNormalization = false }))
+        #expect(off.survivesNormalization == nil)
+    }
+
+    @Test(arguments: [3 * 1024, 8 * 1024, 64 * 1024])
+    func paddedSizes(_ size: Int) throws {
+        // The smallest fixtures leave out KeyInfo and attributes (a 2048-bit certificate alone
+        // is 1.2 KB of base64); padding only ever adds.
+        let xml = Fixtures.issue(.assertion) { options in
+            options.padToSize = size
+            if size < 4096 {
+                options.keyInfo = .none
+                options.attributes = [SAMLAttribute("userID", "u-12345")]
+            }
+        }
+        #expect(abs(xml.utf8.count - size) < 300)
+        let verified = try #require(Fixtures.accept(xml))
+        #expect(verified.attributes["userID"] == ["u-12345"])
+    }
+
+    @Test func rawBufferAPI() throws {
+        let bytes = Array(Fixtures.issue(.assertion).utf8)
+        let verified = try bytes.withUnsafeBytes { try Fixtures.verifier().verify($0, mvpd: Fixtures.mvpd) }
+        #expect(verified.nameID == "alice@example.com")
+    }
+}

@@ -1,0 +1,62 @@
+import SAMLEncoding
+import SAMLVerification
+import TestIdP
+import Testing
+
+/// `survivesNormalization` takes shortcuts; each case is checked against the oracle
+/// "normalize the bytes, then verify them from scratch".
+@Suite struct NormalizationProbeTests {
+    static func oracle(_ xml: String, signed: SignedElementKind) -> Bool {
+        let input = Array(xml.utf8)
+        var output = [UInt8](repeating: 0, count: input.count)
+        let n = input.withUnsafeBytes { i in output.withUnsafeMutableBytes { WhitespaceNormalizer.normalize(i, into: $0) } }
+        let verifier = Fixtures.verifier { $0.checkNormalization = false }
+        return (try? verifier.verify(Array(output[..<n]), mvpd: Fixtures.mvpd))?.signed == signed
+    }
+
+    static let cases: [(String, @Sendable () -> String, Bool)] = [
+        ("compact", { Fixtures.issue(.assertion) }, true),
+        ("compact both", { Fixtures.issue(.both) }, true),
+        ("signature value line breaks", {
+            let xml = Fixtures.issue(.assertion)
+            return xml.replacingFirst("<ds:SignatureValue>", with: "<ds:SignatureValue>\n")
+        }, true),
+        ("whitespace between unsigned response children", {
+            Fixtures.issue(.assertion).replacingFirst("<samlp:Status>", with: "\n\t  <samlp:Status>")
+        }, true),
+        ("line break between attributes of the unsigned root", {
+            let xml = Fixtures.issue(.assertion)
+            return xml.replacingFirst(" Version=\"2.0\"", with: "\n Version=\"2.0\"")
+        }, true),
+        ("line break replacing the space between attributes", {
+            let xml = Fixtures.issue(.assertion)
+            return xml.replacingFirst(" Version=\"2.0\"", with: "\nVersion=\"2.0\"")
+        }, false),
+        ("pretty", { Fixtures.issue(.both) { $0.pretty = true } }, false),
+        ("pretty, assertion only", { Fixtures.issue(.assertion) { $0.pretty = true } }, false),
+        ("line breaks in SignedInfo", { Fixtures.issue(.assertion) { $0.signedInfoLineBreaks = true } }, false),
+        ("line breaks in SignedInfo, response", { Fixtures.issue(.response) { $0.signedInfoLineBreaks = true } }, false),
+        ("double space in a signed value", { Fixtures.issue(.assertion) { $0.attributes = [SAMLAttribute("name", "Alice  Smith")] } }, false),
+        ("comment with line break outside the signed element", {
+            Fixtures.issue(.assertion).replacingFirst("<samlp:Status>", with: "<!-- a\nb --><samlp:Status>")
+        }, true),
+    ]
+
+    @Test(arguments: 0..<cases.count)
+    func matchesOracle(_ index: Int) throws {
+        let (name, make, expected) = Self.cases[index]
+        let xml = make()
+        let verified = try #require(Fixtures.accept(xml), "\(name)")
+        #expect(verified.survivesNormalization == expected, "\(name)")
+        #expect(Self.oracle(xml, signed: verified.signed) == expected, "\(name) (oracle)")
+    }
+}
+
+extension NormalizationProbeTests {
+    @Test func whitespaceAroundTheRootOnly() throws {
+        let xml = Fixtures.issue(.assertion) + "\n\t \n<!-- trailing -->\n"
+        let verified = try #require(Fixtures.accept(xml))
+        #expect(verified.survivesNormalization == true)
+        #expect(Self.oracle(xml, signed: .assertion))
+    }
+}
