@@ -1,0 +1,107 @@
+import CLITestSupport
+import Foundation
+import Testing
+
+/// `samlgate idp` and `samlgate verify` through the real executable.
+@Suite struct VerifyCommandTests {
+    /// A fresh IdP made with `samlgate idp keygen`: returns (directory, key path, cert path).
+    static func keygen(_ alg: String) throws -> (String, String, String) {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("samlgate-idp-\(UUID().uuidString)").path
+        let result = try SamlgateProcess.run(["idp", "keygen", "--out", dir, "--alg", alg])
+        #expect(result.status == 0, "\(result.stderr)")
+        return (dir, dir + "/key.pem", dir + "/cert.pem")
+    }
+
+    static func issue(_ key: String, _ cert: String, _ extra: [String] = []) throws -> String {
+        let result = try SamlgateProcess.run(
+            ["idp", "issue", "--key", key, "--cert", cert, "--mvpd", "Cablevision", "--user", "alice@example.com",
+             "--attr", "zip=10001", "--attr", "zip=10002", "--attr", "userID=u-1"] + extra)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdoutText.hasPrefix("<?xml"))
+        return try SamlgateProcess.temporaryFile("response.xml", result.stdout)
+    }
+
+    static func lines(_ result: SamlgateProcess) throws -> [[String: Any]] {
+        try result.stdoutText.split(separator: "\n").map {
+            try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any]
+        }
+    }
+
+    @Test(arguments: [("rsa2048", "assertion"), ("rsa2048", "response"), ("p256", "both")])
+    func issuedResponsesVerify(_ alg: String, _ sign: String) throws {
+        let (_, key, cert) = try Self.keygen(alg)
+        let file = try Self.issue(key, cert, ["--sign", sign])
+        let result = try SamlgateProcess.run(["verify", "--trust", cert, file])
+        #expect(result.status == 0, "\(result.stdoutText) \(result.stderr)")
+        let line = try #require(try Self.lines(result).first)
+        #expect(line["file"] as? String == file)
+        #expect(line["valid"] as? Bool == true)
+        #expect(line["error"] is NSNull)
+        #expect(line["nameID"] as? String == "alice@example.com")
+        #expect(line["signed"] as? String == sign)
+        #expect((line["attributes"] as? [String: [String]])?["zip"] == ["10001", "10002"])
+        #expect(line["notOnOrAfter"] is String)
+    }
+
+    @Test func encodedAndBase64InputsVerifyAndABadFileDoesNotStopTheRun() throws {
+        let (_, key, cert) = try Self.keygen("rsa2048")
+        let raw = try Self.issue(key, cert)
+        let encoded = try SamlgateProcess.run(["encode", raw]).stdout
+        let encodedFile = try SamlgateProcess.temporaryFile("r.enc", encoded)
+        let tampered = try String(contentsOfFile: raw, encoding: .utf8).replacingOccurrences(of: "alice@", with: "mallory@")
+        let tamperedFile = try SamlgateProcess.temporaryFile("t.xml", Data(tampered.utf8))
+        let result = try SamlgateProcess.run(["verify", "--no-replay-check", "--trust", cert, tamperedFile, encodedFile, "/nonexistent.xml", raw])
+        #expect(result.status == 1)
+        let lines = try Self.lines(result)
+        #expect(lines.count == 4)
+        #expect((lines[0]["error"] as? [String: Any])?["code"] as? String == "signature_invalid")
+        #expect(lines[1]["valid"] as? Bool == true)
+        #expect((lines[2]["error"] as? [String: Any])?["code"] as? String == "unreadable_input")
+        #expect(lines[3]["valid"] as? Bool == true)
+    }
+
+    @Test func replayWithinARunIsRejected() throws {
+        let (_, key, cert) = try Self.keygen("p256")
+        let file = try Self.issue(key, cert)
+        let result = try SamlgateProcess.run(["verify", "--trust", cert, file, file])
+        #expect(result.status == 1)
+        let lines = try Self.lines(result)
+        #expect(lines[0]["valid"] as? Bool == true)
+        #expect((lines[1]["error"] as? [String: Any])?["code"] as? String == "replayed")
+    }
+
+    @Test func anotherIdPsKeyIsNotTrusted() throws {
+        let (_, key, _) = try Self.keygen("rsa2048")
+        let (_, _, otherCert) = try Self.keygen("rsa2048")
+        let file = try Self.issue(key, otherCert)  // KeyInfo carries a certificate the verifier does not trust
+        let (_, _, trusted) = try Self.keygen("rsa2048")
+        let result = try SamlgateProcess.run(["verify", "--trust", trusted, file])
+        #expect(result.status == 1)
+        let code = (try Self.lines(result).first?["error"] as? [String: Any])?["code"] as? String
+        #expect(code == "signature_invalid" || code == "key_not_trusted")
+    }
+
+    @Test func trustStoreWithIssuerAndAudience() throws {
+        let (_, key, cert) = try Self.keygen("rsa2048")
+        let store = FileManager.default.temporaryDirectory.appendingPathComponent("samlgate-store-\(UUID().uuidString)")
+        let mvpdDir = store.appendingPathComponent("Cablevision")
+        try FileManager.default.createDirectory(at: mvpdDir, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: cert, toPath: mvpdDir.appendingPathComponent("idp.pem").path)
+        try Data("https://idp.someone-else.example\n".utf8).write(to: mvpdDir.appendingPathComponent("issuer"))
+        let file = try Self.issue(key, cert)
+        let mismatch = try SamlgateProcess.run(["verify", "--trust-store", store.path, "--mvpd", "Cablevision", file])
+        #expect((try Self.lines(mismatch).first?["error"] as? [String: Any])?["code"] as? String == "issuer_mismatch")
+        let audience = try SamlgateProcess.run(["verify", "--trust", cert, "--audience", "https://other.example", file])
+        #expect((try Self.lines(audience).first?["error"] as? [String: Any])?["code"] as? String == "wrong_audience")
+        let unknown = try SamlgateProcess.run(["verify", "--trust-store", store.path, "--mvpd", "Nope", file])
+        #expect((try Self.lines(unknown).first?["error"] as? [String: Any])?["code"] as? String == "unknown_mvpd")
+    }
+
+    @Test func usageErrorsExitWithTwo() throws {
+        #expect(try SamlgateProcess.run(["verify", "x.xml"]).status == 2)
+        #expect(try SamlgateProcess.run(["verify", "--trust-store", "/tmp", "x.xml"]).status == 2)
+        #expect(try SamlgateProcess.run(["verify", "--trust", "/nonexistent.pem", "x.xml"]).status == 2)
+        #expect(try SamlgateProcess.run(["idp", "keygen", "--out", "/tmp/x", "--alg", "dsa"]).status == 2)
+        #expect(try SamlgateProcess.run(["idp", "issue", "--key", "k", "--cert", "c", "--mvpd", "m", "--user", "u", "--attr", "novalue"]).status == 2)
+    }
+}
