@@ -5,7 +5,7 @@ APT_PACKAGES := libxml2-dev libxmlsec1-dev libssl-dev pkg-config
 SAMPLE := samples/response.xml
 BIN := .build/release/samlgate
 
-.PHONY: deps build release test run bench bench-baseline clean
+.PHONY: deps build release test run bench bench-check bench-thresholds bench-verify clean
 
 ## deps: install the system libraries (apt-get) when xmlsec1-openssl is not found.
 deps:
@@ -35,6 +35,10 @@ run: release
 ## bench: the benchmark package (separate, so tests never build ordo-one/benchmark).
 bench: deps
 	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark $(BENCH_ARGS)
+
+## bench-verify: samlgate's verifier against python-xmlsec, plus callgrind instruction counts.
+bench-verify: deps
+	cd Benchmarks && ./scripts/verify-compare.sh $(N)
 
 ## bench-check: compare a fresh run with the thresholds checked in under Benchmarks/Thresholds.
 bench-check: deps

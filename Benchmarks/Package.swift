@@ -22,5 +22,25 @@ let package = Package(
             path: "Benchmarks/Encoding",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        .executableTarget(
+            name: "Verification",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "SAMLVerification", package: "samlgate"),
+                .product(name: "TestIdP", package: "samlgate"),
+            ],
+            path: "Benchmarks/Verification",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        // A plain driver for instruction counts under callgrind and for the side-by-side run
+        // against python-xmlsec (scripts/verify-compare.sh).
+        .executableTarget(
+            name: "VerifyDriver",
+            dependencies: [
+                .product(name: "SAMLVerification", package: "samlgate"),
+                .product(name: "TestIdP", package: "samlgate"),
+            ],
+            path: "Benchmarks/VerifyDriver"
+        ),
     ]
 )

@@ -1,0 +1,25 @@
+import SAMLVerification
+import TestIdP
+
+/// Signed responses of the benchmark sizes for one key algorithm, and a verifier trusting the key.
+struct VerificationFixture {
+    static let mvpd = "BenchMVPD"
+    static let sizes = [("3KB", 3 * 1024), ("8KB", 8 * 1024), ("64KB", 64 * 1024)]
+
+    var documents: [(String, [UInt8])]
+    var verifier: Verifier
+
+    static func make(_ algorithm: KeyAlgorithm) -> VerificationFixture {
+        let pair = try! IdPKeyPair.generate(algorithm)
+        let idp = try! TestIdentityProvider(keyPair: pair)
+        let documents = sizes.map { name, size -> (String, [UInt8]) in
+            var options = IssueOptions(mvpd: mvpd, user: "bench-user@example.com", attributes: [SAMLAttribute("userID", "u-1")])
+            options.ttl = 10 * 365 * 86_400  // valid for the whole run
+            options.padToSize = size
+            return (name, try! idp.issue(options))
+        }
+        let store = TrustStore(providers: [try! IdentityProviderTrust(mvpd: mvpd, certificatesPEM: [pair.certificatePEM])])
+        // No replay cache: the same document is verified again and again.
+        return VerificationFixture(documents: documents, verifier: Verifier(trustStore: store, replayCache: nil))
+    }
+}
