@@ -1,5 +1,6 @@
 import Benchmark
 import Dispatch
+import Foundation
 import SAMLVerification
 import TestIdP
 
@@ -15,7 +16,7 @@ let benchmarks: @Sendable () -> Void = {
         maxIterations: 100_000,
         thresholds: [.wallClock: .relaxed, .mallocCountTotal: .relaxed]
     )
-    let cores = System.coreCount
+    let cores = ProcessInfo.processInfo.activeProcessorCount
 
     for algorithm in [KeyAlgorithm.rsa2048, .p256] {
         let fixtures = VerificationFixture.make(algorithm)

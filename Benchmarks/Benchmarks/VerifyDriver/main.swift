@@ -1,12 +1,21 @@
 // Callgrind driver: verifies one response N times on the calling thread.
 //
 //   VerifyDriver gen DIR [rsa2048|p256] [SIZE]   writes DIR/key.pem, DIR/cert.pem, DIR/response.xml
-//   VerifyDriver run DIR N [--no-normalization]  verifies DIR/response.xml N times (no replay cache)
+//   VerifyDriver run DIR N [--no-normalization] [--threads T]  verifies DIR/response.xml N times
+//                                               on each of T threads (no replay cache)
 //
 // Instructions per verification = (Ir(N) - Ir(0)) / N.
 import Foundation
 import SAMLVerification
 import TestIdP
+
+/// Sums per-thread results.
+final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var total = 0
+    func add(_ n: Int) { lock.withLock { total += n } }
+    var value: Int { lock.withLock { total } }
+}
 
 let args = CommandLine.arguments
 guard args.count >= 3 else {
@@ -40,18 +49,26 @@ case "run":
         print("verification failed: \(error)")
         exit(1)
     }
-    var ok = 0
+    // `--threads T`: T Dispatch threads verify N documents each, concurrently.
+    let threads = args.firstIndex(of: "--threads").flatMap { Int(args[$0 + 1]) } ?? 1
+    let verified = Counter()
     let clock = ContinuousClock()
     let elapsed = clock.measure {
-        bytes.withUnsafeBytes { buffer in
-            for _ in 0..<n {
-                if (try? verifier.verify(buffer, mvpd: "Bench")) != nil { ok += 1 }
+        DispatchQueue.concurrentPerform(iterations: threads) { _ in
+            var ok = 0
+            bytes.withUnsafeBytes { buffer in
+                for _ in 0..<n {
+                    if (try? verifier.verify(buffer, mvpd: "Bench")) != nil { ok += 1 }
+                }
             }
+            verified.add(ok)
         }
     }
     let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-    let perCall = n > 0 ? seconds / Double(n) * 1e6 : 0
-    print("\(ok)/\(n) verified, \(String(format: "%.1f", perCall)) µs per verification")
+    let total = n * threads
+    let perCall = total > 0 ? seconds / Double(total) * 1e6 : 0
+    let rate = seconds > 0 ? Double(total) / seconds : 0
+    print("\(verified.value)/\(total) verified, \(String(format: "%.1f", perCall)) µs per verification, \(Int(rate))/s on \(threads) thread(s)")
 default:
     print("unknown command")
     exit(2)
