@@ -4,10 +4,10 @@ import Synchronization
 /// A bounded, thread-safe, in-process ``ReplayCache``.
 ///
 /// Entries live until their expiry (the assertion's `NotOnOrAfter` plus the clock skew) and
-/// are dropped lazily on insert. When `capacity` is reached even after dropping expired
-/// entries, the entry closest to expiry is evicted: memory stays bounded under a flood, at the
-/// price of forgetting the assertion with the least life left. Size `capacity` above the
-/// number of assertions accepted per validity window to keep the protection complete.
+/// are dropped lazily on insert. When `capacity` live entries are held, a new id is refused
+/// (``ReplayCacheOutcome/full``) instead of evicting a live one: memory stays bounded and a
+/// flood cannot make a captured assertion replayable. Size `capacity` above the number of
+/// assertions accepted per validity window.
 public final class InMemoryReplayCache: ReplayCache {
     private struct State {
         var expiries: [String: Date] = [:]
@@ -27,7 +27,7 @@ public final class InMemoryReplayCache: ReplayCache {
         state.withLock { $0.expiries.count }
     }
 
-    public func insertIfAbsent(_ key: String, expiresAt: Date, now: Date) -> Bool {
+    public func insertIfAbsent(_ key: String, expiresAt: Date, now: Date) -> ReplayCacheOutcome {
         state.withLock { state in
             // Drop expired entries. Invariant: every heap entry whose key maps to the same
             // expiry in `expiries` is live; stale heap entries are skipped.
@@ -36,14 +36,12 @@ public final class InMemoryReplayCache: ReplayCache {
                 if state.expiries[top.key] == top.expiry { state.expiries[top.key] = nil }
             }
             if let existing = state.expiries[key], existing > now {
-                return false
+                return .replayed
             }
-            while state.expiries.count >= capacity, let top = state.heap.popMin() {
-                if state.expiries[top.key] == top.expiry { state.expiries[top.key] = nil }
-            }
+            guard state.expiries.count < capacity else { return .full }
             state.expiries[key] = expiresAt
             state.heap.push(expiresAt, key)
-            return true
+            return .recorded
         }
     }
 }

@@ -8,4 +8,8 @@ struct PolicyContext {
     var expectedIssuer: String?
     var expectedInResponseTo: String?
     var expectedDestination: String?
+    /// Whether the Response element itself was signed. When only the Assertion is, values read
+    /// from the Response (Issuer, Destination, InResponseTo) are attacker-controlled and must
+    /// not satisfy a check.
+    var responseSigned: Bool
 }

@@ -95,4 +95,27 @@ struct ResponseFacts {
         }
         return date
     }
+
+    /// The Issuer that signed content vouches for: the Assertion's, or the Response's when the
+    /// Response itself is signed.
+    func signedIssuer(responseSigned: Bool) -> String? {
+        assertionIssuer ?? (responseSigned ? responseIssuer : nil)
+    }
+
+    /// The last instant (exclusive, before clock skew) at which this assertion can be accepted:
+    /// the earlier of `Conditions/@NotOnOrAfter` and the latest bound among the subject
+    /// confirmations (one passing confirmation is enough, so a confirmation without a bound
+    /// leaves that side unbounded). `nil` means the assertion would be valid forever.
+    var acceptanceBound: Date? {
+        var confirmationBound: Date?
+        if !subjectConfirmations.isEmpty, subjectConfirmations.allSatisfy({ $0.notOnOrAfter != nil }) {
+            confirmationBound = subjectConfirmations.compactMap(\.notOnOrAfter).max()
+        }
+        switch (notOnOrAfter, confirmationBound) {
+        case let (a?, b?): return min(a, b)
+        case let (a?, nil): return a
+        case let (nil, b?): return b
+        case (nil, nil): return nil
+        }
+    }
 }

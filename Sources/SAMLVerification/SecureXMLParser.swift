@@ -12,7 +12,12 @@ import CXMLSec
 /// of 256 (active without `HUGE`) fails the parse and is reported as `too_deep`; smaller
 /// configured limits are enforced by ``ResponseStructure``.
 enum SecureXMLParser {
-    static let options: Int32 = Int32(bitPattern: XML_PARSE_NONET.rawValue | XML_PARSE_NOERROR.rawValue | XML_PARSE_NOWARNING.rawValue)
+    /// `IGNORE_ENC` with the encoding argument "UTF-8": the bytes are always read as UTF-8,
+    /// whatever the XML declaration claims. A declared UTF-7 or BOM-less UTF-16 document would
+    /// otherwise be decoded into markup (a DOCTYPE, say) that the byte-level prolog scan never
+    /// saw, and what we verify would not be the bytes the backend receives.
+    static let options: Int32 = Int32(bitPattern: XML_PARSE_NONET.rawValue | XML_PARSE_NOERROR.rawValue
+        | XML_PARSE_NOWARNING.rawValue | XML_PARSE_IGNORE_ENC.rawValue)
 
     static func parse(_ bytes: UnsafeRawBufferPointer, context: VerificationThreadContext) throws(VerificationError) -> ParsedDocument {
         try PrologScanner.rejectDoctype(bytes)
@@ -24,7 +29,7 @@ enum SecureXMLParser {
         }
         context.recycleParserIfNeeded()
         let parser = context.parser
-        let doc = xmlCtxtReadMemory(parser, base.assumingMemoryBound(to: CChar.self), Int32(bytes.count), nil, nil, options)
+        let doc = xmlCtxtReadMemory(parser, base.assumingMemoryBound(to: CChar.self), Int32(bytes.count), nil, "UTF-8", options)
         guard let doc else {
             throw parseFailure(parser)
         }

@@ -41,6 +41,12 @@ enum SignedInfoPrecheck {
             throw VerificationError(.referenceMismatch, "SignedInfo must hold exactly one Reference, found \(references.count)")
         }
         let reference = references[0]
+        // xmlsec reads attributes with `xmlGetProp`, which ignores namespaces and returns the
+        // first match: a namespaced `x:URI` or `x:Algorithm` would be what xmlsec uses while
+        // this check reads the plain one. Refuse any namespaced copy.
+        guard !XMLTree.hasNamespacedAttribute(reference, "URI") else {
+            throw VerificationError(.referenceMismatch, "the Reference has a namespaced URI attribute")
+        }
         guard let uriAttr = XMLTree.attributeNode(reference, "URI"),
             let text = uriAttr.pointee.children, text.pointee.next == nil, let uri = text.pointee.content,
             uri.pointee == UInt8(ascii: "#"), xmlStrEqual(uri + 1, ownerID) == 1
@@ -67,6 +73,9 @@ enum SignedInfoPrecheck {
     }
 
     private static func requireAllowed(_ node: XMLTree.Node, _ what: String, _ allowed: (UnsafePointer<xmlChar>?) -> Bool) throws(VerificationError) {
+        guard !XMLTree.hasNamespacedAttribute(node, "Algorithm") else {
+            throw VerificationError(.algorithmNotAllowed, "\(what) has a namespaced Algorithm attribute")
+        }
         guard let raw = xmlGetNoNsProp(node, "Algorithm") else {
             throw VerificationError(.algorithmNotAllowed, "\(what) without Algorithm")
         }

@@ -39,6 +39,9 @@ extension VerificationError {
         public static let expired = Code(rawValue: "expired")
         /// The assertion id was already accepted and has not expired yet.
         public static let replayed = Code(rawValue: "replayed")
+        /// Neither `Conditions` nor the subject confirmations bound the assertion's lifetime
+        /// (`NotOnOrAfter`): it would be valid, and replayable, forever.
+        public static let unboundedValidity = Code(rawValue: "unbounded_validity")
         /// `InResponseTo` differs from the request id the caller expected.
         public static let inResponseToMismatch = Code(rawValue: "in_response_to_mismatch")
         /// `Destination` or `Recipient` differs from the expected endpoint.
@@ -59,7 +62,11 @@ extension VerificationError {
         /// No trust configuration exists for the MVPD the caller named.
         public static let unknownMVPD = Code(rawValue: "unknown_mvpd")
 
-        // MARK: server failure (500)
+        // MARK: server failure (500, 503)
+
+        /// The replay cache is full of live assertion ids: the response is refused rather than
+        /// letting the cache forget one (which would make a captured assertion replayable).
+        public static let replayCacheFull = Code(rawValue: "replay_cache_full")
 
         /// The XML libraries failed for a reason unrelated to the input (initialisation, memory).
         public static let internalError = Code(rawValue: "internal_error")
@@ -68,7 +75,7 @@ extension VerificationError {
         public var isTrustFailure: Bool {
             switch self {
             case .forbiddenDTD, .tooLarge, .tooDeep, .malformedXML, .unsupportedEncryptedAssertion,
-                .unknownMVPD, .internalError:
+                .unknownMVPD, .internalError, .replayCacheFull:
                 return false
             default:
                 return true

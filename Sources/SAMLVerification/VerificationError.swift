@@ -23,9 +23,10 @@ public struct VerificationError: Error, Hashable, Sendable, CustomStringConverti
     public var isTrustFailure: Bool { code.isTrustFailure }
 
     /// The HTTP status this error maps to: 401 for trust failures, 400 for malformed input,
-    /// 500 for ``Code/internalError``.
+    /// 500 for ``Code/internalError``, 503 for ``Code/replayCacheFull`` (retry later).
     public var httpStatus: Int {
         if code == .internalError { return 500 }
+        if code == .replayCacheFull { return 503 }
         return code.isTrustFailure ? 401 : 400
     }
 

@@ -18,8 +18,6 @@ public struct VerificationOptions: Sendable {
     /// Compute ``VerifiedResponse/survivesNormalization``. It costs one scan of the document,
     /// plus a second parse and verification only when normalization would change a byte.
     public var checkNormalization: Bool = true
-    /// How long to remember an assertion id that carries no `NotOnOrAfter` at all.
-    public var replayRetentionWithoutExpiry: TimeInterval = 3600
 
     public init() {}
 }

@@ -35,14 +35,14 @@ public struct VerifiedResponse: Sendable {
     init(mvpd: String, facts: ResponseFacts, responseID: String, signed: SignedElementKind, audience: String,
          survivesNormalization: Bool?, keySource: String) {
         self.mvpd = mvpd
-        self.issuer = facts.assertionIssuer ?? facts.responseIssuer
+        self.issuer = facts.signedIssuer(responseSigned: signed != .assertion)
         self.signed = signed
         self.nameID = facts.nameID
         self.attributes = facts.attributes
         self.responseID = responseID
         self.assertionID = facts.assertionID
         self.notBefore = facts.notBefore
-        self.notOnOrAfter = facts.notOnOrAfter
+        self.notOnOrAfter = facts.acceptanceBound
         self.sessionNotOnOrAfter = facts.sessionNotOnOrAfter
         self.audience = audience
         self.survivesNormalization = survivesNormalization

@@ -24,6 +24,7 @@ public struct Verifier: Sendable {
 
     private static let policies: [any ResponsePolicy] = [
         StatusPolicy(),
+        ExpiryBoundPolicy(),
         IssuerPolicy(),
         AudiencePolicy(),
         ValidityWindowPolicy(),
@@ -78,7 +79,8 @@ public struct Verifier: Sendable {
 
             let policyContext = PolicyContext(
                 now: now, clockSkew: options.clockSkew, audience: options.audience, expectedIssuer: provider.issuer,
-                expectedInResponseTo: expectedInResponseTo, expectedDestination: options.expectedDestination)
+                expectedInResponseTo: expectedInResponseTo, expectedDestination: options.expectedDestination,
+                responseSigned: outcome.kind != .assertion)
             for policy in Self.policies {
                 try policy.check(facts, policyContext)
             }
@@ -89,12 +91,15 @@ public struct Verifier: Sendable {
                 : nil
         }
 
-        if let replayCache {
-            let ends = ([facts.notOnOrAfter] + facts.subjectConfirmations.map(\.notOnOrAfter)).compactMap { $0 }
-            let expiry = (ends.max() ?? now.addingTimeInterval(options.replayRetentionWithoutExpiry)).addingTimeInterval(options.clockSkew)
-            let key = mvpd + "\u{0}" + facts.assertionID
-            guard replayCache.insertIfAbsent(key, expiresAt: expiry, now: now) else {
-                throw VerificationError(.replayed, "this assertion was already used")
+        if let replayCache, let bound = facts.acceptanceBound {
+            // Remember the id for as long as the assertion could be accepted, keyed by the
+            // signed issuer (not the caller-chosen MVPD name, which several entries may share).
+            let expiry = bound.addingTimeInterval(options.clockSkew)
+            let issuer = facts.signedIssuer(responseSigned: outcome.kind != .assertion) ?? "mvpd:" + mvpd
+            switch replayCache.insertIfAbsent(issuer + "\u{0}" + facts.assertionID, expiresAt: expiry, now: now) {
+            case .recorded: break
+            case .replayed: throw VerificationError(.replayed, "this assertion was already used")
+            case .full: throw VerificationError(.replayCacheFull, "the replay cache is full; try again later")
             }
         }
         return VerifiedResponse(mvpd: mvpd, facts: facts, responseID: responseID, signed: outcome.kind, audience: options.audience,

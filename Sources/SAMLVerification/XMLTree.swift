@@ -77,6 +77,16 @@ enum XMLTree {
         return nil
     }
 
+    /// Whether `node` carries an attribute called `name` in some namespace (`x:name`).
+    static func hasNamespacedAttribute(_ node: Node, _ name: StaticString) -> Bool {
+        var attr = node.pointee.properties
+        while let current = attr {
+            if current.pointee.ns != nil && equals(current.pointee.name, name) { return true }
+            attr = current.pointee.next
+        }
+        return false
+    }
+
     /// The full text content of `node`: every text and CDATA descendant concatenated, comments
     /// skipped. A comment splitting a text node (`alice@example.com<!---->.evil.com`) therefore
     /// cannot truncate the value, which is the 2017 comment-injection class of bugs.

@@ -20,16 +20,20 @@ import Testing
         #expect(normalize("<a>\n  <b/>\n</a>") == "<a> <b/></a>")
     }
 
-    @Test func replayCacheExpiresAndBounds() {
+    @Test func replayCacheExpiresAndFailsClosedWhenFull() {
         let cache = InMemoryReplayCache(capacity: 2)
         let now = Date()
-        #expect(cache.insertIfAbsent("a", expiresAt: now + 10, now: now))
-        #expect(!cache.insertIfAbsent("a", expiresAt: now + 10, now: now))
-        #expect(cache.insertIfAbsent("a", expiresAt: now + 30, now: now + 11))
-        #expect(cache.insertIfAbsent("b", expiresAt: now + 40, now: now + 11))
-        #expect(cache.insertIfAbsent("c", expiresAt: now + 50, now: now + 11))
+        #expect(cache.insertIfAbsent("a", expiresAt: now + 10, now: now) == .recorded)
+        #expect(cache.insertIfAbsent("a", expiresAt: now + 10, now: now) == .replayed)
+        #expect(cache.insertIfAbsent("a", expiresAt: now + 30, now: now + 11) == .recorded)  // expired: new use
+        #expect(cache.insertIfAbsent("b", expiresAt: now + 40, now: now + 11) == .recorded)
+        // Full of live ids: a new one is refused, and no live one is forgotten.
+        #expect(cache.insertIfAbsent("c", expiresAt: now + 50, now: now + 11) == .full)
+        #expect(cache.insertIfAbsent("a", expiresAt: now + 30, now: now + 12) == .replayed)
+        #expect(cache.insertIfAbsent("b", expiresAt: now + 40, now: now + 12) == .replayed)
         #expect(cache.count == 2)
-        #expect(!cache.insertIfAbsent("c", expiresAt: now + 50, now: now + 12))
+        // Once "a" has expired there is room again.
+        #expect(cache.insertIfAbsent("c", expiresAt: now + 50, now: now + 31) == .recorded)
     }
 
     @Test func trustStoreFromDirectory() throws {

@@ -1,0 +1,70 @@
+import Foundation
+import SAMLVerification
+import TestIdP
+import Testing
+
+/// Attacks found in review: values from an unsigned Response, XPath through IDs and namespaced
+/// attributes, a replay cache that forgets, and encodings the byte-level checks do not see.
+@Suite struct HardeningTests {
+    @Test func anIDThatIsNotANameIsRejectedBeforeXmlsecSeesIt() {
+        let xml = Fixtures.issue(.response)
+        let id = xml.responseID
+        let evil = "xpointer(//*[count(//*[count(//*)>0])>0])"
+        let attack = xml.replacingOccurrences(of: id, with: evil)
+            .replacingFirst("</samlp:Response>", with: String(repeating: "<e/>", count: 2_000) + "</samlp:Response>")
+        let started = Date()
+        #expect(Fixtures.code(attack) == .malformedXML)
+        #expect(Date().timeIntervalSince(started) < 5, "the XPath must never run")
+    }
+
+    @Test func aNamespacedURIOrAlgorithmIsRefused() {
+        let xml = Fixtures.issue(.assertion)
+        let id = xml.assertionID
+        let uri = xml.replacingFirst("<ds:Reference URI=\"#\(id)\"", with: "<ds:Reference xmlns:x=\"urn:x\" x:URI=\"#xpointer(/)\" URI=\"#\(id)\"")
+        #expect(Fixtures.code(uri) == .referenceMismatch)
+        let algorithm = xml.replacingFirst("<ds:DigestMethod ", with: "<ds:DigestMethod xmlns:x=\"urn:x\" x:Algorithm=\"http://www.w3.org/2000/09/xmldsig#sha1\" ")
+        #expect(Fixtures.code(algorithm) == .algorithmNotAllowed)
+    }
+
+    @Test func anUnsignedResponseDestinationDoesNotCount() {
+        let expected = "https://saml.sp.auth.adobe.com/sp/ACS.saml2"
+        let verifier = Fixtures.verifier { $0.expectedDestination = expected }
+        let xml = Fixtures.issue(.assertion) { $0.destination = nil }
+        let forged = xml.replacingFirst("<samlp:Response ", with: "<samlp:Response Destination=\"\(expected)\" ")
+        #expect(Fixtures.code(forged, verifier) == .destinationMismatch)
+        // Signed, the same Destination is good evidence.
+        let signed = Fixtures.issue(.response) { $0.destination = expected }
+        #expect(Fixtures.code(signed, verifier) == nil)
+    }
+
+    @Test func anUnsignedResponseInResponseToDoesNotBindTheRequest() {
+        let xml = Fixtures.issue(.assertion)
+        let forged = xml.replacingFirst("<samlp:Response ", with: "<samlp:Response InResponseTo=\"_req1\" ")
+        #expect(Fixtures.code(forged, inResponseTo: "_req1") == .inResponseToMismatch)
+        #expect(Fixtures.code(Fixtures.issue(.response) { $0.inResponseTo = "_req1" }, inResponseTo: "_req1") == nil)
+    }
+
+    @Test func aFullReplayCacheRefusesInsteadOfForgetting() {
+        let verifier = Fixtures.verifier(replay: InMemoryReplayCache(capacity: 1))
+        let first = Fixtures.issue(.assertion)
+        #expect(Fixtures.code(first, verifier) == nil)
+        #expect(Fixtures.code(Fixtures.issue(.assertion), verifier) == .replayCacheFull)
+        #expect(Fixtures.code(first, verifier) == .replayed)
+        #expect(VerificationError(.replayCacheFull, "").httpStatus == 503)
+    }
+
+    @Test func documentsAreAlwaysReadAsUTF8() {
+        // Declared UTF-7: the DOCTYPE hides behind "+ADw-" and must not come to life.
+        let utf7 = "<?xml version=\"1.0\" encoding=\"UTF-7\"?>+ADwAIQ-DOCTYPE r +AFs +ADwAIQ-ENTITY e SYSTEM +ACI-file:///etc/passwd+ACI +AD4 +AF0 +AD4-<r>&e;</r>"
+        let code = Fixtures.code(utf7)
+        #expect(code == .malformedXML || code == .forbiddenDTD)
+        // BOM-less UTF-16LE with a DOCTYPE.
+        let utf16 = Array("<?xml version=\"1.0\" encoding=\"UTF-16\"?><!DOCTYPE r [<!ENTITY e \"x\">]><r>&e;</r>".utf16)
+            .flatMap { [UInt8(truncatingIfNeeded: $0), UInt8(truncatingIfNeeded: $0 >> 8)] }
+        let verifier = Fixtures.verifier()
+        #expect(throws: VerificationError.self) { try verifier.verify(utf16, mvpd: Fixtures.mvpd) }
+        // A genuine response declared as ISO-8859-1 but ASCII-only still verifies (same bytes).
+        let latin = Fixtures.issue(.assertion)
+        #expect(Fixtures.code(latin.replacingFirst("encoding=\"UTF-8\"", with: "encoding=\"ISO-8859-1\"")) == nil)
+    }
+}
