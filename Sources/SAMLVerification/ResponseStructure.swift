@@ -48,10 +48,10 @@ struct ResponseStructure {
                 else {
                     throw VerificationError(.malformedXML, "empty or non-text ID attribute")
                 }
-                // An ID is an xs:ID (an NCName). Anything else could be read by xmlsec as more
+                // An ID must be a name. Anything else could be read by xmlsec as more
                 // than a name: `#xpointer(...)` in a Reference runs an XPath expression, before
                 // the signature is checked, with cost cubic in the document size.
-                guard Self.isNCName(value) else {
+                guard Self.isNameLike(value) else {
                     throw VerificationError(.malformedXML, "an ID attribute is not an XML name")
                 }
                 if xmlAddID(nil, doc, value, attr) == nil {
@@ -145,19 +145,18 @@ struct ResponseStructure {
         element == response ? responseID : assertionID
     }
 
-    /// Whether `value` is an NCName: a letter, `_` or non-ASCII first, then letters, digits,
-    /// `.`, `-`, `_` or non-ASCII (non-ASCII is allowed whole rather than classified by table).
-    static func isNCName(_ value: UnsafePointer<xmlChar>) -> Bool {
+    /// Whether `value` is name-like: ASCII letters, digits, `.`, `-`, `_`, or non-ASCII bytes.
+    /// Slightly wider than xs:ID's NCName (a leading digit is tolerated: some IdPs emit bare
+    /// UUIDs), but never `(`, `/`, `[`, `#` or anything else XPointer syntax needs.
+    static func isNameLike(_ value: UnsafePointer<xmlChar>) -> Bool {
         var p = value
-        var first = true
         while p.pointee != 0 {
             let c = p.pointee
-            let letter = (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || c == 0x5F || c >= 0x80
-            let other = (c >= 0x30 && c <= 0x39) || c == 0x2E || c == 0x2D
-            guard letter || (!first && other) else { return false }
-            first = false
+            let ok = (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || (c >= 0x30 && c <= 0x39)
+                || c == 0x5F || c == 0x2E || c == 0x2D || c >= 0x80
+            guard ok else { return false }
             p += 1
         }
-        return !first
+        return p != value
     }
 }
