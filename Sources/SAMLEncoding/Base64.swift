@@ -78,6 +78,26 @@ public enum Base64 {
         var filled = 0
         var padding = 0
         while i < count {
+            if filled == 0 && padding == 0 {
+                // Fast path: whole groups of four alphabet characters, three bytes each.
+                // In place is safe: a group is read completely before its bytes are written.
+                Base64DecodeTable.values.withUnsafeBufferPointer { t in
+                    while i + 4 <= count {
+                        let a = t[Int(src.load(fromByteOffset: i, as: UInt8.self))]
+                        let b = t[Int(src.load(fromByteOffset: i + 1, as: UInt8.self))]
+                        let c = t[Int(src.load(fromByteOffset: i + 2, as: UInt8.self))]
+                        let d = t[Int(src.load(fromByteOffset: i + 3, as: UInt8.self))]
+                        if (a | b | c | d) & 0xC0 != 0 { break }  // padding, a line break or an error
+                        let v = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
+                        dst.storeBytes(of: UInt8(truncatingIfNeeded: v >> 16), toByteOffset: o, as: UInt8.self)
+                        dst.storeBytes(of: UInt8(truncatingIfNeeded: v >> 8), toByteOffset: o + 1, as: UInt8.self)
+                        dst.storeBytes(of: UInt8(truncatingIfNeeded: v), toByteOffset: o + 2, as: UInt8.self)
+                        i += 4
+                        o += 3
+                    }
+                }
+                if i >= count { break }
+            }
             let c = src.load(fromByteOffset: i, as: UInt8.self)
             let value = Base64.decodeValue(c)
             if value < 64 {
@@ -131,4 +151,5 @@ public enum Base64 {
         default: return 0xFF
         }
     }
+
 }

@@ -60,6 +60,18 @@ public enum PercentEncoding {
         var i = 0
         var o = 0
         while i < count {
+            // Fast path: eight bytes without a '%' are copied as one word (safe in place: the
+            // word is loaded before it is stored, and the store ends at or before i + 8).
+            if i + 8 <= count {
+                let word = src.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+                let x = word ^ 0x2525_2525_2525_2525
+                if (x &- 0x0101_0101_0101_0101) & ~x & 0x8080_8080_8080_8080 == 0 {
+                    dst.storeBytes(of: word, toByteOffset: o, as: UInt64.self)
+                    i += 8
+                    o += 8
+                    continue
+                }
+            }
             let b = src.load(fromByteOffset: i, as: UInt8.self)
             if b == UInt8(ascii: "%") {
                 guard i + 2 < count,

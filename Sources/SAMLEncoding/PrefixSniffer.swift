@@ -10,6 +10,9 @@ struct PrefixSniffer {
     private var filled = 0
     private var ended = false
 
+    /// Whether the sniffer has seen all it needs (its capacity, or the padding).
+    var isFull: Bool { ended || count >= Self.capacity }
+
     /// Feeds one base64 character (alphabet or `=`).
     mutating func feed(_ c: UInt8) {
         guard !ended, count < Self.capacity else { return }

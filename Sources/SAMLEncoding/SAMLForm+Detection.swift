@@ -20,11 +20,21 @@ extension SAMLForm {
             throw SAMLEncodingError(.unrecognizedSAMLForm, "the value is empty or only whitespace")
         }
 
-        // One pass: check the alphabet and escapes, and decode a short prefix to sniff for XML.
+        // The first characters are checked one by one and decoded to sniff for XML; after the
+        // sniffer is full only the escapes are looked at (a fast scan for '%'): the rest of the
+        // alphabet is checked by the decoder, which reports the exact offset.
         var hasEscape = false
         var prefix = PrefixSniffer()
         var i = start
         while i < end {
+            if prefix.isFull, i + 8 <= end {
+                let word = base.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+                let x = word ^ 0x2525_2525_2525_2525
+                if (x &- 0x0101_0101_0101_0101) & ~x & 0x8080_8080_8080_8080 == 0 {
+                    i += 8
+                    continue
+                }
+            }
             var c = base.load(fromByteOffset: i, as: UInt8.self)
             let at = i
             if c == UInt8(ascii: "%") {
@@ -44,6 +54,7 @@ extension SAMLForm {
                 }
             } else {
                 i += 1
+                if prefix.isFull { continue }
             }
             if Base64.decodeValue(c) < 64 || c == UInt8(ascii: "=") {
                 prefix.feed(c)

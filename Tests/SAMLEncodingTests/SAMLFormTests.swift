@@ -52,6 +52,17 @@ import Testing
         }
     }
 
+    @Test func lateEscapesAreStillChecked() {
+        let long = Data(("<r>" + String(repeating: "x", count: 300) + "</r>").utf8).base64EncodedString()
+        for (suffix, code) in [("%253D", SAMLEncodingError.Code.doubleEncoded), ("%2C", .unrecognizedSAMLForm), ("%G", .malformedPercentEncoding)] {
+            #expect {
+                _ = try Fast.encodeAnyForm(Array((long + suffix).utf8))
+            } throws: { error in
+                (error as? SAMLEncodingError)?.code == code
+            }
+        }
+    }
+
     @Test func base64OfNonUTF8IsInvalidUTF8() {
         let value = Data([0x3C, 0x61, 0xFF, 0x3E]).base64EncodedString()
         #expect {
