@@ -25,12 +25,19 @@ release: deps
 test: deps
 	$(SWIFT) test
 
-## run: demonstrate the encoder on the bundled sample response.
+## run: a test IdP signs a fresh response; samlgate verifies it and encodes it for the backend.
 run: release
-	@echo "== samlgate encode $(SAMPLE) (the cookbook value the backend expects):"
-	@$(BIN) encode $(SAMPLE)
-	@echo "== round trip through samlgate decode (the normalized XML):"
-	@$(BIN) encode $(SAMPLE) | $(BIN) decode | head -c 400; echo " ..."
+	@mkdir -p .run
+	@[ -f .run/idp/cert.pem ] || $(BIN) idp keygen --out .run/idp >/dev/null
+	@$(BIN) idp issue --key .run/idp/key.pem --cert .run/idp/cert.pem --mvpd Cablevision \
+		--user alice@example.com --attr zip=10001 > .run/response.xml
+	@echo "== samlgate idp issue: a signed response in .run/response.xml ($$(wc -c < .run/response.xml) bytes)"
+	@echo "== samlgate verify --trust .run/idp/cert.pem .run/response.xml"
+	@$(BIN) verify --trust .run/idp/cert.pem .run/response.xml
+	@echo "== samlgate encode .run/response.xml (the value the backend expects):"
+	@$(BIN) encode .run/response.xml | cut -c1-120; echo "   ..."
+	@echo "== samlgate encode $(SAMPLE) | samlgate decode (the normalized XML):"
+	@$(BIN) encode $(SAMPLE) | $(BIN) decode | head -c 300; echo " ..."
 
 ## bench: the benchmark package (separate, so tests never build ordo-one/benchmark).
 bench: deps
