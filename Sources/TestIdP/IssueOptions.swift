@@ -36,6 +36,9 @@ public struct IssueOptions: Sendable {
     public var keyInfo: KeyInfoStyle = .x509Certificate
     /// Pad with extra attributes until the serialized response is about this many bytes.
     public var padToSize: Int?
+    /// Leave out every `NotOnOrAfter` (Conditions and SubjectConfirmationData): an assertion
+    /// that never expires, which the verifier must refuse (`unbounded_validity`).
+    public var omitExpiry: Bool = false
     public var responseID: String?
     public var assertionID: String?
     /// Secret for ``SignatureAlgorithm/hmacSHA256`` (default: the certificate's bytes, as in

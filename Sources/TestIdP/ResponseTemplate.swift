@@ -50,13 +50,13 @@ struct ResponseTemplate {
         w.open("saml:Subject")
         w.leaf("saml:NameID", [("Format", "urn:oasis:names:tc:SAML:2.0:nameid-format:persistent")], o.user)
         w.open("saml:SubjectConfirmation", [("Method", "urn:oasis:names:tc:SAML:2.0:cm:bearer")])
-        var confirmation: [(String, String)] = [("NotOnOrAfter", subjectNotOnOrAfter)]
+        var confirmation: [(String, String)] = o.omitExpiry ? [] : [("NotOnOrAfter", subjectNotOnOrAfter)]
         if let destination = o.destination { confirmation.append(("Recipient", destination)) }
         if let inResponseTo = o.inResponseTo { confirmation.append(("InResponseTo", inResponseTo)) }
         w.empty("saml:SubjectConfirmationData", confirmation)
         w.close("saml:SubjectConfirmation")
         w.close("saml:Subject")
-        w.open("saml:Conditions", [("NotBefore", notBefore), ("NotOnOrAfter", notOnOrAfter)])
+        w.open("saml:Conditions", o.omitExpiry ? [("NotBefore", notBefore)] : [("NotBefore", notBefore), ("NotOnOrAfter", notOnOrAfter)])
         w.open("saml:AudienceRestriction")
         w.leaf("saml:Audience", o.audience)
         w.close("saml:AudienceRestriction")

@@ -44,6 +44,11 @@ import Testing
         #expect(Fixtures.code(Fixtures.issue(.response) { $0.inResponseTo = "_req1" }, inResponseTo: "_req1") == nil)
     }
 
+    @Test func anAssertionThatNeverExpiresIsRefused() {
+        #expect(Fixtures.code(Fixtures.issue(.assertion) { $0.omitExpiry = true }) == .unboundedValidity)
+        #expect(Fixtures.code(Fixtures.issue(.both) { $0.omitExpiry = true }) == .unboundedValidity)
+    }
+
     @Test func aFullReplayCacheRefusesInsteadOfForgetting() {
         let verifier = Fixtures.verifier(replay: InMemoryReplayCache(capacity: 1))
         let first = Fixtures.issue(.assertion)

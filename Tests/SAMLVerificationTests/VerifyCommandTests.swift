@@ -97,6 +97,17 @@ import Testing
         #expect((try Self.lines(unknown).first?["error"] as? [String: Any])?["code"] as? String == "unknown_mvpd")
     }
 
+    @Test func idpFailuresAreReportedWithTheirCodes() throws {
+        let issue = try SamlgateProcess.run(["idp", "issue", "--key", "/nonexistent/key.pem", "--cert", "/nonexistent/cert.pem",
+                                             "--mvpd", "m", "--user", "u"])
+        #expect(issue.status == 1)
+        #expect(issue.stderr.contains("samlgate: /nonexistent/key.pem: issue_failed:"))
+        let blocker = try SamlgateProcess.temporaryFile("not-a-directory", Data("x".utf8))
+        let keygen = try SamlgateProcess.run(["idp", "keygen", "--out", blocker + "/sub"])
+        #expect(keygen.status == 1)
+        #expect(keygen.stderr.contains("keygen_failed:"))
+    }
+
     @Test func usageErrorsExitWithTwo() throws {
         #expect(try SamlgateProcess.run(["verify", "x.xml"]).status == 2)
         #expect(try SamlgateProcess.run(["verify", "--trust-store", "/tmp", "x.xml"]).status == 2)
