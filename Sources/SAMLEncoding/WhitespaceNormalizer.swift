@@ -69,11 +69,7 @@ public enum WhitespaceNormalizer {
                     dst.storeBytes(of: word.littleEndian, toByteOffset: o, as: UInt64.self)
                 } else {
                     // In place, a wide store could overwrite unread input: copy byte by byte.
-                    var k = 0
-                    while k < clean {
-                        dst.storeBytes(of: src.load(fromByteOffset: i + k, as: UInt8.self), toByteOffset: o + k, as: UInt8.self)
-                        k += 1
-                    }
+                    copyForward(src, i, into: dst, o, count: clean)
                 }
                 i += clean
                 o += clean
@@ -96,24 +92,12 @@ public enum WhitespaceNormalizer {
             case 0x80...:
                 let n = validating ? UTF8Validator.sequenceLength(src, at: i, lead: b, count: end) : 1
                 if n == 0 { return -1 - i }
-                if validating {
-                    // U+0085 (C2 85), U+2028 and U+2029 (E2 80 A8/A9) are newlines: deleted.
-                    let b1 = src.load(fromByteOffset: i + 1, as: UInt8.self)
-                    if (b == 0xC2 && b1 == 0x85)
-                        || (b == 0xE2 && b1 == 0x80 && src.load(fromByteOffset: i + 2, as: UInt8.self) & 0xFE == 0xA8)
-                    {
-                        i += n
-                        continue
-                    }
-                } else if isNewline(src, at: i, end: end) {
+                // U+0085 (C2 85), U+2028 and U+2029 (E2 80 A8/A9) are newlines: deleted.
+                if isNewline(src, at: i, end: end) {
                     i += b == 0xC2 ? 2 : 3
                     continue
                 }
-                var k = 0
-                while k < n {
-                    dst.storeBytes(of: src.load(fromByteOffset: i + k, as: UInt8.self), toByteOffset: o + k, as: UInt8.self)
-                    k += 1
-                }
+                copyForward(src, i, into: dst, o, count: n)
                 i += n
                 o += n
             default:
@@ -125,7 +109,17 @@ public enum WhitespaceNormalizer {
         return o
     }
 
-    /// Whether a (not validated) multi-byte newline starts at `i`.
+    /// Copies `count` bytes one at a time, front to back: safe when `dst + o <= src + i` overlap.
+    @inline(__always)
+    static func copyForward(_ src: UnsafeRawPointer, _ i: Int, into dst: UnsafeMutableRawPointer, _ o: Int, count: Int) {
+        var k = 0
+        while k < count {
+            dst.storeBytes(of: src.load(fromByteOffset: i + k, as: UInt8.self), toByteOffset: o + k, as: UInt8.self)
+            k += 1
+        }
+    }
+
+    /// Whether a multi-byte newline (U+0085, U+2028, U+2029) starts at `i`.
     @inline(__always)
     static func isNewline(_ src: UnsafeRawPointer, at i: Int, end: Int) -> Bool {
         let b = src.load(fromByteOffset: i, as: UInt8.self)

@@ -19,26 +19,11 @@ struct DecodeCommand: ParsableCommand {
     var files: [String] = []
 
     func run() throws {
-        var failed = false
-        var output = ByteBuffer()
-        for name in files.isEmpty ? [InputReader.standardInputName] : files {
-            output.clear()
-            do {
-                var input = try InputReader.read(name)
-                input.trimASCIIWhitespace()
-                try input.withUnsafeReadableBytes { bytes throws(SAMLEncodingError) in
-                    try CookbookDecoder.decode(bytes, into: &output)
-                }
-                output.writeInteger(UInt8(ascii: "\n"))
-                StandardStreams.write(output)
-            } catch let error as InputReader.Failure {
-                failed = true
-                StandardStreams.reportFailure(input: name, code: InputReader.Failure.code, message: error.message)
-            } catch let error as SAMLEncodingError {
-                failed = true
-                StandardStreams.reportFailure(input: name, code: error.code.rawValue, message: error.message)
+        try PerInputRunner.run(files) { input, output throws(SAMLEncodingError) in
+            input.trimASCIIWhitespace()
+            try input.withUnsafeReadableBytes { bytes throws(SAMLEncodingError) in
+                try CookbookDecoder.decode(bytes, into: &output)
             }
         }
-        if failed { throw ExitCode.failure }
     }
 }

@@ -31,30 +31,15 @@ struct EncodeCommand: ParsableCommand {
     }
 
     func run() throws {
-        var failed = false
-        var output = ByteBuffer()
-        for name in files.isEmpty ? [InputReader.standardInputName] : files {
-            output.clear()
-            do {
-                let input = try InputReader.read(name)
-                try input.withUnsafeReadableBytes { bytes throws(SAMLEncodingError) in
-                    if detect {
-                        try CookbookEncoder.encodeAnyForm(bytes, into: &output)
-                    } else {
-                        try CookbookEncoder.encode(bytes, stage: stage, into: &output)
-                    }
+        try PerInputRunner.run(files) { input, output throws(SAMLEncodingError) in
+            try input.withUnsafeReadableBytes { bytes throws(SAMLEncodingError) in
+                if detect {
+                    try CookbookEncoder.encodeAnyForm(bytes, into: &output)
+                } else {
+                    try CookbookEncoder.encode(bytes, stage: stage, into: &output)
                 }
-                output.writeInteger(UInt8(ascii: "\n"))
-                StandardStreams.write(output)
-            } catch let error as InputReader.Failure {
-                failed = true
-                StandardStreams.reportFailure(input: name, code: InputReader.Failure.code, message: error.message)
-            } catch let error as SAMLEncodingError {
-                failed = true
-                StandardStreams.reportFailure(input: name, code: error.code.rawValue, message: error.message)
             }
         }
-        if failed { throw ExitCode.failure }
     }
 }
 
