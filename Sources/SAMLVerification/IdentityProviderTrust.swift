@@ -6,11 +6,15 @@ public struct IdentityProviderTrust: Sendable {
     public let keys: [TrustedKey]
     /// When set, the Assertion's `Issuer` must equal it (`issuer_mismatch`).
     public let issuer: String?
+    /// The id Apple's VSA framework reports for this provider (`frameworkProviderInfo.id`);
+    /// the MVPD id unless configured otherwise.
+    public let platformMappingID: String
 
-    public init(mvpd: String, keys: [TrustedKey], issuer: String? = nil) {
+    public init(mvpd: String, keys: [TrustedKey], issuer: String? = nil, platformMappingID: String? = nil) {
         self.mvpd = mvpd
         self.keys = keys
         self.issuer = issuer
+        self.platformMappingID = platformMappingID ?? mvpd
     }
 
     /// Loads each PEM (certificate or public key) into a key value.

@@ -7,11 +7,23 @@ import Foundation
 /// Keys hold only public key values (see ``TrustedKey``), loaded once and shared by all threads.
 public final class TrustStore: Sendable {
     public let providers: [String: IdentityProviderTrust]
+    /// platform-mapping id → MVPD id.
+    private let mvpdByPlatformMappingID: [String: String]
 
     public init(providers: [IdentityProviderTrust]) {
         var map: [String: IdentityProviderTrust] = [:]
-        for provider in providers { map[provider.mvpd] = provider }
+        var mapping: [String: String] = [:]
+        for provider in providers {
+            map[provider.mvpd] = provider
+            mapping[provider.platformMappingID] = provider.mvpd
+        }
         self.providers = map
+        self.mvpdByPlatformMappingID = mapping
+    }
+
+    /// The MVPD whose platform-mapping id is `id` (what a v2 partner status names).
+    public func mvpd(forPlatformMappingID id: String) -> String? {
+        mvpdByPlatformMappingID[id]
     }
 
     /// The trust configuration of `mvpd`, or `nil` when it is unknown.
@@ -23,7 +35,7 @@ public final class TrustStore: Sendable {
     public var mvpds: [String] { providers.keys.sorted() }
 
     /// Loads `<directory>/<mvpd>/*.pem` (each file may hold several PEM blocks) and the optional
-    /// one-line `<directory>/<mvpd>/issuer`. Subdirectories without a PEM file are refused, so a
+    /// one-line `<directory>/<mvpd>/issuer` and `<directory>/<mvpd>/platform-mapping-id`. Subdirectories without a PEM file are refused, so a
     /// typo cannot silently leave an MVPD without keys.
     public static func load(directory: String) throws(TrustStoreError) -> TrustStore {
         let fm = FileManager.default
@@ -55,18 +67,24 @@ public final class TrustStore: Sendable {
                     keys.append(try TrustedKey(pem: block, source: blocks.count == 1 ? "\(name)/\(file)" : "\(name)/\(file)#\(index)"))
                 }
             }
-            var issuer: String?
-            let issuerPath = dir.appendingPathComponent("issuer").path
-            if fm.fileExists(atPath: issuerPath) {
-                guard let text = try? String(contentsOfFile: issuerPath, encoding: .utf8) else {
-                    throw TrustStoreError("cannot read \(issuerPath)")
-                }
-                let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
-                issuer = trimmed.isEmpty ? nil : trimmed
+            let issuer = try oneLineFile(dir.appendingPathComponent("issuer").path)
+            let mapping = try oneLineFile(dir.appendingPathComponent("platform-mapping-id").path)
+            if let other = providers.first(where: { $0.platformMappingID == (mapping ?? name) }) {
+                throw TrustStoreError("trust store entries \(other.mvpd) and \(name) share the platform-mapping-id \(mapping ?? name)")
             }
-            providers.append(IdentityProviderTrust(mvpd: name, keys: keys, issuer: issuer))
+            providers.append(IdentityProviderTrust(mvpd: name, keys: keys, issuer: issuer, platformMappingID: mapping))
         }
         return TrustStore(providers: providers)
+    }
+
+    /// The trimmed content of an optional one-line file; `nil` when absent or empty.
+    static func oneLineFile(_ path: String) throws(TrustStoreError) -> String? {
+        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+            throw TrustStoreError("cannot read \(path)")
+        }
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        return trimmed.isEmpty ? nil : trimmed
     }
 
     /// Splits text into its `-----BEGIN …-----` … `-----END …-----` blocks.

@@ -1,3 +1,4 @@
+import Gateway
 import ArgumentParser
 import Foundation
 import NIOCore

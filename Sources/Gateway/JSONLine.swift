@@ -1,6 +1,9 @@
 /// Builds one JSON object on one line, keys in the order they are added (so the CLI's output
-/// reads in the documented order), with correct string escaping.
-struct JSONLine {
+/// reads in the documented order), with correct string escaping. Shared by the CLI's output
+/// lines and the gateway's error and status bodies.
+public struct JSONLine {
+    public init() {}
+
     private var text = "{"
     private var first = true
 
@@ -10,37 +13,37 @@ struct JSONLine {
         text += Self.quote(name) + ":"
     }
 
-    mutating func add(_ name: String, _ value: String?) {
+    public mutating func add(_ name: String, _ value: String?) {
         key(name)
         text += value.map(Self.quote) ?? "null"
     }
 
-    mutating func add(_ name: String, _ value: Bool?) {
+    public mutating func add(_ name: String, _ value: Bool?) {
         key(name)
         text += value.map { $0 ? "true" : "false" } ?? "null"
     }
 
-    mutating func add(_ name: String, _ value: Int?) {
+    public mutating func add(_ name: String, _ value: Int?) {
         key(name)
         text += value.map(String.init) ?? "null"
     }
 
     /// Adds an already-serialized JSON value (an object built with another `JSONLine`, say).
-    mutating func add(_ name: String, json: String?) {
+    public mutating func add(_ name: String, json: String?) {
         key(name)
         text += json ?? "null"
     }
 
-    mutating func add(_ name: String, _ values: [String: [String]]) {
+    public mutating func add(_ name: String, _ values: [String: [String]]) {
         key(name)
         text += "{" + values.keys.sorted().map { k in
             Self.quote(k) + ":[" + values[k, default: []].map(Self.quote).joined(separator: ",") + "]"
         }.joined(separator: ",") + "}"
     }
 
-    var json: String { text + "}" }
+    public var json: String { text + "}" }
 
-    static func quote(_ s: String) -> String {
+    public static func quote(_ s: String) -> String {
         var out = "\""
         for scalar in s.unicodeScalars {
             switch scalar {

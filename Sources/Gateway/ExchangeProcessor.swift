@@ -1,0 +1,139 @@
+import Dispatch
+import Foundation
+import NIOCore
+import SAMLEncoding
+import SAMLVerification
+
+/// The SAML work of a token exchange, run on a worker thread: parse the form, check the fields,
+/// bring `SAMLResponse` to XML whatever form it came in, verify it for the MVPD, encode it the
+/// cookbook's way exactly once, and build the body to forward.
+public struct ExchangeProcessor: Sendable {
+    public let trustStore: ReloadableTrustStore
+    public let options: VerificationOptions
+    public let replayCache: (any ReplayCache)?
+    public let forwardForm: ForwardForm
+
+    public static let samlField = "SAMLResponse"
+    static let v1Required = ["requestor", "deviceId", "mvpd", "deviceType", samlField]
+    /// Fields whose second copy could make us verify one value and the backend read another.
+    static let uniqueFields: Set<String> = ["requestor", "deviceId", "mvpd", "deviceType", samlField, "deviceUser", "appId"]
+    static let deviceTypes: Set<String> = ["iOS", "tvOS"]
+
+    public init(trustStore: ReloadableTrustStore, options: VerificationOptions, replayCache: (any ReplayCache)?, forwardForm: ForwardForm) {
+        self.trustStore = trustStore
+        self.options = options
+        self.replayCache = replayCache
+        self.forwardForm = forwardForm
+    }
+
+    public func prepare(body: ByteBuffer, route: ExchangeRoute, now: Date = Date()) -> Result<PreparedExchange, GatewayError> {
+        do throws(GatewayError) {
+            var result: PreparedExchange?
+            var failure: GatewayError?
+            body.withUnsafeReadableBytes { bytes in
+                do throws(GatewayError) {
+                    result = try prepare(bytes, route: route, now: now)
+                } catch {
+                    failure = error
+                }
+            }
+            if let failure { throw failure }
+            return .success(result!)
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    func prepare(_ body: UnsafeRawBufferPointer, route: ExchangeRoute, now: Date) throws(GatewayError) -> PreparedExchange {
+        let start = DispatchTime.now().uptimeNanoseconds
+        let fields = try FormBody.parse(body, unique: Self.uniqueFields)
+        func field(_ name: String) -> FormField? { fields.first { $0.name == name } }
+        func text(_ name: String) throws(GatewayError) -> String {
+            guard let found = field(name) else { throw GatewayError.missingParameter(name) }
+            return try FormBody.decodeText(UnsafeRawBufferPointer(rebasing: body[found.value]), field: name)
+        }
+
+        let store = trustStore.current
+        let mvpd: String
+        switch route {
+        case .v1:
+            for name in Self.v1Required where (field(name)?.value.isEmpty ?? true) {
+                throw GatewayError.missingParameter(name)
+            }
+            let deviceType = try text("deviceType")
+            guard Self.deviceTypes.contains(deviceType) else {
+                throw GatewayError.invalidParameter("deviceType", "must be iOS or tvOS")
+            }
+            mvpd = try text("mvpd")
+            guard store.provider(for: mvpd) != nil else {
+                throw GatewayError(status: 400, code: "unknown_mvpd", message: "no trust configuration for this MVPD",
+                                   details: [("parameter", .string("mvpd"))])
+            }
+        case .v2(let named):
+            mvpd = named
+        }
+        guard let saml = field(Self.samlField), !saml.value.isEmpty else {
+            throw GatewayError.missingParameter(Self.samlField)
+        }
+
+        // Scratch: the form-decoded value, then (for base64/encoded forms) the XML, in place.
+        let valueBytes = UnsafeRawBufferPointer(rebasing: body[saml.value])
+        let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: valueBytes.count + 4, alignment: 16)
+        defer { scratch.deallocate() }
+        let decodedCount = try FormBody.decode(valueBytes, into: scratch, field: Self.samlField)
+        let value = UnsafeRawBufferPointer(rebasing: scratch[..<decodedCount])
+        let form: SAMLForm
+        let xml: UnsafeRawBufferPointer
+        do throws(SAMLEncodingError) {
+            form = try SAMLForm.detect(value)
+            if form == .raw {
+                xml = value
+            } else {
+                let count = try CookbookDecoder.decode(value, into: scratch)
+                xml = UnsafeRawBufferPointer(rebasing: scratch[..<count])
+                guard SAMLForm.startsLikeXML(xml) else {
+                    throw SAMLEncodingError(.unrecognizedSAMLForm, "the value is \(form.rawValue) but does not decode to XML")
+                }
+            }
+        } catch {
+            throw GatewayError(error, parameter: Self.samlField)
+        }
+        let parsed = DispatchTime.now().uptimeNanoseconds
+
+        let verifier = Verifier(trustStore: store, options: options, replayCache: replayCache)
+        let verified: VerifiedResponse
+        do throws(VerificationError) {
+            verified = try verifier.verify(xml, mvpd: mvpd, now: now)
+        } catch {
+            throw GatewayError(error)
+        }
+        let checked = DispatchTime.now().uptimeNanoseconds
+
+        let unnormalized = forwardForm == .signaturePreserving && verified.survivesNormalization == false
+        var out = ByteBufferAllocator().buffer(capacity: body.count + CookbookEncoder.requiredCapacity(forInputCount: xml.count) + 16)
+        var first = true
+        for item in fields {
+            if !first { out.writeInteger(UInt8(ascii: "&")) }
+            first = false
+            if item.name == Self.samlField {
+                out.writeString(Self.samlField)
+                out.writeInteger(UInt8(ascii: "="))
+                do throws(SAMLEncodingError) {
+                    if unnormalized {
+                        UnnormalizedEncoder.encode(xml, into: &out)
+                    } else {
+                        try CookbookEncoder.encode(xml, into: &out)
+                    }
+                } catch {
+                    throw GatewayError(error, parameter: Self.samlField)
+                }
+            } else {
+                out.writeBytes(UnsafeRawBufferPointer(rebasing: body[item.pair]))
+            }
+        }
+        let encoded = DispatchTime.now().uptimeNanoseconds
+        return PreparedExchange(
+            upstreamBody: out, mvpd: mvpd, form: form, survivesNormalization: verified.survivesNormalization,
+            forwardedUnnormalized: unnormalized, parseNanos: parsed - start, verifyNanos: checked - parsed, encodeNanos: encoded - checked)
+    }
+}

@@ -1,0 +1,77 @@
+import SAMLEncoding
+
+/// Parses `application/x-www-form-urlencoded` bodies without copying values.
+///
+/// Values are decoded on demand (`+` is a space, `%XX` a byte) — once, which is the "one
+/// form-decoding of the body" after which a `SAMLResponse` value is raw, base64 or encoded.
+public enum FormBody {
+    /// Splits `body` into fields. A name that appears twice is refused for the names in
+    /// `unique` (parameter pollution: the backend might read the other copy).
+    public static func parse(_ body: UnsafeRawBufferPointer, unique: Set<String>) throws(GatewayError) -> [FormField] {
+        var fields: [FormField] = []
+        var start = 0
+        let count = body.count
+        while start <= count {
+            var end = start
+            while end < count && body[end] != UInt8(ascii: "&") { end += 1 }
+            if end > start {
+                var equals = start
+                while equals < end && body[equals] != UInt8(ascii: "=") { equals += 1 }
+                let nameBytes = UnsafeRawBufferPointer(rebasing: body[start..<equals])
+                let name = try decodeText(nameBytes, field: "(parameter name)")
+                let valueStart = min(equals + 1, end)
+                if unique.contains(name), fields.contains(where: { $0.name == name }) {
+                    throw GatewayError.invalidParameter(name, "given more than once")
+                }
+                fields.append(FormField(name: name, pair: start..<end, value: valueStart..<end))
+            }
+            start = end + 1
+        }
+        return fields
+    }
+
+    /// Form-decodes `value` into `output` (at least `value.count` bytes); returns the length.
+    public static func decode(
+        _ value: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer, field: String
+    ) throws(GatewayError) -> Int {
+        var read = 0, written = 0
+        while read < value.count {
+            let byte = value[read]
+            if byte == UInt8(ascii: "+") {
+                output[written] = UInt8(ascii: " ")
+                read += 1
+            } else if byte == UInt8(ascii: "%") {
+                guard read + 2 < value.count, let high = HexDigits.value(value[read + 1]), let low = HexDigits.value(value[read + 2]) else {
+                    throw GatewayError(
+                        SAMLEncodingError(.malformedPercentEncoding, "a % is not followed by two hex digits", offset: read),
+                        parameter: field)
+                }
+                output[written] = high << 4 | low
+                read += 3
+            } else {
+                output[written] = byte
+                read += 1
+            }
+            written += 1
+        }
+        return written
+    }
+
+    /// Form-decodes a short text value (names, ids) into a `String`; invalid UTF-8 is refused.
+    public static func decodeText(_ value: UnsafeRawBufferPointer, field: String) throws(GatewayError) -> String {
+        guard !value.isEmpty else { return "" }
+        var bytes = [UInt8](repeating: 0, count: value.count)
+        let decoded: Result<Int, GatewayError> = bytes.withUnsafeMutableBytes { output in
+            do throws(GatewayError) {
+                return .success(try decode(value, into: output, field: field))
+            } catch {
+                return .failure(error)
+            }
+        }
+        let length = try decoded.get()
+        guard let text = String(validating: bytes[..<length], as: UTF8.self) else {
+            throw GatewayError(SAMLEncodingError(.invalidUTF8, "not valid UTF-8"), parameter: field)
+        }
+        return text
+    }
+}

@@ -1,0 +1,139 @@
+import Foundation
+import Logging
+import Yams
+
+extension GatewayConfiguration {
+    /// Sets one setting from its text form. `source` names where it came from, for the error.
+    /// `upstream` appends (flags and the file give several); the caller clears the list first
+    /// when a higher layer replaces it.
+    public mutating func apply(_ setting: GatewaySetting, value: String, source: String) throws(ConfigurationError) {
+        func bad(_ expected: String) -> ConfigurationError {
+            ConfigurationError("\(source): \(setting.rawValue) must be \(expected), got \"\(value)\"")
+        }
+        func integer(_ range: ClosedRange<Int>) throws(ConfigurationError) -> Int {
+            guard let number = Int(value), range.contains(number) else {
+                throw bad("an integer in \(range.lowerBound)...\(range.upperBound)")
+            }
+            return number
+        }
+        func seconds() throws(ConfigurationError) -> Double {
+            guard let number = Double(value), number > 0, number.isFinite else { throw bad("a positive number of seconds") }
+            return number
+        }
+        switch setting {
+        case .host:
+            guard !value.isEmpty else { throw bad("a host name or address") }
+            host = value
+        case .port: port = try integer(0...65535)
+        case .upstream:
+            for item in value.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !item.isEmpty {
+                guard let url = URL(string: item), url.scheme == "http" || url.scheme == "https", url.host != nil,
+                      url.query == nil else {
+                    throw bad("an http(s) base URL such as http://127.0.0.1:9090")
+                }
+                upstreams.append(item.hasSuffix("/") ? String(item.dropLast()) : item)
+            }
+        case .trustStore: trustStore = value
+        case .audience:
+            guard !value.isEmpty else { throw bad("a URI") }
+            audience = value
+        case .skew:
+            guard let number = Double(value), number >= 0, number <= 3600 else { throw bad("seconds in 0...3600") }
+            skew = number
+        case .allowSHA1:
+            switch value.lowercased() {
+            case "true", "yes", "1", "on": allowSHA1 = true
+            case "false", "no", "0", "off": allowSHA1 = false
+            default: throw bad("true or false")
+            }
+        case .workers: workers = try integer(0...1024)
+        case .queue: queue = try integer(0...1_000_000)
+        case .bodyLimit: bodyLimit = try integer(1024...(64 << 20))
+        case .connectTimeout: connectTimeout = try seconds()
+        case .readTimeout: readTimeout = try seconds()
+        case .totalTimeout: totalTimeout = try seconds()
+        case .poolSize: poolSize = try integer(1...10_000)
+        case .upstreamCooldown: upstreamCooldown = try seconds()
+        case .replayCapacity: replayCapacity = try integer(1...100_000_000)
+        case .logLevel:
+            guard let level = Logger.Level(rawValue: value.lowercased()) else {
+                throw bad("one of " + Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))
+            }
+            logLevel = level
+        case .logFormat:
+            guard let format = LogFormat(rawValue: value.lowercased()) else { throw bad("json or text") }
+            logFormat = format
+        case .forwardForm:
+            guard let form = ForwardForm(rawValue: value.lowercased()) else { throw bad("cookbook or signature-preserving") }
+            forwardForm = form
+        case .helpURL: helpURL = value
+        }
+    }
+
+    /// Applies a YAML file of `key: value` pairs (keys as in ``GatewaySetting``; `upstreams` is
+    /// a list). Unknown keys are errors, so a typo cannot silently leave a default in place.
+    public mutating func apply(yaml text: String, path: String) throws(ConfigurationError) {
+        let root: Any?
+        do {
+            root = try Yams.load(yaml: text)
+        } catch {
+            throw ConfigurationError("\(path): not valid YAML (\(error))")
+        }
+        guard let root else { return }
+        guard let map = root as? [String: Any] else {
+            throw ConfigurationError("\(path): expected a mapping of settings at the top level")
+        }
+        let byKey = Dictionary(uniqueKeysWithValues: GatewaySetting.allCases.map { ($0.fileKey, $0) })
+        for key in map.keys.sorted() {
+            guard let setting = byKey[key] else {
+                throw ConfigurationError("\(path): unknown setting \"\(key)\" (known: \(byKey.keys.sorted().joined(separator: ", ")))")
+            }
+            let value = map[key]!
+            if setting == .upstream {
+                upstreams = []
+                let items: [Any] = (value as? [Any]) ?? [value]
+                for item in items {
+                    try apply(.upstream, value: Self.scalarText(item), source: "\(path): upstreams")
+                }
+            } else {
+                try apply(setting, value: Self.scalarText(value), source: path)
+            }
+        }
+    }
+
+    /// Reads and applies the file at `path`.
+    public mutating func apply(file path: String) throws(ConfigurationError) {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+            throw ConfigurationError("cannot read configuration file \(path)")
+        }
+        try apply(yaml: text, path: path)
+    }
+
+    /// Applies every `SAMLGATE_*` variable present in `environment`.
+    public mutating func apply(environment: [String: String]) throws(ConfigurationError) {
+        for setting in GatewaySetting.allCases {
+            guard let value = environment[setting.environmentName] else { continue }
+            if setting == .upstream { upstreams = [] }
+            try apply(setting, value: value, source: "environment \(setting.environmentName)")
+        }
+    }
+
+    /// Checks the combination once every layer is applied.
+    public func validated() throws(ConfigurationError) -> GatewayConfiguration {
+        guard !upstreams.isEmpty else {
+            throw ConfigurationError("no upstream: give --upstream URL, SAMLGATE_UPSTREAM or upstreams: in the file")
+        }
+        guard trustStore != nil else {
+            throw ConfigurationError("no trust store: give --trust-store DIR, SAMLGATE_TRUST_STORE or trust-store: in the file")
+        }
+        guard totalTimeout >= readTimeout || totalTimeout >= connectTimeout else {
+            throw ConfigurationError("total-timeout (\(totalTimeout) s) is shorter than both connect-timeout and read-timeout")
+        }
+        return self
+    }
+
+    static func scalarText(_ value: Any) -> String {
+        if let bool = value as? Bool { return bool ? "true" : "false" }
+        return "\(value)"
+    }
+}

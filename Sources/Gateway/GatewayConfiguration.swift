@@ -1,0 +1,55 @@
+import Logging
+import NIOCore
+
+/// Every setting of `samlgate serve`, with its default.
+///
+/// Each setting has one name used everywhere: the YAML key (`trust-store:`), the flag
+/// (`--trust-store`) and the environment variable (`SAMLGATE_TRUST_STORE`). Sources are layered:
+/// defaults, then the `--config` file, then the environment, then flags
+/// (see ``GatewayConfiguration/apply(_:value:source:)``).
+public struct GatewayConfiguration: Sendable {
+    /// Listen address.
+    public var host: String = "127.0.0.1"
+    /// Listen port; 0 picks a free one (printed at start-up).
+    public var port: Int = 8080
+    /// Base URLs of the backends (`http://host:port`), used round-robin.
+    public var upstreams: [String] = []
+    /// Directory of `<mvpd>/*.pem`, optional `<mvpd>/issuer` and `<mvpd>/platform-mapping-id`.
+    public var trustStore: String?
+    /// The audience every assertion must name.
+    public var audience: String = "https://saml.sp.auth.adobe.com"
+    /// Allowed clock difference with IdPs, seconds.
+    public var skew: Double = 120
+    /// Accept SHA-1 signatures and digests.
+    public var allowSHA1: Bool = false
+    /// Verification worker threads; 0 means one per core.
+    public var workers: Int = 0
+    /// Requests that may wait for a worker before the gateway answers 503 `overloaded`.
+    public var queue: Int = 256
+    /// Largest accepted request body, bytes (413 `body_too_large` above).
+    public var bodyLimit: Int = 1 << 20
+    /// Upstream TCP connect timeout, seconds.
+    public var connectTimeout: Double = 2
+    /// Upstream read timeout (no byte received for this long), seconds.
+    public var readTimeout: Double = 10
+    /// Upstream deadline for the whole exchange, seconds.
+    public var totalTimeout: Double = 15
+    /// Keep-alive connections per upstream.
+    public var poolSize: Int = 64
+    /// Seconds a failing upstream is skipped before it is tried again.
+    public var upstreamCooldown: Double = 5
+    /// Assertion ids remembered for replay protection.
+    public var replayCapacity: Int = 200_000
+    public var logLevel: Logger.Level = .info
+    public var logFormat: LogFormat = .json
+    public var forwardForm: ForwardForm = .cookbook
+    /// Base of the `helpUrl` in error bodies; the error code is appended.
+    public var helpURL: String = "https://github.com/samlgate/samlgate/blob/main/README.md#error-codes"
+
+    public init() {}
+
+    /// Resolved worker count.
+    public var workerCount: Int {
+        workers > 0 ? workers : max(1, System.coreCount)
+    }
+}

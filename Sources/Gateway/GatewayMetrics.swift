@@ -1,0 +1,87 @@
+import CoreMetrics
+import Prometheus
+
+/// The gateway's metrics, through swift-metrics with a Prometheus factory owned by this gateway
+/// (not the process-wide bootstrap, so several gateways — tests — never share counters).
+///
+/// Names (all prefixed `samlgate_`): `requests_total{route,status}`, `errors_total{code}`,
+/// `verification_failures_total{code}`, `saml_forms_total{form}`,
+/// `signature_preserving_forwards_total`, `stage_duration_seconds{stage}` (parse, verify,
+/// encode, queue, upstream, total), `worker_queue_depth`, `upstream_duration_seconds{upstream}`,
+/// `upstream_errors_total{upstream,kind}`, `trust_store_reloads_total{result}`,
+/// `trust_store_mvpds`.
+public final class GatewayMetrics: Sendable {
+    public let registry: PrometheusCollectorRegistry
+    private let factory: PrometheusMetricsFactory
+    private let queueDepth: CoreMetrics.Gauge
+    private let mvpdCount: CoreMetrics.Gauge
+    private let preservingForwards: CoreMetrics.Counter
+
+    public init() {
+        registry = PrometheusCollectorRegistry()
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.defaultDurationHistogramBuckets = [
+            .microseconds(50), .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1),
+            .milliseconds(2.5), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50),
+            .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2.5), .seconds(5), .seconds(10),
+        ]
+        self.factory = factory
+        queueDepth = CoreMetrics.Gauge(label: "samlgate_worker_queue_depth", factory: factory)
+        mvpdCount = CoreMetrics.Gauge(label: "samlgate_trust_store_mvpds", factory: factory)
+        preservingForwards = CoreMetrics.Counter(label: "samlgate_signature_preserving_forwards_total", factory: factory)
+    }
+
+    public func request(route: String, status: Int) {
+        CoreMetrics.Counter(label: "samlgate_requests_total", dimensions: [("route", route), ("status", String(status))], factory: factory).increment()
+    }
+
+    public func error(code: String) {
+        CoreMetrics.Counter(label: "samlgate_errors_total", dimensions: [("code", code)], factory: factory).increment()
+    }
+
+    public func verificationFailure(code: String) {
+        CoreMetrics.Counter(label: "samlgate_verification_failures_total", dimensions: [("code", code)], factory: factory).increment()
+    }
+
+    public func exchange(_ prepared: PreparedExchange) {
+        CoreMetrics.Counter(label: "samlgate_saml_forms_total", dimensions: [("form", prepared.form.rawValue)], factory: factory).increment()
+        if prepared.forwardedUnnormalized { preservingForwards.increment() }
+        stage("parse", nanos: prepared.parseNanos)
+        stage("verify", nanos: prepared.verifyNanos)
+        stage("encode", nanos: prepared.encodeNanos)
+    }
+
+    public func stage(_ name: String, nanos: UInt64) {
+        CoreMetrics.Timer(label: "samlgate_stage_duration_seconds", dimensions: [("stage", name)], factory: factory)
+            .recordNanoseconds(Int64(clamping: nanos))
+    }
+
+    public func upstreamLatency(endpoint: String, nanos: UInt64) {
+        CoreMetrics.Timer(label: "samlgate_upstream_duration_seconds", dimensions: [("upstream", endpoint)], factory: factory)
+            .recordNanoseconds(Int64(clamping: nanos))
+    }
+
+    public func upstreamError(endpoint: String, kind: UpstreamFailure.Kind) {
+        CoreMetrics.Counter(label: "samlgate_upstream_errors_total", dimensions: [("upstream", endpoint), ("kind", kind.rawValue)], factory: factory)
+            .increment()
+    }
+
+    public func trustStoreReload(succeeded: Bool, mvpds: Int) {
+        CoreMetrics.Counter(label: "samlgate_trust_store_reloads_total", dimensions: [("result", succeeded ? "ok" : "failed")], factory: factory)
+            .increment()
+        if succeeded { mvpdCount.record(mvpds) }
+    }
+
+    public func setTrustStoreSize(_ mvpds: Int) {
+        mvpdCount.record(mvpds)
+    }
+
+    /// The Prometheus text exposition, with the point-in-time gauges refreshed first.
+    public func exposition(queueDepth depth: Int) -> [UInt8] {
+        queueDepth.record(depth)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(8192)
+        registry.emit(into: &bytes)
+        return bytes
+    }
+}

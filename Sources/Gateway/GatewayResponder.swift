@@ -1,0 +1,187 @@
+import AsyncHTTPClient
+import Dispatch
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import NIOHTTP1
+
+/// Routes every request: the two token-exchange routes do the SAML work, `/healthz`,
+/// `/readyz` and `/metrics` answer locally, everything else is proxied unchanged.
+public struct GatewayResponder: HTTPResponder {
+    public typealias Context = GatewayRequestContext
+    let core: GatewayCore
+
+    public func respond(to request: Request, context: Context) async throws -> Response {
+        let started = DispatchTime.now().uptimeNanoseconds
+        let requestID = RequestID.make(incoming: request.headers[.requestID])
+        var logger = core.logger
+        logger[metadataKey: "request_id"] = .string(requestID)
+        let path = request.uri.path
+        let route: String
+        let response: Response
+        switch (request.method, path) {
+        case (.get, "/healthz"), (.head, "/healthz"):
+            route = "healthz"
+            response = json(200, "{\"status\":\"up\"}", requestID: requestID)
+        case (.get, "/readyz"), (.head, "/readyz"):
+            route = "readyz"
+            response = readiness(requestID: requestID)
+        case (.get, "/metrics"):
+            route = "metrics"
+            var headers = HTTPFields()
+            headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
+            let bytes = core.metrics.exposition(queueDepth: core.pool.queueDepth)
+            response = Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+        case (.post, "/api/v1/tokens/authn"):
+            route = ExchangeRoute.v1.label
+            response = await exchange(request, context: context, route: .v1, requestID: requestID, logger: logger)
+        case (.post, _) where Self.isPartnerSSOPath(path):
+            route = "v2_profiles_sso"
+            response = await exchange(request, context: context, route: nil, requestID: requestID, logger: logger)
+        default:
+            route = "proxy"
+            response = await proxy(request, context: context, requestID: requestID, logger: logger)
+        }
+        let status = response.status.code
+        core.metrics.request(route: route, status: status)
+        if route != "metrics" && route != "healthz" && route != "readyz" {
+            core.metrics.stage("total", nanos: DispatchTime.now().uptimeNanoseconds - started)
+            logger.info("request", metadata: [
+                "route": .string(route), "method": .string(request.method.rawValue), "status": .stringConvertible(status),
+                "duration_us": .stringConvertible((DispatchTime.now().uptimeNanoseconds - started) / 1000),
+            ])
+        }
+        return response
+    }
+
+    /// `/api/v2/{serviceProvider}/profiles/sso/apple`.
+    static func isPartnerSSOPath(_ path: String) -> Bool {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: false)
+        return parts.count == 7 && parts[0].isEmpty && parts[1] == "api" && parts[2] == "v2" && !parts[3].isEmpty
+            && parts[4] == "profiles" && parts[5] == "sso" && parts[6] == "apple"
+    }
+
+    // MARK: token exchange
+
+    func exchange(_ request: Request, context: Context, route: ExchangeRoute?, requestID: String, logger: Logger) async -> Response {
+        do throws(GatewayError) {
+            guard let type = request.headers[.contentType]?.lowercased(),
+                  type.hasPrefix("application/x-www-form-urlencoded") else {
+                throw GatewayError(status: 415, code: "unsupported_media_type",
+                                   message: "the body must be application/x-www-form-urlencoded")
+            }
+            var resolved = route ?? .v1
+            if route == nil {
+                for name in [HeaderField.Name.authorization, .deviceIdentifier, .partnerFrameworkStatus]
+                where (request.headers[name] ?? "").isEmpty {
+                    throw GatewayError.missingParameter(name.rawName)
+                }
+                let status = try PartnerFrameworkStatus.decode(header: request.headers[.partnerFrameworkStatus]!)
+                resolved = .v2(mvpd: try PartnerStatusHeader.mvpd(for: status, trustStore: core.trustStore.current, now: Date()))
+            }
+            let body = try await collect(request)
+            let queued = DispatchTime.now().uptimeNanoseconds
+            let processor = core.processor
+            let finalRoute = resolved
+            let outcome: Result<PreparedExchange, GatewayError>
+            do {
+                outcome = try await core.pool.run { processor.prepare(body: body, route: finalRoute) }
+            } catch {
+                throw error == .overloaded ? GatewayError.overloaded : GatewayError(status: 503, code: "overloaded", message: "shutting down",
+                                                                                     details: [("retryAfter", .integer(1))], action: .retryAfter)
+            }
+            let prepared = try outcome.get()
+            core.metrics.exchange(prepared)
+            core.metrics.stage("queue", nanos: DispatchTime.now().uptimeNanoseconds - queued
+                - prepared.parseNanos - prepared.verifyNanos - prepared.encodeNanos)
+            let headers = ProxyHeaders.upstreamRequest(
+                request.headers, authority: request.head.authority, clientAddress: context.remoteAddress?.ipAddress, requestID: requestID, dropContentLength: true)
+            let upstream = try await core.upstream.send(
+                method: HTTPMethod(rawValue: request.method.rawValue), pathAndQuery: request.uri.string, headers: headers,
+                body: .bytes(prepared.upstreamBody), retryable: true, logger: logger)
+            return relay(upstream, requestID: requestID)
+        } catch {
+            if error.isVerificationFailure { core.metrics.verificationFailure(code: error.code) }
+            return failure(error, requestID: requestID, logger: logger)
+        }
+    }
+
+    /// The body, refused with 413 past the limit (by `Content-Length` before reading a byte).
+    func collect(_ request: Request) async throws(GatewayError) -> ByteBuffer {
+        let limit = core.configuration.bodyLimit
+        if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
+            throw GatewayError.bodyTooLarge(limit)
+        }
+        var collected = ByteBuffer()
+        do {
+            for try await part in request.body {
+                guard collected.readableBytes + part.readableBytes <= limit else { throw GatewayError.bodyTooLarge(limit) }
+                if collected.readableBytes == 0 { collected = part } else { var part = part; collected.writeBuffer(&part) }
+            }
+        } catch let error as GatewayError {
+            throw error
+        } catch {
+            throw GatewayError(status: 400, code: "malformed_request", message: "the request body could not be read")
+        }
+        return collected
+    }
+
+    // MARK: pass-through
+
+    func proxy(_ request: Request, context: Context, requestID: String, logger: Logger) async -> Response {
+        do throws(GatewayError) {
+            let length = request.headers[.contentLength].flatMap(Int.init)
+            let chunked = request.headers[.transferEncoding] != nil
+            let hasBody = chunked || (length ?? 0) > 0
+            let headers = ProxyHeaders.upstreamRequest(
+                request.headers, authority: request.head.authority, clientAddress: context.remoteAddress?.ipAddress, requestID: requestID, dropContentLength: true)
+            let body: HTTPClientRequest.Body? = hasBody ? .stream(request.body, length: length.map { .known(Int64($0)) } ?? .unknown) : nil
+            let upstream = try await core.upstream.send(
+                method: HTTPMethod(rawValue: request.method.rawValue), pathAndQuery: request.uri.string, headers: headers,
+                body: body, retryable: !hasBody, logger: logger)
+            return relay(upstream, requestID: requestID)
+        } catch {
+            return failure(error, requestID: requestID, logger: logger)
+        }
+    }
+
+    /// The upstream's answer, status and headers as they came (minus hop-by-hop), body streamed.
+    func relay(_ upstream: HTTPClientResponse, requestID: String) -> Response {
+        let fields = ProxyHeaders.clientResponse(upstream.headers, requestID: requestID)
+        let length = upstream.headers.first(name: "content-length").flatMap(Int.init)
+        let body = ResponseBody(asyncSequence: upstream.body)
+        return Response(
+            status: HTTPResponse.Status(code: Int(upstream.status.code), reasonPhrase: upstream.status.reasonPhrase),
+            headers: fields, body: length == 0 ? ResponseBody() : body)
+    }
+
+    // MARK: local answers
+
+    func readiness(requestID: String) -> Response {
+        let mvpds = core.trustStore.current.providers.count
+        let healthy = core.upstream.healthyCount
+        let ready = mvpds > 0 && healthy > 0
+        var body = JSONLine()
+        body.add("status", ready ? "ready" : "not_ready")
+        body.add("mvpds", mvpds)
+        body.add("upstreamsHealthy", healthy)
+        body.add("upstreams", core.upstream.endpoints.count)
+        return json(ready ? 200 : 503, body.json, requestID: requestID)
+    }
+
+    func failure(_ error: GatewayError, requestID: String, logger: Logger) -> Response {
+        core.metrics.error(code: error.code)
+        logger.notice("refused", metadata: ["code": .string(error.code), "status": .stringConvertible(error.status)])
+        var response = json(error.status, error.jsonBody(trace: requestID, helpURL: core.configuration.helpURL), requestID: requestID)
+        if let retryAfter = error.retryAfter { response.headers[.retryAfter] = String(retryAfter) }
+        return response
+    }
+
+    func json(_ status: Int, _ text: String, requestID: String) -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json"
+        headers[.requestID] = requestID
+        return Response(status: HTTPResponse.Status(code: status), headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+}

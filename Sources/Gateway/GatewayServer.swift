@@ -1,0 +1,71 @@
+import Hummingbird
+import Logging
+import NIOCore
+import NIOPosix
+import ServiceLifecycle
+import UnixSignals
+
+/// The running gateway: the HTTP server, the SIGHUP reloader and the resources that must be
+/// released after the last request (workers, upstream connections), in one service group.
+///
+/// Shutdown (SIGTERM/SIGINT in `serve`, ``stop()`` in tests) is graceful: the server stops
+/// accepting and finishes in-flight requests, then workers and upstream connections close.
+public final class GatewayServer: Sendable {
+    public let core: GatewayCore
+    private let group: ServiceGroup
+    public let port = ListeningPort()
+
+    /// - Parameter signals: handle SIGTERM/SIGINT (drain) and SIGHUP (reload); off in tests.
+    public init(configuration: GatewayConfiguration, logger: Logger, signals: Bool) throws(ConfigurationError) {
+        let eventLoopGroup = MultiThreadedEventLoopGroup.singleton
+        let core = try GatewayCore(configuration: configuration, logger: logger, eventLoopGroup: eventLoopGroup)
+        self.core = core
+        let port = self.port
+        let app = Application(
+            responder: GatewayResponder(core: core),
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
+            onServerRunning: { channel in port.publish(channel.localAddress?.port ?? 0) },
+            eventLoopGroupProvider: .shared(eventLoopGroup),
+            logger: logger)
+        var services: [any Service] = [ResourcesService(core: core)]
+        if signals { services.append(TrustStoreReloadService(core: core)) }
+        services.append(app)
+        group = ServiceGroup(configuration: .init(
+            services: services.map { .init(service: $0) },
+            gracefulShutdownSignals: signals ? [.sigterm, .sigint] : [],
+            logger: logger))
+    }
+
+    /// Runs until shut down.
+    public func run() async throws {
+        try await group.run()
+    }
+
+    /// Starts a graceful shutdown.
+    public func stop() async {
+        await group.triggerGracefulShutdown()
+    }
+}
+
+/// Releases the workers and the upstream client when the group shuts down (it is first in the
+/// group, so it is shut down last, after the server has drained).
+struct ResourcesService: Service {
+    let core: GatewayCore
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        await core.shutdown()
+    }
+}
+
+/// Reloads the trust store on SIGHUP.
+struct TrustStoreReloadService: Service {
+    let core: GatewayCore
+
+    func run() async throws {
+        let signals = await UnixSignalsSequence(trapping: .sighup)
+        for await _ in signals.cancelOnGracefulShutdown() {
+            core.reloadTrustStore()
+        }
+    }
+}

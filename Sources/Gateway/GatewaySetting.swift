@@ -1,0 +1,27 @@
+/// The names of the settings, shared by the YAML file, the environment and the flags.
+public enum GatewaySetting: String, Sendable, CaseIterable {
+    case host, port, upstream, audience, skew, workers, queue
+    case trustStore = "trust-store"
+    case allowSHA1 = "allow-sha1"
+    case bodyLimit = "body-limit"
+    case connectTimeout = "connect-timeout"
+    case readTimeout = "read-timeout"
+    case totalTimeout = "total-timeout"
+    case poolSize = "pool-size"
+    case upstreamCooldown = "upstream-cooldown"
+    case replayCapacity = "replay-capacity"
+    case logLevel = "log-level"
+    case logFormat = "log-format"
+    case forwardForm = "forward-form"
+    case helpURL = "help-url"
+
+    /// `SAMLGATE_TRUST_STORE` for `trust-store`. `SAMLGATE_UPSTREAM` takes a comma-separated list.
+    public var environmentName: String {
+        "SAMLGATE_" + rawValue.uppercased().replacingOccurrences(of: "-", with: "_")
+    }
+
+    /// The YAML key; `upstreams` (a list) for the repeatable `upstream`.
+    public var fileKey: String {
+        self == .upstream ? "upstreams" : rawValue
+    }
+}

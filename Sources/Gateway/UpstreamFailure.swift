@@ -1,0 +1,47 @@
+import AsyncHTTPClient
+import NIOCore
+import NIOPosix
+
+/// Classifies an AsyncHTTPClient error into what the gateway answers and whether it may retry.
+public struct UpstreamFailure: Sendable {
+    public enum Kind: String, Sendable {
+        /// The connection could not be made (refused, unreachable, connect timeout): nothing was sent.
+        case connect
+        /// No answer within the read or total timeout.
+        case timeout
+        /// The connection broke after the request may have been sent (reset, closed early).
+        case broken
+    }
+
+    let kind: Kind
+    let summary: String
+
+    init(_ error: any Error) {
+        if let http = error as? HTTPClientError {
+            switch http {
+            case .connectTimeout: (kind, summary) = (.connect, "connect timeout")
+            case .readTimeout: (kind, summary) = (.timeout, "read timeout")
+            case .deadlineExceeded: (kind, summary) = (.timeout, "total timeout")
+            case .remoteConnectionClosed: (kind, summary) = (.broken, "connection closed by the backend")
+            default: (kind, summary) = (.broken, "\(http)")
+            }
+        } else if error is NIOConnectionError {
+            (kind, summary) = (.connect, "connection refused or unreachable")
+        } else if let channel = error as? ChannelError, case .connectTimeout = channel {
+            (kind, summary) = (.connect, "connect timeout")
+        } else if let io = error as? IOError {
+            (kind, summary) = (io.errnoCode == ECONNREFUSED ? .connect : .broken, "I/O error \(io.errnoCode)")
+        } else {
+            (kind, summary) = (.broken, String(describing: type(of: error)))
+        }
+    }
+
+    var gatewayError: GatewayError {
+        kind == .timeout ? .upstreamTimeout(summary) : .upstreamUnavailable(summary)
+    }
+}
+
+extension UpstreamFailure.Kind {
+    /// Timeouts can be one slow request; refusals and resets say the upstream is in trouble.
+    var marksUnhealthy: Bool { self != .timeout }
+}

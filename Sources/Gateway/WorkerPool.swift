@@ -1,0 +1,90 @@
+import Dispatch
+import Foundation
+import NIOCore
+import Synchronization
+
+/// A fixed set of threads for CPU-bound work (signature verification, encoding), with a bounded
+/// queue.
+///
+/// Why own threads rather than the global Dispatch pool or Swift concurrency's cooperative pool:
+/// the verifier keeps its libxml2/xmlsec state in thread-local storage, so a small fixed set of
+/// long-lived threads means a small fixed set of contexts, built once; and blocking work must
+/// never run on NIO event loops or starve the cooperative pool. When more than ``queueLimit``
+/// jobs wait, ``run(_:)`` fails at once with ``WorkerPoolError/overloaded`` so the gateway can
+/// answer 503 instead of queueing without bound.
+public final class WorkerPool: Sendable {
+    public typealias Job = @Sendable () -> Void
+
+    private struct State {
+        var jobs = CircularBuffer<Job>(initialCapacity: 64)
+        var idle = 0
+        var stopped = false
+    }
+
+    private let state = Mutex(State())
+    /// Counts queued jobs (plus one wake-up per thread at shutdown).
+    private let available = DispatchSemaphore(value: 0)
+    public let threadCount: Int
+    public let queueLimit: Int
+
+    public init(threads: Int, queueLimit: Int, name: String = "samlgate-worker") {
+        precondition(threads > 0, "a worker pool needs at least one thread")
+        self.threadCount = threads
+        self.queueLimit = queueLimit
+        for index in 0..<threads {
+            let thread = Thread { [self] in self.workLoop() }
+            thread.name = "\(name)-\(index)"
+            thread.start()
+        }
+    }
+
+    /// Jobs accepted but not yet started.
+    public var queueDepth: Int {
+        state.withLock { $0.jobs.count }
+    }
+
+    /// Runs `work` on a worker thread and returns its result; fails at once with
+    /// ``WorkerPoolError/overloaded`` when the queue is full, or ``WorkerPoolError/stopped``.
+    public func run<T: Sendable>(_ work: @escaping @Sendable () -> T) async throws(WorkerPoolError) -> T {
+        let result: Result<T, WorkerPoolError> = await withUnsafeContinuation { continuation in
+            let outcome = enqueue { continuation.resume(returning: .success(work())) }
+            if let outcome { continuation.resume(returning: .failure(outcome)) }
+        }
+        return try result.get()
+    }
+
+    /// Queues `job`; returns the reason when it was refused.
+    public func enqueue(_ job: @escaping Job) -> WorkerPoolError? {
+        let refusal: WorkerPoolError? = state.withLock { state in
+            if state.stopped { return .stopped }
+            // Idle threads take jobs at once, so they do not count against the queue bound.
+            guard state.jobs.count < queueLimit + state.idle else { return .overloaded }
+            state.jobs.append(job)
+            return nil
+        }
+        if refusal == nil { available.signal() }
+        return refusal
+    }
+
+    /// Lets the threads finish the queued jobs and exit. Jobs submitted afterwards are refused.
+    public func shutdown() {
+        state.withLock { $0.stopped = true }
+        for _ in 0..<threadCount { available.signal() }
+    }
+
+    private func workLoop() {
+        while true {
+            state.withLock { $0.idle += 1 }
+            available.wait()
+            let job: Job? = state.withLock { state in
+                state.idle -= 1
+                return state.jobs.popFirst()
+            }
+            guard let job else {
+                if state.withLock({ $0.stopped && $0.jobs.isEmpty }) { return }
+                continue
+            }
+            job()
+        }
+    }
+}

@@ -1,0 +1,7 @@
+/// Why the ``WorkerPool`` refused a job.
+public enum WorkerPoolError: Error, Sendable {
+    /// The queue is at its bound: answer 503 `overloaded` with `Retry-After`.
+    case overloaded
+    /// The pool is shutting down.
+    case stopped
+}
