@@ -47,9 +47,12 @@ let package = Package(
                 .product(name: "X509", package: "swift-certificates"),
             ]
         ),
+        // Small pieces shared by the servers and the CLI (JSON lines, published ports).
+        .target(name: "ServerSupport", dependencies: [.product(name: "Logging", package: "swift-log")]),
         .target(
             name: "Gateway",
             dependencies: [
+                "ServerSupport",
                 "SAMLEncoding",
                 "SAMLVerification",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -68,7 +71,9 @@ let package = Package(
         .target(
             name: "ReferenceUpstream",
             dependencies: [
+                "ServerSupport",
                 "SAMLEncoding",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -79,6 +84,9 @@ let package = Package(
                 "SAMLEncoding",
                 "SAMLVerification",
                 "TestIdP",
+                "Gateway",
+                "ReferenceUpstream",
+                "ServerSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]

@@ -44,7 +44,7 @@ public struct GatewayConfiguration: Sendable {
     public var logFormat: LogFormat = .json
     public var forwardForm: ForwardForm = .cookbook
     /// Base of the `helpUrl` in error bodies; the error code is appended.
-    public var helpURL: String = "https://github.com/samlgate/samlgate/blob/main/README.md#error-codes"
+    public var helpURL: String = "https://github.com/samlgate/samlgate/blob/main/docs/errors.md"
 
     public init() {}
 

@@ -1,3 +1,4 @@
+import ServerSupport
 extension GatewayError {
     /// The enhanced-error JSON body; `trace` is the request id.
     public func jsonBody(trace: String, helpURL: String) -> String {

@@ -1,3 +1,4 @@
+import ServerSupport
 import AsyncHTTPClient
 import Dispatch
 import Foundation

@@ -1,3 +1,4 @@
+import ServerSupport
 import Hummingbird
 import Logging
 import NIOCore

@@ -1,4 +1,4 @@
-import Gateway
+import ServerSupport
 import ArgumentParser
 import Foundation
 import NIOCore

@@ -1,0 +1,54 @@
+import Foundation
+import Logging
+
+/// swift-log handler writing one JSON object per line to standard error:
+/// `{"ts":…,"level":…,"label":…,"msg":…, metadata…}`. Messages and metadata are the caller's
+/// responsibility: the gateway never puts SAML content, NameIDs or device ids in them.
+public struct JSONLogHandler: LogHandler {
+    public var logLevel: Logger.Level
+    public var metadata: Logger.Metadata = [:]
+    let label: String
+
+    public init(label: String, level: Logger.Level) {
+        self.label = label
+        self.logLevel = level
+    }
+
+    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    public func log(event: LogEvent) {
+        var line = JSONLine()
+        line.add("ts", Self.timestamp())
+        line.add("level", event.level.rawValue)
+        line.add("label", label)
+        line.add("msg", event.message.description)
+        let merged = metadata.merging(event.metadata ?? [:]) { _, new in new }
+        for key in merged.keys.sorted() {
+            line.add(key, "\(merged[key]!)")
+        }
+        let text = line.json + "\n"
+        // One write(2) per line, so lines from concurrent requests do not interleave.
+        var bytes = Array(text.utf8)
+        bytes.withUnsafeMutableBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = Foundation.write(2, buffer.baseAddress! + offset, buffer.count - offset)
+                if written <= 0 { break }
+                offset += written
+            }
+        }
+    }
+
+    static func timestamp() -> String {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        var seconds = now.tv_sec
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        return String(format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday,
+                      parts.tm_hour, parts.tm_min, parts.tm_sec, now.tv_nsec / 1_000_000)
+    }
+}

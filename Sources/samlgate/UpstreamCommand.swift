@@ -1,0 +1,35 @@
+import ArgumentParser
+import Logging
+import ReferenceUpstream
+import ServerSupport
+
+/// `samlgate upstream`: the in-memory reference backend, to run the gateway against on one
+/// machine (tests, demos, load).
+struct UpstreamCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "upstream",
+        abstract: "Run the reference upstream (an in-memory stand-in for the authentication backend).")
+
+    @Option(help: "Listen address.") var host = "127.0.0.1"
+    @Option(help: "Listen port; 0 picks a free one.") var port = 9090
+    @Option(name: .customLong("token-ttl"), help: "Lifetime of the authentication tokens it issues, seconds.") var tokenTTL = 86_400.0
+    @Option(name: .customLong("log-level"), help: "trace|debug|info|notice|warning|error|critical.") var logLevel = "notice"
+    @Option(name: .customLong("log-format"), help: "json|text.") var logFormat = "json"
+
+    func validate() throws {
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be in 0...65535") }
+        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level: unknown level \(logLevel)") }
+        guard tokenTTL > 0 else { throw ValidationError("--token-ttl must be positive") }
+    }
+
+    func run() async throws {
+        ServerLogging.bootstrap(level: Logger.Level(rawValue: logLevel) ?? .notice, format: logFormat)
+        let server = ReferenceUpstreamServer(
+            host: host, port: port, tokenTTL: tokenTTL, logger: Logger(label: "samlgate.upstream"), signals: true)
+        Task {
+            let bound = await server.port.value()
+            StandardStreams.write("samlgate reference upstream listening on http://\(host):\(bound)\n")
+        }
+        try await server.run()
+    }
+}
