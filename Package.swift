@@ -99,6 +99,18 @@ let package = Package(
             name: "SAMLVerificationTests",
             dependencies: ["SAMLVerification", "TestIdP", "CXMLSec", "SAMLEncoding", "samlgate", "CLITestSupport"]
         ),
+        .testTarget(
+            name: "GatewayTests",
+            dependencies: [
+                "Gateway", "ReferenceUpstream", "ServerSupport", "TestIdP", "SAMLEncoding", "SAMLVerification", "samlgate",
+                "CLITestSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // Runs the built executable for the CLI tests; used only by test targets.
         .target(name: "CLITestSupport", path: "Sources/CLITestSupport"),
     ]

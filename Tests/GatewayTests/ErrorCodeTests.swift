@@ -1,0 +1,122 @@
+import Foundation
+import Gateway
+import Testing
+
+/// Every error the gateway answers itself, produced by a real request, never reaching the
+/// upstream, in the enhanced error shape.
+@Suite("Gateway error codes")
+struct ErrorCodeTests {
+    static func expectError(_ reply: GatewayHarness.Reply, _ status: Int, _ code: String,
+                            sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(reply.status == status, "\(reply.body)", sourceLocation: sourceLocation)
+        #expect(reply.code == code, "\(reply.body)", sourceLocation: sourceLocation)
+        let json = reply.json ?? [:]
+        for key in ["status", "code", "message", "details", "helpUrl", "trace", "action"] {
+            #expect(json[key] != nil, "error body lacks \(key)", sourceLocation: sourceLocation)
+        }
+        #expect(json["trace"] as? String == reply.headers.first(name: "X-Request-Id"), sourceLocation: sourceLocation)
+    }
+
+    @Test("v1 field validation: missing_parameter for each field, invalid deviceType, unknown_mvpd, 415, duplicate fields")
+    func v1Fields() async throws {
+        try await withHarness { h in
+            let saml = GatewayHarness.base64(GatewayHarness.issue())
+            for missing in ["requestor", "deviceId", "mvpd", "deviceType", "SAMLResponse"] {
+                let fields = GatewayHarness.v1Fields(saml).map { $0.0 == missing ? ($0.0, "") : $0 }
+                let reply = try await h.send(.POST, "/api/v1/tokens/authn", body: GatewayHarness.form(fields))
+                Self.expectError(reply, 400, "missing_parameter")
+                #expect((reply.json?["details"] as? [String: Any])?["parameter"] as? String == missing)
+            }
+            var fields = GatewayHarness.v1Fields(saml)
+            fields[3] = ("deviceType", "ios")
+            Self.expectError(try await h.send(.POST, "/api/v1/tokens/authn", body: GatewayHarness.form(fields)), 400, "invalid_parameter_value")
+            Self.expectError(try await h.exchangeV1(saml, mvpd: "Nobody"), 400, "unknown_mvpd")
+            Self.expectError(try await h.send(.POST, "/api/v1/tokens/authn", body: GatewayHarness.form(GatewayHarness.v1Fields(saml)),
+                                              headers: [("Content-Type", "application/json")]), 415, "unsupported_media_type")
+            let doubled = GatewayHarness.form(GatewayHarness.v1Fields(saml) + [("mvpd", "Other")])
+            Self.expectError(try await h.send(.POST, "/api/v1/tokens/authn", body: doubled), 400, "invalid_parameter_value")
+            #expect(h.upstream?.records.exchanges.isEmpty == true)
+        }
+    }
+
+    @Test("SAMLResponse value errors: malformed base64, broken %, double encoding, not XML, bad UTF-8")
+    func valueErrors() async throws {
+        try await withHarness { h in
+            let xml = GatewayHarness.issue()
+            Self.expectError(try await h.exchangeV1("PHNhbWw6UmVzcG9uc2U#"), 400, "malformed_base64")
+            let broken = "requestor=REF&deviceId=d&mvpd=Cablevision&deviceType=iOS&SAMLResponse=%ZZ"
+            Self.expectError(try await h.send(.POST, "/api/v1/tokens/authn", body: broken), 400, "malformed_percent_encoding")
+            // The cookbook value encoded once more by the client, then once more by the form: %25 after decoding.
+            let twice = GatewayHarness.cookbook(xml).replacingOccurrences(of: "%", with: "%25")
+            Self.expectError(try await h.exchangeV1(twice), 400, "double_encoded")
+            Self.expectError(try await h.exchangeV1(Data("hello world, not xml".utf8).base64EncodedString()), 400, "unrecognized_saml_form")
+            let badUTF8 = "requestor=REF&deviceId=d&mvpd=Cablevision&deviceType=iOS&SAMLResponse=%3Cx%3E%FF%3C%2Fx%3E"
+            Self.expectError(try await h.send(.POST, "/api/v1/tokens/authn", body: badUTF8), 400, "invalid_utf8")
+            Self.expectError(try await h.exchangeV1("<samlp:Response"), 400, "malformed_xml")
+            #expect(h.upstream?.records.exchanges.isEmpty == true)
+        }
+    }
+
+    @Test("verification failures answer 401 with the verifier's code and never reach the upstream")
+    func verificationFailures() async throws {
+        try await withHarness { h in
+            let forged = try GatewayHarness.attackerIdP.issue(.init(mvpd: GatewayHarness.mvpd, user: "mallory@example.com"))
+            Self.expectError(try await h.exchangeV1(GatewayHarness.base64(forged)), 401, "key_not_trusted")
+            let unsigned = GatewayHarness.issue { $0.sign = .none }
+            Self.expectError(try await h.exchangeV1(GatewayHarness.base64(unsigned)), 401, "signature_missing")
+            let expired = GatewayHarness.issue { $0.now = Date().addingTimeInterval(-7200) }
+            Self.expectError(try await h.exchangeV1(GatewayHarness.base64(expired)), 401, "expired")
+            let otherAudience = GatewayHarness.issue { $0.audience = "https://elsewhere.example" }
+            Self.expectError(try await h.exchangeV1(GatewayHarness.base64(otherAudience)), 401, "wrong_audience")
+            var tampered = String(decoding: GatewayHarness.issue(), as: UTF8.self)
+            tampered = tampered.replacingOccurrences(of: "alice@example.com", with: "mallory@example.com")
+            Self.expectError(try await h.exchangeV1(tampered), 401, "signature_invalid")
+            let doctype = "<?xml version=\"1.0\"?><!DOCTYPE x [<!ENTITY a \"b\">]><x>&a;</x>"
+            Self.expectError(try await h.exchangeV1(doctype), 400, "forbidden_dtd")
+            #expect(h.upstream?.records.exchanges.isEmpty == true)
+            let metrics = try await h.send(.GET, "/metrics")
+            #expect(metrics.body.contains("samlgate_verification_failures_total{code=\"key_not_trusted\"} 1"))
+        }
+    }
+
+    @Test("a replayed response is refused the second time")
+    func replay() async throws {
+        try await withHarness { h in
+            let saml = GatewayHarness.base64(GatewayHarness.issue())
+            #expect(try await h.exchangeV1(saml).status == 204)
+            Self.expectError(try await h.exchangeV1(saml, device: "other-device"), 401, "replayed")
+            #expect(h.upstream?.records.exchanges.count == 1)
+        }
+    }
+
+    @Test("a body over the limit answers 413, by Content-Length and while streaming")
+    func bodyLimit() async throws {
+        try await withHarness(configure: { $0.bodyLimit = 4096 }) { h in
+            let big = String(repeating: "A", count: 5000)
+            Self.expectError(try await h.exchangeV1(big), 413, "body_too_large")
+            let health = try await h.send(.GET, "/healthz")
+            #expect(health.status == 200)
+        }
+    }
+
+    @Test("v2 partner status: VSA403, VSA404, VSA503, APPL_ERROR, unknown provider, missing and unreadable headers")
+    func partnerStatus() async throws {
+        try await withHarness { h in
+            let saml = GatewayHarness.base64(GatewayHarness.issue())
+            Self.expectError(try await h.exchangeV2(saml, status: GatewayHarness.partnerStatus(access: "denied")), 403, "VSA403")
+            Self.expectError(try await h.exchangeV2(saml, status: GatewayHarness.partnerStatus(access: "notDetermined")), 403, "VSA404")
+            Self.expectError(try await h.exchangeV2(saml, status: GatewayHarness.partnerStatus(access: "pending")), 403, "VSA404")
+            Self.expectError(try await h.exchangeV2(saml, status: GatewayHarness.partnerStatus(permissionError: true)), 400, "VSA503")
+            Self.expectError(try await h.exchangeV2(saml, status: GatewayHarness.partnerStatus(providerError: true)), 400, "APPL_ERROR")
+            Self.expectError(try await h.exchangeV2(saml, status: GatewayHarness.partnerStatus(expires: Date().addingTimeInterval(-60))),
+                             401, "APPL_ERROR")
+            Self.expectError(try await h.exchangeV2(saml, status: GatewayHarness.partnerStatus(provider: "someone-else")), 400, "unknown_mvpd")
+            Self.expectError(try await h.exchangeV2(saml, status: nil), 400, "missing_parameter")
+            Self.expectError(try await h.exchangeV2(saml, status: "!!not base64!!"), 400, "invalid_parameter_value")
+            Self.expectError(try await h.exchangeV2(saml, status: Data("{\"x\":1}".utf8).base64EncodedString()), 400, "invalid_parameter_value")
+            #expect(h.upstream?.records.exchanges.isEmpty == true)
+            // Still a valid exchange afterwards.
+            #expect(try await h.exchangeV2(saml).status == 200)
+        }
+    }
+}

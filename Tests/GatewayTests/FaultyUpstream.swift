@@ -1,0 +1,57 @@
+import Hummingbird
+import Logging
+import NIOCore
+import NIOPosix
+import ServerSupport
+
+/// Upstreams that misbehave on purpose: answer slowly, answer 500, or drop the connection.
+enum FaultyUpstream {
+    enum Fault: Sendable {
+        case slow(Duration)
+        case status500
+    }
+
+    /// A Hummingbird server answering every request with `fault`; returns its URL and a stopper.
+    static func start(_ fault: Fault) async throws -> (url: String, stop: @Sendable () async -> Void) {
+        let router = Router()
+        let handler: @Sendable (Request, BasicRequestContext) async throws -> Response = { request, _ in
+            var request = request
+            _ = try await request.collectBody(upTo: 8 << 20)
+            switch fault {
+            case .slow(let delay):
+                try await Task.sleep(for: delay)
+                return Response(status: .noContent)
+            case .status500:
+                return Response(status: .internalServerError, body: .init(byteBuffer: ByteBuffer(string: "{\"upstream\":\"broken\"}")))
+            }
+        }
+        router.post("/**", use: handler)
+        router.get("/**", use: handler)
+        let port = ListeningPort()
+        let app = Application(
+            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+            onServerRunning: { port.publish($0.localAddress?.port ?? 0) },
+            logger: Logger(label: "faulty", factory: { _ in SwiftLogNoOpLogHandler() }))
+        let task = Task { try await app.runService() }
+        let bound = await port.value()
+        return ("http://127.0.0.1:\(bound)", { task.cancel(); _ = try? await task.value })
+    }
+
+    /// A TCP server that accepts, reads a little and closes the connection without answering.
+    static func startResetting() async throws -> (url: String, stop: @Sendable () async -> Void) {
+        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { channel in channel.pipeline.addHandler(CloseOnRead()) }
+            .bind(host: "127.0.0.1", port: 0).get()
+        let port = channel.localAddress!.port!
+        return ("http://127.0.0.1:\(port)", { try? await channel.close() })
+    }
+
+    final class CloseOnRead: ChannelInboundHandler, Sendable {
+        typealias InboundIn = ByteBuffer
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            context.close(promise: nil)
+        }
+    }
+}

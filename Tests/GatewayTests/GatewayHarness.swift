@@ -1,0 +1,181 @@
+import AsyncHTTPClient
+import Foundation
+import Gateway
+import Logging
+import NIOCore
+import NIOHTTP1
+import ReferenceUpstream
+import SAMLEncoding
+import TestIdP
+
+/// A reference upstream and a gateway on loopback ephemeral ports, in this process, plus an
+/// HTTP client: every test speaks real HTTP to them.
+final class GatewayHarness: Sendable {
+    static let mvpd = "Cablevision"
+    static let platformMappingID = "cablevision-apple"
+    static let idpPair = try! IdPKeyPair.generate(.rsa2048, commonName: "harness IdP")
+    static let idp = try! TestIdentityProvider(keyPair: idpPair)
+    static let attackerIdP = try! TestIdentityProvider(keyPair: try! IdPKeyPair.generate(.rsa2048, commonName: "attacker"))
+    static let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: {
+        var configuration = HTTPClient.Configuration()
+        configuration.decompression = .disabled
+        configuration.timeout = .init(connect: .seconds(5), read: .seconds(30))
+        return configuration
+    }())
+
+    let upstream: ReferenceUpstreamServer?
+    let gateway: GatewayServer
+    let gatewayURL: String
+    let upstreamURL: String
+    let trustDirectory: String
+    private let tasks: [Task<Void, any Error>]
+
+    /// - Parameter upstreamURL: use this instead of a fresh reference upstream (a faulty one).
+    init(upstreamURL fixedUpstream: String? = nil, configure: (inout GatewayConfiguration) -> Void = { _ in }) async throws {
+        let logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
+        trustDirectory = try Self.makeTrustStore()
+        var tasks: [Task<Void, any Error>] = []
+        if let fixedUpstream {
+            upstream = nil
+            upstreamURL = fixedUpstream
+        } else {
+            let server = ReferenceUpstreamServer(host: "127.0.0.1", port: 0, logger: logger, signals: false)
+            tasks.append(Task { try await server.run() })
+            upstream = server
+            upstreamURL = "http://127.0.0.1:\(await server.port.value())"
+        }
+        var configuration = GatewayConfiguration()
+        configuration.port = 0
+        configuration.upstreams = [upstreamURL]
+        configuration.trustStore = trustDirectory
+        configuration.workers = 2
+        configure(&configuration)
+        let gateway = try GatewayServer(configuration: configuration, logger: logger, signals: false)
+        tasks.append(Task { try await gateway.run() })
+        self.gateway = gateway
+        gatewayURL = "http://127.0.0.1:\(await gateway.port.value())"
+        self.tasks = tasks
+    }
+
+    func stop() async {
+        await gateway.stop()
+        await upstream?.stop()
+        for task in tasks { _ = try? await task.value }
+        try? FileManager.default.removeItem(atPath: trustDirectory)
+    }
+
+    /// `<tmp>/Cablevision/cert.pem` + `platform-mapping-id`.
+    static func makeTrustStore() throws -> String {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("samlgate-trust-\(UUID().uuidString)")
+        let dir = root.appendingPathComponent(mvpd)
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        try idpPair.certificatePEM.write(to: dir.appendingPathComponent("cert.pem"), atomically: true, encoding: .utf8)
+        try platformMappingID.write(to: dir.appendingPathComponent("platform-mapping-id"), atomically: true, encoding: .utf8)
+        return root.path
+    }
+
+    // MARK: responses
+
+    static func issue(_ configure: (inout IssueOptions) -> Void = { _ in }) -> [UInt8] {
+        var options = IssueOptions(mvpd: mvpd, user: "alice@example.com", attributes: [SAMLAttribute("zip", "10001")])
+        configure(&options)
+        return try! idp.issue(options)
+    }
+
+    /// What the cookbook makes of `xml` (the encoder is checked against the cookbook's own code
+    /// in SAMLEncodingTests).
+    static func cookbook(_ xml: [UInt8]) -> String {
+        var buffer = ByteBuffer()
+        try! xml.withUnsafeBytes { try CookbookEncoder.encode($0, into: &buffer) }
+        return String(buffer: buffer)
+    }
+
+    static func base64(_ xml: [UInt8]) -> String { Data(xml).base64EncodedString() }
+
+    // MARK: requests
+
+    struct Reply {
+        var status: Int
+        var headers: HTTPHeaders
+        var raw: [UInt8]
+        var body: String { String(decoding: raw, as: UTF8.self) }
+
+        /// The `code` of an error body.
+        var code: String? {
+            guard let data = body.data(using: .utf8),
+                  let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return nil }
+            return object["code"] as? String
+        }
+
+        var json: [String: Any]? {
+            (try? JSONSerialization.jsonObject(with: Data(body.utf8))) as? [String: Any]
+        }
+    }
+
+    /// Form-encodes `fields` (every byte but unreserved ones escaped, space as `%20`).
+    static func form(_ fields: [(String, String)]) -> String {
+        fields.map { escape($0.0) + "=" + escape($0.1) }.joined(separator: "&")
+    }
+
+    static func escape(_ text: String) -> String {
+        var out = ""
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                out += String(format: "%%%02X", byte)
+            }
+        }
+        return out
+    }
+
+    static func v1Fields(_ saml: String, mvpd: String = mvpd, device: String = "device-1") -> [(String, String)] {
+        [("requestor", "REF"), ("deviceId", device), ("mvpd", mvpd), ("deviceType", "iOS"), ("SAMLResponse", saml)]
+    }
+
+    func send(_ method: HTTPMethod = .POST, _ path: String, body: String? = nil, bytes: [UInt8]? = nil,
+              headers: [(String, String)] = [("Content-Type", "application/x-www-form-urlencoded")]) async throws -> Reply {
+        var request = HTTPClientRequest(url: gatewayURL + path)
+        request.method = method
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        if let body { request.body = .bytes(ByteBuffer(string: body)) }
+        if let bytes { request.body = .bytes(ByteBuffer(bytes: bytes)) }
+        let response = try await Self.client.execute(request, timeout: .seconds(30))
+        let data = try await response.body.collect(upTo: 16 << 20)
+        return Reply(status: Int(response.status.code), headers: response.headers, raw: Array(buffer: data))
+    }
+
+    func exchangeV1(_ saml: String, mvpd: String = mvpd, device: String = "device-1") async throws -> Reply {
+        try await send(.POST, "/api/v1/tokens/authn", body: Self.form(Self.v1Fields(saml, mvpd: mvpd, device: device)))
+    }
+
+    /// The `AP-Partner-Framework-Status` header value.
+    static func partnerStatus(access: String = "granted", provider: String? = platformMappingID, expires: Date = Date().addingTimeInterval(3600),
+                              permissionError: Bool = false, providerError: Bool = false) -> String {
+        var permission: [String: Any] = ["accessStatus": access]
+        if permissionError { permission["error"] = ["code": 1, "message": "framework failure"] }
+        var providerInfo: [String: Any] = ["expirationDate": expires.timeIntervalSince1970 * 1000]
+        if let provider { providerInfo["id"] = provider }
+        if providerError { providerInfo["error"] = ["code": "2", "message": "provider failure"] }
+        let json = try! JSONSerialization.data(withJSONObject: ["frameworkPermissionInfo": permission, "frameworkProviderInfo": providerInfo])
+        return json.base64EncodedString()
+    }
+
+    func exchangeV2(_ saml: String, status: String? = partnerStatus(), extraHeaders: [(String, String)] = []) async throws -> Reply {
+        var headers = [("Content-Type", "application/x-www-form-urlencoded"), ("Authorization", "Bearer token-1"),
+                       ("AP-Device-Identifier", "fingerprint device-2"), ("X-Device-Info", "eyJwcmltYXJ5SGFyZHdhcmVUeXBlIjoiU2V0VG9wQm94In0=")]
+        if let status { headers.append(("AP-Partner-Framework-Status", status)) }
+        headers.append(contentsOf: extraHeaders)
+        return try await send(.POST, "/api/v2/REF/profiles/sso/apple", body: Self.form([("SAMLResponse", saml)]), headers: headers)
+    }
+}
+
+extension GatewayHarness {
+    /// Base64 then the cookbook's percent-encoding, without normalization.
+    static func escapeFree(base64Percent xml: [UInt8]) -> String {
+        base64(xml).replacingOccurrences(of: "+", with: "%2B").replacingOccurrences(of: "/", with: "%2F")
+            .replacingOccurrences(of: "=", with: "%3D")
+    }
+}

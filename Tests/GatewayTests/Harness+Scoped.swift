@@ -1,0 +1,16 @@
+import Gateway
+
+/// Runs `body` with a fresh harness and always stops it.
+func withHarness(
+    upstreamURL: String? = nil, configure: (inout GatewayConfiguration) -> Void = { _ in },
+    _ body: (GatewayHarness) async throws -> Void
+) async throws {
+    let harness = try await GatewayHarness(upstreamURL: upstreamURL, configure: configure)
+    do {
+        try await body(harness)
+    } catch {
+        await harness.stop()
+        throw error
+    }
+    await harness.stop()
+}

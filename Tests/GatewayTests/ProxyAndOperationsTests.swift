@@ -1,0 +1,89 @@
+import Dispatch
+import Foundation
+import Gateway
+import Testing
+
+@Suite("Pass-through and operations")
+struct ProxyAndOperationsTests {
+    @Test("any other path is forwarded byte-exact: method, path, query, body; hop-by-hop dropped; X-Forwarded-* and X-Request-Id added")
+    func passThrough() async throws {
+        try await withHarness { h in
+            var body: [UInt8] = Array(0...255)
+            body += Array("SAMLResponse=%2B%2F &x=\u{0}".utf8)
+            let reply = try await h.send(.PUT, "/reference/echo/a%20b/c?q=1&r=%2F%3D&q=2", bytes: body, headers: [
+                ("Content-Type", "application/octet-stream"), ("X-Custom", "kept"), ("Keep-Alive", "timeout=5"),
+                ("X-Request-Id", "req-42"), ("Connection", "X-Drop-Me"), ("X-Drop-Me", "1"),
+            ])
+            #expect(reply.status == 200)
+            #expect(reply.raw == body)
+            #expect(reply.headers.first(name: "X-Echo-Method") == "PUT")
+            #expect(reply.headers.first(name: "X-Echo-URI") == "/reference/echo/a%20b/c?q=1&r=%2F%3D&q=2")
+            #expect(reply.headers.first(name: "X-Request-Id") == "req-42")
+            let seen = try #require(reply.headers.first(name: "X-Echo-Headers"))
+            let headers = try #require(try JSONSerialization.jsonObject(with: Data(seen.utf8)) as? [String: String])
+            #expect(headers["x-custom"] == "kept")
+            #expect(headers["x-forwarded-for"] == "127.0.0.1")
+            #expect(headers["x-forwarded-proto"] == "http")
+            #expect(headers["x-request-id"] == "req-42")
+            #expect(headers["keep-alive"] == nil)
+            #expect(headers["x-drop-me"] == nil)
+        }
+    }
+
+    @Test("pass-through body is byte-exact for a large binary body")
+    func passThroughLarge() async throws {
+        try await withHarness { h in
+            var generator = SystemRandomNumberGenerator()
+            let body = (0..<(3 << 20)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            var request = HTTPClientRequestBuilder.post(h.gatewayURL + "/reference/echo/blob", body: body)
+            request.headers.add(name: "Content-Type", value: "application/octet-stream")
+            let response = try await GatewayHarness.client.execute(request, timeout: .seconds(30))
+            let echoed = try await response.body.collect(upTo: 8 << 20)
+            #expect(response.status.code == 200)
+            #expect(Array(buffer: echoed) == body)
+        }
+    }
+
+    @Test("healthz, readyz and metrics answer locally")
+    func operations() async throws {
+        try await withHarness { h in
+            let health = try await h.send(.GET, "/healthz")
+            #expect(health.status == 200 && health.json?["status"] as? String == "up")
+            let ready = try await h.send(.GET, "/readyz")
+            #expect(ready.status == 200)
+            #expect(ready.json?["mvpds"] as? Int == 1)
+            _ = try await h.exchangeV1(GatewayHarness.base64(GatewayHarness.issue()))
+            let metrics = try await h.send(.GET, "/metrics")
+            #expect(metrics.headers.first(name: "Content-Type")?.hasPrefix("text/plain") == true)
+            for name in ["samlgate_requests_total{route=\"v1_tokens_authn\",status=\"204\"} 1", "samlgate_stage_duration_seconds_bucket",
+                         "samlgate_worker_queue_depth", "samlgate_upstream_duration_seconds", "samlgate_saml_forms_total{form=\"base64\"} 1"] {
+                #expect(metrics.body.contains(name), "metrics lack \(name)")
+            }
+        }
+    }
+
+    @Test("a full worker queue answers 503 overloaded with Retry-After at once")
+    func overloaded() async throws {
+        try await withHarness(configure: { $0.workers = 1; $0.queue = 1 }) { h in
+            // Occupy the only worker and the only queue slot.
+            let gate = DispatchSemaphore(value: 0)
+            for _ in 0..<2 {
+                #expect(h.gateway.core.pool.enqueue { gate.wait() } == nil)
+            }
+            let started = ContinuousClock.now
+            let reply = try await h.exchangeV1(GatewayHarness.base64(GatewayHarness.issue()))
+            ErrorCodeTests.expectError(reply, 503, "overloaded")
+            #expect(reply.headers.first(name: "Retry-After") == "1")
+            #expect(ContinuousClock.now - started < .seconds(2))
+            gate.signal()
+            gate.signal()
+            // Served again once the workers are free.
+            var status = 0
+            for _ in 0..<50 where status != 204 {
+                status = try await h.exchangeV1(GatewayHarness.base64(GatewayHarness.issue())).status
+                if status != 204 { try await Task.sleep(for: .milliseconds(20)) }
+            }
+            #expect(status == 204)
+        }
+    }
+}

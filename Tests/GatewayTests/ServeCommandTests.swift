@@ -1,0 +1,83 @@
+import AsyncHTTPClient
+import CLITestSupport
+import Foundation
+import Testing
+
+/// `samlgate serve` as a real process: start-up output, configuration errors, SIGHUP reload,
+/// SIGTERM graceful exit.
+@Suite("samlgate serve process", .serialized)
+struct ServeCommandTests {
+    /// Starts `samlgate serve` with `arguments`, waits for its "listening on" line, returns the process and URL.
+    static func start(_ arguments: [String]) throws -> (Process, String, Pipe) {
+        let process = Process()
+        process.executableURL = SamlgateProcess.executable
+        process.arguments = ["serve"] + arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var line = Data()
+        while !line.contains(UInt8(ascii: "\n")) {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            line.append(chunk)
+        }
+        let text = String(decoding: line, as: UTF8.self)
+        guard let range = text.range(of: "http://127.0.0.1:"), let port = Int(text[range.upperBound...].prefix { $0.isNumber }) else {
+            process.terminate()
+            throw CocoaError(.fileReadCorruptFile, userInfo: [NSDebugDescriptionErrorKey: "no listening line: \(text)"])
+        }
+        return (process, "http://127.0.0.1:\(port)", output)
+    }
+
+    static func get(_ url: String) async throws -> (Int, [String: Any]) {
+        let response = try await GatewayHarness.client.execute(HTTPClientRequest(url: url), timeout: .seconds(10))
+        let body = try await response.body.collect(upTo: 1 << 20)
+        let json = (try? JSONSerialization.jsonObject(with: Data(buffer: body))) as? [String: Any] ?? [:]
+        return (Int(response.status.code), json)
+    }
+
+    @Test("SIGHUP reloads the trust store; SIGTERM exits 0")
+    func reloadAndTerminate() async throws {
+        let trust = try GatewayHarness.makeTrustStore()
+        let (process, url, _) = try Self.start(["--port", "0", "--upstream", "http://127.0.0.1:1", "--trust-store", trust, "--workers", "1"])
+        defer { if process.isRunning { process.terminate() } }
+        #expect(try await Self.get(url + "/readyz").1["mvpds"] as? Int == 1)
+        let second = URL(fileURLWithPath: trust).appendingPathComponent("Second")
+        try FileManager.default.createDirectory(at: second, withIntermediateDirectories: true)
+        try GatewayHarness.idpPair.certificatePEM.write(to: second.appendingPathComponent("cert.pem"), atomically: true, encoding: .utf8)
+        kill(process.processIdentifier, SIGHUP)
+        var mvpds = 1
+        for _ in 0..<100 where mvpds != 2 {
+            try await Task.sleep(for: .milliseconds(50))
+            mvpds = try await Self.get(url + "/readyz").1["mvpds"] as? Int ?? 0
+        }
+        #expect(mvpds == 2)
+        // A broken reload keeps the previous store.
+        try "not a pem".write(to: second.appendingPathComponent("cert.pem"), atomically: true, encoding: .utf8)
+        kill(process.processIdentifier, SIGHUP)
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(try await Self.get(url + "/readyz").1["mvpds"] as? Int == 2)
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        try? FileManager.default.removeItem(atPath: trust)
+    }
+
+    @Test("configuration errors exit 2 and name the setting")
+    func configurationErrors() throws {
+        let missing = try SamlgateProcess.run(["serve", "--port", "0", "--trust-store", "/nonexistent"])
+        #expect(missing.status == 2)
+        #expect(missing.stderr.contains("upstream"))
+        let badTrust = try SamlgateProcess.run(["serve", "--port", "0", "--upstream", "http://127.0.0.1:1", "--trust-store", "/nonexistent"])
+        #expect(badTrust.status == 2)
+        #expect(badTrust.stderr.contains("trust store"))
+        let config = try SamlgateProcess.temporaryFile("bad.yaml", Data("prot: 8080\n".utf8))
+        let badKey = try SamlgateProcess.run(["serve", "--config", config])
+        #expect(badKey.status == 2)
+        #expect(badKey.stderr.contains("unknown setting \"prot\""))
+        let badFlag = try SamlgateProcess.run(["serve", "--queue", "lots", "--upstream", "http://x:1", "--trust-store", "/tmp"])
+        #expect(badFlag.status == 2)
+        #expect(badFlag.stderr.contains("--queue"))
+    }
+}

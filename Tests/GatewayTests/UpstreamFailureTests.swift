@@ -1,0 +1,69 @@
+import Foundation
+import Gateway
+import Testing
+
+/// An upstream that is down, slow, resets or fails gives the documented answer, and the gateway
+/// keeps serving.
+@Suite("Upstream failures")
+struct UpstreamFailureTests {
+    static func exchange(_ h: GatewayHarness) async throws -> GatewayHarness.Reply {
+        try await h.exchangeV1(GatewayHarness.base64(GatewayHarness.issue()))
+    }
+
+    @Test("upstream down: 502 upstream_unavailable, quickly; readiness turns false")
+    func down() async throws {
+        try await withHarness(upstreamURL: "http://127.0.0.1:1", configure: { $0.connectTimeout = 1 }) { h in
+            let started = ContinuousClock.now
+            ErrorCodeTests.expectError(try await Self.exchange(h), 502, "upstream_unavailable")
+            #expect(ContinuousClock.now - started < .seconds(5))
+            let ready = try await h.send(.GET, "/readyz")
+            #expect(ready.status == 503)
+            #expect(try await h.send(.GET, "/healthz").status == 200)
+        }
+    }
+
+    @Test("upstream slower than the read timeout: 504 upstream_timeout")
+    func slow() async throws {
+        let slow = try await FaultyUpstream.start(.slow(.seconds(4)))
+        try await withHarness(upstreamURL: slow.url, configure: { $0.readTimeout = 0.5; $0.totalTimeout = 1 }) { h in
+            ErrorCodeTests.expectError(try await Self.exchange(h), 504, "upstream_timeout")
+            #expect(try await h.send(.GET, "/healthz").status == 200)
+        }
+        await slow.stop()
+    }
+
+    @Test("upstream closing the connection: 502 upstream_unavailable, no retry of the exchange")
+    func reset() async throws {
+        let resetting = try await FaultyUpstream.startResetting()
+        try await withHarness(upstreamURL: resetting.url) { h in
+            ErrorCodeTests.expectError(try await Self.exchange(h), 502, "upstream_unavailable")
+            #expect(try await h.send(.GET, "/healthz").status == 200)
+        }
+        await resetting.stop()
+    }
+
+    @Test("upstream 500: passed back unchanged")
+    func serverError() async throws {
+        let failing = try await FaultyUpstream.start(.status500)
+        try await withHarness(upstreamURL: failing.url) { h in
+            let reply = try await Self.exchange(h)
+            #expect(reply.status == 500)
+            #expect(reply.body == "{\"upstream\":\"broken\"}")
+        }
+        await failing.stop()
+    }
+
+    @Test("two upstreams, one down: the exchange is retried on the healthy one (the connection was never made)")
+    func failover() async throws {
+        try await withHarness(configure: { configuration in
+            configuration.upstreams = ["http://127.0.0.1:1"] + configuration.upstreams
+        }) { h in
+            for _ in 0..<3 {
+                #expect(try await Self.exchange(h).status == 204)
+            }
+            #expect(h.upstream?.records.exchanges.count == 3)
+            let metrics = try await h.send(.GET, "/metrics")
+            #expect(metrics.body.contains("samlgate_upstream_errors_total{upstream=\"http://127.0.0.1:1\",kind=\"connect\"}"))
+        }
+    }
+}
