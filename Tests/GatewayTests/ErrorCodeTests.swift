@@ -39,19 +39,22 @@ struct ErrorCodeTests {
         }
     }
 
-    @Test("SAMLResponse value errors: malformed base64, broken %, double encoding, not XML, bad UTF-8")
+    @Test("SAMLResponse value errors: malformed base64, broken %, double encoding, not XML, bad UTF-8, broken XML")
     func valueErrors() async throws {
         try await withHarness { h in
             let xml = GatewayHarness.issue()
-            Self.expectError(try await h.exchangeV1("PHNhbWw6UmVzcG9uc2U#"), 400, "malformed_base64")
+            Self.expectError(try await h.exchangeV1("PHNhbWw6UmVzcG9uc2"), 400, "malformed_base64")
             let broken = "requestor=REF&deviceId=d&mvpd=Cablevision&deviceType=iOS&SAMLResponse=%ZZ"
             Self.expectError(try await h.send(.POST, "/api/v1/tokens/authn", body: broken), 400, "malformed_percent_encoding")
             // The cookbook value encoded once more by the client, then once more by the form: %25 after decoding.
             let twice = GatewayHarness.cookbook(xml).replacingOccurrences(of: "%", with: "%25")
             Self.expectError(try await h.exchangeV1(twice), 400, "double_encoded")
             Self.expectError(try await h.exchangeV1(Data("hello world, not xml".utf8).base64EncodedString()), 400, "unrecognized_saml_form")
-            let badUTF8 = "requestor=REF&deviceId=d&mvpd=Cablevision&deviceType=iOS&SAMLResponse=%3Cx%3E%FF%3C%2Fx%3E"
+            let badUTF8 = "requestor=REF&deviceId=d&mvpd=Cable%FFvision&deviceType=iOS&SAMLResponse=%3Cx%2F%3E"
             Self.expectError(try await h.send(.POST, "/api/v1/tokens/authn", body: badUTF8), 400, "invalid_utf8")
+            // Inside the XML, libxml2 finds it first.
+            let badXMLText = "requestor=REF&deviceId=d&mvpd=Cablevision&deviceType=iOS&SAMLResponse=%3Cx%3E%FF%3C%2Fx%3E"
+            Self.expectError(try await h.send(.POST, "/api/v1/tokens/authn", body: badXMLText), 400, "malformed_xml")
             Self.expectError(try await h.exchangeV1("<samlp:Response"), 400, "malformed_xml")
             #expect(h.upstream?.records.exchanges.isEmpty == true)
         }
