@@ -1,15 +1,15 @@
 # samlgate — build, test, run and measure. `make test` and `make run` install what they need.
 SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = "0" ] || echo sudo)
-APT_PACKAGES := libxml2-dev libxmlsec1-dev libssl-dev pkg-config
+APT_PACKAGES := libxml2-dev libxmlsec1-dev libssl-dev pkg-config python3-venv
 SAMPLE := samples/response.xml
 BIN := .build/release/samlgate
 
-.PHONY: deps build release test run bench bench-check bench-thresholds bench-verify clean
+.PHONY: deps deps-load build release test openapi-check run load bench bench-check bench-thresholds bench-verify clean
 
 ## deps: install the system libraries (apt-get) when xmlsec1-openssl is not found.
 deps:
-	@if ! pkg-config --exists xmlsec1-openssl 2>/dev/null; then \
+	@if ! pkg-config --exists xmlsec1-openssl 2>/dev/null || ! python3 -c 'import ensurepip, venv' 2>/dev/null; then \
 		echo "Installing $(APT_PACKAGES)"; \
 		$(SUDO) apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(APT_PACKAGES); \
@@ -21,23 +21,27 @@ build: deps
 release: deps
 	$(SWIFT) build -c release --product samlgate
 
-## test: the whole test suite (what CI runs).
+## deps-load: wrk, for make load.
+deps-load: deps
+	@command -v wrk >/dev/null || { $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq wrk; }
+
+## test: the whole test suite (what CI runs): Swift tests, then the OpenAPI document check.
 test: deps
 	$(SWIFT) test
+	$(MAKE) openapi-check
 
-## run: a test IdP signs a fresh response; samlgate verifies it and encodes it for the backend.
+## openapi-check: validate docs/openapi.yaml (openapi-spec-validator in .build/tools-venv).
+openapi-check:
+	./scripts/check-openapi.sh
+
+## run: the reference upstream and the gateway on loopback (test IdP and trust store in .run/),
+## with a ready-to-paste curl; Ctrl-C stops both.
 run: release
-	@mkdir -p .run
-	@[ -f .run/idp/cert.pem ] || $(BIN) idp keygen --out .run/idp >/dev/null
-	@$(BIN) idp issue --key .run/idp/key.pem --cert .run/idp/cert.pem --mvpd Cablevision \
-		--user alice@example.com --attr zip=10001 > .run/response.xml
-	@echo "== samlgate idp issue: a signed response in .run/response.xml ($$(wc -c < .run/response.xml) bytes)"
-	@echo "== samlgate verify --trust .run/idp/cert.pem .run/response.xml"
-	@$(BIN) verify --trust .run/idp/cert.pem .run/response.xml
-	@echo "== samlgate encode .run/response.xml (the value the backend expects):"
-	@$(BIN) encode .run/response.xml | cut -c1-120; echo "   ..."
-	@echo "== samlgate encode $(SAMPLE) | samlgate decode (the normalized XML):"
-	@$(BIN) encode $(SAMPLE) | $(BIN) decode | head -c 300; echo " ..."
+	./scripts/run-local.sh
+
+## load: wrk against gateway + reference upstream with unique signed 8 KB responses.
+load: release deps-load
+	./scripts/load.sh
 
 ## bench: the benchmark package (separate, so tests never build ordo-one/benchmark).
 bench: deps

@@ -1,5 +1,7 @@
 import ArgumentParser
 import Foundation
+import NIOCore
+import SAMLEncoding
 import TestIdP
 
 /// `samlgate idp issue`: prints one freshly signed `samlp:Response`.
@@ -37,11 +39,22 @@ struct IdPIssueCommand: ParsableCommand {
     @Flag(help: "Indent the XML with line breaks (exercises the cookbook's normalization).")
     var pretty = false
 
+    @Option(help: "How many responses to print, one per line (each with fresh ids; for load tests).")
+    var count = 1
+
+    @Option(name: .customLong("pad-to"), help: "Pad each response with an attribute to about this many bytes.")
+    var padTo: Int?
+
+    @Flag(help: "Print the cookbook-encoded value instead of the XML (ready for a form body).")
+    var encoded = false
+
     func validate() throws {
         for attribute in attributes where SAMLAttribute(argument: attribute) == nil {
             throw ValidationError("--attr '\(attribute)' is not name=value")
         }
         if ttl <= 0 { throw ValidationError("--ttl must be positive") }
+        if count < 1 { throw ValidationError("--count must be at least 1") }
+        if pretty && count > 1 { throw ValidationError("--pretty prints several lines per response; it cannot be combined with --count") }
     }
 
     func run() throws {
@@ -50,11 +63,22 @@ struct IdPIssueCommand: ParsableCommand {
         options.ttl = ttl
         options.pretty = pretty
         if let issuer { options.issuer = issuer }
+        options.padToSize = padTo
         do {
-            let xml = try TestIdP.issue(keyPath: key, certificatePath: cert, options: options)
-            var text = String(decoding: xml, as: UTF8.self)
-            if !text.hasSuffix("\n") { text += "\n" }
-            StandardStreams.write(text)
+            guard let keyPEM = try? String(contentsOfFile: key, encoding: .utf8) else { throw TestIdPError("cannot read \(key)") }
+            guard let certPEM = try? String(contentsOfFile: cert, encoding: .utf8) else { throw TestIdPError("cannot read \(cert)") }
+            let idp = try TestIdentityProvider(privateKeyPEM: keyPEM, certificatePEM: certPEM)
+            for _ in 0..<count {
+                let xml = try idp.issue(options)
+                var out = ByteBuffer()
+                if encoded {
+                    try xml.withUnsafeBytes { try CookbookEncoder.encode($0, into: &out) }
+                } else {
+                    out.writeBytes(xml)
+                }
+                if out.readableBytesView.last != UInt8(ascii: "\n") { out.writeInteger(UInt8(ascii: "\n")) }
+                StandardStreams.write(out)
+            }
         } catch {
             StandardStreams.reportFailure(input: key, code: "issue_failed", message: "\(error)")
             throw ExitCode.failure

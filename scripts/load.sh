@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# make load: wrk against gateway + reference upstream on loopback with freshly minted, unique,
+# signed ~8 KB responses. Prints requests/s, p50/p99 latency and gateway CPU-µs per request.
+# Knobs: DURATION (s, default 10), CONNECTIONS (64), THREADS (2), RESPONSES (minted, default
+# 40000 — more than the run can use, so no response is replayed), WORKERS (gateway, default cores).
+set -euo pipefail
+BIN=${BIN:-.build/release/samlgate}
+DIR=${LOAD_DIR:-.run/load}
+DURATION=${DURATION:-10}
+CONNECTIONS=${CONNECTIONS:-64}
+THREADS=${THREADS:-2}
+RESPONSES=${RESPONSES:-40000}
+MVPD=Cablevision
+GATEWAY_PORT=${GATEWAY_PORT:-18480}
+UPSTREAM_PORT=${UPSTREAM_PORT:-19490}
+
+command -v wrk >/dev/null || { echo "wrk is not installed (make deps-load installs it)"; exit 1; }
+mkdir -p "$DIR/trust/$MVPD"
+[ -f "$DIR/idp/cert.pem" ] || "$BIN" idp keygen --out "$DIR/idp" >/dev/null
+cp "$DIR/idp/cert.pem" "$DIR/trust/$MVPD/cert.pem"
+
+# Mint unique responses (valid for 2 hours), in two parallel processes; reuse a recent set.
+if [ ! -f "$DIR/responses.txt" ] || [ "$(wc -l < "$DIR/responses.txt")" -lt "$RESPONSES" ] \
+    || [ -n "$(find "$DIR/responses.txt" -mmin +90)" ]; then
+    echo "minting $RESPONSES signed responses of ~8 KB ..."
+    half=$(( (RESPONSES + 1) / 2 ))
+    for part in 1 2; do
+        "$BIN" idp issue --key "$DIR/idp/key.pem" --cert "$DIR/idp/cert.pem" --mvpd "$MVPD" --user load@example.com \
+            --ttl 7200 --pad-to 8192 --encoded --count "$half" > "$DIR/responses.$part" &
+    done
+    wait
+    cat "$DIR/responses.1" "$DIR/responses.2" > "$DIR/responses.txt"
+    rm -f "$DIR/responses.1" "$DIR/responses.2"
+fi
+
+pids=()
+cleanup() { for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done; wait 2>/dev/null || true; }
+trap cleanup EXIT INT TERM
+"$BIN" upstream --port "$UPSTREAM_PORT" --log-level error >/dev/null 2>&1 &
+pids+=($!)
+"$BIN" serve --port "$GATEWAY_PORT" --upstream "http://127.0.0.1:$UPSTREAM_PORT" --trust-store "$DIR/trust" \
+    --log-level warning ${WORKERS:+--workers "$WORKERS"} >/dev/null 2>"$DIR/gateway.log" &
+gateway=$!
+pids+=($gateway)
+for _ in $(seq 1 100); do curl -fsS "http://127.0.0.1:$GATEWAY_PORT/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
+
+cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+ticks=$(getconf CLK_TCK)
+before=$(cpu "$gateway")
+wrk -t"$THREADS" -c"$CONNECTIONS" -d"${DURATION}s" --latency -s scripts/load/exchange.lua \
+    "http://127.0.0.1:$GATEWAY_PORT" -- "$DIR/responses.txt" "$MVPD" "$THREADS" | tee "$DIR/wrk.out"
+after=$(cpu "$gateway")
+
+line=$(grep '^LOAD ' "$DIR/wrk.out")
+requests=$(sed -E 's/.*requests=([0-9]+).*/\1/' <<< "$line")
+errors=$(sed -E 's/.*errors_status=([0-9]+).*/\1/' <<< "$line")
+duration=$(sed -E 's/.*duration_us=([0-9]+).*/\1/' <<< "$line")
+p50=$(sed -E 's/.*p50_us=([0-9]+).*/\1/' <<< "$line")
+p99=$(sed -E 's/.*p99_us=([0-9]+).*/\1/' <<< "$line")
+accepted=$(curl -fsS "http://127.0.0.1:$GATEWAY_PORT/metrics" | awk -F' ' '/^samlgate_requests_total\{route="v1_tokens_authn",status="204"\}/ {print $2}')
+accepted=${accepted:-0}
+awk -v r="$requests" -v a="$accepted" -v e="$errors" -v d="$duration" -v p50="$p50" -v p99="$p99" \
+    -v cpu=$((after - before)) -v t="$ticks" -v c="$CONNECTIONS" 'BEGIN {
+    secs = d / 1e6
+    printf "\n| connections | requests/s | verified exchanges/s (204) | non-2xx | p50 | p99 | gateway CPU per request |\n"
+    printf "|---:|---:|---:|---:|---:|---:|---:|\n"
+    printf "| %d | %.0f | %.0f | %d | %.2f ms | %.2f ms | %.0f µs |\n", c, r / secs, a / secs, e, p50 / 1000, p99 / 1000, (cpu / t) * 1e6 / (r > 0 ? r : 1)
+}'
