@@ -9,6 +9,8 @@ let package = Package(
         .library(name: "SAMLEncoding", targets: ["SAMLEncoding"]),
         .library(name: "SAMLVerification", targets: ["SAMLVerification"]),
         .library(name: "TestIdP", targets: ["TestIdP"]),
+        .library(name: "Gateway", targets: ["Gateway"]),
+        .library(name: "ReferenceUpstream", targets: ["ReferenceUpstream"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),

@@ -10,6 +10,8 @@ let package = Package(
         .package(name: "samlgate", path: "../"),
         .package(url: "https://github.com/ordo-one/benchmark.git", from: "1.38.1", traits: ["MallocInterposer"]),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
     ],
     targets: [
         .executableTarget(
@@ -30,6 +32,21 @@ let package = Package(
                 .product(name: "TestIdP", package: "samlgate"),
             ],
             path: "Benchmarks/Verification",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        .executableTarget(
+            name: "Gateway",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "Gateway", package: "samlgate"),
+                .product(name: "SAMLEncoding", package: "samlgate"),
+                .product(name: "SAMLVerification", package: "samlgate"),
+                .product(name: "TestIdP", package: "samlgate"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ],
+            path: "Benchmarks/Gateway",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
         // A plain driver for instruction counts under callgrind and for the side-by-side run

@@ -4,7 +4,7 @@ import NIOHTTP1
 /// Header handling of a forwarding proxy (RFC 9110 §7.6.1): hop-by-hop headers stay on their
 /// hop, `Host` and `Content-Length` are the client library's to set, and `X-Forwarded-*` and
 /// `X-Request-Id` are added.
-enum ProxyHeaders {
+public enum ProxyHeaders {
     static let hopByHop: Set<String> = [
         "connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "proxy-connection", "te", "trailer",
         "trailers", "transfer-encoding", "upgrade",
@@ -22,7 +22,7 @@ enum ProxyHeaders {
     }
 
     /// The request headers for the upstream.
-    static func upstreamRequest(
+    public static func upstreamRequest(
         _ fields: HTTPFields, authority: String?, clientAddress: String?, requestID: String, dropContentLength: Bool
     ) -> HTTPHeaders {
         let tokens = connectionTokens(fields[values: .connection])
