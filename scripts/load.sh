@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # make load: wrk against gateway + reference upstream on loopback with freshly minted, unique,
 # signed ~8 KB responses. Prints requests/s, p50/p99 latency and gateway CPU-µs per request.
-# Knobs: DURATION (s, default 10), CONNECTIONS (64), THREADS (2), RESPONSES (minted, default
-# 40000 — more than the run can use, so no response is replayed), WORKERS (gateway, default cores).
+# Knobs: DURATION (s, default 10), CONNECTIONS (64), THREADS (1: wrk runs each thread's Lua init after starting the previous thread, so with several threads the first one loads the gateway before the measured window opens), RESPONSES (minted, default
+# 70000 — more than the run can use, so no response is replayed), WORKERS (gateway, default cores).
 set -euo pipefail
 BIN=${BIN:-.build/release/samlgate}
 DIR=${LOAD_DIR:-.run/load}
 DURATION=${DURATION:-10}
 CONNECTIONS=${CONNECTIONS:-64}
-THREADS=${THREADS:-2}
-RESPONSES=${RESPONSES:-40000}
+THREADS=${THREADS:-1}
+RESPONSES=${RESPONSES:-70000}
 MVPD=Cablevision
 GATEWAY_PORT=${GATEWAY_PORT:-18480}
 UPSTREAM_PORT=${UPSTREAM_PORT:-19490}
@@ -45,11 +45,16 @@ pids+=($gateway)
 for _ in $(seq 1 100); do curl -fsS "http://127.0.0.1:$GATEWAY_PORT/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
 
 cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+machine() { awk '/^cpu / {print $2 + $3 + $4 + $7 + $8}' /proc/stat; }
 ticks=$(getconf CLK_TCK)
 before=$(cpu "$gateway")
+machine_before=$(machine)
+wall_before=$(date +%s.%N)
 wrk -t"$THREADS" -c"$CONNECTIONS" -d"${DURATION}s" --latency -s scripts/load/exchange.lua \
     "http://127.0.0.1:$GATEWAY_PORT" -- "$DIR/responses.txt" "$MVPD" "$THREADS" | tee "$DIR/wrk.out"
 after=$(cpu "$gateway")
+machine_after=$(machine)
+wall_after=$(date +%s.%N)
 
 line=$(grep '^LOAD ' "$DIR/wrk.out")
 requests=$(sed -E 's/.*requests=([0-9]+).*/\1/' <<< "$line")
@@ -59,6 +64,10 @@ p50=$(sed -E 's/.*p50_us=([0-9]+).*/\1/' <<< "$line")
 p99=$(sed -E 's/.*p99_us=([0-9]+).*/\1/' <<< "$line")
 accepted=$(curl -fsS "http://127.0.0.1:$GATEWAY_PORT/metrics" | awk -F' ' '/^samlgate_requests_total\{route="v1_tokens_authn",status="204"\}/ {print $2}')
 accepted=${accepted:-0}
+echo "gateway errors by code (from /metrics):"
+curl -fsS "http://127.0.0.1:$GATEWAY_PORT/metrics" | grep '^samlgate_errors_total' || echo "  none"
+awk -v g=$((after - before)) -v m=$((machine_after - machine_before)) -v t="$ticks" -v w0="$wall_before" -v w1="$wall_after" \
+    'BEGIN { printf "gateway CPU %.2f s, whole machine busy %.2f s, over %.2f s of wall time (incl. wrk start-up)\n", g / t, m / t, w1 - w0 }' 
 awk -v r="$requests" -v a="$accepted" -v e="$errors" -v d="$duration" -v p50="$p50" -v p99="$p99" \
     -v cpu=$((after - before)) -v t="$ticks" -v c="$CONNECTIONS" 'BEGIN {
     secs = d / 1e6
