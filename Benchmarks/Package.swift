@@ -35,7 +35,7 @@ let package = Package(
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
         .executableTarget(
-            name: "Gateway",
+            name: "GatewayExchange",
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "Gateway", package: "samlgate"),
@@ -46,7 +46,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
             ],
-            path: "Benchmarks/Gateway",
+            path: "Benchmarks/GatewayExchange",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
         // A plain driver for instruction counts under callgrind and for the side-by-side run
