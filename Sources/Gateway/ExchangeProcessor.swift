@@ -26,25 +26,17 @@ public struct ExchangeProcessor: Sendable {
         self.forwardForm = forwardForm
     }
 
-    public func prepare(body: ByteBuffer, route: ExchangeRoute, now: Date = Date()) -> Result<PreparedExchange, GatewayError> {
-        do throws(GatewayError) {
-            var result: PreparedExchange?
-            var failure: GatewayError?
-            body.withUnsafeReadableBytes { bytes in
-                do throws(GatewayError) {
-                    result = try prepare(bytes, route: route, now: now)
-                } catch {
-                    failure = error
-                }
-            }
-            if let failure { throw failure }
-            return .success(result!)
-        } catch {
-            return .failure(error)
+    /// - Parameter store: the trust snapshot of this request (the one the v2 partner status was
+    ///   resolved against); the current one when `nil`.
+    public func prepare(body: ByteBuffer, route: ExchangeRoute, store: TrustStore? = nil, now: Date = Date())
+        -> Result<PreparedExchange, GatewayError> {
+        let store = store ?? trustStore.current
+        return body.withUnsafeReadableBytes { bytes in
+            Result { () throws(GatewayError) in try prepare(bytes, route: route, store: store, now: now) }
         }
     }
 
-    func prepare(_ body: UnsafeRawBufferPointer, route: ExchangeRoute, now: Date) throws(GatewayError) -> PreparedExchange {
+    func prepare(_ body: UnsafeRawBufferPointer, route: ExchangeRoute, store: TrustStore, now: Date) throws(GatewayError) -> PreparedExchange {
         let start = DispatchTime.now().uptimeNanoseconds
         let fields = try FormBody.parse(body, unique: Self.uniqueFields)
         func field(_ name: String) -> FormField? { fields.first { $0.name == name } }
@@ -53,7 +45,6 @@ public struct ExchangeProcessor: Sendable {
             return try FormBody.decodeText(UnsafeRawBufferPointer(rebasing: body[found.value]), field: name)
         }
 
-        let store = trustStore.current
         let mvpd: String
         switch route {
         case .v1:

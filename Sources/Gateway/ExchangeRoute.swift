@@ -6,10 +6,14 @@ public enum ExchangeRoute: Sendable {
     /// `POST /api/v2/{sp}/profiles/sso/{partner}`: the MVPD comes from the partner status header.
     case v2(mvpd: String)
 
+    static let v1Label = "v1_tokens_authn"
+    static let v2Label = "v2_profiles_sso"
+
+    /// The `route` label of the request metrics.
     var label: String {
         switch self {
-        case .v1: return "v1_tokens_authn"
-        case .v2: return "v2_profiles_sso"
+        case .v1: return Self.v1Label
+        case .v2: return Self.v2Label
         }
     }
 }

@@ -34,27 +34,11 @@ public enum FormBody {
     public static func decode(
         _ value: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer, field: String
     ) throws(GatewayError) -> Int {
-        var read = 0, written = 0
-        while read < value.count {
-            let byte = value[read]
-            if byte == UInt8(ascii: "+") {
-                output[written] = UInt8(ascii: " ")
-                read += 1
-            } else if byte == UInt8(ascii: "%") {
-                guard read + 2 < value.count, let high = HexDigits.value(value[read + 1]), let low = HexDigits.value(value[read + 2]) else {
-                    throw GatewayError(
-                        SAMLEncodingError(.malformedPercentEncoding, "a % is not followed by two hex digits", offset: read),
-                        parameter: field)
-                }
-                output[written] = high << 4 | low
-                read += 3
-            } else {
-                output[written] = byte
-                read += 1
-            }
-            written += 1
+        do throws(SAMLEncodingError) {
+            return try PercentEncoding.decode(value, into: output, plusAsSpace: true)
+        } catch {
+            throw GatewayError(error, parameter: field)
         }
-        return written
     }
 
     /// Form-decodes a short text value (names, ids) into a `String`; invalid UTF-8 is refused.

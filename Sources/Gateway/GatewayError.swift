@@ -49,9 +49,13 @@ public struct GatewayError: Error, Sendable {
                      details: [("limit", .integer(limit))])
     }
 
-    public static let overloaded = GatewayError(
-        status: 503, code: "overloaded", message: "all verification workers are busy; retry shortly",
-        details: [("retryAfter", .integer(1))], action: .retryAfter)
+    /// Every worker busy and the queue full (or the pool stopping during shutdown).
+    public static func overloaded(shuttingDown: Bool = false) -> GatewayError {
+        GatewayError(
+            status: 503, code: "overloaded",
+            message: shuttingDown ? "the gateway is shutting down" : "all verification workers are busy; retry shortly",
+            details: [("retryAfter", .integer(1))], action: .retryAfter)
+    }
 
     public static func upstreamUnavailable(_ why: String) -> GatewayError {
         GatewayError(status: 502, code: "upstream_unavailable", message: "the backend could not be reached: \(why)", action: .retry)

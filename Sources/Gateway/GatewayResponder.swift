@@ -6,6 +6,7 @@ import Hummingbird
 import Logging
 import NIOCore
 import NIOHTTP1
+import SAMLVerification
 
 /// Routes every request: the two token-exchange routes do the SAML work, `/healthz`,
 /// `/readyz` and `/metrics` answer locally, everything else is proxied unchanged.
@@ -35,11 +36,11 @@ public struct GatewayResponder: HTTPResponder {
             let bytes = core.metrics.exposition(queueDepth: core.pool.queueDepth)
             response = Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
         case (.post, "/api/v1/tokens/authn"):
-            route = ExchangeRoute.v1.label
-            response = await exchange(request, context: context, route: .v1, requestID: requestID, logger: logger)
+            route = ExchangeRoute.v1Label
+            response = await exchange(request, context: context, partner: false, requestID: requestID, logger: logger)
         case (.post, _) where Self.isPartnerSSOPath(path):
-            route = "v2_profiles_sso"
-            response = await exchange(request, context: context, route: nil, requestID: requestID, logger: logger)
+            route = ExchangeRoute.v2Label
+            response = await exchange(request, context: context, partner: true, requestID: requestID, logger: logger)
         default:
             route = "proxy"
             response = await proxy(request, context: context, requestID: requestID, logger: logger)
@@ -65,39 +66,32 @@ public struct GatewayResponder: HTTPResponder {
 
     // MARK: token exchange
 
-    func exchange(_ request: Request, context: Context, route: ExchangeRoute?, requestID: String, logger: Logger) async -> Response {
+    /// - Parameter partner: the v2 partner SSO route (the MVPD comes from the partner status).
+    func exchange(_ request: Request, context: Context, partner: Bool, requestID: String, logger: Logger) async -> Response {
         do throws(GatewayError) {
             guard let type = request.headers[.contentType]?.lowercased(),
                   type.hasPrefix("application/x-www-form-urlencoded") else {
                 throw GatewayError(status: 415, code: "unsupported_media_type",
                                    message: "the body must be application/x-www-form-urlencoded")
             }
-            var resolved = route ?? .v1
-            if route == nil {
-                for name in [HeaderField.Name.authorization, .deviceIdentifier, .partnerFrameworkStatus]
-                where (request.headers[name] ?? "").isEmpty {
-                    throw GatewayError.missingParameter(name.rawName)
-                }
-                let status = try PartnerFrameworkStatus.decode(header: request.headers[.partnerFrameworkStatus]!)
-                resolved = .v2(mvpd: try PartnerStatusHeader.mvpd(for: status, trustStore: core.trustStore.current, now: Date()))
-            }
+            // One trust snapshot for the whole request, so a reload cannot split it.
+            let store = core.trustStore.current
+            let route = partner ? try partnerRoute(request, store: store) : .v1
             let body = try await collect(request)
             let queued = DispatchTime.now().uptimeNanoseconds
             let processor = core.processor
-            let finalRoute = resolved
             let outcome: Result<PreparedExchange, GatewayError>
             do {
-                outcome = try await core.pool.run { processor.prepare(body: body, route: finalRoute) }
+                outcome = try await core.pool.run { processor.prepare(body: body, route: route, store: store) }
             } catch {
-                throw error == .overloaded ? GatewayError.overloaded : GatewayError(status: 503, code: "overloaded", message: "shutting down",
-                                                                                     details: [("retryAfter", .integer(1))], action: .retryAfter)
+                throw GatewayError.overloaded(shuttingDown: error == .stopped)
             }
             let prepared = try outcome.get()
             core.metrics.exchange(prepared)
             core.metrics.stage("queue", nanos: DispatchTime.now().uptimeNanoseconds - queued
                 - prepared.parseNanos - prepared.verifyNanos - prepared.encodeNanos)
             let headers = ProxyHeaders.upstreamRequest(
-                request.headers, authority: request.head.authority, clientAddress: context.remoteAddress?.ipAddress, requestID: requestID, dropContentLength: true)
+                request.headers, authority: request.head.authority, clientAddress: context.remoteAddress?.ipAddress, requestID: requestID)
             let upstream = try await core.upstream.send(
                 method: HTTPMethod(rawValue: request.method.rawValue), pathAndQuery: request.uri.string, headers: headers,
                 body: .bytes(prepared.upstreamBody), retryable: true, logger: logger)
@@ -106,6 +100,16 @@ public struct GatewayResponder: HTTPResponder {
             if error.isVerificationFailure { core.metrics.verificationFailure(code: error.code) }
             return failure(error, requestID: requestID, logger: logger)
         }
+    }
+
+    /// The v2 route's MVPD, from the required headers and the partner framework status.
+    func partnerRoute(_ request: Request, store: TrustStore) throws(GatewayError) -> ExchangeRoute {
+        for name in [HeaderField.Name.authorization, .deviceIdentifier, .partnerFrameworkStatus]
+        where (request.headers[name] ?? "").isEmpty {
+            throw GatewayError.missingParameter(name.rawName)
+        }
+        let status = try PartnerFrameworkStatus.decode(header: request.headers[.partnerFrameworkStatus]!)
+        return .v2(mvpd: try PartnerStatusHeader.mvpd(for: status, trustStore: store, now: Date()))
     }
 
     /// The body, refused with 413 past the limit (by `Content-Length` before reading a byte).
@@ -136,7 +140,7 @@ public struct GatewayResponder: HTTPResponder {
             let chunked = request.headers[.transferEncoding] != nil
             let hasBody = chunked || (length ?? 0) > 0
             let headers = ProxyHeaders.upstreamRequest(
-                request.headers, authority: request.head.authority, clientAddress: context.remoteAddress?.ipAddress, requestID: requestID, dropContentLength: true)
+                request.headers, authority: request.head.authority, clientAddress: context.remoteAddress?.ipAddress, requestID: requestID)
             let body: HTTPClientRequest.Body? = hasBody ? .stream(request.body, length: length.map { .known(Int64($0)) } ?? .unknown) : nil
             let upstream = try await core.upstream.send(
                 method: HTTPMethod(rawValue: request.method.rawValue), pathAndQuery: request.uri.string, headers: headers,

@@ -10,6 +10,10 @@ public enum ProxyHeaders {
         "trailers", "transfer-encoding", "upgrade",
     ]
 
+    /// Set by the gateway or the client library, never copied: `Host` and `Content-Length`
+    /// follow the upstream URL and the body actually sent.
+    static let replaced: Set<String> = ["host", "content-length", "x-request-id"]
+
     /// The names listed in `Connection` (also hop-by-hop), lower-cased.
     static func connectionTokens(_ values: [String]) -> Set<String> {
         var tokens = Set<String>()
@@ -23,7 +27,7 @@ public enum ProxyHeaders {
 
     /// The request headers for the upstream.
     public static func upstreamRequest(
-        _ fields: HTTPFields, authority: String?, clientAddress: String?, requestID: String, dropContentLength: Bool
+        _ fields: HTTPFields, authority: String?, clientAddress: String?, requestID: String
     ) -> HTTPHeaders {
         let tokens = connectionTokens(fields[values: .connection])
         var headers = HTTPHeaders()
@@ -31,8 +35,7 @@ public enum ProxyHeaders {
         var forwardedFor: String?
         for field in fields {
             let name = field.name.canonicalName
-            if hopByHop.contains(name) || tokens.contains(name) || name == "host" || name == "x-request-id" { continue }
-            if name == "content-length" && dropContentLength { continue }
+            if hopByHop.contains(name) || tokens.contains(name) || Self.replaced.contains(name) { continue }
             if name == "x-forwarded-for" {
                 forwardedFor = forwardedFor.map { $0 + ", " + field.value } ?? field.value
                 continue

@@ -1,3 +1,5 @@
+import SAMLEncoding
+
 /// A deliberately plain `application/x-www-form-urlencoded` reader, independent of the
 /// gateway's, as the backend would have: every value is percent-decoded exactly once.
 enum ReferenceForm {
@@ -24,7 +26,8 @@ enum ReferenceForm {
                 out.append(UInt8(ascii: " "))
                 index += 1
             } else if byte == UInt8(ascii: "%") {
-                guard index + 2 < bytes.endIndex, let high = hex(bytes[index + 1]), let low = hex(bytes[index + 2]) else { return nil }
+                guard index + 2 < bytes.endIndex, let high = HexDigits.value(bytes[index + 1]),
+                      let low = HexDigits.value(bytes[index + 2]) else { return nil }
                 out.append(high << 4 | low)
                 index += 3
             } else {
@@ -33,14 +36,5 @@ enum ReferenceForm {
             }
         }
         return out
-    }
-
-    static func hex(_ c: UInt8) -> UInt8? {
-        switch c {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - 48
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return c - 55
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - 87
-        default: return nil
-        }
     }
 }

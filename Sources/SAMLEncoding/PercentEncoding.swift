@@ -46,13 +46,14 @@ public enum PercentEncoding {
         return o
     }
 
-    /// Percent-decodes `input` into `output` (every `%XX`, either case; `+` stays `+`: this is not
-    /// form decoding). Returns the number of bytes written.
+    /// Percent-decodes `input` into `output` (every `%XX`, either case). `+` stays `+` unless
+    /// `plusAsSpace` (form decoding, `application/x-www-form-urlencoded`). Returns the number of
+    /// bytes written.
     ///
     /// A `%` without two hex digits after it is `malformed_percent_encoding` at its offset.
     /// - Precondition: `output.count >= input.count`. In place is safe.
     public static func decode(
-        _ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer
+        _ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer, plusAsSpace: Bool = false
     ) throws(SAMLEncodingError) -> Int {
         precondition(output.count >= input.count, "output buffer too small")
         guard let src = input.baseAddress, let dst = output.baseAddress else { return 0 }
@@ -60,12 +61,18 @@ public enum PercentEncoding {
         var i = 0
         var o = 0
         while i < count {
-            // Fast path: eight bytes without a '%' are copied as one word (safe in place: the
-            // word is loaded before it is stored, and the store ends at or before i + 8).
+            // Fast path: eight bytes without a '%' (or '+' when it means space) are copied as one
+            // word (safe in place: the word is loaded before it is stored, and the store ends at
+            // or before i + 8).
             if i + 8 <= count {
                 let word = src.loadUnaligned(fromByteOffset: i, as: UInt64.self)
                 let x = word ^ 0x2525_2525_2525_2525
-                if (x &- 0x0101_0101_0101_0101) & ~x & 0x8080_8080_8080_8080 == 0 {
+                var special = (x &- 0x0101_0101_0101_0101) & ~x
+                if plusAsSpace {
+                    let y = word ^ 0x2B2B_2B2B_2B2B_2B2B
+                    special |= (y &- 0x0101_0101_0101_0101) & ~y
+                }
+                if special & 0x8080_8080_8080_8080 == 0 {
                     dst.storeBytes(of: word, toByteOffset: o, as: UInt64.self)
                     i += 8
                     o += 8
@@ -83,6 +90,9 @@ public enum PercentEncoding {
                 }
                 dst.storeBytes(of: hi << 4 | lo, toByteOffset: o, as: UInt8.self)
                 i += 3
+            } else if plusAsSpace && b == UInt8(ascii: "+") {
+                dst.storeBytes(of: UInt8(ascii: " "), toByteOffset: o, as: UInt8.self)
+                i += 1
             } else {
                 dst.storeBytes(of: b, toByteOffset: o, as: UInt8.self)
                 i += 1

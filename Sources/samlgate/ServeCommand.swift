@@ -60,7 +60,7 @@ struct ServeCommand: AsyncParsableCommand {
         try await server.run()
     }
 
-    /// Layers the sources: defaults, file, environment, flags.
+    /// Layers the sources: defaults, file, environment, flags. (`GatewayCore` validates the result.)
     func resolve(environment: [String: String]) throws(ConfigurationError) -> GatewayConfiguration {
         var configuration = GatewayConfiguration()
         if let file = config ?? environment["SAMLGATE_CONFIG"] {
@@ -81,6 +81,6 @@ struct ServeCommand: AsyncParsableCommand {
             configuration.upstreams = []
             for url in upstream { try configuration.apply(.upstream, value: url, source: "--upstream") }
         }
-        return try configuration.validated()
+        return configuration
     }
 }

@@ -41,6 +41,11 @@ struct ConfigurationTests {
         #expect(throws: ConfigurationError.self) { try configuration.apply(.upstream, value: "ftp://x", source: "--upstream") }
         #expect(throws: ConfigurationError.self) { try configuration.apply(.forwardForm, value: "other", source: "--forward-form") }
         #expect(throws: ConfigurationError.self) { try GatewayConfiguration().validated() }
+        var short = GatewayConfiguration()
+        short.upstreams = ["http://a:1"]
+        short.trustStore = "/tmp"
+        short.totalTimeout = 0.5
+        #expect(throws: ConfigurationError.self) { try short.validated() }
     }
 
     @Test("the shipped example configuration loads and has every setting")

@@ -39,6 +39,14 @@ struct UpstreamFailureTests {
             ErrorCodeTests.expectError(try await Self.exchange(h), 502, "upstream_unavailable")
             #expect(try await h.send(.GET, "/healthz").status == 200)
         }
+        // With a healthy second upstream, the exchange that may have reached the first one is
+        // still not sent again (the first request of a fresh gateway goes to the first upstream).
+        try await withHarness(configure: { configuration in
+            configuration.upstreams = [resetting.url] + configuration.upstreams
+        }) { h in
+            ErrorCodeTests.expectError(try await Self.exchange(h), 502, "upstream_unavailable")
+            #expect(h.upstream?.records.exchanges.isEmpty == true)
+        }
         await resetting.stop()
     }
 

@@ -48,7 +48,7 @@ let benchmarks: @Sendable () -> Void = {
             var request = HTTPClientRequest(url: "http://127.0.0.1:9090/api/v1/tokens/authn")
             request.method = .POST
             request.headers = ProxyHeaders.upstreamRequest(
-                incoming, authority: "gateway", clientAddress: "127.0.0.1", requestID: "0123456789abcdef", dropContentLength: true)
+                incoming, authority: "gateway", clientAddress: "127.0.0.1", requestID: "0123456789abcdef")
             request.body = .bytes(prepared.upstreamBody)
             blackHole(request)
         }
