@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "TestIdP", targets: ["TestIdP"]),
         .library(name: "Gateway", targets: ["Gateway"]),
         .library(name: "ReferenceUpstream", targets: ["ReferenceUpstream"]),
+        .library(name: "Batch", targets: ["Batch"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -40,6 +41,27 @@ let package = Package(
         ),
         .target(name: "CXMLSec", dependencies: ["CXMLSecSystem"], path: "Sources/CXMLSec/Shim"),
         .target(name: "SAMLVerification", dependencies: ["CXMLSec", "SAMLEncoding"]),
+        // The fixed set of threads for CPU-bound work, shared by the gateway and the batch tool.
+        .target(name: "Workers", dependencies: [.product(name: "NIOCore", package: "swift-nio")]),
+        // zlib, for gzip-compressed batch inputs.
+        .systemLibrary(
+            name: "CZlib",
+            path: "Sources/CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
+        .target(
+            name: "Batch",
+            dependencies: [
+                "SAMLEncoding",
+                "SAMLVerification",
+                "Workers",
+                "CZlib",
+                "ServerSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
         .target(
             name: "TestIdP",
             dependencies: [
@@ -57,6 +79,7 @@ let package = Package(
                 "ServerSupport",
                 "SAMLEncoding",
                 "SAMLVerification",
+                "Workers",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
@@ -89,6 +112,7 @@ let package = Package(
                 "Gateway",
                 "ReferenceUpstream",
                 "ServerSupport",
+                "Batch",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -100,6 +124,10 @@ let package = Package(
         .testTarget(
             name: "SAMLVerificationTests",
             dependencies: ["SAMLVerification", "TestIdP", "CXMLSec", "SAMLEncoding", "samlgate", "CLITestSupport"]
+        ),
+        .testTarget(
+            name: "BatchTests",
+            dependencies: ["Batch", "TestIdP", "SAMLEncoding", "samlgate", "CLITestSupport", .product(name: "NIOCore", package: "swift-nio")]
         ),
         .testTarget(
             name: "GatewayTests",

@@ -1,4 +1,5 @@
 import Logging
+import Workers
 import NIOCore
 import SAMLVerification
 

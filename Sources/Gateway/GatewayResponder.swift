@@ -1,3 +1,4 @@
+import Workers
 import ServerSupport
 import AsyncHTTPClient
 import Dispatch

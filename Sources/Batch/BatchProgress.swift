@@ -1,0 +1,98 @@
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The live view on standard error: a bar redrawn in place on a terminal (records, MB/s,
+/// errors, ETA), or a status line every few seconds otherwise. Counters are atomics written by
+/// the reader and the ordered writer; a small thread of its own draws them.
+final class BatchProgress: Sendable {
+    let bytesRead = Atomic<Int>(0)
+    let records = Atomic<Int>(0)
+    let failures = Atomic<Int>(0)
+
+    private let totalBytes: Int?
+    private let bar: Bool
+    private let enabled: Bool
+    private let interval: Double
+    private let started: ContinuousClock.Instant
+    private let stopped = Atomic<Bool>(false)
+    private let done = DispatchSemaphore(value: 0)
+    private let write: @Sendable (String) -> Void
+
+    init(mode: ProgressMode, interval: Double, totalBytes: Int?, write: @escaping @Sendable (String) -> Void) {
+        let isTerminal = isatty(STDERR_FILENO) == 1
+        bar = mode == .bar || (mode == .auto && isTerminal)
+        enabled = mode != .none
+        self.interval = bar ? 0.25 : max(interval, 0.1)
+        self.totalBytes = totalBytes
+        self.write = write
+        started = .now
+    }
+
+    func start() {
+        guard enabled else { return }
+        let thread = Thread { [self] in
+            var next = ContinuousClock.now.advanced(by: .seconds(interval))
+            while !stopped.load(ordering: .relaxed) {
+                usleep(50_000)
+                if ContinuousClock.now >= next {
+                    write(bar ? "\r" + line() + "\u{1B}[K" : "samlgate batch: " + line() + "\n")
+                    next = ContinuousClock.now.advanced(by: .seconds(interval))
+                }
+            }
+            done.signal()
+        }
+        thread.name = "samlgate-progress"
+        thread.start()
+    }
+
+    /// Stops drawing and clears the bar.
+    func finish() {
+        guard enabled else { return }
+        stopped.store(true, ordering: .relaxed)
+        done.wait()
+        if bar { write("\r\u{1B}[K") }
+    }
+
+    private func line() -> String {
+        let elapsed = max((ContinuousClock.now - started).seconds, 0.001)
+        let read = bytesRead.load(ordering: .relaxed)
+        let rate = Double(read) / elapsed
+        var text = "\(records.load(ordering: .relaxed)) records, \(Self.megabytes(read)) MB read, "
+            + "\(Self.decimal(rate / 1e6)) MB/s, \(failures.load(ordering: .relaxed)) errors"
+        if let totalBytes, totalBytes > 0 {
+            let fraction = min(Double(read) / Double(totalBytes), 1)
+            let eta = rate > 0 ? Double(totalBytes - read) / rate : 0
+            text += ", \(Int(fraction * 100))%, ETA \(Self.duration(max(eta, 0)))"
+            if bar {
+                let width = 24
+                let filled = Int(fraction * Double(width))
+                text = "[" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled) + "] " + text
+            }
+        }
+        return text
+    }
+
+    static func megabytes(_ bytes: Int) -> String { decimal(Double(bytes) / 1e6) }
+
+    static func decimal(_ value: Double) -> String {
+        let tenths = Int((value * 10).rounded())
+        return "\(tenths / 10).\(tenths % 10)"
+    }
+
+    static func duration(_ seconds: Double) -> String {
+        let total = Int(seconds.rounded())
+        return total >= 3600 ? "\(total / 3600)h\(total % 3600 / 60)m" : total >= 60 ? "\(total / 60)m\(total % 60)s" : "\(total)s"
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, as a `Double`.
+    var seconds: Double {
+        let (s, attoseconds) = components
+        return Double(s) + Double(attoseconds) / 1e18
+    }
+}

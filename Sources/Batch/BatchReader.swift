@@ -1,0 +1,179 @@
+import NIOCore
+
+/// Reads the inputs one after the other, in order, and turns them into records: a document is
+/// one record, a JSON line is one, a HAR entry with a `SAMLResponse` is one. Gzip is undone on
+/// the way. Problems inside an input become failure records at their location; an input that
+/// cannot be read at all is also remembered for the exit status.
+final class BatchReader {
+    private var builder: ChunkBuilder
+    private let reader: StreamReader
+    private let scanner: JSONLineScanner
+    private let maxRecordBytes: Int
+    private let progress: BatchProgress
+    private let shouldStop: () -> Bool
+    private var baseBytes = 0
+    private(set) var unreadableInputs: [String] = []
+
+    init(options: BatchOptions, progress: BatchProgress, shouldStop: @escaping () -> Bool, submit: @escaping (RecordChunk) -> Void) {
+        builder = ChunkBuilder(shard: options.shard, chunkRecords: options.chunkRecords, chunkBytes: options.chunkBytes, submit: submit)
+        reader = StreamReader(source: FileByteSource(fd: -1, ownsDescriptor: false))
+        scanner = JSONLineScanner(field: options.field)
+        maxRecordBytes = options.maxRecordBytes
+        self.progress = progress
+        self.shouldStop = shouldStop
+    }
+
+    var bytesRead: Int { baseBytes }
+
+    func read(_ entries: [InputExpander.Entry]) {
+        for entry in entries {
+            if shouldStop() { break }
+            switch entry {
+            case .unreadable(let path, let reason):
+                unreadable(path, RecordError(.unreadableInput, "\(path): \(reason)"))
+            case .standardInput:
+                read(FileByteSource(fd: 0, ownsDescriptor: false), name: "-")
+            case .file(let path):
+                do {
+                    read(try FileByteSource.open(path: path), name: path)
+                } catch {
+                    unreadable(path, error)
+                }
+            }
+        }
+        builder.flush()
+    }
+
+    private func unreadable(_ path: String, _ error: RecordError) {
+        unreadableInputs.append(path)
+        builder.fail(RecordSource(path: path, locator: .whole), error)
+    }
+
+    private func read(_ file: FileByteSource, name: String) {
+        defer {
+            baseBytes += file.consumedBytes
+            progress.bytesRead.store(baseBytes, ordering: .relaxed)
+        }
+        reader.reset(source: file)
+        let kind: InputKind
+        do {
+            try reader.fill()
+            if InputKind.isGzip(name: name, prefix: reader.buffered) {
+                let inflater = try GzipByteSource(inner: file, prefix: reader.buffered)
+                reader.reset(source: inflater)
+                try reader.fill()
+            }
+            kind = InputKind.detect(name: name, prefix: reader.buffered)
+        } catch {
+            if error.code == RecordError.Code.unreadableInput.rawValue {
+                unreadable(name, RecordError(.unreadableInput, "\(name): \(error.message)"))
+            } else {
+                builder.fail(RecordSource(path: name, locator: .whole), error)
+            }
+            return
+        }
+        switch kind {
+        case .document: readDocument(name)
+        case .jsonLines: readLines(name, file: file)
+        case .har: readHAR(name)
+        }
+    }
+
+    private func readDocument(_ name: String) {
+        let source = RecordSource(path: name, locator: .whole)
+        guard let index = builder.claim() else { return }
+        do {
+            switch try reader.readToEnd(limit: maxRecordBytes) {
+            case .success(let bytes):
+                let start = builder.storage.writerIndex
+                builder.storage.writeBytes(bytes)
+                builder.add(index: index, source: source, payloadStart: start)
+            case .failure(let tooLarge):
+                builder.addFailure(index: index, source: source, Self.tooLarge(tooLarge.length, limit: maxRecordBytes))
+            }
+        } catch {
+            builder.addFailure(index: index, source: source, error)
+        }
+    }
+
+    private func readLines(_ name: String, file: FileByteSource) {
+        var number = 0
+        while !shouldStop() {
+            let line: StreamReader.Line
+            do {
+                line = try reader.nextLine(limit: maxRecordBytes)
+            } catch {
+                builder.fail(RecordSource(path: name, locator: .line(number + 1)), error)
+                return
+            }
+            number += 1
+            let source = RecordSource(path: name, locator: .line(number))
+            switch line {
+            case .end:
+                return
+            case .tooLong(let length):
+                builder.fail(source, Self.tooLarge(length, limit: maxRecordBytes))
+            case .line(let bytes):
+                if Self.isBlank(bytes) { continue }
+                guard let index = builder.claim() else { continue }
+                let start = builder.storage.writerIndex
+                do {
+                    let carried = try scanner.scan(bytes, payload: &builder.storage)
+                    builder.add(index: index, source: source, payloadStart: start, meta: carried.meta, mvpd: carried.mvpd)
+                } catch {
+                    builder.storage.moveWriterIndex(to: start)
+                    builder.addFailure(index: index, source: source, error)
+                }
+            }
+            progress.bytesRead.store(baseBytes + file.consumedBytes, ordering: .relaxed)
+        }
+    }
+
+    private func readHAR(_ name: String) {
+        let har = HARReader(reader: reader, limit: maxRecordBytes)
+        var exchanges = 0
+        var lastEntry = 0
+        do throws(RecordError) {
+            let entries = try har.forEachEntry { number, entry throws(RecordError) in
+                lastEntry = number
+                let source = RecordSource(path: name, locator: .entry(number))
+                switch entry {
+                case .tooLarge(let length):
+                    exchanges += 1
+                    builder.fail(source, Self.tooLarge(length, limit: maxRecordBytes))
+                case .bytes(let bytes):
+                    let exchange: HARExchange
+                    do throws(RecordError) {
+                        guard let found = try HARExchange.extract(from: try JSONValue.parse(bytes)) else { return }
+                        exchange = found
+                    } catch {
+                        exchanges += 1
+                        builder.fail(source, error)
+                        return
+                    }
+                    exchanges += 1
+                    guard let index = builder.claim() else { return }
+                    let start = builder.storage.writerIndex
+                    builder.storage.writeBytes(exchange.value)
+                    builder.add(index: index, source: source, payloadStart: start, meta: exchange.meta, mvpd: exchange.mvpd)
+                }
+            }
+            if exchanges == 0 {
+                builder.fail(
+                    RecordSource(path: name, locator: .whole),
+                    RecordError(.harWithoutSAML, "none of the file's \(entries) entries carries a SAMLResponse"))
+            }
+        } catch {
+            let message = lastEntry == 0 ? error.message : "\(error.message) (after entry \(lastEntry))"
+            builder.fail(RecordSource(path: name, locator: .entry(lastEntry + 1)), RecordError(code: error.code, message: message))
+        }
+    }
+
+    private static func tooLarge(_ length: Int, limit: Int) -> RecordError {
+        RecordError(.recordTooLarge, "the record has \(length) bytes, over the \(limit)-byte limit (--max-record-bytes)")
+    }
+
+    private static func isBlank(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        bytes.allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }
+    }
+}

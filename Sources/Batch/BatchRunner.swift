@@ -1,0 +1,96 @@
+import Dispatch
+import Foundation
+import NIOCore
+import Workers
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Runs a batch: the calling thread reads the inputs into chunks of records, the worker pool
+/// encodes (and verifies) chunks in parallel, and the ordered writer puts the results out in
+/// input order. At most `3 × jobs` chunks are in flight, read or unwritten, so memory stays
+/// bounded whatever the input's size.
+public enum BatchRunner {
+    /// Runs over `inputs` (files, directories, `-`); `diagnostics` receives everything meant
+    /// for standard error (progress, failed records).
+    public static func run(
+        inputs: [String], options: BatchOptions, diagnostics: @escaping @Sendable (String) -> Void
+    ) -> BatchReport {
+        let clock = ContinuousClock()
+        let started = clock.now
+        let entries = InputExpander.expand(inputs, glob: options.glob)
+        let progress = BatchProgress(
+            mode: options.progress, interval: options.statusInterval, totalBytes: totalSize(entries), write: diagnostics)
+
+        let sink: OutputSink
+        switch options.output {
+        case .standardOutput: sink = .standardOutput()
+        case .directory, .discard: sink = .discard()
+        case .file(let path):
+            do {
+                sink = try .file(path)
+            } catch {
+                return BatchReport(
+                    statistics: BatchStatistics(), unreadableInputs: [], outputFailure: error.message, inputBytes: 0,
+                    wallSeconds: 0, peakResidentBytes: PeakMemory.residentBytes())
+            }
+        }
+        var directory: String?
+        if case .directory(let path) = options.output { directory = path }
+        let formatter = RecordFormatter(format: options.format, verify: options.verification != nil)
+        let processor = RecordProcessor(formatter: formatter, verification: options.verification, directory: directory)
+
+        let jobs = max(1, options.jobs)
+        let inFlight = jobs * 3
+        let slots = DispatchSemaphore(value: inFlight)
+        let group = DispatchGroup()
+        let pool = WorkerPool(threads: jobs, queueLimit: inFlight, name: "samlgate-batch")
+        let writer = OrderedWriter(
+            sink: sink, slots: slots, group: group, progress: progress,
+            reportLimit: directory == nil ? options.reportLimit : nil, report: diagnostics)
+        if options.format == .csv, directory == nil {
+            writer.writeHeader(ByteBuffer(string: formatter.csvHeader))
+        }
+
+        progress.start()
+        let reader = BatchReader(options: options, progress: progress, shouldStop: { writer.hasFailed }) { chunk in
+            slots.wait()
+            group.enter()
+            let refused = pool.enqueue { writer.complete(processor.process(chunk)) }
+            // The slots keep the queue within its bound, so a refusal means the pool stopped:
+            // process here rather than lose the chunk.
+            if refused != nil { writer.complete(processor.process(chunk)) }
+        }
+        reader.read(entries)
+        group.wait()
+        pool.shutdown()
+        progress.finish()
+
+        var outputFailure = writer.outputFailure
+        if let failure = sink.finish(keep: outputFailure == nil) { outputFailure = outputFailure ?? failure }
+        return BatchReport(
+            statistics: writer.statistics,
+            unreadableInputs: reader.unreadableInputs,
+            outputFailure: outputFailure,
+            inputBytes: reader.bytesRead,
+            wallSeconds: (clock.now - started).seconds,
+            peakResidentBytes: PeakMemory.residentBytes())
+    }
+
+    /// The total size of the regular input files, for the ETA; `nil` when standard input is
+    /// among them (its size is unknown).
+    private static func totalSize(_ entries: [InputExpander.Entry]) -> Int? {
+        var total = 0
+        for entry in entries {
+            switch entry {
+            case .standardInput: return nil
+            case .unreadable: continue
+            case .file(let path):
+                var info = stat()
+                if stat(path, &info) == 0 { total += Int(info.st_size) }
+            }
+        }
+        return total
+    }
+}

@@ -1,0 +1,200 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Byte-level JSON scanning over one buffered text (a JSON Lines record or a HAR entry): skip
+/// whitespace, find the end of a value (validating it), and unescape a string into a caller's
+/// region. No `String` is built on the way, so the response field of a record is copied once.
+enum JSONSyntax {
+    /// Nesting deeper than this is refused rather than recursed into.
+    static let maximumDepth = 64
+
+    static func error(_ what: String, at offset: Int) -> RecordError {
+        RecordError(.invalidJSON, "\(what) at byte \(offset)")
+    }
+
+    @inline(__always)
+    static func skipWhitespace(_ text: UnsafeRawBufferPointer, _ i: inout Int) {
+        while i < text.count {
+            let c = text[i]
+            guard c == 0x20 || c == 0x0A || c == 0x0D || c == 0x09 else { return }
+            i += 1
+        }
+    }
+
+    /// `text[i]` is a string's opening quote; returns the offset just past its closing quote and
+    /// whether it contains escapes.
+    static func endOfString(_ text: UnsafeRawBufferPointer, from i: Int) throws(RecordError) -> (end: Int, escaped: Bool) {
+        let base = text.baseAddress!
+        var j = i + 1
+        var escaped = false
+        while j < text.count {
+            // Jump to the next quote; a backslash before it means the slow walk.
+            guard let hit = memchr(base + j, 0x22, text.count - j) else { break }
+            let quote = UnsafeRawPointer(hit) - base
+            if memchr(base + j, 0x5C, quote - j) == nil { return (quote + 1, escaped) }
+            escaped = true
+            while j < quote {
+                if text[j] == 0x5C { j += 2 } else { j += 1 }
+            }
+            // `j` is past the quote if the quote itself was escaped; otherwise it is the quote.
+            if j == quote { return (quote + 1, true) }
+        }
+        throw error("unterminated string", at: i)
+    }
+
+    /// Unescapes the string whose quotes are at `range.lowerBound - 1` and `range.upperBound`
+    /// into `output` (at least `range.count` bytes); returns the bytes written.
+    static func unescape(_ text: UnsafeRawBufferPointer, _ range: Range<Int>, into output: UnsafeMutableRawBufferPointer) throws(RecordError) -> Int {
+        var o = 0
+        var i = range.lowerBound
+        while i < range.upperBound {
+            let c = text[i]
+            if c != 0x5C {
+                output[o] = c
+                o += 1
+                i += 1
+                continue
+            }
+            guard i + 1 < range.upperBound else { throw error("broken escape", at: i) }
+            let e = text[i + 1]
+            i += 2
+            switch e {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): output[o] = e
+            case UInt8(ascii: "b"): output[o] = 0x08
+            case UInt8(ascii: "f"): output[o] = 0x0C
+            case UInt8(ascii: "n"): output[o] = 0x0A
+            case UInt8(ascii: "r"): output[o] = 0x0D
+            case UInt8(ascii: "t"): output[o] = 0x09
+            case UInt8(ascii: "u"):
+                var scalar = try hex4(text, i, limit: range.upperBound)
+                i += 4
+                if (0xD800..<0xDC00).contains(scalar), i + 6 <= range.upperBound, text[i] == 0x5C, text[i + 1] == UInt8(ascii: "u") {
+                    let low = try hex4(text, i + 2, limit: range.upperBound)
+                    if (0xDC00..<0xE000).contains(low) {
+                        scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                        i += 6
+                    }
+                }
+                if (0xD800..<0xE000).contains(scalar) { throw error("lone surrogate escape", at: i - 6) }
+                o += writeUTF8(scalar, into: output, at: o)
+                continue
+            default:
+                throw error("unknown escape '\\\(Character(Unicode.Scalar(e)))'", at: i - 2)
+            }
+            o += 1
+        }
+        return o
+    }
+
+    private static func hex4(_ text: UnsafeRawBufferPointer, _ i: Int, limit: Int) throws(RecordError) -> UInt32 {
+        guard i + 4 <= limit else { throw error("short \\u escape", at: i - 2) }
+        var value: UInt32 = 0
+        for k in 0..<4 {
+            let digit: UInt32
+            switch text[i + k] {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt32(text[i + k] - UInt8(ascii: "0"))
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = UInt32(text[i + k] - UInt8(ascii: "a") + 10)
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = UInt32(text[i + k] - UInt8(ascii: "A") + 10)
+            default: throw error("bad \\u escape", at: i - 2)
+            }
+            value = value << 4 | digit
+        }
+        return value
+    }
+
+    private static func writeUTF8(_ scalar: UInt32, into output: UnsafeMutableRawBufferPointer, at o: Int) -> Int {
+        switch scalar {
+        case 0..<0x80:
+            output[o] = UInt8(scalar)
+            return 1
+        case 0x80..<0x800:
+            output[o] = UInt8(0xC0 | scalar >> 6)
+            output[o + 1] = UInt8(0x80 | scalar & 0x3F)
+            return 2
+        case 0x800..<0x10000:
+            output[o] = UInt8(0xE0 | scalar >> 12)
+            output[o + 1] = UInt8(0x80 | scalar >> 6 & 0x3F)
+            output[o + 2] = UInt8(0x80 | scalar & 0x3F)
+            return 3
+        default:
+            output[o] = UInt8(0xF0 | scalar >> 18)
+            output[o + 1] = UInt8(0x80 | scalar >> 12 & 0x3F)
+            output[o + 2] = UInt8(0x80 | scalar >> 6 & 0x3F)
+            output[o + 3] = UInt8(0x80 | scalar & 0x3F)
+            return 4
+        }
+    }
+
+    /// Returns the offset just past the value starting at `i` (after whitespace), checking its
+    /// syntax, so that a value copied verbatim into the output is valid JSON.
+    static func endOfValue(_ text: UnsafeRawBufferPointer, from start: Int, depth: Int = 0) throws(RecordError) -> Int {
+        var i = start
+        skipWhitespace(text, &i)
+        guard i < text.count else { throw error("missing value", at: i) }
+        switch text[i] {
+        case UInt8(ascii: "\""):
+            return try endOfString(text, from: i).end
+        case UInt8(ascii: "{"), UInt8(ascii: "["):
+            guard depth < maximumDepth else { throw error("nesting too deep", at: i) }
+            let isObject = text[i] == UInt8(ascii: "{")
+            let close = isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")
+            i += 1
+            skipWhitespace(text, &i)
+            if i < text.count, text[i] == close { return i + 1 }
+            while true {
+                if isObject {
+                    skipWhitespace(text, &i)
+                    guard i < text.count, text[i] == 0x22 else { throw error("expected a key", at: i) }
+                    i = try endOfString(text, from: i).end
+                    skipWhitespace(text, &i)
+                    guard i < text.count, text[i] == UInt8(ascii: ":") else { throw error("expected ':'", at: i) }
+                    i += 1
+                }
+                i = try endOfValue(text, from: i, depth: depth + 1)
+                skipWhitespace(text, &i)
+                guard i < text.count else { throw error("unterminated \(isObject ? "object" : "array")", at: i) }
+                if text[i] == close { return i + 1 }
+                guard text[i] == UInt8(ascii: ",") else { throw error("expected ',' or '\(Character(Unicode.Scalar(close)))'", at: i) }
+                i += 1
+            }
+        case UInt8(ascii: "t"): return try literal("true", text, i)
+        case UInt8(ascii: "f"): return try literal("false", text, i)
+        case UInt8(ascii: "n"): return try literal("null", text, i)
+        default:
+            return try endOfNumber(text, from: i)
+        }
+    }
+
+    private static func literal(_ word: StaticString, _ text: UnsafeRawBufferPointer, _ i: Int) throws(RecordError) -> Int {
+        let count = word.utf8CodeUnitCount
+        guard i + count <= text.count, memcmp(text.baseAddress! + i, word.utf8Start, count) == 0 else {
+            throw error("unexpected token", at: i)
+        }
+        return i + count
+    }
+
+    /// `-? int frac? exp?` as RFC 8259 has it.
+    private static func endOfNumber(_ text: UnsafeRawBufferPointer, from start: Int) throws(RecordError) -> Int {
+        var i = start
+        func digits() -> Int {
+            let first = i
+            while i < text.count, text[i] >= 0x30, text[i] <= 0x39 { i += 1 }
+            return i - first
+        }
+        if i < text.count, text[i] == UInt8(ascii: "-") { i += 1 }
+        let intStart = i
+        let intDigits = digits()
+        guard intDigits > 0, !(intDigits > 1 && text[intStart] == 0x30) else { throw error("unexpected token", at: start) }
+        if i < text.count, text[i] == UInt8(ascii: ".") {
+            i += 1
+            guard digits() > 0 else { throw error("bad number", at: start) }
+        }
+        if i < text.count, text[i] == UInt8(ascii: "e") || text[i] == UInt8(ascii: "E") {
+            i += 1
+            if i < text.count, text[i] == UInt8(ascii: "+") || text[i] == UInt8(ascii: "-") { i += 1 }
+            guard digits() > 0 else { throw error("bad number", at: start) }
+        }
+        return i
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+import NIOCore
+import SAMLEncoding
+import ServerSupport
+
+/// Writes output records in the documented field order straight into the chunk's output
+/// buffer. The encoded value is written by the encoder between ``writeHead(_:source:form:)`` and
+/// ``writeTail(_:bytesIn:bytesOut:error:meta:verification:)``: the cookbook alphabet
+/// (`A–Z a–z 0–9 %`) needs no escaping in JSON or CSV, so it is never copied.
+struct RecordFormatter: Sendable {
+    let format: OutputFormat
+    let verify: Bool
+
+    /// The CSV header line.
+    var csvHeader: String {
+        var columns = ["source", "form", "encoded", "bytesIn", "bytesOut", "error", "meta"]
+        if verify { columns += ["valid", "issuer", "nameIDHash", "notOnOrAfter", "survivesNormalization"] }
+        return columns.joined(separator: ",") + "\r\n"
+    }
+
+    /// Everything up to the encoded value (for JSON, up to its opening quote when `encoded`).
+    func writeHead(_ out: inout ByteBuffer, source: RecordSource, form: SAMLForm?, encoded: Bool) {
+        switch format {
+        case .jsonl:
+            out.writeString("{\"source\":")
+            out.writeString(JSONLine.quote(source.description))
+            out.writeString(",\"form\":")
+            out.writeString(form.map { "\"\($0.rawValue)\"" } ?? "null")
+            out.writeString(encoded ? ",\"encoded\":\"" : ",\"encoded\":null")
+        case .csv:
+            out.writeString(Self.csvCell(source.description))
+            out.writeString(",")
+            out.writeString(form?.rawValue ?? "")
+            out.writeString(",")
+        }
+    }
+
+    /// Everything after the encoded value.
+    func writeTail(
+        _ out: inout ByteBuffer, encoded: Bool, bytesIn: Int, bytesOut: Int, error: RecordError?, meta: String,
+        verification: VerificationFields?
+    ) {
+        switch format {
+        case .jsonl:
+            if encoded { out.writeString("\"") }
+            out.writeString(",\"bytesIn\":\(bytesIn),\"bytesOut\":\(bytesOut),\"error\":")
+            out.writeString(error.map(Self.errorJSON) ?? "null")
+            out.writeString(",\"meta\":")
+            out.writeString(meta)
+            if let verification {
+                var line = JSONLine()
+                line.add("valid", verification.valid)
+                line.add("issuer", verification.issuer)
+                line.add("nameIDHash", verification.nameIDHash)
+                line.add("notOnOrAfter", verification.notOnOrAfter)
+                line.add("survivesNormalization", verification.survivesNormalization)
+                // The members of that object, spliced into this one.
+                let members = line.json.dropFirst().dropLast()
+                out.writeString(",")
+                out.writeSubstring(members)
+            }
+            out.writeString("}\n")
+        case .csv:
+            out.writeString(",\(bytesIn),\(bytesOut),")
+            out.writeString(error.map { Self.csvCell(Self.errorJSON($0)) } ?? "")
+            out.writeString(",")
+            out.writeString(Self.csvCell(meta))
+            if let verification {
+                out.writeString(verification.valid ? ",true," : ",false,")
+                out.writeString(verification.issuer.map(Self.csvCell) ?? "")
+                out.writeString(",")
+                out.writeString(verification.nameIDHash ?? "")
+                out.writeString(",")
+                out.writeString(verification.notOnOrAfter ?? "")
+                out.writeString(",")
+                out.writeString(verification.survivesNormalization.map { $0 ? "true" : "false" } ?? "")
+            }
+            out.writeString("\r\n")
+        }
+    }
+
+    static func errorJSON(_ error: RecordError) -> String {
+        var line = JSONLine()
+        line.add("code", error.code)
+        line.add("message", error.message)
+        return line.json
+    }
+
+    /// A CSV cell, quoted when it holds a comma, quote or line break.
+    static func csvCell(_ text: String) -> String {
+        guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return text }
+        return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+}

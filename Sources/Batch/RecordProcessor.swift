@@ -1,0 +1,156 @@
+import Crypto
+import Foundation
+import NIOCore
+import SAMLEncoding
+import SAMLVerification
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Turns a chunk of records into output records, on a worker thread. For each record: detect
+/// the form, decode base64/encoded values to XML once, screen the XML (or verify it), then
+/// encode it to the cookbook form straight into the output buffer. A failing record becomes an
+/// error record; it never stops the chunk.
+struct RecordProcessor: Sendable {
+    let formatter: RecordFormatter
+    let verification: BatchVerification?
+    /// `--out DIR`: one `.encoded` file per record instead of output records.
+    let directory: String?
+
+    func process(_ chunk: RecordChunk) -> ChunkResult {
+        var statistics = BatchStatistics()
+        var reports: [String] = []
+        let largest = chunk.records.reduce(0) { max($0, $1.payload.count) }
+        var out = ByteBufferAllocator().buffer(
+            capacity: directory == nil ? chunk.storage.readableBytes * 7 / 5 + chunk.records.count * 256 : 0)
+        let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: largest + 16, alignment: 16)
+        defer { scratch.deallocate() }
+        var shape = XMLShapeCheck()
+        var fileBuffer = ByteBuffer()
+
+        chunk.storage.withUnsafeReadableBytes { storage in
+            for record in chunk.records {
+                statistics.records += 1
+                statistics.bytesIn += record.payload.count
+                let value = UnsafeRawBufferPointer(rebasing: storage[record.payload])
+                var form: SAMLForm?
+                var fields: VerificationFields? = verification == nil ? nil : .invalid
+                do throws(RecordError) {
+                    if let failure = record.failure { throw failure }
+                    form = try wrap { () throws(SAMLEncodingError) in try SAMLForm.detect(value) }
+                    let xml = try xmlBytes(value, form: form!, scratch: scratch)
+                    try shape.check(xml)
+                    var verifyError: RecordError?
+                    if let verification {
+                        do throws(RecordError) {
+                            fields = try verify(xml, record: record, verification)
+                        } catch {
+                            verifyError = error
+                        }
+                    }
+                    let count = try encode(xml, record: record, form: form!, into: &out, fileBuffer: &fileBuffer, fields: fields, error: verifyError)
+                    statistics.encoded += 1
+                    statistics.bytesOut += count
+                    if let verifyError {
+                        statistics.fail(verifyError.code)
+                        reports.append("\(record.source): \(verifyError.code): \(verifyError.message)")
+                    } else if fields?.valid == true {
+                        statistics.valid += 1
+                    }
+                } catch {
+                    statistics.fail(error.code)
+                    reports.append("\(record.source): \(error.code): \(error.message)")
+                    if directory == nil {
+                        formatter.writeHead(&out, source: record.source, form: form, encoded: false)
+                        formatter.writeTail(
+                            &out, encoded: false, bytesIn: record.payload.count, bytesOut: 0, error: error, meta: record.meta,
+                            verification: fields)
+                    }
+                }
+            }
+        }
+        return ChunkResult(sequence: chunk.sequence, output: out, statistics: statistics, reports: reports)
+    }
+
+    /// The XML a value stands for: the value itself when raw, else its decoding into `scratch`.
+    private func xmlBytes(_ value: UnsafeRawBufferPointer, form: SAMLForm, scratch: UnsafeMutableRawBufferPointer) throws(RecordError) -> UnsafeRawBufferPointer {
+        if form == .raw { return value }
+        var start = 0
+        var end = value.count
+        while start < end, Self.isSpace(value[start]) { start += 1 }
+        while end > start, Self.isSpace(value[end - 1]) { end -= 1 }
+        let trimmed = UnsafeRawBufferPointer(rebasing: value[start..<end])
+        let count = try wrap { () throws(SAMLEncodingError) in
+            try CookbookDecoder.decode(trimmed, into: UnsafeMutableRawBufferPointer(rebasing: scratch[..<(trimmed.count + 3)]))
+        }
+        let xml = UnsafeRawBufferPointer(rebasing: scratch[..<count])
+        guard SAMLForm.startsLikeXML(xml) else {
+            throw RecordError(SAMLEncodingError(.unrecognizedSAMLForm, "the value is \(form.rawValue) but does not decode to XML"))
+        }
+        return xml
+    }
+
+    private func verify(_ xml: UnsafeRawBufferPointer, record: BatchRecord, _ verification: BatchVerification) throws(RecordError) -> VerificationFields {
+        let mvpd = try verification.mvpd(for: record.mvpd)
+        let verified: VerifiedResponse
+        do {
+            verified = try verification.verifier.verify(xml, mvpd: mvpd, now: verification.now ?? Date())
+        } catch {
+            throw RecordError(error)
+        }
+        return VerificationFields(
+            valid: true,
+            issuer: verified.issuer,
+            nameIDHash: verified.nameID.map(Self.sha256Hex),
+            notOnOrAfter: verified.notOnOrAfter.map { $0.formatted(.iso8601) },
+            survivesNormalization: verified.survivesNormalization)
+    }
+
+    /// Encodes `xml` into the output record (or its `.encoded` file); returns the encoded size.
+    private func encode(
+        _ xml: UnsafeRawBufferPointer, record: BatchRecord, form: SAMLForm, into out: inout ByteBuffer,
+        fileBuffer: inout ByteBuffer, fields: VerificationFields?, error: RecordError?
+    ) throws(RecordError) -> Int {
+        if let directory {
+            fileBuffer.clear()
+            try wrap { () throws(SAMLEncodingError) in try CookbookEncoder.encode(xml, into: &fileBuffer) }
+            try EncodedFileWriter.write(fileBuffer, directory: directory, record: record)
+            return fileBuffer.readableBytes
+        }
+        let mark = out.writerIndex
+        formatter.writeHead(&out, source: record.source, form: form, encoded: true)
+        let before = out.writerIndex
+        do throws(SAMLEncodingError) {
+            try CookbookEncoder.encode(xml, into: &out)
+        } catch {
+            out.moveWriterIndex(to: mark)
+            throw RecordError(error)
+        }
+        let count = out.writerIndex - before
+        formatter.writeTail(&out, encoded: true, bytesIn: record.payload.count, bytesOut: count, error: error, meta: record.meta, verification: fields)
+        return count
+    }
+
+    private func wrap<T>(_ body: () throws(SAMLEncodingError) -> T) throws(RecordError) -> T {
+        do {
+            return try body()
+        } catch {
+            throw RecordError(error)
+        }
+    }
+
+    /// Lower-case hex SHA-256 of a string's UTF-8, the only form a NameID leaves the process in.
+    static func sha256Hex(_ text: String) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var hex: [UInt8] = []
+        hex.reserveCapacity(64)
+        for byte in SHA256.hash(data: Array(text.utf8)) {
+            hex.append(digits[Int(byte >> 4)])
+            hex.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: hex, as: UTF8.self)
+    }
+
+    private static func isSpace(_ c: UInt8) -> Bool { c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D }
+}

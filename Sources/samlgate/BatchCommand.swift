@@ -1,0 +1,170 @@
+import ArgumentParser
+import Batch
+import Foundation
+import SAMLVerification
+
+/// `samlgate batch`: re-encodes (and optionally verifies) captured responses by the million.
+struct BatchCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "batch",
+        abstract: "Re-encode and verify captured SAML responses: files, directories, JSON Lines, HAR, gzip.",
+        discussion: """
+            Each input is detected from its name and content: a document (raw XML, base64 or the \
+            cookbook-encoded form; one record), JSON Lines (one record per line, the response in \
+            --field), a HAR file (one record per request carrying a SAMLResponse), any of them \
+            gzip-compressed; directories are read recursively in name order; '-' is standard input. \
+            One output record per input record, in input order whatever --jobs. A bad record is \
+            reported with its location and code and the run goes on. Exit status: 0; 1 when an \
+            input could not be read, the output could not be written, or (with --fail-on-error) \
+            any record failed; 2 for usage errors.
+            """
+    )
+
+    @Argument(help: "Input files or directories; '-' for standard input.")
+    var inputs: [String] = []
+
+    @Option(help: "Where records go: a file (written whole at the end), or an existing directory for one .encoded file per record. Default: standard output.")
+    var out: String?
+
+    @Option(help: "Output format: jsonl or csv.")
+    var format: String = OutputFormat.jsonl.rawValue
+
+    @Option(help: "The JSON Lines field holding the response.")
+    var field: String = BatchOptions().field
+
+    @Option(help: "Only files matching this pattern (fnmatch, on the name or path) are read from directories.")
+    var glob: String?
+
+    @Flag(help: "Verify each response's signature and SAML rules (needs --trust or --trust-store).")
+    var verify = false
+
+    @Option(name: .customLong("trust"), help: "A trusted IdP certificate or public key (PEM). Repeatable.")
+    var trustPEMs: [String] = []
+
+    @Option(name: .customLong("trust-store"), help: "Trust-store directory: DIR/<mvpd>/*.pem, optional DIR/<mvpd>/issuer.")
+    var trustStore: String?
+
+    @Option(help: "The MVPD whose trust applies to every record (default: the record's mvpd field, or the store's only MVPD).")
+    var mvpd: String?
+
+    @Option(help: "The audience every AudienceRestriction must name.")
+    var audience: String = VerificationOptions().audience
+
+    @Option(help: "Allowed clock skew in seconds.")
+    var skew: Double = VerificationOptions().clockSkew
+
+    @Flag(name: .customLong("allow-sha1"), help: "Accept SHA-1 signatures and digests.")
+    var allowSHA1 = false
+
+    @Option(help: "Judge validity windows as of this instant (ISO 8601, e.g. 2026-11-01T12:00:00Z) instead of now.")
+    var now: String?
+
+    @Flag(name: .customLong("replay-check"), help: "Reject an assertion id seen earlier in the run (off: captures repeat).")
+    var replayCheck = false
+
+    @Option(help: "Worker threads (default: all cores).")
+    var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
+
+    @Option(help: "Take only records whose index mod N is I (I/N, 0-based).")
+    var shard: String?
+
+    @Option(name: .customLong("max-record-bytes"), help: "Records larger than this are reported, not read.")
+    var maxRecordBytes: Int = BatchOptions().maxRecordBytes
+
+    @Option(help: "Progress on standard error: auto (bar on a terminal, lines otherwise), bar, lines or none.")
+    var progress: String = ProgressMode.auto.rawValue
+
+    @Option(name: .customLong("status-interval"), help: "Seconds between status lines when progress is lines.")
+    var statusInterval: Double = BatchOptions().statusInterval
+
+    @Flag(name: .customLong("fail-on-error"), help: "Exit with status 1 when any record failed.")
+    var failOnError = false
+
+    func validate() throws {
+        if inputs.isEmpty { throw ValidationError("no inputs (use '-' for standard input)") }
+        if OutputFormat(rawValue: format) == nil { throw ValidationError("--format must be jsonl or csv") }
+        if ProgressMode(rawValue: progress) == nil { throw ValidationError("--progress must be auto, bar, lines or none") }
+        if let shard, Shard(shard) == nil { throw ValidationError("--shard must be I/N with 0 <= I < N") }
+        if jobs < 1 { throw ValidationError("--jobs must be at least 1") }
+        if maxRecordBytes < 1 { throw ValidationError("--max-record-bytes must be positive") }
+        if statusInterval <= 0 { throw ValidationError("--status-interval must be positive") }
+        if let now, Self.parseInstant(now) == nil { throw ValidationError("--now must be an ISO 8601 instant such as 2026-11-01T12:00:00Z") }
+        if verify {
+            if trustPEMs.isEmpty && trustStore == nil { throw ValidationError("--verify needs --trust PEM or --trust-store DIR") }
+            if !trustPEMs.isEmpty && trustStore != nil { throw ValidationError("use either --trust or --trust-store, not both") }
+        } else if !trustPEMs.isEmpty || trustStore != nil || mvpd != nil || now != nil || replayCheck {
+            throw ValidationError("--trust, --trust-store, --mvpd, --now and --replay-check only apply with --verify")
+        }
+        if skew < 0 { throw ValidationError("--skew must not be negative") }
+        if inputs.filter({ $0 == "-" }).count > 1 { throw ValidationError("standard input ('-') can be read only once") }
+    }
+
+    func run() throws {
+        var options = BatchOptions()
+        options.field = field
+        options.glob = glob
+        options.format = OutputFormat(rawValue: format)!
+        options.jobs = jobs
+        options.shard = shard.flatMap(Shard.init) ?? .all
+        options.maxRecordBytes = maxRecordBytes
+        options.progress = ProgressMode(rawValue: progress)!
+        options.statusInterval = statusInterval
+        if let out {
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: out, isDirectory: &isDirectory), isDirectory.boolValue {
+                options.output = .directory(out)
+            } else {
+                options.output = .file(out)
+            }
+        }
+        if verify { options.verification = try makeVerification() }
+
+        let report = BatchRunner.run(inputs: inputs, options: options) { StandardStreams.writeError($0) }
+        StandardStreams.writeError(BatchSummary.render(report, verify: verify))
+        for path in report.unreadableInputs {
+            StandardStreams.writeError("samlgate batch: \(path): could not be read (see unreadable_input above)\n")
+        }
+        if let failure = report.outputFailure {
+            StandardStreams.writeError("samlgate batch: output_failed: \(failure)\n")
+            throw ExitCode.failure
+        }
+        if !report.unreadableInputs.isEmpty || (failOnError && report.statistics.failed > 0) {
+            throw ExitCode.failure
+        }
+    }
+
+    private func makeVerification() throws -> BatchVerification {
+        let store: TrustStore
+        var mvpdID = mvpd
+        do {
+            if let trustStore {
+                store = try TrustStore.load(directory: trustStore)
+                if let mvpdID, store.provider(for: mvpdID) == nil {
+                    throw TrustStoreError("\(trustStore): no MVPD named \(mvpdID)")
+                }
+            } else {
+                let pems = try trustPEMs.map { path -> String in
+                    guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+                        throw TrustStoreError("\(path): cannot read the file")
+                    }
+                    return text
+                }
+                mvpdID = "cli"
+                store = TrustStore(providers: [try IdentityProviderTrust(mvpd: "cli", certificatesPEM: pems)])
+            }
+        } catch {
+            StandardStreams.writeError("samlgate: trust: \(error)\n")
+            throw ExitCode(2)
+        }
+        var verification = VerificationOptions()
+        verification.audience = audience
+        verification.clockSkew = skew
+        verification.allowSHA1 = allowSHA1
+        let verifier = Verifier(trustStore: store, options: verification, replayCache: replayCheck ? InMemoryReplayCache() : nil)
+        return BatchVerification(verifier: verifier, mvpd: mvpdID, now: now.flatMap(Self.parseInstant))
+    }
+
+    static func parseInstant(_ text: String) -> Date? {
+        try? Date(text, strategy: .iso8601)
+    }
+}
