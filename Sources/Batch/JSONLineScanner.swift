@@ -50,7 +50,8 @@ struct JSONLineScanner {
                 let valueStart = i
                 if !keyEscaped, key.elementsEqual(field) {
                     guard !found else { throw RecordError(.invalidJSON, "the field \(String(decoding: field, as: UTF8.self)) is given twice") }
-                    guard valueStart < line.count, line[valueStart] == 0x22 else {
+                    guard valueStart < line.count else { throw JSONSyntax.error("missing value", at: valueStart) }
+                    guard line[valueStart] == 0x22 else {
                         throw RecordError(.missingField, "the field \(String(decoding: field, as: UTF8.self)) is not a string")
                     }
                     let (end, escaped) = try JSONSyntax.endOfString(line, from: valueStart)

@@ -40,7 +40,16 @@ struct RecordProcessor: Sendable {
                     if let failure = record.failure { throw failure }
                     form = try wrap { () throws(SAMLEncodingError) in try SAMLForm.detect(value) }
                     let xml = try xmlBytes(value, form: form!, scratch: scratch)
-                    try shape.check(xml)
+                    // Encoding first: it validates UTF-8, so invalid text is reported as such
+                    // rather than as the broken XML it also is.
+                    let mark = out.writerIndex
+                    let count = try encode(xml, record: record, form: form!, into: &out, fileBuffer: &fileBuffer)
+                    do throws(RecordError) {
+                        try shape.check(xml)
+                    } catch {
+                        out.moveWriterIndex(to: mark)
+                        throw error
+                    }
                     var verifyError: RecordError?
                     if let verification {
                         do throws(RecordError) {
@@ -49,7 +58,13 @@ struct RecordProcessor: Sendable {
                             verifyError = error
                         }
                     }
-                    let count = try encode(xml, record: record, form: form!, into: &out, fileBuffer: &fileBuffer, fields: fields, error: verifyError)
+                    if let directory {
+                        try EncodedFileWriter.write(fileBuffer, directory: directory, record: record)
+                    } else {
+                        formatter.writeTail(
+                            &out, encoded: true, bytesIn: record.payload.count, bytesOut: count, error: verifyError,
+                            meta: record.meta, verification: fields)
+                    }
                     statistics.encoded += 1
                     statistics.bytesOut += count
                     if let verifyError {
@@ -107,15 +122,15 @@ struct RecordProcessor: Sendable {
             survivesNormalization: verified.survivesNormalization)
     }
 
-    /// Encodes `xml` into the output record (or its `.encoded` file); returns the encoded size.
+    /// Encodes `xml` into the head of an output record (or into `fileBuffer` for `--out DIR`);
+    /// returns the encoded size. The caller writes the record's tail.
     private func encode(
         _ xml: UnsafeRawBufferPointer, record: BatchRecord, form: SAMLForm, into out: inout ByteBuffer,
-        fileBuffer: inout ByteBuffer, fields: VerificationFields?, error: RecordError?
+        fileBuffer: inout ByteBuffer
     ) throws(RecordError) -> Int {
-        if let directory {
+        if directory != nil {
             fileBuffer.clear()
             try wrap { () throws(SAMLEncodingError) in try CookbookEncoder.encode(xml, into: &fileBuffer) }
-            try EncodedFileWriter.write(fileBuffer, directory: directory, record: record)
             return fileBuffer.readableBytes
         }
         let mark = out.writerIndex
@@ -127,9 +142,7 @@ struct RecordProcessor: Sendable {
             out.moveWriterIndex(to: mark)
             throw RecordError(error)
         }
-        let count = out.writerIndex - before
-        formatter.writeTail(&out, encoded: true, bytesIn: record.payload.count, bytesOut: count, error: error, meta: record.meta, verification: fields)
-        return count
+        return out.writerIndex - before
     }
 
     private func wrap<T>(_ body: () throws(SAMLEncodingError) -> T) throws(RecordError) -> T {

@@ -85,14 +85,16 @@ final class StreamReader {
     /// The next line. Lines longer than `limit` are skipped without being held in memory.
     func nextLine(limit: Int) throws(RecordError) -> Line {
         var scanned = 0
+        // Bytes of an over-long line already thrown away.
         var dropped = 0
         while true {
             let from = start + scanned
             if from < end, let hit = memchr(storage.baseAddress! + from, 0x0A, end - from) {
                 let newline = hit - UnsafeMutableRawPointer(storage.baseAddress!)
-                if dropped > 0 {
+                let length = dropped + newline - start
+                if length > limit {
                     start = newline + 1
-                    return .tooLong(length: dropped + newline - from)
+                    return .tooLong(length: length)
                 }
                 var lineEnd = newline
                 if lineEnd > start, storage[lineEnd - 1] == 0x0D { lineEnd -= 1 }
@@ -102,14 +104,18 @@ final class StreamReader {
             }
             scanned = end - start
             if scanned > limit {
+                // Too long already: keep only the count, not the bytes.
                 dropped += scanned
-                start = 0
-                end = 0
+                consumeAll()
                 scanned = 0
             }
             if try !fill() {
-                if dropped > 0 { return .tooLong(length: dropped + end - start) }
-                if start == end { return .end }
+                let length = dropped + end - start
+                if length > limit {
+                    consumeAll()
+                    return .tooLong(length: length)
+                }
+                if start == end { return dropped > 0 ? .tooLong(length: length) : .end }
                 let line = UnsafeRawBufferPointer(rebasing: storage[start..<end])
                 start = end
                 return .line(line)
@@ -120,16 +126,15 @@ final class StreamReader {
     /// Buffers the rest of the input, up to `limit` bytes. Returns `nil` (and drains the input)
     /// when it is longer, with the total length seen.
     func readToEnd(limit: Int) throws(RecordError) -> Result<UnsafeRawBufferPointer, RecordTooLarge> {
-        while try fill() {
-            if end - start > limit {
-                var total = end - start
+        while end - start <= limit, try fill() {}
+        if end - start > limit {
+            var total = end - start
+            consumeAll()
+            while try fill() {
+                total += end - start
                 consumeAll()
-                while try fill() {
-                    total += end - start
-                    consumeAll()
-                }
-                return .failure(RecordTooLarge(length: total))
             }
+            return .failure(RecordTooLarge(length: total))
         }
         return .success(buffered)
     }
