@@ -49,6 +49,17 @@ let package = Package(
             path: "Benchmarks/GatewayExchange",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        .executableTarget(
+            name: "Batch",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "Batch", package: "samlgate"),
+                .product(name: "SAMLVerification", package: "samlgate"),
+                .product(name: "TestIdP", package: "samlgate"),
+            ],
+            path: "Benchmarks/Batch",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
         // A plain driver for instruction counts under callgrind and for the side-by-side run
         // against python-xmlsec (scripts/verify-compare.sh).
         .executableTarget(
