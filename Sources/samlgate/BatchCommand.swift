@@ -128,6 +128,8 @@ struct BatchCommand: ParsableCommand {
             StandardStreams.writeError("samlgate batch: output_failed: \(failure)\n")
             throw ExitCode.failure
         }
+        // An --out DIR file that could not be written is lost output, whatever --fail-on-error.
+        if report.statistics.failuresByCode["output_failed", default: 0] > 0 { throw ExitCode.failure }
         if !report.unreadableInputs.isEmpty || (failOnError && report.statistics.failed > 0) {
             throw ExitCode.failure
         }

@@ -16,7 +16,8 @@ struct BatchCorpus {
     let rawBytes: Int
     let jsonLinesBytes: Int
     let certificatePath: String
-    let sample: [UInt8]
+    /// The distinct responses; record i is `distinct[i % distinct.count]`.
+    let distinct: [[UInt8]]
     let verifier: Verifier
 
     static func make() -> BatchCorpus {
@@ -50,6 +51,6 @@ struct BatchCorpus {
         FileHandle.standardError.write(Data("batch corpus: \(records) records, raw \(rawBytes) bytes, JSON Lines \(lines.count) bytes\n".utf8))
         return BatchCorpus(
             directory: root, rawDirectory: raw, jsonLines: jsonl, rawBytes: rawBytes, jsonLinesBytes: lines.count,
-            certificatePath: certificate, sample: distinct[1], verifier: Verifier(trustStore: store, replayCache: nil))
+            certificatePath: certificate, distinct: distinct, verifier: Verifier(trustStore: store, replayCache: nil))
     }
 }
