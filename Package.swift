@@ -11,7 +11,7 @@ let package = Package(
         .library(name: "TestIdP", targets: ["TestIdP"]),
         .library(name: "Gateway", targets: ["Gateway"]),
         .library(name: "ReferenceUpstream", targets: ["ReferenceUpstream"]),
-        .library(name: "Batch", targets: ["Batch"]),
+        .library(name: "SAMLBatch", targets: ["SAMLBatch"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -51,7 +51,7 @@ let package = Package(
             providers: [.apt(["zlib1g-dev"])]
         ),
         .target(
-            name: "Batch",
+            name: "SAMLBatch",
             dependencies: [
                 "SAMLEncoding",
                 "SAMLVerification",
@@ -112,7 +112,7 @@ let package = Package(
                 "Gateway",
                 "ReferenceUpstream",
                 "ServerSupport",
-                "Batch",
+                "SAMLBatch",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -126,8 +126,8 @@ let package = Package(
             dependencies: ["SAMLVerification", "TestIdP", "CXMLSec", "SAMLEncoding", "samlgate", "CLITestSupport"]
         ),
         .testTarget(
-            name: "BatchTests",
-            dependencies: ["Batch", "TestIdP", "SAMLEncoding", "samlgate", "CLITestSupport", .product(name: "NIOCore", package: "swift-nio")]
+            name: "SAMLBatchTests",
+            dependencies: ["SAMLBatch", "TestIdP", "SAMLEncoding", "samlgate", "CLITestSupport", .product(name: "NIOCore", package: "swift-nio")]
         ),
         .testTarget(
             name: "GatewayTests",

@@ -53,7 +53,7 @@ let package = Package(
             name: "Batch",
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
-                .product(name: "Batch", package: "samlgate"),
+                .product(name: "SAMLBatch", package: "samlgate"),
                 .product(name: "SAMLVerification", package: "samlgate"),
                 .product(name: "TestIdP", package: "samlgate"),
             ],

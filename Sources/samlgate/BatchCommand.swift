@@ -1,5 +1,5 @@
 import ArgumentParser
-import Batch
+import SAMLBatch
 import Foundation
 import SAMLVerification
 

@@ -1,4 +1,4 @@
-import Batch
+import SAMLBatch
 import Benchmark
 import Foundation
 import SAMLVerification
