@@ -13,7 +13,7 @@ final class BatchProgress: Sendable {
     let records = Atomic<Int>(0)
     let failures = Atomic<Int>(0)
 
-    private let totalBytes: Int?
+    private let totalBytes: @Sendable () -> Int?
     private let bar: Bool
     private let enabled: Bool
     private let interval: Double
@@ -22,7 +22,8 @@ final class BatchProgress: Sendable {
     private let done = DispatchSemaphore(value: 0)
     private let write: @Sendable (String) -> Void
 
-    init(mode: ProgressMode, interval: Double, totalBytes: Int?, write: @escaping @Sendable (String) -> Void) {
+    /// `totalBytes` is asked once, on the progress thread, and only when progress is shown.
+    init(mode: ProgressMode, interval: Double, totalBytes: @escaping @Sendable () -> Int?, write: @escaping @Sendable (String) -> Void) {
         let isTerminal = isatty(STDERR_FILENO) == 1
         bar = mode == .bar || (mode == .auto && isTerminal)
         enabled = mode != .none
@@ -35,11 +36,12 @@ final class BatchProgress: Sendable {
     func start() {
         guard enabled else { return }
         let thread = Thread { [self] in
+            let total = totalBytes()
             var next = ContinuousClock.now.advanced(by: .seconds(interval))
             while !stopped.load(ordering: .relaxed) {
                 usleep(50_000)
                 if ContinuousClock.now >= next {
-                    write(bar ? "\r" + line() + "\u{1B}[K" : "samlgate batch: " + line() + "\n")
+                    write(bar ? "\r" + line(total: total) + "\u{1B}[K" : "samlgate batch: " + line(total: total) + "\n")
                     next = ContinuousClock.now.advanced(by: .seconds(interval))
                 }
             }
@@ -57,7 +59,7 @@ final class BatchProgress: Sendable {
         if bar { write("\r\u{1B}[K") }
     }
 
-    private func line() -> String {
+    private func line(total totalBytes: Int?) -> String {
         let elapsed = max((ContinuousClock.now - started).seconds, 0.001)
         let read = bytesRead.load(ordering: .relaxed)
         let rate = Double(read) / elapsed

@@ -25,7 +25,7 @@ final class BatchReader {
 
     var bytesRead: Int { baseBytes }
 
-    func read(_ entries: [InputExpander.Entry]) {
+    func read<Entries: Sequence<InputExpander.Entry>>(_ entries: Entries) {
         for entry in entries {
             if shouldStop() { break }
             switch entry {

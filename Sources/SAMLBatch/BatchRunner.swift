@@ -19,9 +19,9 @@ public enum BatchRunner {
     ) -> BatchReport {
         let clock = ContinuousClock()
         let started = clock.now
-        let entries = InputExpander.expand(inputs, glob: options.glob)
         let progress = BatchProgress(
-            mode: options.progress, interval: options.statusInterval, totalBytes: totalSize(entries), write: diagnostics)
+            mode: options.progress, interval: options.statusInterval,
+            totalBytes: { totalSize(InputExpander(inputs, glob: options.glob)) }, write: diagnostics)
 
         let sink: OutputSink
         switch options.output {
@@ -62,7 +62,7 @@ public enum BatchRunner {
             // process here rather than lose the chunk.
             if refused != nil { writer.complete(processor.process(chunk)) }
         }
-        reader.read(entries)
+        reader.read(InputExpander(inputs, glob: options.glob))
         group.wait()
         pool.shutdown()
         progress.finish()
@@ -79,8 +79,9 @@ public enum BatchRunner {
     }
 
     /// The total size of the regular input files, for the ETA; `nil` when standard input is
-    /// among them (its size is unknown).
-    private static func totalSize(_ entries: [InputExpander.Entry]) -> Int? {
+    /// among them (its size is unknown). Walked again by the progress thread, so the reader
+    /// does not wait for it.
+    private static func totalSize(_ entries: InputExpander) -> Int? {
         var total = 0
         for entry in entries {
             switch entry {

@@ -48,16 +48,15 @@ struct RecordFormatter: Sendable {
             out.writeString(",\"meta\":")
             out.writeString(meta)
             if let verification {
-                var line = JSONLine()
-                line.add("valid", verification.valid)
-                line.add("issuer", verification.issuer)
-                line.add("nameIDHash", verification.nameIDHash)
-                line.add("notOnOrAfter", verification.notOnOrAfter)
-                line.add("survivesNormalization", verification.survivesNormalization)
-                // The members of that object, spliced into this one.
-                let members = line.json.dropFirst().dropLast()
-                out.writeString(",")
-                out.writeSubstring(members)
+                // Hash and timestamp are plain ASCII; only the issuer needs escaping.
+                out.writeString(verification.valid ? ",\"valid\":true,\"issuer\":" : ",\"valid\":false,\"issuer\":")
+                out.writeString(verification.issuer.map(JSONLine.quote) ?? "null")
+                out.writeString(",\"nameIDHash\":")
+                out.writeString(verification.nameIDHash.map { "\"\($0)\"" } ?? "null")
+                out.writeString(",\"notOnOrAfter\":")
+                out.writeString(verification.notOnOrAfter.map { "\"\($0)\"" } ?? "null")
+                out.writeString(",\"survivesNormalization\":")
+                out.writeString(verification.survivesNormalization.map { $0 ? "true" : "false" } ?? "null")
             }
             out.writeString("}\n")
         case .csv:

@@ -118,7 +118,7 @@ struct RecordProcessor: Sendable {
             valid: true,
             issuer: verified.issuer,
             nameIDHash: verified.nameID.map(Self.sha256Hex),
-            notOnOrAfter: verified.notOnOrAfter.map { $0.formatted(.iso8601) },
+            notOnOrAfter: verified.notOnOrAfter.map(UTCTimestamp.string),
             survivesNormalization: verified.survivesNormalization)
     }
 
