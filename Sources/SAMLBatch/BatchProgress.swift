@@ -13,7 +13,7 @@ final class BatchProgress: Sendable {
     let records = Atomic<Int>(0)
     let failures = Atomic<Int>(0)
 
-    private let totalBytes: @Sendable () -> Int?
+    private let totalBytes: @Sendable (_ shouldStop: () -> Bool) -> Int?
     private let bar: Bool
     private let enabled: Bool
     private let interval: Double
@@ -22,8 +22,12 @@ final class BatchProgress: Sendable {
     private let done = DispatchSemaphore(value: 0)
     private let write: @Sendable (String) -> Void
 
-    /// `totalBytes` is asked once, on the progress thread, and only when progress is shown.
-    init(mode: ProgressMode, interval: Double, totalBytes: @escaping @Sendable () -> Int?, write: @escaping @Sendable (String) -> Void) {
+    /// `totalBytes` is asked once, on the progress thread, and only when progress is shown; it
+    /// gives up (returning `nil`) when the run ends first.
+    init(
+        mode: ProgressMode, interval: Double, totalBytes: @escaping @Sendable (_ shouldStop: () -> Bool) -> Int?,
+        write: @escaping @Sendable (String) -> Void
+    ) {
         let isTerminal = isatty(STDERR_FILENO) == 1
         bar = mode == .bar || (mode == .auto && isTerminal)
         enabled = mode != .none
@@ -36,7 +40,7 @@ final class BatchProgress: Sendable {
     func start() {
         guard enabled else { return }
         let thread = Thread { [self] in
-            let total = totalBytes()
+            let total = totalBytes { stopped.load(ordering: .relaxed) }
             var next = ContinuousClock.now.advanced(by: .seconds(interval))
             while !stopped.load(ordering: .relaxed) {
                 usleep(50_000)

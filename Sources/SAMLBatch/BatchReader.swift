@@ -57,13 +57,19 @@ final class BatchReader {
         reader.reset(source: file)
         let kind: InputKind
         do {
-            try reader.fill()
+            try fillPrefix()
             if InputKind.isGzip(name: name, prefix: reader.buffered) {
                 let inflater = try GzipByteSource(inner: file, prefix: reader.buffered)
                 reader.reset(source: inflater)
-                try reader.fill()
+                try fillPrefix()
             }
             kind = InputKind.detect(name: name, prefix: reader.buffered)
+            // A byte-order mark before JSON (Windows tools write one) is not part of the first
+            // record; a document keeps it (the cookbook's business).
+            let prefix = reader.buffered
+            if kind != .document, prefix.count >= 3, prefix[0] == 0xEF, prefix[1] == 0xBB, prefix[2] == 0xBF {
+                reader.consume(3)
+            }
         } catch {
             if error.code == RecordError.Code.unreadableInput.rawValue {
                 unreadable(name, RecordError(.unreadableInput, "\(name): \(error.message)"))
@@ -77,6 +83,12 @@ final class BatchReader {
         case .jsonLines: readLines(name, file: file)
         case .har: readHAR(name)
         }
+    }
+
+    /// Reads until a few bytes are buffered (pipes may deliver one byte at a time), for the
+    /// gzip magic number and the kind detection.
+    private func fillPrefix() throws(RecordError) {
+        while reader.bufferedCount < 16, try reader.fill() {}
     }
 
     private func readDocument(_ name: String) {

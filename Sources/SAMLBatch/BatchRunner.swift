@@ -21,7 +21,7 @@ public enum BatchRunner {
         let started = clock.now
         let progress = BatchProgress(
             mode: options.progress, interval: options.statusInterval,
-            totalBytes: { totalSize(InputExpander(inputs, glob: options.glob)) }, write: diagnostics)
+            totalBytes: { totalSize(InputExpander(inputs, glob: options.glob), shouldStop: $0) }, write: diagnostics)
 
         let sink: OutputSink
         switch options.output {
@@ -81,9 +81,10 @@ public enum BatchRunner {
     /// The total size of the regular input files, for the ETA; `nil` when standard input is
     /// among them (its size is unknown). Walked again by the progress thread, so the reader
     /// does not wait for it.
-    private static func totalSize(_ entries: InputExpander) -> Int? {
+    private static func totalSize(_ entries: InputExpander, shouldStop: () -> Bool) -> Int? {
         var total = 0
         for entry in entries {
+            if shouldStop() { return nil }
             switch entry {
             case .standardInput: return nil
             case .unreadable: continue

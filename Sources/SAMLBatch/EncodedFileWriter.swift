@@ -12,7 +12,8 @@ enum EncodedFileWriter {
         let index = String(record.index + 1)
         let padded = String(repeating: "0", count: max(0, 8 - index.count)) + index
         var source = String(record.source.description.map { $0 == "/" ? "_" : $0 })
-        if source.utf8.count > 200 { source = String(source.suffix(200)) }
+        // File names are limited to 255 bytes: keep the end of the source within 200 bytes.
+        while source.utf8.count > 200 { source.removeFirst() }
         return "\(padded)-\(source).encoded"
     }
 

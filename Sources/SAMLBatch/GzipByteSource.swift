@@ -12,6 +12,8 @@ final class GzipByteSource: ByteSource {
     /// The current member ended; more input means another member follows.
     private var memberEnded = false
     private var finished = false
+    /// `inflateInit2_` succeeded (deinit runs even when init throws).
+    private var started = false
 
     var consumedBytes: Int { inner.consumedBytes }
 
@@ -29,15 +31,12 @@ final class GzipByteSource: ByteSource {
         stream.pointee.avail_in = uInt(prefix.count)
         // 15 window bits + 16: gzip wrapper only.
         let status = inflateInit2_(stream, 15 + 16, zlibVersion(), Int32(MemoryLayout<z_stream>.size))
-        guard status == Z_OK else {
-            input.deallocate()
-            stream.deallocate()
-            throw RecordError(.corruptGzip, "zlib could not start (status \(status))")
-        }
+        started = status == Z_OK
+        guard started else { throw RecordError(.corruptGzip, "zlib could not start (status \(status))") }
     }
 
     deinit {
-        inflateEnd(stream)
+        if started { inflateEnd(stream) }
         stream.deinitialize(count: 1)
         stream.deallocate()
         input.deallocate()
@@ -59,14 +58,20 @@ final class GzipByteSource: ByteSource {
                 stream.pointee.avail_in = uInt(n)
             }
             if memberEnded {
-                // Bytes after a member: another member follows.
+                // Another member follows only if it starts with the magic number; anything else
+                // (zero padding from tape or block tools) is ignored, as gzip(1) does.
+                guard stream.pointee.next_in.pointee == 0x1F else {
+                    finished = true
+                    return 0
+                }
                 inflateReset(stream)
                 memberEnded = false
             }
             stream.pointee.next_out = out.assumingMemoryBound(to: Bytef.self)
-            stream.pointee.avail_out = uInt(buffer.count)
+            let window = min(buffer.count, Int(UInt32.max))
+            stream.pointee.avail_out = uInt(window)
             let status = inflate(stream, Z_NO_FLUSH)
-            let produced = buffer.count - Int(stream.pointee.avail_out)
+            let produced = window - Int(stream.pointee.avail_out)
             switch status {
             case Z_STREAM_END:
                 memberEnded = true

@@ -30,7 +30,7 @@ struct HARExchange {
         var value: [UInt8]?
         var mvpd: String?
         if let postData = request["postData"] {
-            if let text = postData["text"]?.string {
+            if let text = postData["text"]?.string, text.contains("SAMLResponse") {
                 let fields = try formFields(Array(text.utf8))
                 value = fields.response
                 mvpd = fields.mvpd
@@ -41,7 +41,7 @@ struct HARExchange {
                 }
             }
         }
-        if value == nil, let query {
+        if value == nil, let query, query.contains("SAMLResponse") {
             let fields = try formFields(Array(query.utf8))
             value = fields.response
             mvpd = mvpd ?? fields.mvpd
@@ -76,12 +76,14 @@ struct HARExchange {
         var mvpd: String?
         for pair in form.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
             let parts = pair.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
-            let name = try decode(Array(parts[0]))
+            // Other fields may hold anything (a JSON body, a stray '%'): only the two we read
+            // must decode.
+            let name = (try? decode(Array(parts[0]))) ?? Array(parts[0])
             let rawValue = parts.count > 1 ? Array(parts[1]) : []
             if name == responseField, response == nil {
                 response = try decode(rawValue)
-            } else if name == mvpdField, mvpd == nil {
-                mvpd = String(decoding: try decode(rawValue), as: UTF8.self)
+            } else if name == mvpdField, mvpd == nil, let decoded = try? decode(rawValue) {
+                mvpd = String(decoding: decoded, as: UTF8.self)
             }
         }
         return (response, mvpd)

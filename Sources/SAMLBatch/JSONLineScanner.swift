@@ -73,6 +73,7 @@ struct JSONLineScanner {
                     found = true
                     i = end
                 } else {
+                    try JSONSyntax.validateString(line, keyStart..<keyEnd)
                     i = try JSONSyntax.endOfValue(line, from: valueStart)
                     if meta.count > 1 { meta.append(UInt8(ascii: ",")) }
                     meta.append(contentsOf: UnsafeRawBufferPointer(rebasing: line[keyStart..<keyEnd]))

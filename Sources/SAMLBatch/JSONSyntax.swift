@@ -76,11 +76,12 @@ enum JSONSyntax {
                         i += 6
                     }
                 }
-                if (0xD800..<0xE000).contains(scalar) { throw error("lone surrogate escape", at: i - 6) }
+                // A lone surrogate (seen in captured response bodies) becomes U+FFFD.
+                if (0xD800..<0xE000).contains(scalar) { scalar = 0xFFFD }
                 o += writeUTF8(scalar, into: output, at: o)
                 continue
             default:
-                throw error("unknown escape '\\\(Character(Unicode.Scalar(e)))'", at: i - 2)
+                throw error("unknown escape", at: i - 2)
             }
             o += 1
         }
@@ -134,7 +135,9 @@ enum JSONSyntax {
         guard i < text.count else { throw error("missing value", at: i) }
         switch text[i] {
         case UInt8(ascii: "\""):
-            return try endOfString(text, from: i).end
+            let end = try endOfString(text, from: i).end
+            try validateString(text, i..<end)
+            return end
         case UInt8(ascii: "{"), UInt8(ascii: "["):
             guard depth < maximumDepth else { throw error("nesting too deep", at: i) }
             let isObject = text[i] == UInt8(ascii: "{")
@@ -146,7 +149,9 @@ enum JSONSyntax {
                 if isObject {
                     skipWhitespace(text, &i)
                     guard i < text.count, text[i] == 0x22 else { throw error("expected a key", at: i) }
+                    let keyStart = i
                     i = try endOfString(text, from: i).end
+                    try validateString(text, keyStart..<i)
                     skipWhitespace(text, &i)
                     guard i < text.count, text[i] == UInt8(ascii: ":") else { throw error("expected ':'", at: i) }
                     i += 1
@@ -163,6 +168,40 @@ enum JSONSyntax {
         case UInt8(ascii: "n"): return try literal("null", text, i)
         default:
             return try endOfNumber(text, from: i)
+        }
+    }
+
+    /// Checks a string (quotes included in `range`) that is copied verbatim into the output:
+    /// no raw control characters, only the escapes RFC 8259 allows.
+    static func validateString(_ text: UnsafeRawBufferPointer, _ range: Range<Int>) throws(RecordError) {
+        var i = range.lowerBound + 1
+        let end = range.upperBound - 1
+        while i < end {
+            let c = text[i]
+            if c < 0x20 { throw error("a control character inside a string", at: i) }
+            if c == 0x5C {
+                guard i + 1 < end else { throw error("broken escape", at: i) }
+                switch text[i + 1] {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
+                    UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+                    i += 2
+                case UInt8(ascii: "u"):
+                    // Surrogates only in pairs (I-JSON): strict parsers refuse lone ones.
+                    let unit = try hex4(text, i + 2, limit: end)
+                    i += 6
+                    if (0xDC00..<0xE000).contains(unit) { throw error("a lone surrogate escape", at: i - 6) }
+                    if (0xD800..<0xDC00).contains(unit) {
+                        guard i + 6 <= end, text[i] == 0x5C, text[i + 1] == UInt8(ascii: "u"),
+                            (0xDC00..<0xE000).contains(try hex4(text, i + 2, limit: end))
+                        else { throw error("a lone surrogate escape", at: i - 6) }
+                        i += 6
+                    }
+                default:
+                    throw error("unknown escape", at: i)
+                }
+                continue
+            }
+            i += 1
         }
     }
 

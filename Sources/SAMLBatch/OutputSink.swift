@@ -23,7 +23,11 @@ final class OutputSink: Sendable {
     static func discard() -> OutputSink { OutputSink(fd: -1, temporaryPath: nil, finalPath: nil) }
 
     static func file(_ path: String) throws(RecordError) -> OutputSink {
-        let temporary = "\(path).partial-\(getpid())"
+        // A hidden name, so a run writing into one of its own input directories never reads it.
+        let slash = path.lastIndex(of: "/")
+        let folder = slash.map { String(path[...$0]) } ?? ""
+        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        let temporary = "\(folder).\(name).partial-\(getpid())"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw RecordError(.outputFailed, "\(path): \(String(cString: strerror(errno)))") }
         return OutputSink(fd: fd, temporaryPath: temporary, finalPath: path)

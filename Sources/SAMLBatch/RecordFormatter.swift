@@ -87,7 +87,8 @@ struct RecordFormatter: Sendable {
 
     /// A CSV cell, quoted when it holds a comma, quote or line break.
     static func csvCell(_ text: String) -> String {
-        guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return text }
+        // On UTF-8 bytes: "\r\n" is a single Character, equal to neither "\r" nor "\n".
+        guard text.utf8.contains(where: { $0 == 0x2C || $0 == 0x22 || $0 == 0x0A || $0 == 0x0D }) else { return text }
         return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 }

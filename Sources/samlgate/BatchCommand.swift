@@ -59,7 +59,7 @@ struct BatchCommand: ParsableCommand {
     @Option(help: "Judge validity windows as of this instant (ISO 8601, e.g. 2026-11-01T12:00:00Z) instead of now.")
     var now: String?
 
-    @Flag(name: .customLong("replay-check"), help: "Reject an assertion id seen earlier in the run (off: captures repeat).")
+    @Flag(name: .customLong("replay-check"), help: "Reject an assertion id seen earlier in the run (off: captures repeat). Runs on one worker, so the first in input order is the one accepted.")
     var replayCheck = false
 
     @Option(help: "Worker threads (default: all cores).")
@@ -104,7 +104,9 @@ struct BatchCommand: ParsableCommand {
         options.field = field
         options.glob = glob
         options.format = OutputFormat(rawValue: format)!
-        options.jobs = jobs
+        // Which of two equal assertions is "replayed" must not depend on thread timing: the
+        // first in input order is accepted, so replay checking runs on one worker.
+        options.jobs = replayCheck ? 1 : jobs
         options.shard = shard.flatMap(Shard.init) ?? .all
         options.maxRecordBytes = maxRecordBytes
         options.progress = ProgressMode(rawValue: progress)!

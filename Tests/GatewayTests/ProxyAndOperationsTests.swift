@@ -70,11 +70,12 @@ struct ProxyAndOperationsTests {
             for _ in 0..<2 {
                 #expect(h.gateway.core.pool.enqueue { gate.wait() } == nil)
             }
-            let started = ContinuousClock.now
-            let reply = try await h.exchangeV1(GatewayHarness.base64(GatewayHarness.issue()))
+            // The worker stays blocked until the gate opens below, so any answer now proves the
+            // request was refused rather than queued (no timing assertion: CI machines are busy).
+            let body = GatewayHarness.base64(GatewayHarness.issue())
+            let reply = try await h.exchangeV1(body)
             ErrorCodeTests.expectError(reply, 503, "overloaded")
             #expect(reply.headers.first(name: "Retry-After") == "1")
-            #expect(ContinuousClock.now - started < .seconds(2))
             gate.signal()
             gate.signal()
             // Served again once the workers are free.
