@@ -77,15 +77,7 @@ public struct ExchangeProcessor: Sendable {
         let xml: UnsafeRawBufferPointer
         do throws(SAMLEncodingError) {
             form = try SAMLForm.detect(value)
-            if form == .raw {
-                xml = value
-            } else {
-                let count = try CookbookDecoder.decode(value, into: scratch)
-                xml = UnsafeRawBufferPointer(rebasing: scratch[..<count])
-                guard SAMLForm.startsLikeXML(xml) else {
-                    throw SAMLEncodingError(.unrecognizedSAMLForm, "the value is \(form.rawValue) but does not decode to XML")
-                }
-            }
+            xml = try CookbookDecoder.xml(of: value, form: form, scratch: scratch)
         } catch {
             throw GatewayError(error, parameter: Self.samlField)
         }

@@ -15,13 +15,16 @@ enum InputKind: String, Sendable {
         let base = lowered.hasSuffix(".gz") ? String(lowered.dropLast(3)) : lowered
         if base.hasSuffix(".har") { return .har }
         if base.hasSuffix(".jsonl") || base.hasSuffix(".ndjson") { return .jsonLines }
-        var i = skipWhitespace(prefix, from: 0)
+        var i = 0
+        JSONSyntax.skipWhitespace(prefix, &i)
         // A UTF-8 byte-order mark.
         if i + 2 < prefix.count, prefix[i] == 0xEF, prefix[i + 1] == 0xBB, prefix[i + 2] == 0xBF {
-            i = skipWhitespace(prefix, from: i + 3)
+            i += 3
+            JSONSyntax.skipWhitespace(prefix, &i)
         }
         guard i < prefix.count, prefix[i] == UInt8(ascii: "{") else { return .document }
-        let key = skipWhitespace(prefix, from: i + 1)
+        var key = i + 1
+        JSONSyntax.skipWhitespace(prefix, &key)
         let log: [UInt8] = Array("\"log\"".utf8)
         if key + log.count <= prefix.count, Array(prefix[key..<(key + log.count)]) == log { return .har }
         return .jsonLines
@@ -30,11 +33,5 @@ enum InputKind: String, Sendable {
     static func isGzip(name: String, prefix: UnsafeRawBufferPointer) -> Bool {
         if prefix.count >= 2 { return prefix[0] == 0x1F && prefix[1] == 0x8B }
         return name.lowercased().hasSuffix(".gz")
-    }
-
-    private static func skipWhitespace(_ bytes: UnsafeRawBufferPointer, from: Int) -> Int {
-        var i = from
-        while i < bytes.count, bytes[i] == 0x20 || bytes[i] == 0x09 || bytes[i] == 0x0A || bytes[i] == 0x0D { i += 1 }
-        return i
     }
 }

@@ -80,7 +80,7 @@ struct JSONLineScanner {
                     meta.append(UInt8(ascii: ":"))
                     meta.append(contentsOf: UnsafeRawBufferPointer(rebasing: line[valueStart..<i]))
                     if !keyEscaped, key.elementsEqual(Self.mvpdKey), line[valueStart] == 0x22 {
-                        mvpd = try Self.string(line, valueStart..<i)
+                        mvpd = try JSONSyntax.string(line, valueStart..<i)
                     }
                 }
                 JSONSyntax.skipWhitespace(line, &i)
@@ -101,16 +101,5 @@ struct JSONLineScanner {
         meta.append(UInt8(ascii: "}"))
         guard UTF8Check.isValid(meta) else { throw RecordError(.invalidJSON, "the record's other fields are not valid UTF-8") }
         return Carried(meta: String(decoding: meta, as: UTF8.self), mvpd: mvpd)
-    }
-
-    /// A JSON string (quotes included in `range`) as a Swift string.
-    static func string(_ text: UnsafeRawBufferPointer, _ range: Range<Int>) throws(RecordError) -> String {
-        let content = (range.lowerBound + 1)..<(range.upperBound - 1)
-        var bytes = [UInt8](repeating: 0, count: content.count)
-        var result: Result<Int, RecordError> = .success(0)
-        bytes.withUnsafeMutableBytes { region in
-            result = Result { () throws(RecordError) in try JSONSyntax.unescape(text, content, into: region) }
-        }
-        return String(decoding: bytes[..<(try result.get())], as: UTF8.self)
     }
 }

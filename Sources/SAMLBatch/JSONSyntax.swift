@@ -236,4 +236,15 @@ enum JSONSyntax {
         }
         return i
     }
+
+    /// A JSON string (quotes included in `range`) as a Swift string.
+    static func string(_ text: UnsafeRawBufferPointer, _ range: Range<Int>) throws(RecordError) -> String {
+        let content = (range.lowerBound + 1)..<(range.upperBound - 1)
+        var bytes = [UInt8](repeating: 0, count: content.count)
+        var result: Result<Int, RecordError> = .success(0)
+        bytes.withUnsafeMutableBytes { region in
+            result = Result { () throws(RecordError) in try JSONSyntax.unescape(text, content, into: region) }
+        }
+        return String(decoding: bytes[..<(try result.get())], as: UTF8.self)
+    }
 }

@@ -53,7 +53,7 @@ indirect enum JSONValue: Equatable {
         switch text[i] {
         case 0x22:
             let end = try JSONSyntax.endOfString(text, from: i).end
-            let value = try JSONLineScanner.string(text, i..<end)
+            let value = try JSONSyntax.string(text, i..<end)
             i = end
             return .string(value)
         case UInt8(ascii: "{"):
@@ -68,7 +68,7 @@ indirect enum JSONValue: Equatable {
                 JSONSyntax.skipWhitespace(text, &i)
                 guard i < text.count, text[i] == 0x22 else { throw JSONSyntax.error("expected a key", at: i) }
                 let end = try JSONSyntax.endOfString(text, from: i).end
-                let key = try JSONLineScanner.string(text, i..<end)
+                let key = try JSONSyntax.string(text, i..<end)
                 i = end
                 JSONSyntax.skipWhitespace(text, &i)
                 guard i < text.count, text[i] == UInt8(ascii: ":") else { throw JSONSyntax.error("expected ':'", at: i) }

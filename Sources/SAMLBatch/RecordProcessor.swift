@@ -88,22 +88,19 @@ struct RecordProcessor: Sendable {
         return ChunkResult(sequence: chunk.sequence, output: out, statistics: statistics, reports: reports)
     }
 
-    /// The XML a value stands for: the value itself when raw, else its decoding into `scratch`.
+    /// The XML a value stands for: the value itself when raw, else its decoding into `scratch`
+    /// (surrounding whitespace, such as a file's last newline, trimmed first).
     private func xmlBytes(_ value: UnsafeRawBufferPointer, form: SAMLForm, scratch: UnsafeMutableRawBufferPointer) throws(RecordError) -> UnsafeRawBufferPointer {
-        if form == .raw { return value }
         var start = 0
         var end = value.count
-        while start < end, Self.isSpace(value[start]) { start += 1 }
-        while end > start, Self.isSpace(value[end - 1]) { end -= 1 }
+        if form != .raw {
+            while start < end, Self.isSpace(value[start]) { start += 1 }
+            while end > start, Self.isSpace(value[end - 1]) { end -= 1 }
+        }
         let trimmed = UnsafeRawBufferPointer(rebasing: value[start..<end])
-        let count = try wrap { () throws(SAMLEncodingError) in
-            try CookbookDecoder.decode(trimmed, into: UnsafeMutableRawBufferPointer(rebasing: scratch[..<(trimmed.count + 3)]))
+        return try wrap { () throws(SAMLEncodingError) in
+            try CookbookDecoder.xml(of: trimmed, form: form, scratch: UnsafeMutableRawBufferPointer(rebasing: scratch[..<(trimmed.count + 3)]))
         }
-        let xml = UnsafeRawBufferPointer(rebasing: scratch[..<count])
-        guard SAMLForm.startsLikeXML(xml) else {
-            throw RecordError(SAMLEncodingError(.unrecognizedSAMLForm, "the value is \(form.rawValue) but does not decode to XML"))
-        }
-        return xml
     }
 
     private func verify(_ xml: UnsafeRawBufferPointer, record: BatchRecord, _ verification: BatchVerification) throws(RecordError) -> VerificationFields {

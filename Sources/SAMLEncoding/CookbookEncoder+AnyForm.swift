@@ -26,11 +26,7 @@ extension CookbookEncoder {
         // Decode into scratch behind the largest possible result, then normalize in place there.
         let scratchStart = maximumEncodedCount(value.count + 3)
         let scratch = UnsafeMutableRawBufferPointer(rebasing: output[scratchStart...])
-        let decodedCount = try CookbookDecoder.decode(value, into: scratch)
-        let decoded = UnsafeRawBufferPointer(rebasing: scratch[..<decodedCount])
-        guard SAMLForm.startsLikeXML(decoded) else {
-            throw SAMLEncodingError(.unrecognizedSAMLForm, "the value is \(form.rawValue) but does not decode to XML")
-        }
+        let decoded = try CookbookDecoder.xml(of: value, form: form, scratch: scratch)
         let normalizedCount = try WhitespaceNormalizer.normalizeValidating(decoded, into: scratch)
         return (form, encodeNormalized(UnsafeRawBufferPointer(rebasing: scratch[..<normalizedCount]), into: dst))
     }

@@ -38,23 +38,10 @@ struct BatchCommand: ParsableCommand {
     @Flag(help: "Verify each response's signature and SAML rules (needs --trust or --trust-store).")
     var verify = false
 
-    @Option(name: .customLong("trust"), help: "A trusted IdP certificate or public key (PEM). Repeatable.")
-    var trustPEMs: [String] = []
-
-    @Option(name: .customLong("trust-store"), help: "Trust-store directory: DIR/<mvpd>/*.pem, optional DIR/<mvpd>/issuer.")
-    var trustStore: String?
+    @OptionGroup var trust: TrustOptions
 
     @Option(help: "The MVPD whose trust applies to every record (default: the record's mvpd field, or the store's only MVPD).")
     var mvpd: String?
-
-    @Option(help: "The audience every AudienceRestriction must name.")
-    var audience: String = VerificationOptions().audience
-
-    @Option(help: "Allowed clock skew in seconds.")
-    var skew: Double = VerificationOptions().clockSkew
-
-    @Flag(name: .customLong("allow-sha1"), help: "Accept SHA-1 signatures and digests.")
-    var allowSHA1 = false
 
     @Option(help: "Judge validity windows as of this instant (ISO 8601, e.g. 2026-11-01T12:00:00Z) instead of now.")
     var now: String?
@@ -90,12 +77,10 @@ struct BatchCommand: ParsableCommand {
         if statusInterval <= 0 { throw ValidationError("--status-interval must be positive") }
         if let now, Self.parseInstant(now) == nil { throw ValidationError("--now must be an ISO 8601 instant such as 2026-11-01T12:00:00Z") }
         if verify {
-            if trustPEMs.isEmpty && trustStore == nil { throw ValidationError("--verify needs --trust PEM or --trust-store DIR") }
-            if !trustPEMs.isEmpty && trustStore != nil { throw ValidationError("use either --trust or --trust-store, not both") }
-        } else if !trustPEMs.isEmpty || trustStore != nil || mvpd != nil || now != nil || replayCheck {
+            if !trust.givesTrust { throw ValidationError("--verify needs --trust PEM or --trust-store DIR") }
+        } else if trust.givesTrust || mvpd != nil || now != nil || replayCheck {
             throw ValidationError("--trust, --trust-store, --mvpd, --now and --replay-check only apply with --verify")
         }
-        if skew < 0 { throw ValidationError("--skew must not be negative") }
         if inputs.filter({ $0 == "-" }).count > 1 { throw ValidationError("standard input ('-') can be read only once") }
     }
 
@@ -138,33 +123,20 @@ struct BatchCommand: ParsableCommand {
     }
 
     private func makeVerification() throws -> BatchVerification {
+        // `--trust` keys form one provider, which every record uses.
+        let mvpdID = trust.trustStore == nil ? "cli" : mvpd
         let store: TrustStore
-        var mvpdID = mvpd
         do {
-            if let trustStore {
-                store = try TrustStore.load(directory: trustStore)
-                if let mvpdID, store.provider(for: mvpdID) == nil {
-                    throw TrustStoreError("\(trustStore): no MVPD named \(mvpdID)")
-                }
-            } else {
-                let pems = try trustPEMs.map { path -> String in
-                    guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
-                        throw TrustStoreError("\(path): cannot read the file")
-                    }
-                    return text
-                }
-                mvpdID = "cli"
-                store = TrustStore(providers: [try IdentityProviderTrust(mvpd: "cli", certificatesPEM: pems)])
+            store = try trust.loadStore(pemMVPD: "cli")
+            if let mvpdID, store.provider(for: mvpdID) == nil, let directory = trust.trustStore {
+                throw TrustStoreError("\(directory): no MVPD named \(mvpdID)")
             }
         } catch {
             StandardStreams.writeError("samlgate: trust: \(error)\n")
             throw ExitCode(2)
         }
-        var verification = VerificationOptions()
-        verification.audience = audience
-        verification.clockSkew = skew
-        verification.allowSHA1 = allowSHA1
-        let verifier = Verifier(trustStore: store, options: verification, replayCache: replayCheck ? InMemoryReplayCache() : nil)
+        let verifier = Verifier(
+            trustStore: store, options: trust.verificationOptions, replayCache: replayCheck ? InMemoryReplayCache() : nil)
         return BatchVerification(verifier: verifier, mvpd: mvpdID, now: now.flatMap(Self.parseInstant))
     }
 

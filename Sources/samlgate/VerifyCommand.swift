@@ -19,23 +19,10 @@ struct VerifyCommand: ParsableCommand {
             """
     )
 
-    @Option(name: .customLong("trust"), help: "A trusted IdP certificate or public key (PEM). Repeatable.")
-    var trustPEMs: [String] = []
-
-    @Option(name: .customLong("trust-store"), help: "Trust-store directory: DIR/<mvpd>/*.pem, optional DIR/<mvpd>/issuer.")
-    var trustStore: String?
+    @OptionGroup var trust: TrustOptions
 
     @Option(help: "The MVPD id whose trust applies (required with --trust-store).")
     var mvpd: String?
-
-    @Option(help: "The audience every AudienceRestriction must name.")
-    var audience: String = VerificationOptions().audience
-
-    @Option(help: "Allowed clock skew in seconds.")
-    var skew: Double = VerificationOptions().clockSkew
-
-    @Flag(name: .customLong("allow-sha1"), help: "Accept SHA-1 signatures and digests (off by default: SHA-1 is broken).")
-    var allowSHA1 = false
 
     @Flag(name: .customLong("no-replay-check"), help: "Do not reject an assertion id seen earlier in this run.")
     var noReplayCheck = false
@@ -44,45 +31,25 @@ struct VerifyCommand: ParsableCommand {
     var files: [String] = []
 
     func validate() throws {
-        if trustPEMs.isEmpty && trustStore == nil {
+        if !trust.givesTrust {
             throw ValidationError("give --trust PEM or --trust-store DIR --mvpd ID")
         }
-        if trustStore != nil && mvpd == nil {
+        if trust.trustStore != nil && mvpd == nil {
             throw ValidationError("--trust-store needs --mvpd ID")
         }
-        if !trustPEMs.isEmpty && trustStore != nil {
-            throw ValidationError("use either --trust or --trust-store, not both")
-        }
         if files.isEmpty { throw ValidationError("no input files (use '-' for standard input)") }
-        if skew < 0 { throw ValidationError("--skew must not be negative") }
     }
 
     func run() throws {
+        let mvpdID = mvpd ?? "cli"
         let store: TrustStore
-        let mvpdID: String
         do {
-            if let directory = trustStore, let mvpd {
-                store = try TrustStore.load(directory: directory)
-                mvpdID = mvpd
-            } else {
-                mvpdID = mvpd ?? "cli"
-                let pems = try trustPEMs.map { path -> String in
-                    guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
-                        throw TrustStoreError("\(path): cannot read the file")
-                    }
-                    return text
-                }
-                store = TrustStore(providers: [try IdentityProviderTrust(mvpd: mvpdID, certificatesPEM: pems)])
-            }
+            store = try trust.loadStore(pemMVPD: mvpdID)
         } catch {
             StandardStreams.writeError("samlgate: trust: \(error)\n")
             throw ExitCode(2)
         }
-        var options = VerificationOptions()
-        options.audience = audience
-        options.clockSkew = skew
-        options.allowSHA1 = allowSHA1
-        let verifier = Verifier(trustStore: store, options: options, replayCache: noReplayCheck ? nil : InMemoryReplayCache())
+        let verifier = Verifier(trustStore: store, options: trust.verificationOptions, replayCache: noReplayCheck ? nil : InMemoryReplayCache())
 
         var allValid = true
         for name in files {

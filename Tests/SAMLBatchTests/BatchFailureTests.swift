@@ -79,6 +79,28 @@ struct BatchFailureTests {
         #expect(BatchFixture.errorCode(records.last!) == nil)
     }
 
+    @Test("a damaged gzip stream is corrupt_gzip; the next input is still read")
+    func corruptGzip() throws {
+        let fixture = try BatchFixture()
+        try fixture.write("doc.xml", BatchFixture.responses[0])
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: try fixture.gzip("doc.xml"))))
+        for i in 20..<60 { bytes[i] ^= 0x5A }  // inside the deflate data, past the header
+        let damaged = try fixture.write("damaged.xml.gz", bytes)
+        let after = try fixture.write("after.xml", BatchFixture.responses[1])
+        let records = BatchFixture.records(try fixture.batch([damaged, after]))
+        #expect(records.map(BatchFixture.errorCode) == ["corrupt_gzip", nil])
+        #expect(records.first?["source"] as? String == damaged)
+    }
+
+    @Test("an output file that cannot be written is output_failed with exit status 1")
+    func outputFailed() throws {
+        let fixture = try BatchFixture()
+        let input = try fixture.write("a.xml", BatchFixture.responses[0])
+        let result = try fixture.batch([input, "--out", fixture.path("no-such-dir/out.jsonl")])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("output_failed"))
+    }
+
     @Test("a HAR without SAML is one reported record; broken HAR JSON is reported at its entry")
     func harWithoutSAML() throws {
         let fixture = try BatchFixture()
