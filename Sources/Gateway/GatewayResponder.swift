@@ -109,7 +109,7 @@ public struct GatewayResponder: HTTPResponder {
         where (request.headers[name] ?? "").isEmpty {
             throw GatewayError.missingParameter(name.rawName)
         }
-        let status = try PartnerFrameworkStatus.decode(header: request.headers[.partnerFrameworkStatus]!)
+        let status = try PartnerStatusHeader.decode(request.headers[.partnerFrameworkStatus]!)
         return .v2(mvpd: try PartnerStatusHeader.mvpd(for: status, trustStore: store, now: Date()))
     }
 

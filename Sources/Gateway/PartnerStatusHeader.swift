@@ -1,8 +1,9 @@
 import Foundation
 import SAMLVerification
+import ServerSupport
 
-/// Validates `AP-Partner-Framework-Status` for the partner SSO routes and answers with the
-/// Adobe Pass SDK's codes when the framework state does not allow single sign-on:
+/// Validates `AP-Partner-Framework-Status` and answers with the Adobe Pass SDK's codes when the
+/// framework state does not allow single sign-on:
 ///
 /// | state | status | code |
 /// |---|---|---|
@@ -12,46 +13,52 @@ import SAMLVerification
 /// | `frameworkProviderInfo.error` present | 400 | `APPL_ERROR` |
 /// | provider `expirationDate` passed | 401 | `APPL_ERROR` |
 /// | provider id not in the trust store | 400 | `unknown_mvpd` |
+/// | not base64 / not the JSON object / unknown status | 400 | `invalid_parameter_value` |
 public enum PartnerStatusHeader {
-    public static let name = "AP-Partner-Framework-Status"
+    public static let name = PartnerFrameworkStatus.headerName
+
+    /// Reads the header value, or throws `invalid_parameter_value`.
+    public static func decode(_ value: String) throws(GatewayError) -> PartnerFrameworkStatus {
+        do {
+            return try PartnerFrameworkStatus.decode(header: value)
+        } catch {
+            throw GatewayError.invalidParameter(name, error.reason)
+        }
+    }
 
     /// Returns the MVPD the status names, or throws the answer.
     public static func mvpd(for status: PartnerFrameworkStatus, trustStore: TrustStore, now: Date) throws(GatewayError) -> String {
-        let permission = status.frameworkPermissionInfo
-        if let error = permission.error {
-            throw GatewayError(status: 400, code: "VSA503",
-                               message: "the VSA framework reported an error" + (error.code.map { " (code \($0))" } ?? ""),
-                               action: .none)
-        }
-        switch permission.accessStatus {
-        case "granted": break
-        case "denied":
-            throw GatewayError(status: 403, code: "VSA403", message: "the user did not grant access to the TV provider account",
-                               action: .authentication)
-        case "notDetermined", "pending":
-            throw GatewayError(status: 403, code: "VSA404", message: "access to the TV provider account is \(permission.accessStatus)",
-                               action: .authentication)
-        default:
-            throw GatewayError.invalidParameter(name, "unknown accessStatus")
-        }
-        guard let provider = status.frameworkProviderInfo else {
-            throw GatewayError.invalidParameter(name, "frameworkProviderInfo is missing")
-        }
-        if let error = provider.error {
-            throw GatewayError(status: 400, code: "APPL_ERROR",
-                               message: "the VSA framework reported a provider error" + (error.code.map { " (code \($0))" } ?? ""))
-        }
-        guard let id = provider.id, !id.isEmpty else {
-            throw GatewayError.invalidParameter(name, "frameworkProviderInfo.id is missing")
-        }
-        if let expiration = provider.expirationDate, expiration / 1000 < now.timeIntervalSince1970 {
-            throw GatewayError(status: 401, code: "APPL_ERROR", message: "the TV provider profile on the device has expired",
-                               action: .authentication)
-        }
+        let id = try grantedProvider(status.verdict(now: now))
         guard let mvpd = trustStore.mvpd(forPlatformMappingID: id) else {
             throw GatewayError(status: 400, code: "unknown_mvpd", message: "no trust configuration for the provider the partner status names",
                                details: [("parameter", .string(name))])
         }
         return mvpd
+    }
+
+    /// The provider id when SSO may proceed, otherwise the SDK-compatible error.
+    public static func grantedProvider(_ verdict: PartnerStatusVerdict) throws(GatewayError) -> String {
+        switch verdict {
+        case .granted(let id):
+            return id
+        case .permissionError(let code):
+            throw GatewayError(status: 400, code: "VSA503",
+                               message: "the VSA framework reported an error" + (code.map { " (code \($0))" } ?? ""),
+                               action: .none)
+        case .denied:
+            throw GatewayError(status: 403, code: "VSA403", message: "the user did not grant access to the TV provider account",
+                               action: .authentication)
+        case .undetermined(let status):
+            throw GatewayError(status: 403, code: "VSA404", message: "access to the TV provider account is \(status)",
+                               action: .authentication)
+        case .providerError(let code):
+            throw GatewayError(status: 400, code: "APPL_ERROR",
+                               message: "the VSA framework reported a provider error" + (code.map { " (code \($0))" } ?? ""))
+        case .expired:
+            throw GatewayError(status: 401, code: "APPL_ERROR", message: "the TV provider profile on the device has expired",
+                               action: .authentication)
+        case .unreadable(let why):
+            throw GatewayError.invalidParameter(name, why)
+        }
     }
 }

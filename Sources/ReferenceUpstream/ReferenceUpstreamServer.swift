@@ -6,28 +6,21 @@ import SAMLEncoding
 import ServerSupport
 import ServiceLifecycle
 
-/// `samlgate upstream`: an in-memory stand-in for the authentication backend, faithful on the
-/// two token-exchange endpoints, so the gateway can be run, tested and demonstrated on one
-/// machine.
-///
-/// - `POST /api/v1/tokens/authn`: checks the required fields, percent-decodes `SAMLResponse`
-///   once (form decoding) and demands base64 of XML — a value still percent-encoded after that
-///   is `400 double_encoded` — records a token for requestor + deviceId, answers `204`.
-/// - `GET /api/v1/tokens/authn?requestor=&deviceId=`: `200` with the token, or `404`.
-/// - `POST /api/v2/{sp}/profiles/sso/{partner}`: the same checks, answers a profile of type
-///   `appleSSO`.
-/// - `GET /reference/exchanges`: the recorded `SAMLResponse` fields, as received.
-/// - `ANY /reference/echo/...`: answers the request body unchanged, with the method, URI and
-///   headers it saw in `X-Echo-*` headers (to watch what a proxy forwards).
+/// `samlgate upstream`: an in-memory stand-in for the authentication backend (Adobe Pass REST
+/// API v1 and v2), complete for the Apple SSO cookbook flows, so the gateway can be run, tested
+/// and demonstrated on one machine. The routes are listed in README ("The reference upstream")
+/// and docs/openapi.yaml; what it knows (requestors, MVPDs, lifetimes) comes from
+/// ``ReferenceConfiguration``.
 public final class ReferenceUpstreamServer: Sendable {
-    public let records = ReferenceRecords()
+    public let store = ReferenceStore()
+    public let configuration: ReferenceConfiguration
     public let port = ListeningPort()
     private let group: ServiceGroup
 
-    public init(host: String, port listenPort: Int, tokenTTL: TimeInterval = 86_400, logger: Logger, signals: Bool) {
+    public init(host: String, port listenPort: Int, configuration: ReferenceConfiguration = .standard, logger: Logger, signals: Bool) {
+        self.configuration = configuration
         let router = Router()
-        let records = self.records
-        ReferenceRoutes(records: records, tokenTTL: tokenTTL).add(to: router)
+        ReferenceRoutes(configuration: configuration, store: store).add(to: router)
         let port = self.port
         let app = Application(
             router: router,

@@ -12,20 +12,32 @@ struct UpstreamCommand: AsyncParsableCommand {
 
     @Option(help: "Listen address.") var host = "127.0.0.1"
     @Option(help: "Listen port; 0 picks a free one.") var port = 9090
-    @Option(name: .customLong("token-ttl"), help: "Lifetime of the authentication tokens it issues, seconds.") var tokenTTL = 86_400.0
+    @Option(help: "YAML file with requestors, MVPDs and lifetimes (default: the built-in REF configuration).") var config: String?
+    @Option(name: .customLong("token-ttl"), help: "Lifetime of the authentication tokens and profiles it issues, seconds (overrides the file).")
+    var tokenTTL: Double?
     @Option(name: .customLong("log-level"), help: "trace|debug|info|notice|warning|error|critical.") var logLevel = "notice"
     @Option(name: .customLong("log-format"), help: "json|text.") var logFormat = "json"
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be in 0...65535") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level: unknown level \(logLevel)") }
-        guard tokenTTL > 0 else { throw ValidationError("--token-ttl must be positive") }
+        if let tokenTTL, tokenTTL <= 0 { throw ValidationError("--token-ttl must be positive") }
     }
 
     func run() async throws {
+        var configuration = ReferenceConfiguration.standard
+        if let config {
+            do {
+                configuration = try ReferenceConfiguration.load(path: config)
+            } catch {
+                StandardStreams.writeError("samlgate upstream: \(error.message)\n")
+                throw ExitCode(2)
+            }
+        }
+        if let tokenTTL { configuration.authenticationTTL = tokenTTL }
         ServerLogging.bootstrap(level: Logger.Level(rawValue: logLevel) ?? .notice, format: logFormat)
         let server = ReferenceUpstreamServer(
-            host: host, port: port, tokenTTL: tokenTTL, logger: Logger(label: "samlgate.upstream"), signals: true)
+            host: host, port: port, configuration: configuration, logger: Logger(label: "samlgate.upstream"), signals: true)
         Task {
             let bound = await server.port.value()
             StandardStreams.write("samlgate reference upstream listening on http://\(host):\(bound)\n")

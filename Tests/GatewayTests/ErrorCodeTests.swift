@@ -35,7 +35,7 @@ struct ErrorCodeTests {
                                               headers: [("Content-Type", "application/json")]), 415, "unsupported_media_type")
             let doubled = GatewayHarness.form(GatewayHarness.v1Fields(saml) + [("mvpd", "Other")])
             Self.expectError(try await h.send(.POST, "/api/v1/tokens/authn", body: doubled), 400, "invalid_parameter_value")
-            #expect(h.upstream?.records.exchanges.isEmpty == true)
+            #expect(h.upstream?.store.exchanges.isEmpty == true)
         }
     }
 
@@ -56,7 +56,7 @@ struct ErrorCodeTests {
             let badXMLText = "requestor=REF&deviceId=d&mvpd=Cablevision&deviceType=iOS&SAMLResponse=%3Cx%3E%FF%3C%2Fx%3E"
             Self.expectError(try await h.send(.POST, "/api/v1/tokens/authn", body: badXMLText), 400, "malformed_xml")
             Self.expectError(try await h.exchangeV1("<samlp:Response"), 400, "malformed_xml")
-            #expect(h.upstream?.records.exchanges.isEmpty == true)
+            #expect(h.upstream?.store.exchanges.isEmpty == true)
         }
     }
 
@@ -76,7 +76,7 @@ struct ErrorCodeTests {
             Self.expectError(try await h.exchangeV1(tampered), 401, "signature_invalid")
             let doctype = "<?xml version=\"1.0\"?><!DOCTYPE x [<!ENTITY a \"b\">]><x>&a;</x>"
             Self.expectError(try await h.exchangeV1(doctype), 400, "forbidden_dtd")
-            #expect(h.upstream?.records.exchanges.isEmpty == true)
+            #expect(h.upstream?.store.exchanges.isEmpty == true)
             let metrics = try await h.send(.GET, "/metrics")
             #expect(metrics.body.contains("samlgate_verification_failures_total{code=\"key_not_trusted\"} 1"))
         }
@@ -88,7 +88,7 @@ struct ErrorCodeTests {
             let saml = GatewayHarness.base64(GatewayHarness.issue())
             #expect(try await h.exchangeV1(saml).status == 204)
             Self.expectError(try await h.exchangeV1(saml, device: "other-device"), 401, "replayed")
-            #expect(h.upstream?.records.exchanges.count == 1)
+            #expect(h.upstream?.store.exchanges.count == 1)
         }
     }
 
@@ -117,7 +117,7 @@ struct ErrorCodeTests {
             Self.expectError(try await h.exchangeV2(saml, status: nil), 400, "missing_parameter")
             Self.expectError(try await h.exchangeV2(saml, status: "!!not base64!!"), 400, "invalid_parameter_value")
             Self.expectError(try await h.exchangeV2(saml, status: Data("{\"x\":1}".utf8).base64EncodedString()), 400, "invalid_parameter_value")
-            #expect(h.upstream?.records.exchanges.isEmpty == true)
+            #expect(h.upstream?.store.exchanges.isEmpty == true)
             // Still a valid exchange afterwards.
             #expect(try await h.exchangeV2(saml).status == 200)
         }

@@ -19,14 +19,14 @@ struct ExchangeTests {
                 let reply = try await h.exchangeV1(value, device: "device-\(index)")
                 #expect(reply.status == 204, "\(form): \(reply.body)")
                 #expect(reply.headers.first(name: "X-Request-Id") != nil)
-                let record = try #require(h.upstream?.records.exchanges.last)
+                let record = try #require(h.upstream?.store.exchanges.last)
                 #expect(record.samlResponse == GatewayHarness.cookbook(xml), "\(form) was not forwarded as the cookbook value")
                 // The token now exists, seen through the gateway's pass-through.
                 let check = try await h.send(.GET, "/api/v1/tokens/authn?requestor=REF&deviceId=device-\(index)")
                 #expect(check.status == 200)
                 #expect(check.json?["tokenSource"] as? String == "Apple")
             }
-            #expect(h.upstream?.records.exchanges.count == 3)
+            #expect(h.upstream?.store.exchanges.count == 3)
         }
     }
 
@@ -48,10 +48,11 @@ struct ExchangeTests {
         try await withHarness { h in
             let xml = GatewayHarness.issue()
             let reply = try await h.exchangeV2(GatewayHarness.base64(xml))
-            #expect(reply.status == 200, "\(reply.body)")
-            #expect(reply.json?["type"] as? String == "appleSSO")
-            #expect(reply.json?["mvpd"] as? String == GatewayHarness.platformMappingID)
-            let record = try #require(h.upstream?.records.exchanges.last)
+            #expect(reply.status == 201, "\(reply.body)")
+            let profile = (reply.json?["profiles"] as? [String: Any])?[GatewayHarness.mvpd] as? [String: Any]
+            #expect(profile?["type"] as? String == "appleSSO")
+            #expect(profile?["issuer"] as? String == "Apple")
+            let record = try #require(h.upstream?.store.exchanges.last)
             #expect(record.route == "v2")
             #expect(record.samlResponse == GatewayHarness.cookbook(xml))
         }
@@ -65,14 +66,14 @@ struct ExchangeTests {
         try await withHarness(configure: { $0.forwardForm = .signaturePreserving }) { h in
             let reply = try await h.exchangeV1(GatewayHarness.base64(xml))
             #expect(reply.status == 204, "\(reply.body)")
-            #expect(h.upstream?.records.exchanges.last?.samlResponse == unnormalized)
+            #expect(h.upstream?.store.exchanges.last?.samlResponse == unnormalized)
             let metrics = try await h.send(.GET, "/metrics")
             #expect(metrics.body.contains("samlgate_signature_preserving_forwards_total 1"))
         }
         try await withHarness { h in
             let reply = try await h.exchangeV1(GatewayHarness.base64(xml))
             #expect(reply.status == 204, "\(reply.body)")
-            #expect(h.upstream?.records.exchanges.last?.samlResponse == GatewayHarness.cookbook(xml))
+            #expect(h.upstream?.store.exchanges.last?.samlResponse == GatewayHarness.cookbook(xml))
         }
     }
 }

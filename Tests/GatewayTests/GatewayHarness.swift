@@ -39,7 +39,7 @@ final class GatewayHarness: Sendable {
             upstream = nil
             upstreamURL = fixedUpstream
         } else {
-            let server = ReferenceUpstreamServer(host: "127.0.0.1", port: 0, logger: logger, signals: false)
+            let server = ReferenceUpstreamServer(host: "127.0.0.1", port: 0, configuration: Self.upstreamConfiguration, logger: logger, signals: false)
             tasks.append(Task { try await server.run() })
             upstream = server
             upstreamURL = "http://127.0.0.1:\(await server.port.value())"
@@ -63,6 +63,15 @@ final class GatewayHarness: Sendable {
         for task in tasks { _ = try? await task.value }
         try? FileManager.default.removeItem(atPath: trustDirectory)
     }
+
+    /// The standard reference configuration with the harness's platform-mapping id, and the
+    /// harness's bearer token accepted without registration.
+    static let upstreamConfiguration: ReferenceConfiguration = {
+        var configuration = ReferenceConfiguration.standard
+        configuration.mvpds[0].platformMappingId = platformMappingID
+        configuration.staticAccessTokens = ["token-1"]
+        return configuration
+    }()
 
     /// `<tmp>/Cablevision/cert.pem` + `platform-mapping-id`.
     static func makeTrustStore() throws -> String {

@@ -45,7 +45,7 @@ struct UpstreamFailureTests {
             configuration.upstreams = [resetting.url] + configuration.upstreams
         }) { h in
             ErrorCodeTests.expectError(try await Self.exchange(h), 502, "upstream_unavailable")
-            #expect(h.upstream?.records.exchanges.isEmpty == true)
+            #expect(h.upstream?.store.exchanges.isEmpty == true)
         }
         await resetting.stop()
     }
@@ -69,7 +69,7 @@ struct UpstreamFailureTests {
             for _ in 0..<3 {
                 #expect(try await Self.exchange(h).status == 204)
             }
-            #expect(h.upstream?.records.exchanges.count == 3)
+            #expect(h.upstream?.store.exchanges.count == 3)
             let metrics = try await h.send(.GET, "/metrics")
             #expect(metrics.body.contains("samlgate_upstream_errors_total{upstream=\"http://127.0.0.1:1\",kind=\"connect\"}"))
         }

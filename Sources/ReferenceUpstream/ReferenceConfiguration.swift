@@ -1,0 +1,105 @@
+import Foundation
+import Yams
+
+/// What the reference upstream knows: requestors, MVPDs and lifetimes. Read from the YAML file
+/// of `samlgate upstream --config`; without one, ``standard`` — one requestor `REF` with an MVPD
+/// for each cookbook path (partner SSO, picker only, no SSO at all).
+public struct ReferenceConfiguration: Codable, Sendable {
+    public var requestors: [ReferenceRequestor]
+    public var mvpds: [ReferenceMVPD]
+    /// Lifetime of authentication tokens and profiles, seconds.
+    public var authenticationTTL: Double = 86_400
+    /// Lifetime of v2 access tokens, seconds.
+    public var accessTokenTTL: Double = 3_600
+    /// Lifetime of registration codes and basic-authentication sessions, seconds.
+    public var registrationCodeTTL: Double = 1_800
+    /// Lifetime of authorizations and media tokens, seconds.
+    public var authorizationTTL: Double = 600
+    /// Access tokens accepted without client registration (for curl and scripted tests); the
+    /// tokens `/o/client/token` issues are always accepted.
+    public var staticAccessTokens: [String] = []
+
+    public init(requestors: [ReferenceRequestor], mvpds: [ReferenceMVPD]) {
+        self.requestors = requestors
+        self.mvpds = mvpds
+    }
+
+    /// `REF` with `Cablevision` (partner SSO), `PickerCable` (Apple picker only) and
+    /// `SecondScreenTV` (no platform services: second-screen authentication only).
+    public static let standard = ReferenceConfiguration(
+        requestors: [ReferenceRequestor(id: "REF", mvpds: ["Cablevision", "PickerCable", "SecondScreenTV"])],
+        mvpds: [
+            ReferenceMVPD(id: "Cablevision", displayName: "Cablevision (test)", deniedResources: ["premium-sports"]),
+            ReferenceMVPD(id: "PickerCable", displayName: "Picker Cable (test)", boardingStatus: "PICKER"),
+            ReferenceMVPD(id: "SecondScreenTV", displayName: "Second Screen TV (test)", enablePlatformServices: false,
+                          boardingStatus: "NOT_SUPPORTED", displayInPlatformPicker: false),
+        ])
+
+    public func requestor(_ id: String) -> ReferenceRequestor? { requestors.first { $0.id == id } }
+
+    public func mvpd(_ id: String) -> ReferenceMVPD? { mvpds.first { $0.id == id } }
+
+    /// The requestor's MVPD with this id, when the requestor is integrated with it.
+    public func mvpd(_ id: String, of requestor: String) -> ReferenceMVPD? {
+        guard self.requestor(requestor)?.mvpds.contains(id) == true else { return nil }
+        return mvpd(id)
+    }
+
+    /// The requestor's MVPD Apple's framework names with this platform-mapping id.
+    public func mvpd(platformMappingID: String, of requestor: String) -> ReferenceMVPD? {
+        guard let ids = self.requestor(requestor)?.mvpds else { return nil }
+        return mvpds.first { ids.contains($0.id) && $0.platformMappingId == platformMappingID }
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case requestors, mvpds, authenticationTTL, accessTokenTTL, registrationCodeTTL, authorizationTTL, staticAccessTokens
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        requestors = try c.decode([ReferenceRequestor].self, forKey: .requestors)
+        mvpds = try c.decode([ReferenceMVPD].self, forKey: .mvpds)
+        authenticationTTL = try c.decodeIfPresent(Double.self, forKey: .authenticationTTL) ?? authenticationTTL
+        accessTokenTTL = try c.decodeIfPresent(Double.self, forKey: .accessTokenTTL) ?? accessTokenTTL
+        registrationCodeTTL = try c.decodeIfPresent(Double.self, forKey: .registrationCodeTTL) ?? registrationCodeTTL
+        authorizationTTL = try c.decodeIfPresent(Double.self, forKey: .authorizationTTL) ?? authorizationTTL
+        staticAccessTokens = try c.decodeIfPresent([String].self, forKey: .staticAccessTokens) ?? []
+    }
+
+    /// Reads and checks a YAML file: every requestor's MVPDs exist, ids are unique, TTLs positive.
+    public static func load(path: String) throws(ReferenceConfigurationError) -> ReferenceConfiguration {
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw ReferenceConfigurationError("\(path): cannot be read")
+        }
+        let configuration: ReferenceConfiguration
+        do {
+            configuration = try YAMLDecoder().decode(ReferenceConfiguration.self, from: text)
+        } catch let error as DecodingError {
+            throw ReferenceConfigurationError("\(path): \(ReferenceConfigurationError.describe(error))")
+        } catch {
+            throw ReferenceConfigurationError("\(path): not valid YAML (\(error))")
+        }
+        try configuration.check(path)
+        return configuration
+    }
+
+    func check(_ path: String) throws(ReferenceConfigurationError) {
+        let ids = mvpds.map(\.id)
+        if let duplicate = ids.first(where: { id in ids.filter { $0 == id }.count > 1 }) {
+            throw ReferenceConfigurationError("\(path): MVPD \(duplicate) is listed twice")
+        }
+        guard !requestors.isEmpty else { throw ReferenceConfigurationError("\(path): no requestors") }
+        for requestor in requestors {
+            for id in requestor.mvpds where !ids.contains(id) {
+                throw ReferenceConfigurationError("\(path): requestor \(requestor.id) names MVPD \(id), which is not in mvpds")
+            }
+        }
+        for (name, value) in [("authenticationTTL", authenticationTTL), ("accessTokenTTL", accessTokenTTL),
+                              ("registrationCodeTTL", registrationCodeTTL), ("authorizationTTL", authorizationTTL)] where value <= 0 {
+            throw ReferenceConfigurationError("\(path): \(name) must be positive")
+        }
+    }
+}

@@ -1,0 +1,132 @@
+import Foundation
+import Hummingbird
+import NIOCore
+import SAMLEncoding
+import ServerSupport
+
+/// The two token exchanges, checked as the backend checks them: required fields, one
+/// percent-decoding of the form, then base64 of XML (a value still percent-encoded is
+/// `double_encoded`). They record an authentication of source `partner` (v1 `tokenSource`
+/// `Apple`, v2 profile `appleSSO`).
+extension ReferenceRoutes {
+    func addExchanges(to router: Router<BasicRequestContext>) {
+        router.post("/api/v1/tokens/authn") { request, _ in try await exchangeV1(request) }
+        router.post("/api/v2/:serviceProvider/profiles/sso/:partner") { request, context in
+            try await exchangeV2(request, serviceProvider: context.parameters.get("serviceProvider") ?? "",
+                                 partner: context.parameters.get("partner") ?? "")
+        }
+    }
+
+    func exchangeV1(_ request: Request) async throws -> Response {
+        guard let fields = try await form(request) else {
+            return ReferenceReply.error(400, "malformed_percent_encoding", "the form body has a broken % escape", trace: trace(request))
+        }
+        for name in ["requestor", "deviceId", "mvpd", "deviceType", "SAMLResponse"] where (fields[name]?.decoded.isEmpty ?? true) {
+            return missing(name, request)
+        }
+        let requestor = text(fields["requestor"]!.decoded), mvpdID = text(fields["mvpd"]!.decoded)
+        guard configuration.requestor(requestor) != nil else { return unknownRequestor(request) }
+        guard let mvpd = configuration.mvpd(mvpdID, of: requestor), mvpd.enablePlatformServices else {
+            return ReferenceReply.error(400, "invalid_integration", "the MVPD is not integrated with this requestor for platform SSO",
+                                        action: "configuration", trace: trace(request))
+        }
+        let xml: [UInt8]
+        switch checkSAML(fields["SAMLResponse"]!.decoded) {
+        case .success(let decoded): xml = decoded
+        case .failure(let refusal): return refusal.response(trace: trace(request))
+        }
+        let now = Date()
+        store.authenticate(ReferenceAuthentication(
+            requestor: requestor, deviceID: text(fields["deviceId"]!.decoded), mvpd: mvpd.id, source: .partner,
+            userID: SAMLSubject.userID(xml: xml), notBefore: now, notAfter: now.addingTimeInterval(configuration.authenticationTTL)))
+        store.record(RecordedExchange(route: "v1", requestor: requestor, samlResponse: fields["SAMLResponse"]!.raw, requestID: trace(request)))
+        return ReferenceReply.empty(204)
+    }
+
+    func exchangeV2(_ request: Request, serviceProvider: String, partner: String) async throws -> Response {
+        let caller: V2Caller
+        switch v2Caller(request, serviceProvider: serviceProvider) {
+        case .success(let found): caller = found
+        case .failure(let refusal): return refusal.response(trace: trace(request))
+        }
+        guard partner.lowercased() == "apple" else {
+            return ReferenceReply.error(400, "invalid_parameter_partner", "unknown partner \(partner)", trace: trace(request))
+        }
+        let mvpd: ReferenceMVPD
+        switch partnerMVPD(request, serviceProvider: serviceProvider) {
+        case .success(let found): mvpd = found
+        case .failure(let refusal): return refusal.response(trace: trace(request))
+        }
+        guard let fields = try await form(request) else {
+            return ReferenceReply.error(400, "malformed_percent_encoding", "the form body has a broken % escape", trace: trace(request))
+        }
+        guard let saml = fields["SAMLResponse"], !saml.decoded.isEmpty else { return missing("SAMLResponse", request) }
+        let xml: [UInt8]
+        switch checkSAML(saml.decoded) {
+        case .success(let decoded): xml = decoded
+        case .failure(let refusal): return refusal.response(trace: trace(request))
+        }
+        let now = Date()
+        let authentication = ReferenceAuthentication(
+            requestor: serviceProvider, deviceID: caller.deviceID, mvpd: mvpd.id, source: .partner,
+            userID: SAMLSubject.userID(xml: xml), notBefore: now, notAfter: now.addingTimeInterval(configuration.authenticationTTL))
+        store.authenticate(authentication)
+        store.record(RecordedExchange(route: "v2", requestor: serviceProvider, samlResponse: saml.raw, requestID: trace(request)))
+        return ReferenceReply.json(201, ["profiles": [mvpd.id: profileObject(authentication)]])
+    }
+
+    /// The MVPD a granted partner status names, or the backend's `invalid_header_pfs_*` error.
+    func partnerMVPD(_ request: Request, serviceProvider: String) -> Result<ReferenceMVPD, Refusal> {
+        guard let value = header(request, PartnerFrameworkStatus.headerName) else {
+            return .failure(Refusal(400, "invalid_header_pfs_permission_access_not_present", "AP-Partner-Framework-Status is missing"))
+        }
+        guard let status = try? PartnerFrameworkStatus.decode(header: value) else {
+            return .failure(Refusal(400, "invalid_header_pfs_permission_access_not_present", "AP-Partner-Framework-Status cannot be read"))
+        }
+        switch status.verdict(now: Date()) {
+        case .granted(let id):
+            guard let mvpd = configuration.mvpd(platformMappingID: id, of: serviceProvider) else {
+                return .failure(Refusal(400, "invalid_header_pfs_provider_id_mismatch", "the partner status names a provider this service provider does not use"))
+            }
+            return .success(mvpd)
+        case .expired:
+            return .failure(Refusal(400, "invalid_header_pfs_provider_info_expired", "the provider information has expired"))
+        case .undetermined:
+            return .failure(Refusal(400, "invalid_header_pfs_permission_access_not_determined", "the user has not decided on access"))
+        case .denied, .permissionError:
+            return .failure(Refusal(400, "invalid_header_pfs_permission_access_not_granted", "access to the TV provider account is not granted"))
+        case .providerError, .unreadable:
+            return .failure(Refusal(400, "invalid_header_pfs_provider_id_not_determined", "the provider cannot be determined"))
+        }
+    }
+
+    /// What the backend demands of `SAMLResponse` after its one percent-decoding: no `%` left
+    /// (that would be a second encoding layer), valid base64, XML inside. Returns the XML.
+    func checkSAML(_ value: [UInt8]) -> Result<[UInt8], Refusal> {
+        if value.contains(UInt8(ascii: "%")) {
+            return .failure(Refusal(400, "double_encoded", "SAMLResponse is still percent-encoded after one decoding"))
+        }
+        var decoded = [UInt8](repeating: 0, count: value.count + 3)
+        let count: Int
+        do {
+            count = try value.withUnsafeBytes { input in
+                try decoded.withUnsafeMutableBytes { output in try Base64.decode(input, into: output) }
+            }
+        } catch _ {
+            return .failure(Refusal(400, "malformed_base64", "SAMLResponse is not valid base64"))
+        }
+        guard decoded.first == UInt8(ascii: "<") else {
+            return .failure(Refusal(400, "invalid_parameter_saml_response", "SAMLResponse does not decode to an XML document"))
+        }
+        return .success(Array(decoded[..<count]))
+    }
+
+    /// A v2 profile: `notBefore`, `notAfter`, `issuer`, `type`, `attributes`.
+    func profileObject(_ authentication: ReferenceAuthentication) -> [String: Any] {
+        [
+            "notBefore": ReferenceReply.millis(authentication.notBefore), "notAfter": ReferenceReply.millis(authentication.notAfter),
+            "issuer": authentication.source == .partner ? "Apple" : authentication.mvpd, "type": authentication.profileType,
+            "attributes": ["userID": ["value": authentication.userID, "state": "plain"]],
+        ]
+    }
+}

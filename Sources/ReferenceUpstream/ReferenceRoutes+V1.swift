@@ -1,0 +1,141 @@
+import Foundation
+import Hummingbird
+
+/// REST API v1 as the Apple SSO cookbook walks it: check authentication, configuration,
+/// profile request, retrieve token, authorize, short media token, user metadata, logout.
+/// `requestor` and `deviceId` come from the query on every call.
+extension ReferenceRoutes {
+    func addV1(to router: Router<BasicRequestContext>) {
+        router.get("/api/v1/checkauthn") { request, _ in checkAuthentication(request) }
+        router.get("/api/v1/config/:requestor") { request, context in
+            v1Configuration(request, requestor: context.parameters.get("requestor") ?? "")
+        }
+        router.get("/api/v1/:requestor/profile-requests/:mvpd") { request, context in
+            v1ProfileRequest(request, requestor: context.parameters.get("requestor") ?? "", mvpd: context.parameters.get("mvpd") ?? "")
+        }
+        router.get("/api/v1/tokens/authn") { request, _ in retrieveToken(request) }
+        router.get("/api/v1/authorize") { request, _ in v1Authorize(request, mediaToken: false) }
+        router.get("/api/v1/mediatoken") { request, _ in v1Authorize(request, mediaToken: true) }
+        router.get("/api/v1/tokens/media") { request, _ in v1Authorize(request, mediaToken: true) }
+        router.get("/api/v1/tokens/usermetadata") { request, _ in userMetadata(request) }
+        router.delete("/api/v1/logout") { request, _ in v1Logout(request) }
+    }
+
+    /// The requestor and device of a v1 call and the device's newest authentication, or the
+    /// error to answer.
+    func v1Session(_ request: Request) -> Result<ReferenceAuthentication, Refusal> {
+        guard let requestor = query(request, "requestor") else {
+            return .failure(Refusal(400, "missing_parameter", "the required parameter requestor is missing"))
+        }
+        guard let device = query(request, "deviceId") else {
+            return .failure(Refusal(400, "missing_parameter", "the required parameter deviceId is missing"))
+        }
+        guard configuration.requestor(requestor) != nil else {
+            return .failure(Refusal(400, "invalid_requestor", "the requestor is not configured", action: "configuration"))
+        }
+        guard let authentication = store.authentications(requestor: requestor, deviceID: device).first else {
+            return .failure(Refusal(403, "authentication_token_not_found", "no valid authentication token for this requestor and device",
+                                    action: "authentication"))
+        }
+        return .success(authentication)
+    }
+
+    /// `GET /api/v1/checkauthn`: `200` (empty) with a valid token, `403` without.
+    func checkAuthentication(_ request: Request) -> Response {
+        switch v1Session(request) {
+        case .success: return ReferenceReply.empty(200)
+        case .failure(let refusal): return refusal.response(trace: trace(request))
+        }
+    }
+
+    /// `GET /api/v1/config/{requestor}`: the MVPDs with their platform SSO properties.
+    func v1Configuration(_ request: Request, requestor id: String) -> Response {
+        guard let requestor = configuration.requestor(id) else { return unknownRequestor(request) }
+        return ReferenceReply.json(200, configurationBody(requestor))
+    }
+
+    /// `GET /api/v1/{requestor}/profile-requests/{mvpd}?deviceType=iOS|tvOS`: the opaque
+    /// `verificationToken` for VSA (`application/octet-stream`).
+    func v1ProfileRequest(_ request: Request, requestor: String, mvpd id: String) -> Response {
+        guard configuration.requestor(requestor) != nil else { return unknownRequestor(request) }
+        guard let deviceType = query(request, "deviceType") else { return missing("deviceType", request) }
+        guard deviceType == "iOS" || deviceType == "tvOS" else {
+            return ReferenceReply.error(400, "invalid_parameter_value", "deviceType must be iOS or tvOS", trace: trace(request),
+                                        details: ["parameter": "deviceType"])
+        }
+        guard let mvpd = configuration.mvpd(id, of: requestor), mvpd.enablePlatformServices else {
+            return ReferenceReply.error(400, "invalid_integration", "the MVPD is not integrated with this requestor for platform SSO",
+                                        action: "configuration", trace: trace(request))
+        }
+        return ReferenceReply.body(200, "application/octet-stream", Array(profileRequest(for: mvpd, requestor: requestor).utf8))
+    }
+
+    /// `GET /api/v1/tokens/authn`: the token (`requestor`, `mvpd`, `userId`, `expires`), or `404`
+    /// while the second-screen login has not happened.
+    func retrieveToken(_ request: Request) -> Response {
+        switch v1Session(request) {
+        case .success(let token):
+            return ReferenceReply.json(200, [
+                "requestor": token.requestor, "mvpd": token.mvpd, "userId": token.userID,
+                "expires": String(ReferenceReply.millis(token.notAfter)), "tokenSource": token.tokenSource,
+            ])
+        case .failure(let refusal) where refusal.status == 403:
+            return Refusal(404, refusal.code, refusal.message, action: refusal.action).response(trace: trace(request))
+        case .failure(let refusal):
+            return refusal.response(trace: trace(request))
+        }
+    }
+
+    /// `GET /api/v1/authorize` (`403 authorization_denied_by_mvpd` for a resource the MVPD
+    /// denies) and the short media token endpoints.
+    func v1Authorize(_ request: Request, mediaToken: Bool) -> Response {
+        let token: ReferenceAuthentication
+        switch v1Session(request) {
+        case .success(let found): token = found
+        case .failure(let refusal): return refusal.response(trace: trace(request))
+        }
+        guard let resource = query(request, "resource") else { return missing("resource", request) }
+        if configuration.mvpd(token.mvpd)?.deniedResources.contains(resource) ?? false {
+            return ReferenceReply.error(403, "authorization_denied_by_mvpd", "the MVPD denied access to the resource",
+                                        action: "authorization", trace: trace(request))
+        }
+        let expires = Date().addingTimeInterval(configuration.authorizationTTL)
+        store.authorize(requestor: token.requestor, deviceID: token.deviceID, resource: resource, until: expires)
+        var body: [String: Any] = [
+            "requestor": token.requestor, "resource": resource, "expires": String(ReferenceReply.millis(expires)),
+        ]
+        if mediaToken {
+            body["serializedToken"] = MediaToken.serialize(resource: resource, requestor: token.requestor, mvpd: token.mvpd, expires: expires)
+            body["userId"] = token.userID
+            body["mvpdId"] = token.mvpd
+        } else {
+            body["mvpd"] = token.mvpd
+        }
+        return ReferenceReply.json(200, body)
+    }
+
+    /// `GET /api/v1/tokens/usermetadata`: `updated`, `encrypted`, `data` — with `tokenSource`
+    /// (`Apple` after a partner exchange, the MVPD after a second-screen login). The backend's
+    /// documents do not say whether `tokenSource` sits in `data` or beside it; it is in both.
+    func userMetadata(_ request: Request) -> Response {
+        switch v1Session(request) {
+        case .success(let token):
+            return ReferenceReply.json(200, [
+                "updated": ReferenceReply.millis(token.notBefore), "encrypted": [String](), "tokenSource": token.tokenSource,
+                "data": ["userID": token.userID, "tokenSource": token.tokenSource, "mvpd": token.mvpd],
+            ])
+        case .failure(let refusal) where refusal.status == 403:
+            return Refusal(404, refusal.code, "no metadata: " + refusal.message, action: refusal.action).response(trace: trace(request))
+        case .failure(let refusal):
+            return refusal.response(trace: trace(request))
+        }
+    }
+
+    /// `DELETE /api/v1/logout`: `204`, whether or not there was a token.
+    func v1Logout(_ request: Request) -> Response {
+        guard let requestor = query(request, "requestor") else { return missing("requestor", request) }
+        guard let device = query(request, "deviceId") else { return missing("deviceId", request) }
+        _ = store.logout(requestor: requestor, deviceID: device)
+        return ReferenceReply.empty(204)
+    }
+}

@@ -1,0 +1,339 @@
+import Foundation
+import Hummingbird
+import NIOCore
+import ServerSupport
+
+/// REST API v2 as the Apple SSO cookbook walks it: client registration and access token,
+/// configuration, profiles, partner and basic sessions, decisions, logout.
+extension ReferenceRoutes {
+    func addV2(to router: Router<BasicRequestContext>) {
+        router.post("/o/client/register") { request, _ in try await registerClient(request) }
+        router.post("/o/client/token") { request, _ in try await accessToken(request) }
+        router.get("/api/v2/:serviceProvider/configuration") { request, context in
+            v2Configuration(request, serviceProvider: context.parameters.get("serviceProvider") ?? "")
+        }
+        router.get("/api/v2/:serviceProvider/profiles") { request, context in
+            profiles(request, serviceProvider: context.parameters.get("serviceProvider") ?? "", mvpd: nil)
+        }
+        router.get("/api/v2/:serviceProvider/profiles/:mvpd") { request, context in
+            profiles(request, serviceProvider: context.parameters.get("serviceProvider") ?? "", mvpd: context.parameters.get("mvpd"))
+        }
+        router.post("/api/v2/:serviceProvider/sessions/sso/:partner") { request, context in
+            try await partnerSession(request, serviceProvider: context.parameters.get("serviceProvider") ?? "",
+                                     partner: context.parameters.get("partner") ?? "")
+        }
+        router.post("/api/v2/:serviceProvider/sessions") { request, context in
+            try await basicSession(request, serviceProvider: context.parameters.get("serviceProvider") ?? "", code: nil)
+        }
+        router.put("/api/v2/:serviceProvider/sessions/:code") { request, context in
+            try await basicSession(request, serviceProvider: context.parameters.get("serviceProvider") ?? "",
+                                   code: context.parameters.get("code"))
+        }
+        router.post("/api/v2/:serviceProvider/decisions/:kind/:mvpd") { request, context in
+            try await decisions(request, serviceProvider: context.parameters.get("serviceProvider") ?? "",
+                                kind: context.parameters.get("kind") ?? "", mvpd: context.parameters.get("mvpd") ?? "")
+        }
+        router.get("/api/v2/:serviceProvider/logout") { request, context in
+            v2Logout(request, serviceProvider: context.parameters.get("serviceProvider") ?? "", mvpd: nil)
+        }
+        router.get("/api/v2/:serviceProvider/logout/:mvpd") { request, context in
+            v2Logout(request, serviceProvider: context.parameters.get("serviceProvider") ?? "", mvpd: context.parameters.get("mvpd"))
+        }
+        router.get("/reference/logout") { _, _ in
+            ReferenceReply.html(200, "<!doctype html><title>Signed out</title><p>You are signed out of your TV provider.</p>")
+        }
+    }
+
+    // MARK: client registration
+
+    /// `POST /o/client/register` (JSON `software_statement`, optional `redirect_uri`): `201`.
+    func registerClient(_ request: Request) async throws -> Response {
+        var request = request
+        let body = try await request.collectBody(upTo: Self.bodyLimit)
+        guard let object = (try? JSONSerialization.jsonObject(with: Data(buffer: body))) as? [String: Any] else {
+            return ReferenceReply.oauth("invalid_request")
+        }
+        guard let statement = object["software_statement"] as? String, !statement.isEmpty else {
+            return ReferenceReply.oauth("invalid_software_statement")
+        }
+        let id = store.nextID("client-"), secret = store.nextID("secret-")
+        store.registerClient(id: id, secret: secret)
+        return ReferenceReply.json(201, [
+            "client_id": id, "client_secret": secret, "client_id_issued_at": Int(Date().timeIntervalSince1970),
+            "redirect_uris": (object["redirect_uri"] as? String).map { [$0] } ?? [String](),
+            "grant_types": ["client_credentials"], "scopes": ["api:client:v2"],
+        ])
+    }
+
+    /// `POST /o/client/token` (form `client_id`, `client_secret`, `grant_type=client_credentials`):
+    /// `201` with a bearer token.
+    func accessToken(_ request: Request) async throws -> Response {
+        guard let fields = try await form(request) else { return ReferenceReply.oauth("invalid_request") }
+        func value(_ name: String) -> String? { fields[name].map { text($0.decoded) } }
+        guard let id = value("client_id"), let secret = value("client_secret"), let grant = value("grant_type") else {
+            return ReferenceReply.oauth("invalid_request")
+        }
+        guard grant == "client_credentials" else { return ReferenceReply.oauth("unsupported_grant_type") }
+        guard store.clientSecret(id) == secret else { return ReferenceReply.oauth("invalid_client") }
+        let token = store.nextID("at-"), now = Date()
+        store.grant(token: token, client: id, expires: now.addingTimeInterval(configuration.accessTokenTTL))
+        return ReferenceReply.json(201, [
+            "id": token, "access_token": token, "created_at": ReferenceReply.millis(now),
+            "expires_in": Int(configuration.accessTokenTTL), "token_type": "bearer",
+        ])
+    }
+
+    // MARK: common checks
+
+    /// Bearer token, service provider, and (unless `device` is false) `AP-Device-Identifier` and
+    /// `X-Device-Info`.
+    func v2Caller(_ request: Request, serviceProvider: String, device: Bool = true) -> Result<V2Caller, Refusal> {
+        let authorization = header(request, "Authorization") ?? ""
+        let token = authorization.lowercased().hasPrefix("bearer ") ? String(authorization.dropFirst(7)) : ""
+        guard !token.isEmpty, store.accessTokenValid(token) || configuration.staticAccessTokens.contains(token) else {
+            return .failure(Refusal(401, "invalid_access_token", "the access token is missing, unknown or expired",
+                                    action: "application-registration"))
+        }
+        guard let requestor = configuration.requestor(serviceProvider) else {
+            return .failure(Refusal(400, "invalid_parameter_service_provider", "the service provider is not configured",
+                                    action: "configuration"))
+        }
+        guard device else { return .success(V2Caller(serviceProvider: requestor, deviceID: "")) }
+        guard let deviceID = header(request, "AP-Device-Identifier") else {
+            return .failure(Refusal(400, "invalid_header_device_identifier", "AP-Device-Identifier is missing"))
+        }
+        guard header(request, "X-Device-Info") != nil else {
+            return .failure(Refusal(400, "invalid_header_device_info", "X-Device-Info is missing"))
+        }
+        return .success(V2Caller(serviceProvider: requestor, deviceID: deviceID))
+    }
+
+    // MARK: configuration and profiles
+
+    func v2Configuration(_ request: Request, serviceProvider: String) -> Response {
+        switch v2Caller(request, serviceProvider: serviceProvider, device: false) {
+        case .success(let caller): return ReferenceReply.json(200, configurationBody(caller.serviceProvider))
+        case .failure(let refusal): return refusal.response(trace: trace(request))
+        }
+    }
+
+    /// `GET /api/v2/{sp}/profiles[/{mvpd}]`. An `appleSSO` profile is listed only while the
+    /// partner status (when sent) still grants access to that provider: once the user signs
+    /// out of the TV provider on the device, or revokes access, it is gone.
+    func profiles(_ request: Request, serviceProvider: String, mvpd: String?) -> Response {
+        let caller: V2Caller
+        switch v2Caller(request, serviceProvider: serviceProvider) {
+        case .success(let found): caller = found
+        case .failure(let refusal): return refusal.response(trace: trace(request))
+        }
+        var profiles: [String: Any] = [:]
+        for authentication in store.authentications(requestor: serviceProvider, deviceID: caller.deviceID)
+        where mvpd == nil || authentication.mvpd == mvpd {
+            if authentication.source == .partner, !partnerStatusAllows(request, mvpd: authentication.mvpd, serviceProvider: serviceProvider) {
+                continue
+            }
+            profiles[authentication.mvpd] = profileObject(authentication)
+        }
+        return ReferenceReply.json(200, ["profiles": profiles])
+    }
+
+    /// True without a partner status header, or when it grants access to this MVPD's provider.
+    func partnerStatusAllows(_ request: Request, mvpd: String, serviceProvider: String) -> Bool {
+        guard header(request, PartnerFrameworkStatus.headerName) != nil else { return true }
+        if case .success(let granted) = partnerMVPD(request, serviceProvider: serviceProvider) { return granted.id == mvpd }
+        return false
+    }
+
+    // MARK: sessions
+
+    /// `POST /api/v2/{sp}/sessions/sso/{partner}`: `partner_profile` with the profile request
+    /// when partner SSO can proceed, `authorize` when a profile exists, otherwise the basic
+    /// authentication fallback (`pfs_fallback` for the partner status, `configuration_fallback`
+    /// for an MVPD without partner SSO).
+    func partnerSession(_ request: Request, serviceProvider: String, partner: String) async throws -> Response {
+        let caller: V2Caller
+        switch v2Caller(request, serviceProvider: serviceProvider) {
+        case .success(let found): caller = found
+        case .failure(let refusal): return refusal.response(trace: trace(request))
+        }
+        guard partner.lowercased() == "apple" else {
+            return ReferenceReply.error(400, "invalid_parameter_partner", "unknown partner \(partner)", trace: trace(request))
+        }
+        let fields = try await form(request) ?? [:]
+        let missing = ["domainName", "redirectUrl"].filter { fields[$0]?.decoded.isEmpty ?? true }
+        let named = header(request, PartnerFrameworkStatus.headerName).flatMap { try? PartnerFrameworkStatus.decode(header: $0) }
+        let verdict = named?.verdict(now: Date())
+        var providerID: String?
+        switch verdict {
+        case .granted(let id)?, .expired(let id)?: providerID = id
+        default: providerID = nil
+        }
+        let mvpd = providerID.flatMap { configuration.mvpd(platformMappingID: $0, of: serviceProvider) }
+        if let mvpd, let existing = store.authentications(requestor: serviceProvider, deviceID: caller.deviceID).first(where: { $0.mvpd == mvpd.id }) {
+            return ReferenceReply.json(200, sessionObject(
+                "authorize", "direct", existing.source == .partner ? "authenticatedSSO" : "authenticated", serviceProvider, mvpd.id,
+                url: "/api/v2/\(serviceProvider)/decisions/authorize/\(mvpd.id)"))
+        }
+        if case .granted? = verdict, let mvpd, mvpd.supportsPartnerSSO {
+            var body = sessionObject("partner_profile", "direct", "none", serviceProvider, mvpd.id,
+                                     url: "/api/v2/\(serviceProvider)/profiles/sso/\(partner)")
+            body["authenticationRequest"] = [
+                "type": "saml", "request": profileRequest(for: mvpd, requestor: serviceProvider),
+                "attributesNames": mvpd.requiredMetadataFields,
+            ] as [String: Any]
+            return ReferenceReply.json(200, body)
+        }
+        let reason: String
+        if case .granted? = verdict { reason = "configuration_fallback" } else { reason = "pfs_fallback" }
+        return ReferenceReply.json(200, startBasic(caller, mvpd: mvpd?.id, missing: missing, reason: reason))
+    }
+
+    /// `POST /api/v2/{sp}/sessions` (`mvpd`, `domainName`, `redirectUrl`) and the resume
+    /// `PUT /api/v2/{sp}/sessions/{code}` with what was missing.
+    func basicSession(_ request: Request, serviceProvider: String, code: String?) async throws -> Response {
+        let caller: V2Caller
+        switch v2Caller(request, serviceProvider: serviceProvider) {
+        case .success(let found): caller = found
+        case .failure(let refusal): return refusal.response(trace: trace(request))
+        }
+        let fields = try await form(request) ?? [:]
+        func value(_ name: String) -> String? { fields[name].map { text($0.decoded) }.flatMap { $0.isEmpty ? nil : $0 } }
+        var mvpd = value("mvpd")
+        var missing = ["mvpd", "domainName", "redirectUrl"].filter { value($0) == nil }
+        if let code {
+            guard let pending = store.pending(code), pending.requestor == serviceProvider, pending.deviceID == caller.deviceID else {
+                return ReferenceReply.error(400, "invalid_authentication_session", "unknown or expired session code", trace: trace(request))
+            }
+            mvpd = mvpd ?? pending.mvpd
+            missing = pending.missingParameters.filter { value($0) == nil && !($0 == "mvpd" && mvpd != nil) }
+            store.removePending(code)
+        }
+        if let mvpd, configuration.mvpd(mvpd, of: serviceProvider) == nil {
+            return ReferenceReply.error(400, "invalid_parameter_value", "the service provider is not integrated with this MVPD",
+                                        trace: trace(request), details: ["parameter": "mvpd"])
+        }
+        if let mvpd, let existing = store.authentications(requestor: serviceProvider, deviceID: caller.deviceID).first(where: { $0.mvpd == mvpd }) {
+            return ReferenceReply.json(200, sessionObject(
+                "authorize", "direct", existing.source == .partner ? "authenticatedSSO" : "authenticated", serviceProvider, mvpd,
+                url: "/api/v2/\(serviceProvider)/decisions/authorize/\(mvpd)"))
+        }
+        return ReferenceReply.json(200, startBasic(caller, mvpd: mvpd, missing: missing, reason: "none"))
+    }
+
+    /// A pending second-screen login: `authenticate`/`interactive` with its code and login URL,
+    /// or `resume`/`direct` naming what is missing.
+    func startBasic(_ caller: V2Caller, mvpd: String?, missing: [String], reason: String) -> [String: Any] {
+        let now = Date(), sp = caller.serviceProvider.id
+        let login = PendingLogin(code: registrationCodeText(), requestor: sp, deviceID: caller.deviceID, mvpd: mvpd, generated: now,
+                                 expires: now.addingTimeInterval(configuration.registrationCodeTTL), missingParameters: missing)
+        store.addPending(login)
+        var body: [String: Any]
+        if missing.isEmpty {
+            body = sessionObject("authenticate", "interactive", reason, sp, mvpd, url: "/api/v2/authenticate/\(sp)/\(login.code)")
+        } else {
+            body = sessionObject("resume", "direct", "missing_parameters_fallback", sp, mvpd, url: "/api/v2/\(sp)/sessions/\(login.code)")
+            body["missingParameters"] = missing
+        }
+        body["code"] = login.code
+        body["notBefore"] = String(ReferenceReply.millis(login.generated))
+        body["notAfter"] = String(ReferenceReply.millis(login.expires))
+        return body
+    }
+
+    func sessionObject(_ action: String, _ type: String, _ reason: String, _ serviceProvider: String, _ mvpd: String?, url: String) -> [String: Any] {
+        [
+            "actionName": action, "actionType": type, "reasonType": reason, "url": url, "sessionId": store.nextID("session-"),
+            "mvpd": mvpd ?? NSNull(), "serviceProvider": serviceProvider,
+        ]
+    }
+
+    // MARK: decisions
+
+    /// `POST /api/v2/{sp}/decisions/{authorize|preauthorize}/{mvpd}` (JSON `resources`): one
+    /// decision per resource, `authorized` and `decision` (`Permit`/`Deny`); `authorize` adds
+    /// the media `token` to each permitted one.
+    func decisions(_ request: Request, serviceProvider: String, kind: String, mvpd: String) async throws -> Response {
+        let caller: V2Caller
+        switch v2Caller(request, serviceProvider: serviceProvider) {
+        case .success(let found): caller = found
+        case .failure(let refusal): return refusal.response(trace: trace(request))
+        }
+        guard kind == "authorize" || kind == "preauthorize" else {
+            return ReferenceReply.error(404, "not_found", "unknown decision \(kind)", trace: trace(request))
+        }
+        var request = request
+        let body = try await request.collectBody(upTo: Self.bodyLimit)
+        guard let object = (try? JSONSerialization.jsonObject(with: Data(buffer: body))) as? [String: Any],
+              let resources = object["resources"] as? [String], !resources.isEmpty else {
+            return ReferenceReply.error(400, "invalid_parameter_resources", "the body must be a JSON object with a non-empty resources array",
+                                        trace: trace(request), details: ["parameter": "resources"])
+        }
+        guard let profile = store.authentications(requestor: serviceProvider, deviceID: caller.deviceID).first(where: { $0.mvpd == mvpd }),
+              let configured = configuration.mvpd(mvpd, of: serviceProvider) else {
+            return ReferenceReply.error(403, "authenticated_profile_missing", "no valid profile for this MVPD on this device",
+                                        action: "authentication", trace: trace(request))
+        }
+        if profile.source == .partner, header(request, PartnerFrameworkStatus.headerName) != nil {
+            switch partnerMVPD(request, serviceProvider: serviceProvider) {
+            case .success(let granted) where granted.id == mvpd: break
+            case .success: return Refusal(400, "invalid_header_pfs_provider_id_mismatch", "the partner status names another provider")
+                .response(trace: trace(request))
+            case .failure(let refusal): return refusal.response(trace: trace(request))
+            }
+        }
+        let now = Date(), until = now.addingTimeInterval(configuration.authorizationTTL)
+        let items: [[String: Any]] = resources.map { resource in
+            let permitted = !configured.deniedResources.contains(resource)
+            var item: [String: Any] = [
+                "resource": resource, "serviceProvider": serviceProvider, "mvpd": mvpd, "source": "mvpd",
+                "authorized": permitted, "decision": permitted ? "Permit" : "Deny",
+                "notBefore": ReferenceReply.millis(now), "notAfter": ReferenceReply.millis(until),
+            ]
+            if !permitted {
+                item["error"] = ReferenceReply.errorObject(
+                    403, kind == "authorize" ? "authorization_denied_by_mvpd" : "preauthorization_denied_by_mvpd",
+                    "the MVPD denied access to the resource", action: "none", trace: trace(request))
+            } else if kind == "authorize" {
+                item["token"] = [
+                    "notBefore": ReferenceReply.millis(now), "notAfter": ReferenceReply.millis(until),
+                    "serializedToken": MediaToken.serialize(resource: resource, requestor: serviceProvider, mvpd: mvpd, expires: until),
+                ] as [String: Any]
+            }
+            return item
+        }
+        return ReferenceReply.json(200, ["decisions": items])
+    }
+
+    // MARK: logout
+
+    /// `GET /api/v2/{sp}/logout[/{mvpd}]`: removes the profiles; `partner_logout`/
+    /// `partner_interactive` for an `appleSSO` one (the app asks the user to sign out of the TV
+    /// provider in the system settings), `logout`/`interactive` with the MVPD's logout URL for a
+    /// regular one, `complete`/`none` when there was nothing to end.
+    func v2Logout(_ request: Request, serviceProvider: String, mvpd: String?) -> Response {
+        let caller: V2Caller
+        switch v2Caller(request, serviceProvider: serviceProvider) {
+        case .success(let found): caller = found
+        case .failure(let refusal): return refusal.response(trace: trace(request))
+        }
+        let removed = store.logout(requestor: serviceProvider, deviceID: caller.deviceID, mvpd: mvpd)
+        var logouts: [String: Any] = [:]
+        for profile in removed {
+            var entry: [String: Any] = ["mvpd": profile.mvpd]
+            if profile.source == .partner {
+                entry["actionName"] = "partner_logout"
+                entry["actionType"] = "partner_interactive"
+            } else {
+                entry["actionName"] = "logout"
+                entry["actionType"] = "interactive"
+                entry["url"] = "/reference/logout" + (query(request, "redirectUrl").map { "?redirectUrl=" + ReferenceReply.escapeQuery($0) } ?? "")
+            }
+            logouts[profile.mvpd] = entry
+        }
+        if let mvpd, logouts.isEmpty {
+            logouts[mvpd] = ["mvpd": mvpd, "actionName": configuration.mvpd(mvpd, of: serviceProvider) == nil ? "invalid" : "complete",
+                             "actionType": "none"]
+        }
+        return ReferenceReply.json(200, ["logouts": logouts])
+    }
+}

@@ -1,0 +1,133 @@
+import Foundation
+import Synchronization
+
+/// Everything the reference upstream remembers, in memory: authentications (v1 tokens and v2
+/// profiles), second-screen logins, v2 clients and access tokens, v1 authorizations, and the
+/// last token exchanges as they arrived.
+///
+/// Ids and codes come from one counter, so a run is deterministic: the n-th registration code
+/// of a fresh process is always the same.
+public final class ReferenceStore: Sendable {
+    private struct State {
+        var counter = 0
+        var authentications: [ReferenceAuthentication] = []
+        var pending: [String: PendingLogin] = [:]
+        var clients: [String: String] = [:]
+        var accessTokens: [String: (client: String, expires: Date)] = [:]
+        var authorizations: [String: Date] = [:]
+        var exchanges: [RecordedExchange] = []
+    }
+
+    private let state = Mutex(State())
+    /// Exchanges kept (oldest dropped first).
+    public let exchangeLimit: Int
+
+    public init(exchangeLimit: Int = 10_000) {
+        self.exchangeLimit = exchangeLimit
+    }
+
+    /// `PREFIX` followed by the next counter value, zero-padded.
+    func nextID(_ prefix: String) -> String {
+        let digits = String(nextNumber())
+        return prefix + String(repeating: "0", count: max(0, 6 - digits.count)) + digits
+    }
+
+    func nextNumber() -> Int {
+        state.withLock { state in
+            state.counter += 1
+            return state.counter
+        }
+    }
+
+
+    // MARK: authentications
+
+    /// Records an authentication, replacing the device's previous one for the same MVPD.
+    func authenticate(_ authentication: ReferenceAuthentication) {
+        state.withLock { state in
+            state.authentications.removeAll {
+                $0.requestor == authentication.requestor && $0.deviceID == authentication.deviceID && $0.mvpd == authentication.mvpd
+            }
+            state.authentications.append(authentication)
+        }
+    }
+
+    /// The device's valid authentications for the requestor, newest first.
+    public func authentications(requestor: String, deviceID: String, now: Date = Date()) -> [ReferenceAuthentication] {
+        state.withLock { state in
+            state.authentications.filter { $0.requestor == requestor && $0.deviceID == deviceID && $0.notAfter > now }.reversed()
+        }
+    }
+
+    /// Removes the device's authentications (all MVPDs, or one) and returns what was removed.
+    func logout(requestor: String, deviceID: String, mvpd: String? = nil) -> [ReferenceAuthentication] {
+        state.withLock { state in
+            let matches: (ReferenceAuthentication) -> Bool = {
+                $0.requestor == requestor && $0.deviceID == deviceID && (mvpd == nil || $0.mvpd == mvpd)
+            }
+            let removed = state.authentications.filter(matches)
+            state.authentications.removeAll(where: matches)
+            state.authorizations = state.authorizations.filter { !$0.key.hasPrefix(Self.key(requestor, deviceID, "")) }
+            return removed
+        }
+    }
+
+    // MARK: second screen
+
+    func addPending(_ login: PendingLogin) {
+        state.withLock { $0.pending[login.code] = login }
+    }
+
+    func pending(_ code: String, now: Date = Date()) -> PendingLogin? {
+        state.withLock { state in state.pending[code].flatMap { $0.expires > now ? $0 : nil } }
+    }
+
+    func removePending(_ code: String) {
+        state.withLock { _ = $0.pending.removeValue(forKey: code) }
+    }
+
+    // MARK: v2 clients
+
+    func registerClient(id: String, secret: String) {
+        state.withLock { $0.clients[id] = secret }
+    }
+
+    func clientSecret(_ id: String) -> String? {
+        state.withLock { $0.clients[id] }
+    }
+
+    func grant(token: String, client: String, expires: Date) {
+        state.withLock { $0.accessTokens[token] = (client, expires) }
+    }
+
+    func accessTokenValid(_ token: String, now: Date = Date()) -> Bool {
+        state.withLock { state in (state.accessTokens[token]?.expires).map { $0 > now } ?? false }
+    }
+
+    // MARK: v1 authorizations
+
+    static func key(_ requestor: String, _ deviceID: String, _ resource: String) -> String {
+        requestor + "\u{0}" + deviceID + "\u{0}" + resource
+    }
+
+    func authorize(requestor: String, deviceID: String, resource: String, until expires: Date) {
+        state.withLock { $0.authorizations[Self.key(requestor, deviceID, resource)] = expires }
+    }
+
+    func authorized(requestor: String, deviceID: String, resource: String, now: Date = Date()) -> Bool {
+        state.withLock { state in (state.authorizations[Self.key(requestor, deviceID, resource)]).map { $0 > now } ?? false }
+    }
+
+    // MARK: exchanges
+
+    func record(_ exchange: RecordedExchange) {
+        state.withLock { state in
+            state.exchanges.append(exchange)
+            if state.exchanges.count > exchangeLimit { state.exchanges.removeFirst(state.exchanges.count - exchangeLimit) }
+        }
+    }
+
+    public var exchanges: [RecordedExchange] {
+        state.withLock { $0.exchanges }
+    }
+}

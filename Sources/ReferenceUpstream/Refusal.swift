@@ -1,0 +1,21 @@
+import Hummingbird
+
+/// An enhanced error decided before the response is built (the request's trace id is added
+/// then).
+struct Refusal: Error, Sendable {
+    var status: Int
+    var code: String
+    var message: String
+    var action: String
+
+    init(_ status: Int, _ code: String, _ message: String, action: String = "none") {
+        self.status = status
+        self.code = code
+        self.message = message
+        self.action = action
+    }
+
+    func response(trace: String?) -> Response {
+        ReferenceReply.error(status, code, message, action: action, trace: trace)
+    }
+}
