@@ -104,6 +104,16 @@ let package = Package(
                 .product(name: "Yams", package: "Yams"),
             ]
         ),
+        .target(
+            name: "Demo",
+            dependencies: [
+                "Gateway", "ReferenceUpstream", "ServerSupport", "TestIdP",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
         .executableTarget(
             name: "samlgate",
             dependencies: [
@@ -114,6 +124,7 @@ let package = Package(
                 "ReferenceUpstream",
                 "ServerSupport",
                 "SAMLBatch",
+                "Demo",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]

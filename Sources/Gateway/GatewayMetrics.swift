@@ -9,7 +9,7 @@ import Prometheus
 /// `signature_preserving_forwards_total`, `stage_duration_seconds{stage}` (parse, verify,
 /// encode, queue, upstream, total), `worker_queue_depth`, `upstream_duration_seconds{upstream}`,
 /// `upstream_errors_total{upstream,kind}`, `trust_store_reloads_total{result}`,
-/// `trust_store_mvpds`.
+/// `trust_store_mvpds`, `partner_status_total{route,verdict}`.
 public final class GatewayMetrics: Sendable {
     public let registry: PrometheusCollectorRegistry
     private let factory: PrometheusMetricsFactory
@@ -37,6 +37,13 @@ public final class GatewayMetrics: Sendable {
 
     public func error(code: String) {
         CoreMetrics.Counter(label: "samlgate_errors_total", dimensions: [("code", code)], factory: factory).increment()
+    }
+
+    /// An `AP-Partner-Framework-Status` seen on a v2 route: `granted`, `denied`, `undetermined`,
+    /// `permission_error`, `provider_error`, `expired`, `unreadable` or `absent`.
+    public func partnerStatus(route: String, verdict: String) {
+        CoreMetrics.Counter(label: "samlgate_partner_status_total", dimensions: [("route", route), ("verdict", verdict)], factory: factory)
+            .increment()
     }
 
     public func verificationFailure(code: String) {

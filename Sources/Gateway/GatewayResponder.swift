@@ -43,8 +43,17 @@ public struct GatewayResponder: HTTPResponder {
             route = ExchangeRoute.v2Label
             response = await exchange(request, context: context, partner: true, requestID: requestID, logger: logger)
         default:
-            route = "proxy"
-            response = await proxy(request, context: context, requestID: requestID, logger: logger)
+            if let partnerRoute = PartnerStatusRoute.classify(method: request.method, path: path) {
+                route = partnerRoute.label
+                if let refusal = checkPartnerStatus(request, route: partnerRoute) {
+                    response = failure(refusal, requestID: requestID, logger: logger)
+                } else {
+                    response = await proxy(request, context: context, requestID: requestID, logger: logger)
+                }
+            } else {
+                route = "proxy"
+                response = await proxy(request, context: context, requestID: requestID, logger: logger)
+            }
         }
         let status = response.status.code
         core.metrics.request(route: route, status: status)
@@ -58,11 +67,37 @@ public struct GatewayResponder: HTTPResponder {
         return response
     }
 
-    /// `/api/v2/{serviceProvider}/profiles/sso/apple`.
+    /// `/api/v2/{serviceProvider}/profiles/sso/apple` (the partner in any case: the backend's
+    /// documents write `Apple`, the SDK sends `apple`).
     static func isPartnerSSOPath(_ path: String) -> Bool {
         let parts = path.split(separator: "/", omittingEmptySubsequences: false)
         return parts.count == 7 && parts[0].isEmpty && parts[1] == "api" && parts[2] == "v2" && !parts[3].isEmpty
-            && parts[4] == "profiles" && parts[5] == "sso" && parts[6] == "apple"
+            && parts[4] == "profiles" && parts[5] == "sso" && parts[6].lowercased() == "apple"
+    }
+
+    /// Counts the partner status of a v2 route and, where the route's policy enforces it,
+    /// returns the SDK-compatible refusal (see ``PartnerStatusRoute``).
+    func checkPartnerStatus(_ request: Request, route: PartnerStatusRoute) -> GatewayError? {
+        guard let value = request.headers[.partnerFrameworkStatus], !value.isEmpty else {
+            core.metrics.partnerStatus(route: route.label, verdict: "absent")
+            return nil
+        }
+        let status: PartnerFrameworkStatus
+        do throws(GatewayError) {
+            status = try PartnerStatusHeader.decode(value)
+        } catch {
+            core.metrics.partnerStatus(route: route.label, verdict: "unreadable")
+            return route.policy == .enforce ? error : nil
+        }
+        let verdict = status.verdict(now: Date())
+        core.metrics.partnerStatus(route: route.label, verdict: PartnerStatusHeader.label(verdict))
+        guard route.policy == .enforce else { return nil }
+        do throws(GatewayError) {
+            _ = try PartnerStatusHeader.grantedProvider(verdict)
+            return nil
+        } catch {
+            return error
+        }
     }
 
     // MARK: token exchange
@@ -109,8 +144,16 @@ public struct GatewayResponder: HTTPResponder {
         where (request.headers[name] ?? "").isEmpty {
             throw GatewayError.missingParameter(name.rawName)
         }
-        let status = try PartnerStatusHeader.decode(request.headers[.partnerFrameworkStatus]!)
-        return .v2(mvpd: try PartnerStatusHeader.mvpd(for: status, trustStore: store, now: Date()))
+        let status: PartnerFrameworkStatus
+        do throws(GatewayError) {
+            status = try PartnerStatusHeader.decode(request.headers[.partnerFrameworkStatus]!)
+        } catch {
+            core.metrics.partnerStatus(route: ExchangeRoute.v2Label, verdict: "unreadable")
+            throw error
+        }
+        let now = Date()
+        core.metrics.partnerStatus(route: ExchangeRoute.v2Label, verdict: PartnerStatusHeader.label(status.verdict(now: now)))
+        return .v2(mvpd: try PartnerStatusHeader.mvpd(for: status, trustStore: store, now: now))
     }
 
     /// The body, refused with 413 past the limit (by `Content-Length` before reading a byte).

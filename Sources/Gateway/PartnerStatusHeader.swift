@@ -36,6 +36,19 @@ public enum PartnerStatusHeader {
         return mvpd
     }
 
+    /// The `verdict` label of `samlgate_partner_status_total`.
+    public static func label(_ verdict: PartnerStatusVerdict) -> String {
+        switch verdict {
+        case .granted: return "granted"
+        case .denied: return "denied"
+        case .undetermined: return "undetermined"
+        case .permissionError: return "permission_error"
+        case .providerError: return "provider_error"
+        case .expired: return "expired"
+        case .unreadable: return "unreadable"
+        }
+    }
+
     /// The provider id when SSO may proceed, otherwise the SDK-compatible error.
     public static func grantedProvider(_ verdict: PartnerStatusVerdict) throws(GatewayError) -> String {
         switch verdict {

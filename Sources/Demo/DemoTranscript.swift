@@ -1,0 +1,36 @@
+import Synchronization
+
+/// Collects steps and prints each as it happens, aligned for reading.
+public final class DemoTranscript: Sendable {
+    private let steps = Mutex<[DemoStep]>([])
+    private let output: @Sendable (String) -> Void
+
+    public init(output: @escaping @Sendable (String) -> Void) {
+        self.output = output
+    }
+
+    public var all: [DemoStep] { steps.withLock { $0 } }
+
+    public var passed: Bool { all.allSatisfy(\.passed) }
+
+    func heading(_ text: String) {
+        output("\n== " + text + "\n")
+    }
+
+    func note(_ text: String) {
+        output("   " + text + "\n")
+    }
+
+    func add(_ step: DemoStep) {
+        steps.withLock { $0.append(step) }
+        let number = (step.number < 10 ? " " : "") + String(step.number)
+        let status = step.status.map(String.init) ?? "   "
+        var line = "  \(step.passed ? "ok  " : "FAIL") \(number). \(Self.pad(step.title, 28)) \(Self.pad(step.call, 52)) \(status)  \(step.decisive)"
+        if !step.passed { line += "   (cookbook: \(step.expected))" }
+        output(line + "\n")
+    }
+
+    static func pad(_ text: String, _ width: Int) -> String {
+        text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
+    }
+}
