@@ -144,7 +144,7 @@ let package = Package(
         .testTarget(
             name: "GatewayTests",
             dependencies: [
-                "Gateway", "ReferenceUpstream", "ServerSupport", "TestIdP", "SAMLEncoding", "SAMLVerification", "samlgate",
+                "Gateway", "ReferenceUpstream", "ServerSupport", "TestIdP", "SAMLEncoding", "SAMLVerification", "samlgate", "Demo",
                 "CLITestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),

@@ -119,7 +119,7 @@ struct ErrorCodeTests {
             Self.expectError(try await h.exchangeV2(saml, status: Data("{\"x\":1}".utf8).base64EncodedString()), 400, "invalid_parameter_value")
             #expect(h.upstream?.store.exchanges.isEmpty == true)
             // Still a valid exchange afterwards.
-            #expect(try await h.exchangeV2(saml).status == 200)
+            #expect(try await h.exchangeV2(saml).status == 201)
         }
     }
 }

@@ -1,0 +1,115 @@
+import Foundation
+import Testing
+
+/// `AP-Partner-Framework-Status` on the v2 routes other than the token exchange, over real HTTP
+/// through the gateway: enforced on decisions, forwarded for the backend's fallback on
+/// sessions/sso, profiles and logout, counted everywhere.
+@Suite("Partner status on every v2 route")
+struct PartnerStatusRouteTests {
+    static let device: [(String, String)] = [
+        ("Authorization", "Bearer token-1"), ("AP-Device-Identifier", "fingerprint ZGV2aWNlLXBzcg=="),
+        ("X-Device-Info", "eyJvc05hbWUiOiJ0dk9TIn0="),
+    ]
+    static let form = ("Content-Type", "application/x-www-form-urlencoded")
+    static let json = ("Content-Type", "application/json")
+
+    /// An `appleSSO` profile for the harness device, through the gateway.
+    static func signIn(_ h: GatewayHarness) async throws {
+        let reply = try await h.send(.POST, "/api/v2/REF/profiles/sso/apple",
+                                     body: GatewayHarness.form([("SAMLResponse", GatewayHarness.base64(GatewayHarness.issue()))]),
+                                     headers: device + [form, ("AP-Partner-Framework-Status", GatewayHarness.partnerStatus())])
+        #expect(reply.status == 201, "\(reply.body)")
+    }
+
+    @Test("decisions: a denied, undetermined or expired status is answered by the gateway with the SDK code")
+    func decisionsEnforced() async throws {
+        try await withHarness { h in
+            try await Self.signIn(h)
+            let cases: [(String, Int, String)] = [
+                (GatewayHarness.partnerStatus(access: "denied"), 403, "VSA403"),
+                (GatewayHarness.partnerStatus(access: "notDetermined"), 403, "VSA404"),
+                (GatewayHarness.partnerStatus(permissionError: true), 400, "VSA503"),
+                (GatewayHarness.partnerStatus(providerError: true), 400, "APPL_ERROR"),
+                (GatewayHarness.partnerStatus(expires: Date().addingTimeInterval(-60)), 401, "APPL_ERROR"),
+                ("not base64!", 400, "invalid_parameter_value"),
+            ]
+            for (status, code, expected) in cases {
+                let reply = try await h.send(.POST, "/api/v2/REF/decisions/authorize/Cablevision", body: #"{"resources":["REF"]}"#,
+                                             headers: Self.device + [Self.json, ("AP-Partner-Framework-Status", status)])
+                #expect(reply.status == code, "\(expected): \(reply.body)")
+                #expect(reply.code == expected)
+                #expect(reply.json?["trace"] as? String == reply.headers.first(name: "X-Request-Id"))
+            }
+            let granted = try await h.send(.POST, "/api/v2/REF/decisions/authorize/Cablevision", body: #"{"resources":["REF"]}"#,
+                                           headers: Self.device + [Self.json, ("AP-Partner-Framework-Status", GatewayHarness.partnerStatus())])
+            #expect(granted.status == 200, "\(granted.body)")
+            let decision = (granted.json?["decisions"] as? [[String: Any]])?.first
+            #expect(decision?["authorized"] as? Bool == true)
+            #expect(decision?["token"] != nil, "authorize carries the media token")
+        }
+    }
+
+    @Test("sessions/sso: a denied or unreadable status goes on to the backend, which falls back to basic authentication")
+    func sessionsForwarded() async throws {
+        try await withHarness { h in
+            let body = GatewayHarness.form([("domainName", "example.com"), ("redirectUrl", "https://example.com/done")])
+            for status in [GatewayHarness.partnerStatus(access: "denied"), "not base64!"] {
+                let reply = try await h.send(.POST, "/api/v2/REF/sessions/sso/apple", body: body,
+                                             headers: Self.device + [Self.form, ("AP-Partner-Framework-Status", status)])
+                #expect(reply.status == 200, "\(reply.body)")
+                #expect(reply.json?["actionName"] as? String == "authenticate")
+                #expect(reply.json?["actionType"] as? String == "interactive")
+                #expect(reply.json?["reasonType"] as? String == "pfs_fallback")
+            }
+            let missing = try await h.send(.POST, "/api/v2/REF/sessions/sso/apple", body: "domainName=example.com",
+                                           headers: Self.device + [Self.form, ("AP-Partner-Framework-Status", GatewayHarness.partnerStatus(access: "denied"))])
+            #expect(missing.json?["actionName"] as? String == "resume")
+            #expect(missing.json?["missingParameters"] as? [String] == ["redirectUrl"])
+            let metrics = try await h.send(.GET, "/metrics")
+            #expect(metrics.body.contains(#"samlgate_partner_status_total{route="v2_sessions_sso",verdict="denied"} 2"#)
+                    || metrics.body.contains(#"samlgate_partner_status_total{verdict="denied",route="v2_sessions_sso"} 2"#), "\(metrics.body)")
+            #expect(metrics.body.contains("unreadable"))
+        }
+    }
+
+    @Test("profiles: an appleSSO profile is listed while the status grants access and hidden once it does not")
+    func profilesHonourStatus() async throws {
+        try await withHarness { h in
+            try await Self.signIn(h)
+            let granted = try await h.send(.GET, "/api/v2/REF/profiles",
+                                           headers: Self.device + [("AP-Partner-Framework-Status", GatewayHarness.partnerStatus())])
+            #expect(((granted.json?["profiles"] as? [String: Any])?["Cablevision"] as? [String: Any])?["type"] as? String == "appleSSO")
+            let denied = try await h.send(.GET, "/api/v2/REF/profiles",
+                                          headers: Self.device + [("AP-Partner-Framework-Status", GatewayHarness.partnerStatus(access: "denied"))])
+            #expect(denied.status == 200, "profiles are not refused for the status: \(denied.body)")
+            #expect((denied.json?["profiles"] as? [String: Any])?.isEmpty == true)
+        }
+    }
+
+    @Test("logout is never refused for the status and answers partner_logout for an appleSSO profile")
+    func logoutForwarded() async throws {
+        try await withHarness { h in
+            try await Self.signIn(h)
+            let reply = try await h.send(.GET, "/api/v2/REF/logout/Cablevision",
+                                         headers: Self.device + [("AP-Partner-Framework-Status", "garbage")])
+            #expect(reply.status == 200, "\(reply.body)")
+            let entry = (reply.json?["logouts"] as? [String: Any])?["Cablevision"] as? [String: Any]
+            #expect(entry?["actionName"] as? String == "partner_logout")
+            #expect(entry?["actionType"] as? String == "partner_interactive")
+            let after = try await h.send(.POST, "/api/v2/REF/decisions/preauthorize/Cablevision", body: #"{"resources":["REF"]}"#,
+                                         headers: Self.device + [Self.json])
+            #expect(after.status == 403)
+            #expect(after.code == "authenticated_profile_missing")
+        }
+    }
+
+    @Test("the v2 exchange path matches the partner in any case (Apple, apple)")
+    func partnerCase() async throws {
+        try await withHarness { h in
+            let reply = try await h.send(.POST, "/api/v2/REF/profiles/sso/Apple",
+                                         body: GatewayHarness.form([("SAMLResponse", "not-a-response")]),
+                                         headers: Self.device + [Self.form, ("AP-Partner-Framework-Status", GatewayHarness.partnerStatus(access: "denied"))])
+            #expect(reply.code == "VSA403", "the gateway, not the backend, answered: \(reply.body)")
+        }
+    }
+}
