@@ -5,7 +5,7 @@ APT_PACKAGES := libxml2-dev libxmlsec1-dev libssl-dev zlib1g-dev pkg-config pyth
 SAMPLE := samples/response.xml
 BIN := .build/release/samlgate
 
-.PHONY: deps deps-load build release test openapi-check run load bench bench-check bench-thresholds bench-verify clean
+.PHONY: deps deps-load build release test openapi-check run demo load bench bench-check bench-thresholds bench-verify clean
 
 ## deps: install the system libraries (apt-get) when xmlsec1-openssl or zlib is not found.
 deps:
@@ -38,6 +38,10 @@ openapi-check:
 ## with a ready-to-paste curl; Ctrl-C stops both.
 run: release
 	./scripts/run-local.sh
+
+## demo: samlgate demo (own reference upstream, gateway and test IdP; DEMO_ARGS="--flow v2 --scenario denied" …).
+demo: deps build
+	$(SWIFT) run --skip-build samlgate demo $(DEMO_ARGS)
 
 ## load: wrk against gateway + reference upstream with unique signed 8 KB responses.
 load: release deps-load

@@ -46,6 +46,10 @@ curl -i http://127.0.0.1:$GATEWAY_PORT/api/v1/tokens/authn \\
 == then: curl 'http://127.0.0.1:$GATEWAY_PORT/api/v1/tokens/authn?requestor=REF&deviceId=device-1'  (token, through the pass-through)
 ==       curl http://127.0.0.1:$UPSTREAM_PORT/reference/exchanges   (what reached the upstream)
 ==       curl http://127.0.0.1:$GATEWAY_PORT/metrics
+== watch every Apple SSO cookbook flow (v1, v2; happy, denied, unsupported, expired) go through this gateway:
+
+$BIN demo --gateway http://127.0.0.1:$GATEWAY_PORT --idp $RUN/idp
+
 == Ctrl-C stops both.
 MSG
 wait
