@@ -48,7 +48,7 @@ curl -i http://127.0.0.1:$GATEWAY_PORT/api/v1/tokens/authn \\
 ==       curl http://127.0.0.1:$GATEWAY_PORT/metrics
 == watch every Apple SSO cookbook flow (v1, v2; happy, denied, unsupported, expired) go through this gateway:
 
-$BIN demo --gateway http://127.0.0.1:$GATEWAY_PORT --idp $RUN/idp
+$BIN demo --gateway http://127.0.0.1:$GATEWAY_PORT --idp $RUN/idp --mvpd $MVPD
 
 == Ctrl-C stops both.
 MSG

@@ -52,6 +52,8 @@ public final class DemoEnvironment: Sendable {
             gateway = try GatewayServer(configuration: settings, logger: logger, signals: false)
         } catch {
             await upstream.stop()
+            for task in tasks { _ = try? await task.value }
+            try? FileManager.default.removeItem(at: trust)
             throw DemoError(error.message)
         }
         tasks.append(Task { try await gateway.run() })

@@ -100,8 +100,6 @@ extension DemoWalk {
         let sp = settings.requestor
         await step("profiles (partner status)", .GET, "/api/v2/\(sp)/profiles", headers: headers, expect: 200, "\(mvpd)=\(type)",
                    decisive: Self.profiles)
-        // The partner status goes with decisions on an appleSSO profile only.
-        let headers = type == "appleSSO" ? headers : headers.filter { $0.0 != "AP-Partner-Framework-Status" }
         let denied = settings.deniedResource
         let deniedHere = mvpd == settings.mvpd
         await step("preauthorize", .POST, "/api/v2/\(sp)/decisions/preauthorize/\(mvpd)",

@@ -23,37 +23,32 @@ public struct GatewayResponder: HTTPResponder {
         let path = request.uri.path
         let route: String
         let response: Response
-        switch (request.method, path) {
-        case (.get, "/healthz"), (.head, "/healthz"):
+        switch GatewayRoute.classify(method: request.method, path: path) {
+        case .healthz:
             route = "healthz"
             response = json(200, "{\"status\":\"up\"}", requestID: requestID)
-        case (.get, "/readyz"), (.head, "/readyz"):
+        case .readyz:
             route = "readyz"
             response = readiness(requestID: requestID)
-        case (.get, "/metrics"):
+        case .metrics:
             route = "metrics"
             var headers = HTTPFields()
             headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
             let bytes = core.metrics.exposition(queueDepth: core.pool.queueDepth)
             response = Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
-        case (.post, "/api/v1/tokens/authn"):
+        case .exchangeV1:
             route = ExchangeRoute.v1Label
             response = await exchange(request, context: context, partner: false, requestID: requestID, logger: logger)
-        case (.post, _) where Self.isPartnerSSOPath(path):
+        case .exchangeV2:
             route = ExchangeRoute.v2Label
             response = await exchange(request, context: context, partner: true, requestID: requestID, logger: logger)
-        default:
-            if let partnerRoute = PartnerStatusRoute.classify(method: request.method, path: path) {
-                route = partnerRoute.label
-                if let refusal = checkPartnerStatus(request, route: partnerRoute) {
-                    response = failure(refusal, requestID: requestID, logger: logger)
-                } else {
-                    response = await proxy(request, context: context, requestID: requestID, logger: logger)
-                }
-            } else {
-                route = "proxy"
-                response = await proxy(request, context: context, requestID: requestID, logger: logger)
-            }
+        case .partnerStatus(let partnerRoute):
+            route = partnerRoute.label
+            countPartnerStatus(request, route: partnerRoute)
+            response = await proxy(request, context: context, requestID: requestID, logger: logger)
+        case .proxy:
+            route = "proxy"
+            response = await proxy(request, context: context, requestID: requestID, logger: logger)
         }
         let status = response.status.code
         core.metrics.request(route: route, status: status)
@@ -65,39 +60,6 @@ public struct GatewayResponder: HTTPResponder {
             ])
         }
         return response
-    }
-
-    /// `/api/v2/{serviceProvider}/profiles/sso/apple` (the partner in any case: the backend's
-    /// documents write `Apple`, the SDK sends `apple`).
-    static func isPartnerSSOPath(_ path: String) -> Bool {
-        let parts = path.split(separator: "/", omittingEmptySubsequences: false)
-        return parts.count == 7 && parts[0].isEmpty && parts[1] == "api" && parts[2] == "v2" && !parts[3].isEmpty
-            && parts[4] == "profiles" && parts[5] == "sso" && parts[6].lowercased() == "apple"
-    }
-
-    /// Counts the partner status of a v2 route and, where the route's policy enforces it,
-    /// returns the SDK-compatible refusal (see ``PartnerStatusRoute``).
-    func checkPartnerStatus(_ request: Request, route: PartnerStatusRoute) -> GatewayError? {
-        guard let value = request.headers[.partnerFrameworkStatus], !value.isEmpty else {
-            core.metrics.partnerStatus(route: route.label, verdict: "absent")
-            return nil
-        }
-        let status: PartnerFrameworkStatus
-        do throws(GatewayError) {
-            status = try PartnerStatusHeader.decode(value)
-        } catch {
-            core.metrics.partnerStatus(route: route.label, verdict: "unreadable")
-            return route.policy == .enforce ? error : nil
-        }
-        let verdict = status.verdict(now: Date())
-        core.metrics.partnerStatus(route: route.label, verdict: PartnerStatusHeader.label(verdict))
-        guard route.policy == .enforce else { return nil }
-        do throws(GatewayError) {
-            _ = try PartnerStatusHeader.grantedProvider(verdict)
-            return nil
-        } catch {
-            return error
-        }
     }
 
     // MARK: token exchange
@@ -138,8 +100,21 @@ public struct GatewayResponder: HTTPResponder {
         }
     }
 
+    /// Counts the partner status of a forwarded v2 route (see ``PartnerStatusRoute``).
+    func countPartnerStatus(_ request: Request, route: PartnerStatusRoute) {
+        guard let value = request.headers[.partnerFrameworkStatus], !value.isEmpty else {
+            core.metrics.partnerStatus(route: route.label, verdict: "absent")
+            return
+        }
+        let verdict = (try? PartnerFrameworkStatus.decode(header: value)).map { PartnerStatusHeader.label($0.verdict(now: Date())) }
+        core.metrics.partnerStatus(route: route.label, verdict: verdict ?? "unreadable")
+    }
+
     /// The v2 route's MVPD, from the required headers and the partner framework status.
     func partnerRoute(_ request: Request, store: TrustStore) throws(GatewayError) -> ExchangeRoute {
+        if (request.headers[.partnerFrameworkStatus] ?? "").isEmpty {
+            core.metrics.partnerStatus(route: ExchangeRoute.v2Label, verdict: "absent")
+        }
         for name in [HeaderField.Name.authorization, .deviceIdentifier, .partnerFrameworkStatus]
         where (request.headers[name] ?? "").isEmpty {
             throw GatewayError.missingParameter(name.rawName)

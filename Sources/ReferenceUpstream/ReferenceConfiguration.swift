@@ -66,7 +66,8 @@ public struct ReferenceConfiguration: Codable, Sendable {
         staticAccessTokens = try c.decodeIfPresent([String].self, forKey: .staticAccessTokens) ?? []
     }
 
-    /// Reads and checks a YAML file: every requestor's MVPDs exist, ids are unique, TTLs positive.
+    /// Reads and checks a YAML file: every requestor's MVPDs exist, requestor and MVPD ids are
+    /// unique, a requestor's platform-mapping ids are unique, lifetimes are 1 s … 10 years.
     public static func load(path: String) throws(ReferenceConfigurationError) -> ReferenceConfiguration {
         let text: String
         do {
@@ -92,14 +93,28 @@ public struct ReferenceConfiguration: Codable, Sendable {
             throw ReferenceConfigurationError("\(path): MVPD \(duplicate) is listed twice")
         }
         guard !requestors.isEmpty else { throw ReferenceConfigurationError("\(path): no requestors") }
+        let requestorIDs = requestors.map(\.id)
+        if let duplicate = requestorIDs.first(where: { id in requestorIDs.filter { $0 == id }.count > 1 }) {
+            throw ReferenceConfigurationError("\(path): requestor \(duplicate) is listed twice")
+        }
         for requestor in requestors {
             for id in requestor.mvpds where !ids.contains(id) {
                 throw ReferenceConfigurationError("\(path): requestor \(requestor.id) names MVPD \(id), which is not in mvpds")
             }
+            let mappings = requestor.mvpds.compactMap(mvpd).map(\.platformMappingId)
+            if let duplicate = mappings.first(where: { id in mappings.filter { $0 == id }.count > 1 }) {
+                throw ReferenceConfigurationError("\(path): requestor \(requestor.id) has two MVPDs with platformMappingId \(duplicate)")
+            }
         }
         for (name, value) in [("authenticationTTL", authenticationTTL), ("accessTokenTTL", accessTokenTTL),
-                              ("registrationCodeTTL", registrationCodeTTL), ("authorizationTTL", authorizationTTL)] where value <= 0 {
-            throw ReferenceConfigurationError("\(path): \(name) must be positive")
+                              ("registrationCodeTTL", registrationCodeTTL), ("authorizationTTL", authorizationTTL)]
+        where !Self.validLifetime(value) {
+            throw ReferenceConfigurationError("\(path): \(name) must be 1 second … 10 years")
         }
+    }
+
+    /// 1 s … 10 years (finite, so every expiry is a representable date).
+    public static func validLifetime(_ seconds: Double) -> Bool {
+        seconds.isFinite && seconds >= 1 && seconds <= 315_360_000
     }
 }

@@ -18,18 +18,13 @@ extension ReferenceRoutes {
     }
 
     func exchangeV1(_ request: Request) async throws -> Response {
-        guard let fields = try await form(request) else {
-            return ReferenceReply.error(400, "malformed_percent_encoding", "the form body has a broken % escape", trace: trace(request))
-        }
+        guard let fields = try await form(request) else { return brokenForm(request) }
         for name in ["requestor", "deviceId", "mvpd", "deviceType", "SAMLResponse"] where (fields[name]?.decoded.isEmpty ?? true) {
             return missing(name, request)
         }
         let requestor = text(fields["requestor"]!.decoded), mvpdID = text(fields["mvpd"]!.decoded)
         guard configuration.requestor(requestor) != nil else { return unknownRequestor(request) }
-        guard let mvpd = configuration.mvpd(mvpdID, of: requestor), mvpd.enablePlatformServices else {
-            return ReferenceReply.error(400, "invalid_integration", "the MVPD is not integrated with this requestor for platform SSO",
-                                        action: "configuration", trace: trace(request))
-        }
+        guard let mvpd = configuration.mvpd(mvpdID, of: requestor), mvpd.enablePlatformServices else { return notIntegrated(request) }
         let xml: [UInt8]
         switch checkSAML(fields["SAMLResponse"]!.decoded) {
         case .success(let decoded): xml = decoded
@@ -57,9 +52,8 @@ extension ReferenceRoutes {
         case .success(let found): mvpd = found
         case .failure(let refusal): return refusal.response(trace: trace(request))
         }
-        guard let fields = try await form(request) else {
-            return ReferenceReply.error(400, "malformed_percent_encoding", "the form body has a broken % escape", trace: trace(request))
-        }
+        guard mvpd.enablePlatformServices else { return notIntegrated(request) }
+        guard let fields = try await form(request) else { return brokenForm(request) }
         guard let saml = fields["SAMLResponse"], !saml.decoded.isEmpty else { return missing("SAMLResponse", request) }
         let xml: [UInt8]
         switch checkSAML(saml.decoded) {

@@ -28,7 +28,7 @@ extension ReferenceRoutes {
     /// or form): `201` with the code.
     func createRegistrationCode(_ request: Request, requestor: String) async throws -> Response {
         let fields = try await form(request) ?? [:]
-        func value(_ name: String) -> String? { query(request, name) ?? fields[name].map { text($0.decoded) }.flatMap { $0.isEmpty ? nil : $0 } }
+        func value(_ name: String) -> String? { query(request, name) ?? self.value(fields, name) }
         guard configuration.requestor(requestor) != nil else { return unknownRequestor(request) }
         guard let device = value("deviceId") else { return missing("deviceId", request) }
         let mvpd = value("mvpd")
@@ -125,7 +125,7 @@ extension ReferenceRoutes {
         let now = Date()
         store.authenticate(ReferenceAuthentication(
             requestor: login.requestor, deviceID: login.deviceID, mvpd: mvpd, source: .basic,
-            userID: SAMLSubject.userID(xml: Array("<NameID>\(user)</NameID>".utf8)), notBefore: now,
+            userID: SAMLSubject.userID(name: Array(user.utf8)), notBefore: now,
             notAfter: now.addingTimeInterval(configuration.authenticationTTL)))
         store.removePending(code)
         return ReferenceReply.html(200, "<!doctype html><title>Signed in</title><p>You are signed in. Return to your device.</p>")

@@ -25,10 +25,10 @@ extension ReferenceRoutes {
     /// error to answer.
     func v1Session(_ request: Request) -> Result<ReferenceAuthentication, Refusal> {
         guard let requestor = query(request, "requestor") else {
-            return .failure(Refusal(400, "missing_parameter", "the required parameter requestor is missing"))
+            return .failure(Refusal(400, "missing_parameter", "the required parameter requestor is missing", parameter: "requestor"))
         }
         guard let device = query(request, "deviceId") else {
-            return .failure(Refusal(400, "missing_parameter", "the required parameter deviceId is missing"))
+            return .failure(Refusal(400, "missing_parameter", "the required parameter deviceId is missing", parameter: "deviceId"))
         }
         guard configuration.requestor(requestor) != nil else {
             return .failure(Refusal(400, "invalid_requestor", "the requestor is not configured", action: "configuration"))
@@ -63,10 +63,7 @@ extension ReferenceRoutes {
             return ReferenceReply.error(400, "invalid_parameter_value", "deviceType must be iOS or tvOS", trace: trace(request),
                                         details: ["parameter": "deviceType"])
         }
-        guard let mvpd = configuration.mvpd(id, of: requestor), mvpd.enablePlatformServices else {
-            return ReferenceReply.error(400, "invalid_integration", "the MVPD is not integrated with this requestor for platform SSO",
-                                        action: "configuration", trace: trace(request))
-        }
+        guard let mvpd = configuration.mvpd(id, of: requestor), mvpd.enablePlatformServices else { return notIntegrated(request) }
         return ReferenceReply.body(200, "application/octet-stream", Array(profileRequest(for: mvpd, requestor: requestor).utf8))
     }
 

@@ -69,8 +69,7 @@ extension ReferenceRoutes {
     /// `201` with a bearer token.
     func accessToken(_ request: Request) async throws -> Response {
         guard let fields = try await form(request) else { return ReferenceReply.oauth("invalid_request") }
-        func value(_ name: String) -> String? { fields[name].map { text($0.decoded) } }
-        guard let id = value("client_id"), let secret = value("client_secret"), let grant = value("grant_type") else {
+        guard let id = value(fields, "client_id"), let secret = value(fields, "client_secret"), let grant = value(fields, "grant_type") else {
             return ReferenceReply.oauth("invalid_request")
         }
         guard grant == "client_credentials" else { return ReferenceReply.oauth("unsupported_grant_type") }
@@ -169,11 +168,7 @@ extension ReferenceRoutes {
         default: providerID = nil
         }
         let mvpd = providerID.flatMap { configuration.mvpd(platformMappingID: $0, of: serviceProvider) }
-        if let mvpd, let existing = store.authentications(requestor: serviceProvider, deviceID: caller.deviceID).first(where: { $0.mvpd == mvpd.id }) {
-            return ReferenceReply.json(200, sessionObject(
-                "authorize", "direct", existing.source == .partner ? "authenticatedSSO" : "authenticated", serviceProvider, mvpd.id,
-                url: "/api/v2/\(serviceProvider)/decisions/authorize/\(mvpd.id)"))
-        }
+        if let mvpd, let existing = existingSession(caller, mvpd: mvpd.id) { return existing }
         if case .granted? = verdict, let mvpd, mvpd.supportsPartnerSSO {
             var body = sessionObject("partner_profile", "direct", "none", serviceProvider, mvpd.id,
                                      url: "/api/v2/\(serviceProvider)/profiles/sso/\(partner)")
@@ -197,27 +192,33 @@ extension ReferenceRoutes {
         case .failure(let refusal): return refusal.response(trace: trace(request))
         }
         let fields = try await form(request) ?? [:]
-        func value(_ name: String) -> String? { fields[name].map { text($0.decoded) }.flatMap { $0.isEmpty ? nil : $0 } }
-        var mvpd = value("mvpd")
-        var missing = ["mvpd", "domainName", "redirectUrl"].filter { value($0) == nil }
+        var mvpd = value(fields, "mvpd")
+        var missing = ["mvpd", "domainName", "redirectUrl"].filter { value(fields, $0) == nil }
         if let code {
             guard let pending = store.pending(code), pending.requestor == serviceProvider, pending.deviceID == caller.deviceID else {
                 return ReferenceReply.error(400, "invalid_authentication_session", "unknown or expired session code", trace: trace(request))
             }
             mvpd = mvpd ?? pending.mvpd
-            missing = pending.missingParameters.filter { value($0) == nil && !($0 == "mvpd" && mvpd != nil) }
-            store.removePending(code)
+            missing = pending.missingParameters.filter { value(fields, $0) == nil && !($0 == "mvpd" && mvpd != nil) }
         }
         if let mvpd, configuration.mvpd(mvpd, of: serviceProvider) == nil {
             return ReferenceReply.error(400, "invalid_parameter_value", "the service provider is not integrated with this MVPD",
                                         trace: trace(request), details: ["parameter": "mvpd"])
         }
-        if let mvpd, let existing = store.authentications(requestor: serviceProvider, deviceID: caller.deviceID).first(where: { $0.mvpd == mvpd }) {
-            return ReferenceReply.json(200, sessionObject(
-                "authorize", "direct", existing.source == .partner ? "authenticatedSSO" : "authenticated", serviceProvider, mvpd,
-                url: "/api/v2/\(serviceProvider)/decisions/authorize/\(mvpd)"))
-        }
+        if let code { store.removePending(code) }
+        if let mvpd, let existing = existingSession(caller, mvpd: mvpd) { return existing }
         return ReferenceReply.json(200, startBasic(caller, mvpd: mvpd, missing: missing, reason: "none"))
+    }
+
+    /// `authorize`/`direct` when the device already has a valid profile for the MVPD.
+    func existingSession(_ caller: V2Caller, mvpd: String) -> Response? {
+        let sp = caller.serviceProvider.id
+        guard let existing = store.authentications(requestor: sp, deviceID: caller.deviceID).first(where: { $0.mvpd == mvpd }) else {
+            return nil
+        }
+        return ReferenceReply.json(200, sessionObject(
+            "authorize", "direct", existing.source == .partner ? "authenticatedSSO" : "authenticated", sp, mvpd,
+            url: "/api/v2/\(sp)/decisions/authorize/\(mvpd)"))
     }
 
     /// A pending second-screen login: `authenticate`/`interactive` with its code and login URL,

@@ -45,6 +45,20 @@ struct ReferenceRoutes: Sendable {
                              details: ["parameter": name])
     }
 
+    /// A form value decoded once, `nil` when absent or empty.
+    func value(_ fields: [String: (raw: String, decoded: [UInt8])], _ name: String) -> String? {
+        fields[name].map { text($0.decoded) }.flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    func brokenForm(_ request: Request) -> Response {
+        ReferenceReply.error(400, "malformed_percent_encoding", "the form body has a broken % escape", trace: trace(request))
+    }
+
+    func notIntegrated(_ request: Request) -> Response {
+        ReferenceReply.error(400, "invalid_integration", "the MVPD is not integrated with this requestor for platform SSO",
+                             action: "configuration", trace: trace(request))
+    }
+
     func unknownRequestor(_ request: Request) -> Response {
         ReferenceReply.error(400, "invalid_requestor", "the requestor is not configured", action: "configuration", trace: trace(request))
     }

@@ -7,15 +7,18 @@ struct Refusal: Error, Sendable {
     var code: String
     var message: String
     var action: String
+    /// `details.parameter`: the parameter or header at fault.
+    var parameter: String?
 
-    init(_ status: Int, _ code: String, _ message: String, action: String = "none") {
+    init(_ status: Int, _ code: String, _ message: String, action: String = "none", parameter: String? = nil) {
         self.status = status
         self.code = code
         self.message = message
         self.action = action
+        self.parameter = parameter
     }
 
     func response(trace: String?) -> Response {
-        ReferenceReply.error(status, code, message, action: action, trace: trace)
+        ReferenceReply.error(status, code, message, action: action, trace: trace, details: parameter.map { ["parameter": $0] } ?? [:])
     }
 }

@@ -1,17 +1,26 @@
+import Crypto
+import Foundation
+
 /// Reads the subject of a token exchange's response just far enough to give the user a stable,
-/// opaque id: the gateway in front has already verified the signature, and the reference
-/// upstream never keeps or echoes the NameID itself — only a hash of it.
+/// opaque id (the gateway in front has already verified the signature). The id is a keyed hash
+/// with a key drawn per process, so it cannot be turned back into the NameID by guessing; the
+/// NameID itself is not kept in the authentication (the raw exchange log of
+/// `/reference/exchanges` does hold the responses as received — the reference upstream is a
+/// stand-in for tests and demos, not a place for real subscribers' data).
 enum SAMLSubject {
-    /// A 64-bit FNV-1a hash of the `NameID` text, in hex; `anonymous` when there is none.
+    /// 256 random bits per process (the system generator is cryptographically secure).
+    static let key: [UInt8] = (0..<32).map { _ in UInt8.random(in: .min ... .max) }
+
+    /// The hashed `NameID` of a response, `anonymous` when it has none.
     static func userID(xml: [UInt8]) -> String {
         guard let text = nameIDText(xml) else { return "anonymous" }
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in text {
-            hash ^= UInt64(byte)
-            hash &*= 0x0000_0100_0000_01b3
-        }
-        let hex = String(hash, radix: 16)
-        return String(repeating: "0", count: 16 - hex.count) + hex
+        return userID(name: Array(text))
+    }
+
+    /// 16 hex digits of HMAC-SHA256(key, name).
+    static func userID(name: [UInt8]) -> String {
+        let mac = HMAC<SHA256>.authenticationCode(for: name, using: SymmetricKey(data: key))
+        return mac.prefix(8).map { String(format: "%02x", $0) }.joined()
     }
 
     /// The text after the first `NameID` start tag (any prefix), up to the next `<`. The first

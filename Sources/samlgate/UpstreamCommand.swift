@@ -21,7 +21,7 @@ struct UpstreamCommand: AsyncParsableCommand {
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be in 0...65535") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level: unknown level \(logLevel)") }
-        if let tokenTTL, tokenTTL <= 0 { throw ValidationError("--token-ttl must be positive") }
+        if let tokenTTL, !ReferenceConfiguration.validLifetime(tokenTTL) { throw ValidationError("--token-ttl must be 1 second … 10 years") }
     }
 
     func run() async throws {

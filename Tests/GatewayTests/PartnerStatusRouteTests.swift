@@ -21,31 +21,42 @@ struct PartnerStatusRouteTests {
         #expect(reply.status == 201, "\(reply.body)")
     }
 
-    @Test("decisions: a denied, undetermined or expired status is answered by the gateway with the SDK code")
-    func decisionsEnforced() async throws {
+    @Test("decisions: forwarded; the backend refuses a refusing status for an appleSSO profile only")
+    func decisionsForwarded() async throws {
         try await withHarness { h in
             try await Self.signIn(h)
-            let cases: [(String, Int, String)] = [
-                (GatewayHarness.partnerStatus(access: "denied"), 403, "VSA403"),
-                (GatewayHarness.partnerStatus(access: "notDetermined"), 403, "VSA404"),
-                (GatewayHarness.partnerStatus(permissionError: true), 400, "VSA503"),
-                (GatewayHarness.partnerStatus(providerError: true), 400, "APPL_ERROR"),
-                (GatewayHarness.partnerStatus(expires: Date().addingTimeInterval(-60)), 401, "APPL_ERROR"),
-                ("not base64!", 400, "invalid_parameter_value"),
-            ]
-            for (status, code, expected) in cases {
-                let reply = try await h.send(.POST, "/api/v2/REF/decisions/authorize/Cablevision", body: #"{"resources":["REF"]}"#,
-                                             headers: Self.device + [Self.json, ("AP-Partner-Framework-Status", status)])
-                #expect(reply.status == code, "\(expected): \(reply.body)")
-                #expect(reply.code == expected)
-                #expect(reply.json?["trace"] as? String == reply.headers.first(name: "X-Request-Id"))
-            }
-            let granted = try await h.send(.POST, "/api/v2/REF/decisions/authorize/Cablevision", body: #"{"resources":["REF"]}"#,
+            let denied = try await h.send(.POST, "/api/v2/REF/decisions/authorize/Cablevision", body: #"{"resources":["REF"]}"#,
+                                          headers: Self.device + [Self.json, ("AP-Partner-Framework-Status", GatewayHarness.partnerStatus(access: "denied"))])
+            #expect(denied.status == 400, "\(denied.body)")
+            #expect(denied.code == "invalid_header_pfs_permission_access_not_granted", "the backend, not the gateway, answered")
+            let granted = try await h.send(.POST, "/api/v2/REF/decisions/authorize/Cablevision", body: #"{"resources":["REF","premium-sports"]}"#,
                                            headers: Self.device + [Self.json, ("AP-Partner-Framework-Status", GatewayHarness.partnerStatus())])
             #expect(granted.status == 200, "\(granted.body)")
-            let decision = (granted.json?["decisions"] as? [[String: Any]])?.first
-            #expect(decision?["authorized"] as? Bool == true)
-            #expect(decision?["token"] != nil, "authorize carries the media token")
+            let decisions = granted.json?["decisions"] as? [[String: Any]] ?? []
+            #expect(decisions.map { $0["decision"] as? String } == ["Permit", "Deny"])
+            #expect(decisions.first?["token"] != nil, "authorize carries the media token")
+            #expect(decisions.last?["token"] == nil)
+            let metrics = try await h.send(.GET, "/metrics")
+            #expect(metrics.body.contains("v2_decisions"), "the status is counted on decisions")
+        }
+    }
+
+    @Test("no spelling of an exchange path gets past the verifier as a pass-through")
+    func pathSpellings() async throws {
+        try await withHarness { h in
+            let forged = GatewayHarness.base64(try GatewayHarness.attackerIdP.issue(.init(mvpd: GatewayHarness.mvpd, user: "mallory@example.com")))
+            for path in ["/api/v1/tokens/authn/", "//api/v1/tokens/authn", "/api/v1/tokens/%61uthn", "/API/v1/tokens/authn",
+                         "/api/v1/./tokens/authn", "/api/v1/x/../tokens/authn", "/api/v1/tokens/authn;jsessionid=1"] {
+                let reply = try await h.send(.POST, path, body: GatewayHarness.form(GatewayHarness.v1Fields(forged)))
+                #expect(reply.status == 401, "\(path): \(reply.status) \(reply.body)")
+                #expect(reply.code == "key_not_trusted", "\(path)")
+            }
+            for path in ["/api/v2/REF/profiles/sso/apple/", "/api/v2/REF//profiles/sso/Apple", "/api/v2/REF/profiles/%73so/apple"] {
+                let reply = try await h.send(.POST, path, body: GatewayHarness.form([("SAMLResponse", forged)]),
+                                             headers: Self.device + [Self.form, ("AP-Partner-Framework-Status", GatewayHarness.partnerStatus(access: "denied"))])
+                #expect(reply.code == "VSA403", "\(path): \(reply.status) \(reply.body)")
+            }
+            #expect(h.upstream?.store.exchanges.isEmpty == true, "nothing reached the backend")
         }
     }
 
