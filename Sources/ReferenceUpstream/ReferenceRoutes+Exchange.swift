@@ -25,11 +25,7 @@ extension ReferenceRoutes {
         let requestor = text(fields["requestor"]!.decoded), mvpdID = text(fields["mvpd"]!.decoded)
         guard configuration.requestor(requestor) != nil else { return unknownRequestor(request) }
         guard let mvpd = configuration.mvpd(mvpdID, of: requestor), mvpd.enablePlatformServices else { return notIntegrated(request) }
-        let xml: [UInt8]
-        switch checkSAML(fields["SAMLResponse"]!.decoded) {
-        case .success(let decoded): xml = decoded
-        case .failure(let refusal): return refusal.response(trace: trace(request))
-        }
+        let xml = try checkSAML(fields["SAMLResponse"]!.decoded)
         let now = Date()
         store.authenticate(ReferenceAuthentication(
             requestor: requestor, deviceID: text(fields["deviceId"]!.decoded), mvpd: mvpd.id, source: .partner,
@@ -39,27 +35,15 @@ extension ReferenceRoutes {
     }
 
     func exchangeV2(_ request: Request, serviceProvider: String, partner: String) async throws -> Response {
-        let caller: V2Caller
-        switch v2Caller(request, serviceProvider: serviceProvider) {
-        case .success(let found): caller = found
-        case .failure(let refusal): return refusal.response(trace: trace(request))
-        }
+        let caller = try v2Caller(request, serviceProvider: serviceProvider)
         guard partner.lowercased() == "apple" else {
             return ReferenceReply.error(400, "invalid_parameter_partner", "unknown partner \(partner)", trace: trace(request))
         }
-        let mvpd: ReferenceMVPD
-        switch partnerMVPD(request, serviceProvider: serviceProvider) {
-        case .success(let found): mvpd = found
-        case .failure(let refusal): return refusal.response(trace: trace(request))
-        }
+        let mvpd = try partnerMVPD(request, serviceProvider: serviceProvider)
         guard mvpd.enablePlatformServices else { return notIntegrated(request) }
         guard let fields = try await form(request) else { return brokenForm(request) }
         guard let saml = fields["SAMLResponse"], !saml.decoded.isEmpty else { return missing("SAMLResponse", request) }
-        let xml: [UInt8]
-        switch checkSAML(saml.decoded) {
-        case .success(let decoded): xml = decoded
-        case .failure(let refusal): return refusal.response(trace: trace(request))
-        }
+        let xml = try checkSAML(saml.decoded)
         let now = Date()
         let authentication = ReferenceAuthentication(
             requestor: serviceProvider, deviceID: caller.deviceID, mvpd: mvpd.id, source: .partner,
@@ -70,35 +54,35 @@ extension ReferenceRoutes {
     }
 
     /// The MVPD a granted partner status names, or the backend's `invalid_header_pfs_*` error.
-    func partnerMVPD(_ request: Request, serviceProvider: String) -> Result<ReferenceMVPD, Refusal> {
+    func partnerMVPD(_ request: Request, serviceProvider: String) throws(Refusal) -> ReferenceMVPD {
         guard let value = header(request, PartnerFrameworkStatus.headerName) else {
-            return .failure(Refusal(400, "invalid_header_pfs_permission_access_not_present", "AP-Partner-Framework-Status is missing"))
+            throw Refusal(400, "invalid_header_pfs_permission_access_not_present", "AP-Partner-Framework-Status is missing")
         }
         guard let status = try? PartnerFrameworkStatus.decode(header: value) else {
-            return .failure(Refusal(400, "invalid_header_pfs_permission_access_not_present", "AP-Partner-Framework-Status cannot be read"))
+            throw Refusal(400, "invalid_header_pfs_permission_access_not_present", "AP-Partner-Framework-Status cannot be read")
         }
         switch status.verdict(now: Date()) {
         case .granted(let id):
             guard let mvpd = configuration.mvpd(platformMappingID: id, of: serviceProvider) else {
-                return .failure(Refusal(400, "invalid_header_pfs_provider_id_mismatch", "the partner status names a provider this service provider does not use"))
+                throw Refusal(400, "invalid_header_pfs_provider_id_mismatch", "the partner status names a provider this service provider does not use")
             }
-            return .success(mvpd)
+            return mvpd
         case .expired:
-            return .failure(Refusal(400, "invalid_header_pfs_provider_info_expired", "the provider information has expired"))
+            throw Refusal(400, "invalid_header_pfs_provider_info_expired", "the provider information has expired")
         case .undetermined:
-            return .failure(Refusal(400, "invalid_header_pfs_permission_access_not_determined", "the user has not decided on access"))
+            throw Refusal(400, "invalid_header_pfs_permission_access_not_determined", "the user has not decided on access")
         case .denied, .permissionError:
-            return .failure(Refusal(400, "invalid_header_pfs_permission_access_not_granted", "access to the TV provider account is not granted"))
+            throw Refusal(400, "invalid_header_pfs_permission_access_not_granted", "access to the TV provider account is not granted")
         case .providerError, .unreadable:
-            return .failure(Refusal(400, "invalid_header_pfs_provider_id_not_determined", "the provider cannot be determined"))
+            throw Refusal(400, "invalid_header_pfs_provider_id_not_determined", "the provider cannot be determined")
         }
     }
 
     /// What the backend demands of `SAMLResponse` after its one percent-decoding: no `%` left
     /// (that would be a second encoding layer), valid base64, XML inside. Returns the XML.
-    func checkSAML(_ value: [UInt8]) -> Result<[UInt8], Refusal> {
+    func checkSAML(_ value: [UInt8]) throws(Refusal) -> [UInt8] {
         if value.contains(UInt8(ascii: "%")) {
-            return .failure(Refusal(400, "double_encoded", "SAMLResponse is still percent-encoded after one decoding"))
+            throw Refusal(400, "double_encoded", "SAMLResponse is still percent-encoded after one decoding")
         }
         var decoded = [UInt8](repeating: 0, count: value.count + 3)
         let count: Int
@@ -107,12 +91,12 @@ extension ReferenceRoutes {
                 try decoded.withUnsafeMutableBytes { output in try Base64.decode(input, into: output) }
             }
         } catch _ {
-            return .failure(Refusal(400, "malformed_base64", "SAMLResponse is not valid base64"))
+            throw Refusal(400, "malformed_base64", "SAMLResponse is not valid base64")
         }
         guard decoded.first == UInt8(ascii: "<") else {
-            return .failure(Refusal(400, "invalid_parameter_saml_response", "SAMLResponse does not decode to an XML document"))
+            throw Refusal(400, "invalid_parameter_saml_response", "SAMLResponse does not decode to an XML document")
         }
-        return .success(Array(decoded[..<count]))
+        return Array(decoded[..<count])
     }
 
     /// A v2 profile: `notBefore`, `notAfter`, `issuer`, `type`, `attributes`.

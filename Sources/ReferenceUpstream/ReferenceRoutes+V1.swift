@@ -6,46 +6,45 @@ import Hummingbird
 /// `requestor` and `deviceId` come from the query on every call.
 extension ReferenceRoutes {
     func addV1(to router: Router<BasicRequestContext>) {
-        router.get("/api/v1/checkauthn") { request, _ in checkAuthentication(request) }
+        router.get("/api/v1/checkauthn") { request, _ in try checkAuthentication(request) }
         router.get("/api/v1/config/:requestor") { request, context in
             v1Configuration(request, requestor: context.parameters.get("requestor") ?? "")
         }
         router.get("/api/v1/:requestor/profile-requests/:mvpd") { request, context in
             v1ProfileRequest(request, requestor: context.parameters.get("requestor") ?? "", mvpd: context.parameters.get("mvpd") ?? "")
         }
-        router.get("/api/v1/tokens/authn") { request, _ in retrieveToken(request) }
-        router.get("/api/v1/authorize") { request, _ in v1Authorize(request, mediaToken: false) }
-        router.get("/api/v1/mediatoken") { request, _ in v1Authorize(request, mediaToken: true) }
-        router.get("/api/v1/tokens/media") { request, _ in v1Authorize(request, mediaToken: true) }
-        router.get("/api/v1/tokens/usermetadata") { request, _ in userMetadata(request) }
+        router.get("/api/v1/tokens/authn") { request, _ in try retrieveToken(request) }
+        router.get("/api/v1/authorize") { request, _ in try v1Authorize(request, mediaToken: false) }
+        router.get("/api/v1/mediatoken") { request, _ in try v1Authorize(request, mediaToken: true) }
+        router.get("/api/v1/tokens/media") { request, _ in try v1Authorize(request, mediaToken: true) }
+        router.get("/api/v1/tokens/usermetadata") { request, _ in try userMetadata(request) }
         router.delete("/api/v1/logout") { request, _ in v1Logout(request) }
     }
 
     /// The requestor and device of a v1 call and the device's newest authentication, or the
-    /// error to answer.
-    func v1Session(_ request: Request) -> Result<ReferenceAuthentication, Refusal> {
+    /// error to answer (`absentStatus` when there is no valid token: 403, or 404 on the routes
+    /// that look a token up).
+    func v1Session(_ request: Request, absentStatus: Int = 403, absentPrefix: String = "") throws(Refusal) -> ReferenceAuthentication {
         guard let requestor = query(request, "requestor") else {
-            return .failure(Refusal(400, "missing_parameter", "the required parameter requestor is missing", parameter: "requestor"))
+            throw Refusal(400, "missing_parameter", "the required parameter requestor is missing", parameter: "requestor")
         }
         guard let device = query(request, "deviceId") else {
-            return .failure(Refusal(400, "missing_parameter", "the required parameter deviceId is missing", parameter: "deviceId"))
+            throw Refusal(400, "missing_parameter", "the required parameter deviceId is missing", parameter: "deviceId")
         }
         guard configuration.requestor(requestor) != nil else {
-            return .failure(Refusal(400, "invalid_requestor", "the requestor is not configured", action: "configuration"))
+            throw Refusal(400, "invalid_requestor", "the requestor is not configured", action: "configuration")
         }
         guard let authentication = store.authentications(requestor: requestor, deviceID: device).first else {
-            return .failure(Refusal(403, "authentication_token_not_found", "no valid authentication token for this requestor and device",
-                                    action: "authentication"))
+            throw Refusal(absentStatus, "authentication_token_not_found", absentPrefix + "no valid authentication token for this requestor and device",
+                                    action: "authentication")
         }
-        return .success(authentication)
+        return authentication
     }
 
     /// `GET /api/v1/checkauthn`: `200` (empty) with a valid token, `403` without.
-    func checkAuthentication(_ request: Request) -> Response {
-        switch v1Session(request) {
-        case .success: return ReferenceReply.empty(200)
-        case .failure(let refusal): return refusal.response(trace: trace(request))
-        }
+    func checkAuthentication(_ request: Request) throws(Refusal) -> Response {
+        _ = try v1Session(request)
+        return ReferenceReply.empty(200)
     }
 
     /// `GET /api/v1/config/{requestor}`: the MVPDs with their platform SSO properties.
@@ -69,28 +68,18 @@ extension ReferenceRoutes {
 
     /// `GET /api/v1/tokens/authn`: the token (`requestor`, `mvpd`, `userId`, `expires`), or `404`
     /// while the second-screen login has not happened.
-    func retrieveToken(_ request: Request) -> Response {
-        switch v1Session(request) {
-        case .success(let token):
-            return ReferenceReply.json(200, [
-                "requestor": token.requestor, "mvpd": token.mvpd, "userId": token.userID,
-                "expires": String(ReferenceReply.millis(token.notAfter)), "tokenSource": token.tokenSource,
-            ])
-        case .failure(let refusal) where refusal.status == 403:
-            return Refusal(404, refusal.code, refusal.message, action: refusal.action).response(trace: trace(request))
-        case .failure(let refusal):
-            return refusal.response(trace: trace(request))
-        }
+    func retrieveToken(_ request: Request) throws(Refusal) -> Response {
+        let token = try v1Session(request, absentStatus: 404)
+        return ReferenceReply.json(200, [
+            "requestor": token.requestor, "mvpd": token.mvpd, "userId": token.userID,
+            "expires": String(ReferenceReply.millis(token.notAfter)), "tokenSource": token.tokenSource,
+        ])
     }
 
     /// `GET /api/v1/authorize` (`403 authorization_denied_by_mvpd` for a resource the MVPD
     /// denies) and the short media token endpoints.
-    func v1Authorize(_ request: Request, mediaToken: Bool) -> Response {
-        let token: ReferenceAuthentication
-        switch v1Session(request) {
-        case .success(let found): token = found
-        case .failure(let refusal): return refusal.response(trace: trace(request))
-        }
+    func v1Authorize(_ request: Request, mediaToken: Bool) throws(Refusal) -> Response {
+        let token = try v1Session(request)
         guard let resource = query(request, "resource") else { return missing("resource", request) }
         if configuration.mvpd(token.mvpd)?.deniedResources.contains(resource) ?? false {
             return ReferenceReply.error(403, "authorization_denied_by_mvpd", "the MVPD denied access to the resource",
@@ -114,18 +103,12 @@ extension ReferenceRoutes {
     /// `GET /api/v1/tokens/usermetadata`: `updated`, `encrypted`, `data` — with `tokenSource`
     /// (`Apple` after a partner exchange, the MVPD after a second-screen login). The backend's
     /// documents do not say whether `tokenSource` sits in `data` or beside it; it is in both.
-    func userMetadata(_ request: Request) -> Response {
-        switch v1Session(request) {
-        case .success(let token):
-            return ReferenceReply.json(200, [
-                "updated": ReferenceReply.millis(token.notBefore), "encrypted": [String](), "tokenSource": token.tokenSource,
-                "data": ["userID": token.userID, "tokenSource": token.tokenSource, "mvpd": token.mvpd],
-            ])
-        case .failure(let refusal) where refusal.status == 403:
-            return Refusal(404, refusal.code, "no metadata: " + refusal.message, action: refusal.action).response(trace: trace(request))
-        case .failure(let refusal):
-            return refusal.response(trace: trace(request))
-        }
+    func userMetadata(_ request: Request) throws(Refusal) -> Response {
+        let token = try v1Session(request, absentStatus: 404, absentPrefix: "no metadata: ")
+        return ReferenceReply.json(200, [
+            "updated": ReferenceReply.millis(token.notBefore), "encrypted": [String](), "tokenSource": token.tokenSource,
+            "data": ["userID": token.userID, "tokenSource": token.tokenSource, "mvpd": token.mvpd],
+        ])
     }
 
     /// `DELETE /api/v1/logout`: `204`, whether or not there was a token.

@@ -10,13 +10,13 @@ extension ReferenceRoutes {
         router.post("/o/client/register") { request, _ in try await registerClient(request) }
         router.post("/o/client/token") { request, _ in try await accessToken(request) }
         router.get("/api/v2/:serviceProvider/configuration") { request, context in
-            v2Configuration(request, serviceProvider: context.parameters.get("serviceProvider") ?? "")
+            try v2Configuration(request, serviceProvider: context.parameters.get("serviceProvider") ?? "")
         }
         router.get("/api/v2/:serviceProvider/profiles") { request, context in
-            profiles(request, serviceProvider: context.parameters.get("serviceProvider") ?? "", mvpd: nil)
+            try profiles(request, serviceProvider: context.parameters.get("serviceProvider") ?? "", mvpd: nil)
         }
         router.get("/api/v2/:serviceProvider/profiles/:mvpd") { request, context in
-            profiles(request, serviceProvider: context.parameters.get("serviceProvider") ?? "", mvpd: context.parameters.get("mvpd"))
+            try profiles(request, serviceProvider: context.parameters.get("serviceProvider") ?? "", mvpd: context.parameters.get("mvpd"))
         }
         router.post("/api/v2/:serviceProvider/sessions/sso/:partner") { request, context in
             try await partnerSession(request, serviceProvider: context.parameters.get("serviceProvider") ?? "",
@@ -34,10 +34,10 @@ extension ReferenceRoutes {
                                 kind: context.parameters.get("kind") ?? "", mvpd: context.parameters.get("mvpd") ?? "")
         }
         router.get("/api/v2/:serviceProvider/logout") { request, context in
-            v2Logout(request, serviceProvider: context.parameters.get("serviceProvider") ?? "", mvpd: nil)
+            try v2Logout(request, serviceProvider: context.parameters.get("serviceProvider") ?? "", mvpd: nil)
         }
         router.get("/api/v2/:serviceProvider/logout/:mvpd") { request, context in
-            v2Logout(request, serviceProvider: context.parameters.get("serviceProvider") ?? "", mvpd: context.parameters.get("mvpd"))
+            try v2Logout(request, serviceProvider: context.parameters.get("serviceProvider") ?? "", mvpd: context.parameters.get("mvpd"))
         }
         router.get("/reference/logout") { _, _ in
             ReferenceReply.html(200, "<!doctype html><title>Signed out</title><p>You are signed out of your TV provider.</p>")
@@ -86,45 +86,38 @@ extension ReferenceRoutes {
 
     /// Bearer token, service provider, and (unless `device` is false) `AP-Device-Identifier` and
     /// `X-Device-Info`.
-    func v2Caller(_ request: Request, serviceProvider: String, device: Bool = true) -> Result<V2Caller, Refusal> {
+    func v2Caller(_ request: Request, serviceProvider: String, device: Bool = true) throws(Refusal) -> V2Caller {
         let authorization = header(request, "Authorization") ?? ""
         let token = authorization.lowercased().hasPrefix("bearer ") ? String(authorization.dropFirst(7)) : ""
         guard !token.isEmpty, store.accessTokenValid(token) || configuration.staticAccessTokens.contains(token) else {
-            return .failure(Refusal(401, "invalid_access_token", "the access token is missing, unknown or expired",
-                                    action: "application-registration"))
+            throw Refusal(401, "invalid_access_token", "the access token is missing, unknown or expired",
+                                    action: "application-registration")
         }
         guard let requestor = configuration.requestor(serviceProvider) else {
-            return .failure(Refusal(400, "invalid_parameter_service_provider", "the service provider is not configured",
-                                    action: "configuration"))
+            throw Refusal(400, "invalid_parameter_service_provider", "the service provider is not configured",
+                                    action: "configuration")
         }
-        guard device else { return .success(V2Caller(serviceProvider: requestor, deviceID: "")) }
+        guard device else { return V2Caller(serviceProvider: requestor, deviceID: "") }
         guard let deviceID = header(request, "AP-Device-Identifier") else {
-            return .failure(Refusal(400, "invalid_header_device_identifier", "AP-Device-Identifier is missing"))
+            throw Refusal(400, "invalid_header_device_identifier", "AP-Device-Identifier is missing")
         }
         guard header(request, "X-Device-Info") != nil else {
-            return .failure(Refusal(400, "invalid_header_device_info", "X-Device-Info is missing"))
+            throw Refusal(400, "invalid_header_device_info", "X-Device-Info is missing")
         }
-        return .success(V2Caller(serviceProvider: requestor, deviceID: deviceID))
+        return V2Caller(serviceProvider: requestor, deviceID: deviceID)
     }
 
     // MARK: configuration and profiles
 
-    func v2Configuration(_ request: Request, serviceProvider: String) -> Response {
-        switch v2Caller(request, serviceProvider: serviceProvider, device: false) {
-        case .success(let caller): return ReferenceReply.json(200, configurationBody(caller.serviceProvider))
-        case .failure(let refusal): return refusal.response(trace: trace(request))
-        }
+    func v2Configuration(_ request: Request, serviceProvider: String) throws(Refusal) -> Response {
+        ReferenceReply.json(200, configurationBody(try v2Caller(request, serviceProvider: serviceProvider, device: false).serviceProvider))
     }
 
     /// `GET /api/v2/{sp}/profiles[/{mvpd}]`. An `appleSSO` profile is listed only while the
     /// partner status (when sent) still grants access to that provider: once the user signs
     /// out of the TV provider on the device, or revokes access, it is gone.
-    func profiles(_ request: Request, serviceProvider: String, mvpd: String?) -> Response {
-        let caller: V2Caller
-        switch v2Caller(request, serviceProvider: serviceProvider) {
-        case .success(let found): caller = found
-        case .failure(let refusal): return refusal.response(trace: trace(request))
-        }
+    func profiles(_ request: Request, serviceProvider: String, mvpd: String?) throws(Refusal) -> Response {
+        let caller = try v2Caller(request, serviceProvider: serviceProvider)
         var profiles: [String: Any] = [:]
         for authentication in store.authentications(requestor: serviceProvider, deviceID: caller.deviceID)
         where mvpd == nil || authentication.mvpd == mvpd {
@@ -139,8 +132,7 @@ extension ReferenceRoutes {
     /// True without a partner status header, or when it grants access to this MVPD's provider.
     func partnerStatusAllows(_ request: Request, mvpd: String, serviceProvider: String) -> Bool {
         guard header(request, PartnerFrameworkStatus.headerName) != nil else { return true }
-        if case .success(let granted) = partnerMVPD(request, serviceProvider: serviceProvider) { return granted.id == mvpd }
-        return false
+        return (try? partnerMVPD(request, serviceProvider: serviceProvider))?.id == mvpd
     }
 
     // MARK: sessions
@@ -150,11 +142,7 @@ extension ReferenceRoutes {
     /// authentication fallback (`pfs_fallback` for the partner status, `configuration_fallback`
     /// for an MVPD without partner SSO).
     func partnerSession(_ request: Request, serviceProvider: String, partner: String) async throws -> Response {
-        let caller: V2Caller
-        switch v2Caller(request, serviceProvider: serviceProvider) {
-        case .success(let found): caller = found
-        case .failure(let refusal): return refusal.response(trace: trace(request))
-        }
+        let caller = try v2Caller(request, serviceProvider: serviceProvider)
         guard partner.lowercased() == "apple" else {
             return ReferenceReply.error(400, "invalid_parameter_partner", "unknown partner \(partner)", trace: trace(request))
         }
@@ -186,11 +174,7 @@ extension ReferenceRoutes {
     /// `POST /api/v2/{sp}/sessions` (`mvpd`, `domainName`, `redirectUrl`) and the resume
     /// `PUT /api/v2/{sp}/sessions/{code}` with what was missing.
     func basicSession(_ request: Request, serviceProvider: String, code: String?) async throws -> Response {
-        let caller: V2Caller
-        switch v2Caller(request, serviceProvider: serviceProvider) {
-        case .success(let found): caller = found
-        case .failure(let refusal): return refusal.response(trace: trace(request))
-        }
+        let caller = try v2Caller(request, serviceProvider: serviceProvider)
         let fields = try await form(request) ?? [:]
         var mvpd = value(fields, "mvpd")
         var missing = ["mvpd", "domainName", "redirectUrl"].filter { value(fields, $0) == nil }
@@ -254,11 +238,7 @@ extension ReferenceRoutes {
     /// decision per resource, `authorized` and `decision` (`Permit`/`Deny`); `authorize` adds
     /// the media `token` to each permitted one.
     func decisions(_ request: Request, serviceProvider: String, kind: String, mvpd: String) async throws -> Response {
-        let caller: V2Caller
-        switch v2Caller(request, serviceProvider: serviceProvider) {
-        case .success(let found): caller = found
-        case .failure(let refusal): return refusal.response(trace: trace(request))
-        }
+        let caller = try v2Caller(request, serviceProvider: serviceProvider)
         guard kind == "authorize" || kind == "preauthorize" else {
             return ReferenceReply.error(404, "not_found", "unknown decision \(kind)", trace: trace(request))
         }
@@ -275,11 +255,8 @@ extension ReferenceRoutes {
                                         action: "authentication", trace: trace(request))
         }
         if profile.source == .partner, header(request, PartnerFrameworkStatus.headerName) != nil {
-            switch partnerMVPD(request, serviceProvider: serviceProvider) {
-            case .success(let granted) where granted.id == mvpd: break
-            case .success: return Refusal(400, "invalid_header_pfs_provider_id_mismatch", "the partner status names another provider")
-                .response(trace: trace(request))
-            case .failure(let refusal): return refusal.response(trace: trace(request))
+            guard try partnerMVPD(request, serviceProvider: serviceProvider).id == mvpd else {
+                throw Refusal(400, "invalid_header_pfs_provider_id_mismatch", "the partner status names another provider")
             }
         }
         let now = Date(), until = now.addingTimeInterval(configuration.authorizationTTL)
@@ -311,12 +288,8 @@ extension ReferenceRoutes {
     /// `partner_interactive` for an `appleSSO` one (the app asks the user to sign out of the TV
     /// provider in the system settings), `logout`/`interactive` with the MVPD's logout URL for a
     /// regular one, `complete`/`none` when there was nothing to end.
-    func v2Logout(_ request: Request, serviceProvider: String, mvpd: String?) -> Response {
-        let caller: V2Caller
-        switch v2Caller(request, serviceProvider: serviceProvider) {
-        case .success(let found): caller = found
-        case .failure(let refusal): return refusal.response(trace: trace(request))
-        }
+    func v2Logout(_ request: Request, serviceProvider: String, mvpd: String?) throws(Refusal) -> Response {
+        let caller = try v2Caller(request, serviceProvider: serviceProvider)
         let removed = store.logout(requestor: serviceProvider, deviceID: caller.deviceID, mvpd: mvpd)
         var logouts: [String: Any] = [:]
         for profile in removed {

@@ -10,6 +10,7 @@ struct ReferenceRoutes: Sendable {
     static let bodyLimit = 4 << 20
 
     func add(to router: Router<BasicRequestContext>) {
+        router.add(middleware: RefusalMiddleware())
         addExchanges(to: router)
         addV1(to: router)
         addSecondScreen(to: router)
