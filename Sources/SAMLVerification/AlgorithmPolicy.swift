@@ -11,6 +11,8 @@ import CXMLSec
 /// ECDSA-SHA1 and SHA-1 digests only with `allowSHA1`. HMAC never.
 struct AlgorithmPolicy: Sendable {
     let allowSHA1: Bool
+    /// Canonicalize natively where ``CanonicalizationTransform`` can (else libxml2 only).
+    var nativeCanonicalization: Bool = true
 
     static let exclusiveC14N: StaticString = "http://www.w3.org/2001/10/xml-exc-c14n#"
     static let exclusiveC14NWithComments: StaticString = "http://www.w3.org/2001/10/xml-exc-c14n#WithComments"
@@ -57,9 +59,9 @@ struct AlgorithmPolicy: Sendable {
     /// Once one transform is enabled, xmlsec refuses every other (`transform is disabled`).
     func enable(on ctx: UnsafeMutablePointer<xmlSecDSigCtx>) -> Bool {
         var ok = true
-        var signatureTransforms: [xmlSecTransformId?] = [
-            xmlSecTransformExclC14NGetKlass(),
-            xmlSecTransformExclC14NWithCommentsGetKlass(),
+        // samlgate's exc-c14n classes replaced xmlsec's in its registry (see CanonicalizationTransform).
+        let c14n: [xmlSecTransformId?] = [cxmlsec_exc_c14n_klass(), cxmlsec_exc_c14n_with_comments_klass()]
+        var signatureTransforms: [xmlSecTransformId?] = c14n + [
             xmlSecOpenSSLTransformRsaSha256GetKlass(),
             xmlSecOpenSSLTransformRsaSha384GetKlass(),
             xmlSecOpenSSLTransformRsaSha512GetKlass(),
@@ -67,10 +69,8 @@ struct AlgorithmPolicy: Sendable {
             xmlSecOpenSSLTransformEcdsaSha384GetKlass(),
             xmlSecOpenSSLTransformEcdsaSha512GetKlass(),
         ]
-        var referenceTransforms: [xmlSecTransformId?] = [
+        var referenceTransforms: [xmlSecTransformId?] = c14n + [
             xmlSecTransformEnvelopedGetKlass(),
-            xmlSecTransformExclC14NGetKlass(),
-            xmlSecTransformExclC14NWithCommentsGetKlass(),
             xmlSecOpenSSLTransformSha256GetKlass(),
             xmlSecOpenSSLTransformSha384GetKlass(),
             xmlSecOpenSSLTransformSha512GetKlass(),

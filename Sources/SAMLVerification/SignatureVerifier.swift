@@ -26,6 +26,32 @@ enum SignatureVerifier {
         guard !keys.isEmpty else {
             throw VerificationError(.keyNotTrusted, "no trusted key configured")
         }
+        do {
+            return try verifyWithKeys(signature: signature, owner: owner, ownerID: ownerID, document: document, keys: keys,
+                                      preferredKey: preferredKey, algorithms: algorithms, context: context)
+        } catch where algorithms.nativeCanonicalization && (error.code == .signatureInvalid || error.code == .keyNotTrusted) {
+            // Before rejecting, let libxml2 canonicalize: a genuine response must never fail
+            // because the two canonicalizers differ. Its verdict is the one reported.
+            context.canonicalizationRetries += 1
+            var libxml2 = algorithms
+            libxml2.nativeCanonicalization = false
+            return try verifyWithKeys(signature: signature, owner: owner, ownerID: ownerID, document: document, keys: keys,
+                                      preferredKey: preferredKey, algorithms: libxml2, context: context)
+        }
+    }
+
+    private static func verifyWithKeys(
+        signature: XMLTree.Node,
+        owner: XMLTree.Node,
+        ownerID: UnsafePointer<xmlChar>,
+        document: borrowing ParsedDocument,
+        keys: [TrustedKey],
+        preferredKey: Int?,
+        algorithms: AlgorithmPolicy,
+        context: VerificationThreadContext
+    ) throws(VerificationError) -> Int {
+        context.nativeCanonicalization = algorithms.nativeCanonicalization
+        defer { context.nativeCanonicalization = false }
         var order = Array(keys.indices)
         if let preferredKey, preferredKey < keys.count {
             order.swapAt(0, preferredKey)

@@ -18,6 +18,12 @@ public struct VerificationOptions: Sendable {
     /// Compute ``VerifiedResponse/survivesNormalization``. It costs one scan of the document,
     /// plus a second parse and verification only when normalization would change a byte.
     public var checkNormalization: Bool = true
+    /// Canonicalize signed content with samlgate's own exclusive C14N for the two node-set
+    /// shapes SAML signatures use (about 40 % fewer instructions per verification), leaving
+    /// anything else to libxml2. A signature that fails this way is checked once more with
+    /// libxml2's canonicalization before it is rejected, so a difference between the two can
+    /// only cost time, never reject a genuine response. `false` uses libxml2 throughout.
+    public var nativeCanonicalization: Bool = true
 
     public init() {}
 }

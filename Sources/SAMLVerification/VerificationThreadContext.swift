@@ -22,6 +22,16 @@ final class VerificationThreadContext {
     let dsig: UnsafeMutablePointer<xmlSecDSigCtx>
     /// Scratch space for the whitespace-normalized copy of a document.
     var scratch: [UInt8] = []
+    /// The native canonicalizer's state and output (see ``CanonicalizationTransform``).
+    private var canonicalizer = ExclusiveCanonicalizer()
+    private let canonical = CanonicalBuffer()
+    /// Set by ``SignatureVerifier`` while it verifies with native canonicalization; the C14N
+    /// hook declines (libxml2 canonicalizes) whenever it is off.
+    var nativeCanonicalization = false
+    /// How often this thread canonicalized natively, and verified a signature again with
+    /// libxml2's canonicalization after a native failure. Plain per-thread counters, for tests.
+    var nativeCanonicalizations = 0
+    var canonicalizationRetries = 0
 
     private init(parser: UnsafeMutablePointer<xmlParserCtxt>, dsig: UnsafeMutablePointer<xmlSecDSigCtx>) {
         self.parser = parser
@@ -31,6 +41,12 @@ final class VerificationThreadContext {
     deinit {
         xmlFreeParserCtxt(parser)
         cxmlsec_xml_free(dsig)
+    }
+
+    /// This thread's context if it has one (never creates it).
+    static func existing() -> VerificationThreadContext? {
+        guard let raw = pthread_getspecific(threadContextKey) else { return nil }
+        return Unmanaged<VerificationThreadContext>.fromOpaque(raw).takeUnretainedValue()
     }
 
     /// This thread's context, created on first use.
@@ -50,6 +66,18 @@ final class VerificationThreadContext {
         let context = VerificationThreadContext(parser: parser, dsig: dsig)
         pthread_setspecific(threadContextKey, Unmanaged.passRetained(context).toOpaque())
         return context
+    }
+
+    /// Canonicalizes `subtree` natively into this thread's buffer; `nil` when the
+    /// canonicalizer declines (the caller then uses libxml2). The bytes are valid until the
+    /// next call on this thread.
+    func canonicalize(_ subtree: SignedSubtree, withComments: Bool) -> UnsafeBufferPointer<UInt8>? {
+        canonical.reset()
+        guard canonicalizer.canonicalize(apex: subtree.apex, excluding: subtree.excluded, withComments: withComments, into: canonical) else {
+            return nil
+        }
+        nativeCanonicalizations += 1
+        return canonical.bytes
     }
 
     /// Replaces the parser context when its dictionary has grown past the bound.

@@ -64,7 +64,7 @@ public struct Verifier: Sendable {
             throw VerificationError(.unknownMVPD, "no trust configuration for this MVPD")
         }
         let context = try VerificationThreadContext.current()
-        let algorithms = AlgorithmPolicy(allowSHA1: options.allowSHA1)
+        let algorithms = AlgorithmPolicy(allowSHA1: options.allowSHA1, nativeCanonicalization: options.nativeCanonicalization)
 
         let facts: ResponseFacts
         let responseID: String

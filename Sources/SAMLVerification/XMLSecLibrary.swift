@@ -9,7 +9,13 @@ import CXMLSec
 /// threads may still hold contexts at exit, and the OS reclaims the memory.
 enum XMLSecLibrary {
     /// Result of the one-time initialisation (0 on success).
-    private static let initResult: Int32 = cxmlsec_init()
+    private static let initResult: Int32 = {
+        let result = cxmlsec_init()
+        if result == 0 {
+            CanonicalizationTransform.install()
+        }
+        return result
+    }()
 
     /// Initialises the libraries if needed; throws ``VerificationError/Code/internalError`` on failure.
     static func ensureInitialized() throws(VerificationError) {

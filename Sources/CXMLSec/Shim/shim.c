@@ -80,6 +80,9 @@ static int cxmlsec_do_init(void) {
     if (xmlSecOpenSSLInit() < 0) {
         return -4;
     }
+    if (cxmlsec_exc_c14n_install() < 0) {
+        return -5;
+    }
     /* Last: the crypto initialisation installs its own error callback. */
     xmlSecErrorsDefaultCallbackEnableOutput(0);
     xmlSecErrorsSetCallback(cxmlsec_error_callback);
@@ -139,4 +142,41 @@ xmlSecDSigCtxPtr cxmlsec_dsig_ctx_alloc(void) {
         memset(ctx, 0, sizeof(xmlSecDSigCtx));
     }
     return ctx;
+}
+
+int cxmlsec_exc_c14n_libxml2(xmlSecTransformPtr transform, xmlSecNodeSetPtr nodes, xmlChar **prefixes,
+                             int withComments, xmlSecTransformCtxPtr transformCtx) {
+    xmlOutputBufferPtr buf;
+    if (transform == NULL || nodes == NULL || nodes->doc == NULL || transformCtx == NULL) {
+        return -1;
+    }
+    buf = transform->next != NULL
+        ? xmlSecTransformCreateOutputBuffer(transform->next, transformCtx)
+        : xmlSecBufferCreateOutputBuffer(&(transform->outBuf));
+    if (buf == NULL) {
+        return -1;
+    }
+    if (xmlC14NExecute(nodes->doc, (xmlC14NIsVisibleCallback)xmlSecNodeSetContains, nodes,
+                       XML_C14N_EXCLUSIVE_1_0, prefixes, withComments, buf) < 0) {
+        (void)xmlOutputBufferClose(buf);
+        return -1;
+    }
+    return xmlOutputBufferClose(buf) < 0 ? -1 : 0;
+}
+
+int cxmlsec_exc_c14n_to_buffer(xmlSecNodeSetPtr nodes, xmlChar **prefixes, int withComments, xmlBufferPtr out) {
+    xmlOutputBufferPtr buf;
+    if (nodes == NULL || nodes->doc == NULL || out == NULL) {
+        return -1;
+    }
+    buf = xmlOutputBufferCreateBuffer(out, NULL);
+    if (buf == NULL) {
+        return -1;
+    }
+    if (xmlC14NExecute(nodes->doc, (xmlC14NIsVisibleCallback)xmlSecNodeSetContains, nodes,
+                       XML_C14N_EXCLUSIVE_1_0, prefixes, withComments, buf) < 0) {
+        (void)xmlOutputBufferClose(buf);
+        return -1;
+    }
+    return xmlOutputBufferClose(buf) < 0 ? -1 : 0;
 }

@@ -48,11 +48,14 @@
 #include <libxml/valid.h>
 #include <libxml/xmlerror.h>
 #include <libxml/dict.h>
+#include <libxml/c14n.h>
 
 #include <xmlsec/xmlsec.h>
 #include <xmlsec/xmltree.h>
 #include <xmlsec/xmldsig.h>
 #include <xmlsec/transforms.h>
+#include <xmlsec/nodeset.h>
+#include <xmlsec/buffer.h>
 #include <xmlsec/keys.h>
 #include <xmlsec/keysdata.h>
 #include <xmlsec/errors.h>
@@ -100,5 +103,37 @@ size_t cxmlsec_sizeof_ptr_list(void);
 /// Zeroed, xmlMalloc'ed memory of the C size of xmlSecDSigCtx (not initialised:
 /// call xmlSecDSigCtxInitialize). Free with cxmlsec_xml_free.
 xmlSecDSigCtxPtr cxmlsec_dsig_ctx_alloc(void);
+
+/// The native canonicalization hook: canonicalize `nodes` and push the bytes to the next
+/// transform (1), decline so that libxml2 does it (0), or fail (-1).
+typedef int (*cxmlsec_native_c14n_hook)(xmlSecTransformPtr transform, xmlSecNodeSetPtr nodes, int withComments,
+                                        xmlSecTransformCtxPtr transformCtx);
+
+/// Registers the hook the exc-c14n classes offer node sets to (NULL: always libxml2).
+/// Any thread, any time; the store is atomic.
+void cxmlsec_set_native_c14n_hook(cxmlsec_native_c14n_hook hook);
+
+/// samlgate's exclusive C14N transform classes (without / with comments): xmlsec's
+/// behaviour plus the native hook. They replace xmlsec's classes in its registry during
+/// cxmlsec_init, so enable these, not xmlSecTransformExclC14N…GetKlass().
+xmlSecTransformId cxmlsec_exc_c14n_klass(void);
+xmlSecTransformId cxmlsec_exc_c14n_with_comments_klass(void);
+
+/// Swaps the two classes above in for xmlsec's in the transform registry (0 on success).
+/// Called once by cxmlsec_init.
+int cxmlsec_exc_c14n_install(void);
+
+/// libxml2's exclusive canonicalization of the xmlsec node set `nodes`, written to the next
+/// transform in the chain (or to `transform->outBuf` when it is the last), exactly as
+/// xmlsec's own exclusive C14N transform does it: `xmlC14NExecute` with
+/// `xmlSecNodeSetContains` as the visibility callback. `prefixes` is the NULL-terminated
+/// InclusiveNamespaces PrefixList, or NULL. Returns 0 on success, -1 on failure.
+/// (A C function because the visibility callback is a cast between C function types.)
+int cxmlsec_exc_c14n_libxml2(xmlSecTransformPtr transform, xmlSecNodeSetPtr nodes, xmlChar **prefixes,
+                             int withComments, xmlSecTransformCtxPtr transformCtx);
+
+/// The same canonicalization into a caller-owned libxml2 buffer (tests compare it byte for
+/// byte with the native canonicalizer). Returns 0 on success, -1 on failure.
+int cxmlsec_exc_c14n_to_buffer(xmlSecNodeSetPtr nodes, xmlChar **prefixes, int withComments, xmlBufferPtr out);
 
 #endif /* CXMLSEC_H */

@@ -1,0 +1,233 @@
+/*
+ * Exclusive C14N transform classes that take the place of xmlsec's own in its registry.
+ *
+ * xmlsec looks a transform up by algorithm URI in its global registry first and only then
+ * checks the context's enabled list, so a replacement must sit in the registry itself:
+ * cxmlsec_exc_c14n_install() swaps these two classes in for xmlsec's exc-c14n classes, once,
+ * inside the library initialisation (before any thread can look them up).
+ *
+ * They behave exactly like xmlsec's classes (same URIs, same InclusiveNamespaces parsing,
+ * same libxml2 call) except that, when no prefix list is given, a node set is first offered
+ * to the native hook the Swift verifier registers (cxmlsec_set_native_c14n_hook). The hook
+ * either pushes the canonical bytes itself (returns 1) or declines (0), and then libxml2
+ * canonicalizes as xmlsec would.
+ */
+#include "CXMLSec.h"
+
+#include <stdatomic.h>
+#include <string.h>
+
+/* Per-transform state after the xmlSecTransform header: the InclusiveNamespaces prefixes. */
+typedef struct {
+    xmlChar **prefixes; /* NULL-terminated, or NULL when no list was given */
+    int count;
+} cxmlsec_prefix_list;
+
+#define CXMLSEC_PREFIXES(transform) \
+    ((cxmlsec_prefix_list *)(((xmlSecByte *)(transform)) + sizeof(xmlSecTransform)))
+
+static _Atomic(cxmlsec_native_c14n_hook) cxmlsec_hook = NULL;
+
+void cxmlsec_set_native_c14n_hook(cxmlsec_native_c14n_hook hook) {
+    atomic_store_explicit(&cxmlsec_hook, hook, memory_order_release);
+}
+
+static int cxmlsec_c14n_initialize(xmlSecTransformPtr transform) {
+    cxmlsec_prefix_list *list = CXMLSEC_PREFIXES(transform);
+    list->prefixes = NULL;
+    list->count = 0;
+    return 0;
+}
+
+static void cxmlsec_c14n_finalize(xmlSecTransformPtr transform) {
+    cxmlsec_prefix_list *list = CXMLSEC_PREFIXES(transform);
+    if (list->prefixes != NULL) {
+        for (int i = 0; i < list->count; i++) {
+            xmlFree(list->prefixes[i]);
+        }
+        xmlFree(list->prefixes);
+    }
+    list->prefixes = NULL;
+    list->count = 0;
+}
+
+static int cxmlsec_is_space(xmlChar c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/* The optional <ec:InclusiveNamespaces PrefixList="..."/> child, and nothing else. */
+static int cxmlsec_c14n_read_node(xmlSecTransformPtr transform, xmlNodePtr node, xmlSecTransformCtxPtr transformCtx) {
+    cxmlsec_prefix_list *list = CXMLSEC_PREFIXES(transform);
+    xmlNodePtr cur;
+    xmlChar *value;
+    const xmlChar *p;
+    int capacity;
+    (void)transformCtx;
+
+    if (node == NULL || list->prefixes != NULL) {
+        return -1;
+    }
+    cur = xmlSecGetNextElementNode(node->children);
+    if (cur == NULL) {
+        return 0;
+    }
+    if (!xmlSecCheckNodeName(cur, BAD_CAST "InclusiveNamespaces", BAD_CAST "http://www.w3.org/2001/10/xml-exc-c14n#")) {
+        return -1;
+    }
+    value = xmlGetProp(cur, BAD_CAST "PrefixList");
+    if (value == NULL) {
+        return -1;
+    }
+    capacity = xmlStrlen(value) / 2 + 2; /* tokens are separated: at most (len + 1) / 2 */
+    list->prefixes = (xmlChar **)xmlMalloc(sizeof(xmlChar *) * (size_t)capacity);
+    if (list->prefixes == NULL) {
+        xmlFree(value);
+        return -1;
+    }
+    list->count = 0;
+    for (p = value; *p != 0;) {
+        const xmlChar *start;
+        while (*p != 0 && cxmlsec_is_space(*p)) {
+            p++;
+        }
+        start = p;
+        while (*p != 0 && !cxmlsec_is_space(*p)) {
+            p++;
+        }
+        if (p > start) {
+            xmlChar *token = xmlStrndup(start, (int)(p - start));
+            if (token == NULL) {
+                xmlFree(value);
+                list->prefixes[list->count] = NULL;
+                return -1;
+            }
+            list->prefixes[list->count++] = token;
+        }
+    }
+    list->prefixes[list->count] = NULL;
+    xmlFree(value);
+    return xmlSecGetNextElementNode(cur->next) == NULL ? 0 : -1;
+}
+
+static int cxmlsec_c14n_pop_bin(xmlSecTransformPtr transform, xmlSecByte *data, xmlSecSize maxDataSize,
+                                xmlSecSize *dataSize, xmlSecTransformCtxPtr transformCtx) {
+    /* Never called in push mode; present so that xmlsec sees a binary output. */
+    (void)transform;
+    (void)data;
+    (void)maxDataSize;
+    (void)dataSize;
+    (void)transformCtx;
+    return -1;
+}
+
+static int cxmlsec_c14n_push_xml(xmlSecTransformPtr transform, xmlSecNodeSetPtr nodes, xmlSecTransformCtxPtr transformCtx) {
+    cxmlsec_prefix_list *list = CXMLSEC_PREFIXES(transform);
+    int withComments;
+    cxmlsec_native_c14n_hook hook;
+
+    if (nodes == NULL || nodes->doc == NULL || transformCtx == NULL) {
+        return -1;
+    }
+    switch (transform->status) {
+    case xmlSecTransformStatusNone:
+        transform->status = xmlSecTransformStatusWorking;
+        break;
+    case xmlSecTransformStatusWorking:
+    case xmlSecTransformStatusFinished:
+        return 0;
+    default:
+        return -1;
+    }
+    withComments = transform->id == cxmlsec_exc_c14n_with_comments_klass() ? 1 : 0;
+    hook = atomic_load_explicit(&cxmlsec_hook, memory_order_acquire);
+    if (list->count == 0 && hook != NULL) {
+        int handled = hook(transform, nodes, withComments, transformCtx);
+        if (handled < 0) {
+            return -1;
+        }
+        if (handled > 0) {
+            transform->status = xmlSecTransformStatusFinished;
+            return 0;
+        }
+    }
+    if (cxmlsec_exc_c14n_libxml2(transform, nodes, list->prefixes, withComments, transformCtx) < 0) {
+        return -1;
+    }
+    transform->status = xmlSecTransformStatusFinished;
+    return 0;
+}
+
+static xmlSecTransformKlass cxmlsec_exc_c14n = {
+    sizeof(xmlSecTransformKlass),
+    sizeof(xmlSecTransform) + sizeof(cxmlsec_prefix_list),
+    BAD_CAST "exc-c14n",
+    BAD_CAST "http://www.w3.org/2001/10/xml-exc-c14n#",
+    xmlSecTransformUsageC14NMethod | xmlSecTransformUsageDSigTransform,
+    cxmlsec_c14n_initialize,
+    cxmlsec_c14n_finalize,
+    cxmlsec_c14n_read_node,
+    NULL,
+    NULL,
+    NULL,
+    NULL,
+    xmlSecTransformDefaultGetDataType,
+    NULL,
+    cxmlsec_c14n_pop_bin,
+    cxmlsec_c14n_push_xml,
+    NULL,
+    NULL,
+    NULL,
+    NULL,
+};
+
+static xmlSecTransformKlass cxmlsec_exc_c14n_with_comments = {
+    sizeof(xmlSecTransformKlass),
+    sizeof(xmlSecTransform) + sizeof(cxmlsec_prefix_list),
+    BAD_CAST "exc-c14n-with-comments",
+    BAD_CAST "http://www.w3.org/2001/10/xml-exc-c14n#WithComments",
+    xmlSecTransformUsageC14NMethod | xmlSecTransformUsageDSigTransform,
+    cxmlsec_c14n_initialize,
+    cxmlsec_c14n_finalize,
+    cxmlsec_c14n_read_node,
+    NULL,
+    NULL,
+    NULL,
+    NULL,
+    xmlSecTransformDefaultGetDataType,
+    NULL,
+    cxmlsec_c14n_pop_bin,
+    cxmlsec_c14n_push_xml,
+    NULL,
+    NULL,
+    NULL,
+    NULL,
+};
+
+xmlSecTransformId cxmlsec_exc_c14n_klass(void) {
+    return &cxmlsec_exc_c14n;
+}
+
+xmlSecTransformId cxmlsec_exc_c14n_with_comments_klass(void) {
+    return &cxmlsec_exc_c14n_with_comments;
+}
+
+int cxmlsec_exc_c14n_install(void) {
+    xmlSecPtrListPtr registry = xmlSecTransformIdsGet();
+    xmlSecSize size = xmlSecPtrListGetSize(registry);
+    int replaced = 0;
+    for (xmlSecSize i = 0; i < size; i++) {
+        xmlSecTransformId id = (xmlSecTransformId)xmlSecPtrListGetItem(registry, i);
+        if (id == xmlSecTransformExclC14NGetKlass()) {
+            if (xmlSecPtrListSet(registry, (xmlSecPtr)cxmlsec_exc_c14n_klass(), i) < 0) {
+                return -1;
+            }
+            replaced++;
+        } else if (id == xmlSecTransformExclC14NWithCommentsGetKlass()) {
+            if (xmlSecPtrListSet(registry, (xmlSecPtr)cxmlsec_exc_c14n_with_comments_klass(), i) < 0) {
+                return -1;
+            }
+            replaced++;
+        }
+    }
+    return replaced == 2 ? 0 : -1;
+}

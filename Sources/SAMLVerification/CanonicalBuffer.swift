@@ -1,0 +1,154 @@
+import CXMLSec
+
+/// The bytes ``ExclusiveCanonicalizer`` writes: one growable buffer per thread, reused for
+/// every canonicalization (a reference's content, then a `SignedInfo`), so the hot path
+/// allocates nothing once it has grown to the largest document seen.
+///
+/// The escaping helpers are the three of Canonical XML (and libxml2's `xmlC11NNormalize…`):
+/// text escapes `& < > CR`; attribute values escape `& < " TAB LF CR`; comments and
+/// processing instructions escape only `CR`.
+final class CanonicalBuffer {
+    /// A buffer grown past this is given back after use, so one huge document does not pin
+    /// its size for the thread's lifetime.
+    private static let retainedCapacity = 256 * 1024
+
+    private(set) var base: UnsafeMutablePointer<UInt8>
+    private(set) var count = 0
+    private var capacity: Int
+
+    init(capacity: Int = 16 * 1024) {
+        self.capacity = capacity
+        base = .allocate(capacity: capacity)
+    }
+
+    deinit {
+        base.deallocate()
+    }
+
+    /// Empties the buffer, shrinking it first when a large document made it grow.
+    func reset() {
+        count = 0
+        if capacity > Self.retainedCapacity {
+            base.deallocate()
+            capacity = 16 * 1024
+            base = .allocate(capacity: capacity)
+        }
+    }
+
+    var bytes: UnsafeBufferPointer<UInt8> {
+        UnsafeBufferPointer(start: base, count: count)
+    }
+
+    @inline(__always)
+    private func reserve(_ extra: Int) {
+        if count + extra > capacity {
+            grow(to: count + extra)
+        }
+    }
+
+    private func grow(to needed: Int) {
+        var newCapacity = capacity * 2
+        while newCapacity < needed {
+            newCapacity *= 2
+        }
+        let fresh = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
+        fresh.update(from: base, count: count)
+        base.deallocate()
+        base = fresh
+        capacity = newCapacity
+    }
+
+    @inline(__always)
+    func append(_ byte: UInt8) {
+        reserve(1)
+        base[count] = byte
+        count += 1
+    }
+
+    @inline(__always)
+    func append(_ start: UnsafePointer<UInt8>, count length: Int) {
+        guard length > 0 else { return }
+        reserve(length)
+        (base + count).update(from: start, count: length)
+        count += length
+    }
+
+    @inline(__always)
+    func append(_ literal: StaticString) {
+        append(literal.utf8Start, count: literal.utf8CodeUnitCount)
+    }
+
+    /// A NUL-terminated string, unescaped (names, prefixes, namespace URIs already checked).
+    func append(cString: UnsafePointer<xmlChar>) {
+        append(cString, count: Int(xmlStrlen(cString)))
+    }
+
+    /// Character data: `&` `<` `>` and CR escaped.
+    func appendText(_ text: UnsafePointer<xmlChar>) {
+        var p = text
+        var run = p
+        while true {
+            let byte = p.pointee
+            if byte == 0 { break }
+            if byte == 0x26 || byte == 0x3C || byte == 0x3E || byte == 0x0D {
+                append(run, count: p - run)
+                switch byte {
+                case 0x26: append("&amp;")
+                case 0x3C: append("&lt;")
+                case 0x3E: append("&gt;")
+                default: append("&#xD;")
+                }
+                p += 1
+                run = p
+            } else {
+                p += 1
+            }
+        }
+        append(run, count: p - run)
+    }
+
+    /// An attribute value: `&` `<` `"` TAB LF CR escaped (`>` is not).
+    func appendAttributeValue(_ value: UnsafePointer<xmlChar>) {
+        var p = value
+        var run = p
+        while true {
+            let byte = p.pointee
+            if byte == 0 { break }
+            if byte == 0x26 || byte == 0x3C || byte == 0x22 || byte == 0x09 || byte == 0x0A || byte == 0x0D {
+                append(run, count: p - run)
+                switch byte {
+                case 0x26: append("&amp;")
+                case 0x3C: append("&lt;")
+                case 0x22: append("&quot;")
+                case 0x09: append("&#x9;")
+                case 0x0A: append("&#xA;")
+                default: append("&#xD;")
+                }
+                p += 1
+                run = p
+            } else {
+                p += 1
+            }
+        }
+        append(run, count: p - run)
+    }
+
+    /// Comment or processing-instruction content: only CR escaped.
+    func appendMarkupContent(_ content: UnsafePointer<xmlChar>) {
+        var p = content
+        var run = p
+        while true {
+            let byte = p.pointee
+            if byte == 0 { break }
+            if byte == 0x0D {
+                append(run, count: p - run)
+                append("&#xD;")
+                p += 1
+                run = p
+            } else {
+                p += 1
+            }
+        }
+        append(run, count: p - run)
+    }
+}
