@@ -10,18 +10,18 @@ import CXMLSec
 /// declines. It declines unless the calling thread is inside a verification that asked for
 /// native canonicalization (so signing, e.g. by the test IdP, always uses libxml2), the node
 /// set has one of the two shapes SAML produces (``SignedSubtree``), and
-/// ``ExclusiveCanonicalizer`` accepts the document.
+/// ``ExclusiveCanonicalizer`` accepts the document and the `InclusiveNamespaces` prefix list.
 enum CanonicalizationTransform {
     /// Registers ``hook`` with the C classes; called once by the library initialisation.
     static func install() {
         cxmlsec_set_native_c14n_hook(hook)
     }
 
-    static let hook: cxmlsec_native_c14n_hook = { transform, nodes, withComments, transformCtx in
+    static let hook: cxmlsec_native_c14n_hook = { transform, nodes, withComments, prefixes, transformCtx in
         guard let transform, let nodes, let transformCtx,
             let thread = VerificationThreadContext.existing(), thread.nativeCanonicalization,
             let subtree = SignedSubtree(nodes),
-            let bytes = thread.canonicalize(subtree, withComments: withComments != 0 && subtree.keepsComments),
+            let bytes = thread.canonicalize(subtree, withComments: withComments != 0 && subtree.keepsComments, inclusivePrefixes: prefixes),
             let size = UInt32(exactly: bytes.count) else { return 0 }
         let rc: Int32
         if let next = transform.pointee.next {

@@ -1,7 +1,6 @@
 import CXMLSec
 
-/// Exclusive XML Canonicalization 1.0 (without an InclusiveNamespaces prefix list) of one
-/// element subtree, optionally minus one descendant subtree: exactly the two node sets a SAML
+/// Exclusive XML Canonicalization 1.0 of one element subtree, optionally minus one descendant subtree: exactly the two node sets a SAML
 /// signature asks for (`Reference URI="#id"` + enveloped-signature transform, and the
 /// `SignedInfo` element), written straight into a ``CanonicalBuffer``.
 ///
@@ -15,8 +14,10 @@ import CXMLSec
 /// a genuine signature would fail (and, worse, two different documents could look alike).
 /// The rules mirror libxml2 2.9's exclusive mode (`xmlExcC14NProcessNamespacesAxis`,
 /// `xmlC14NAttrsCompare`, `xmlC11NNormalize…`), and tests compare both byte for byte on
-/// every element of a corpus of signed responses and hand-written edge cases. Anything
-/// outside the well-trodden subset — entity references, attributes whose value is not one
+/// every element of a corpus of signed responses and hand-written edge cases. An
+/// `InclusiveNamespaces` prefix list (`PrefixList="xs"`, common in IdP output) is handled as
+/// libxml2 handles it. Anything outside the well-trodden subset — `#default` in the prefix
+/// list, entity references, attributes whose value is not one
 /// text node, namespace URIs that are not plain absolute `http(s)://host…` or `urn:` URIs
 /// anywhere in the document (libxml2 refuses relative ones), a `"` in a printed namespace
 /// URI — makes ``canonicalize(apex:excluding:withComments:into:)`` return `false`, and the
@@ -26,6 +27,8 @@ struct ExclusiveCanonicalizer {
     /// Scratch for one element's namespace declarations and attributes (kept for capacity).
     private var declarations: [UnsafeMutablePointer<xmlNs>] = []
     private var attributes: [UnsafeMutablePointer<xmlAttr>] = []
+    /// The prefixes of the current `InclusiveNamespaces` list.
+    private var inclusive: [UnsafePointer<xmlChar>] = []
 
     init() {
         declarations.reserveCapacity(8)
@@ -33,12 +36,24 @@ struct ExclusiveCanonicalizer {
     }
 
     /// Writes the canonical form of `apex`'s subtree without `excluded`'s subtree into `out`
-    /// (after whatever it already holds). Returns `false`, with `out` in an unspecified
-    /// state, when the document holds something left to libxml2.
+    /// (after whatever it already holds). `inclusivePrefixes` is the NULL-terminated
+    /// `InclusiveNamespaces` prefix list, or nil. Returns `false`, with `out` in an
+    /// unspecified state, when the document or list holds something left to libxml2.
     mutating func canonicalize(apex: XMLTree.Node, excluding excluded: XMLTree.Node?, withComments: Bool,
+                               inclusivePrefixes: UnsafeMutablePointer<UnsafeMutablePointer<xmlChar>?>? = nil,
                                into out: CanonicalBuffer) -> Bool {
         guard apex.pointee.type == XML_ELEMENT_NODE, let doc = apex.pointee.doc,
             Self.namespaceURIsArePlain(doc) else { return false }
+        inclusive.removeAll(keepingCapacity: true)
+        if let list = inclusivePrefixes {
+            var index = 0
+            while let prefix = list[index] {
+                // The default namespace in the list (`#default`) is not handled natively.
+                if prefix.pointee == 0 || XMLTree.equals(UnsafePointer(prefix), "#default") { return false }
+                inclusive.append(UnsafePointer(prefix))
+                index += 1
+            }
+        }
         namespaces.removeAll()
         var node = apex
         walk: while true {
@@ -97,8 +112,16 @@ struct ExclusiveCanonicalizer {
         out.append(0x3C)
         Self.appendQualifiedName(prefix: element.pointee.ns?.pointee.prefix, name: element.pointee.name, out)
 
-        // Namespaces this element visibly utilizes: its own and its attributes' (never `xml`).
         declarations.removeAll(keepingCapacity: true)
+        // Prefixes of the InclusiveNamespaces list in scope here, treated as inclusive C14N does.
+        for prefix in inclusive {
+            if let ns = xmlSearchNs(element.pointee.doc, element, prefix), !Self.isXMLNamespace(ns) {
+                let rendered = namespaces.isRenderedByParent(prefix: ns.pointee.prefix, href: ns.pointee.href)
+                namespaces.push(ns)
+                if !rendered { declarations.append(ns) }
+            }
+        }
+        // Namespaces this element visibly utilizes: its own and its attributes' (never `xml`).
         var hasEmptyPrefix = false
         var utilizesEmptyDefault = false
         let elementNamespace: UnsafeMutablePointer<xmlNs>?

@@ -51,6 +51,23 @@ struct RenderedNamespaces {
         return Self.isEmpty(prefix) && Self.isEmpty(href)
     }
 
+    /// The same question for a prefix named in an `InclusiveNamespaces` list, which libxml2
+    /// answers with its inclusive-C14N lookup: only among the declarations the output parent
+    /// and this element pushed (`xmlC14NVisibleNsStackFind`), except for the empty default.
+    func isRenderedByParent(prefix: UnsafePointer<xmlChar>?, href: UnsafePointer<xmlChar>?) -> Bool {
+        let emptyDefault = Self.isEmpty(prefix) && Self.isEmpty(href)
+        let lowest = emptyDefault || marks.count < 2 ? 0 : marks[marks.count - 2]
+        var index = entries.count - 1
+        while index >= lowest {
+            let entry = entries[index].pointee
+            if Self.sameOrBothEmpty(prefix, entry.prefix) {
+                return Self.sameOrBothEmpty(href, entry.href)
+            }
+            index -= 1
+        }
+        return emptyDefault
+    }
+
     @inline(__always)
     static func isEmpty(_ s: UnsafePointer<xmlChar>?) -> Bool {
         s == nil || s!.pointee == 0

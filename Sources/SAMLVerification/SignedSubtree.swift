@@ -4,34 +4,53 @@ import CXMLSec
 /// element's subtree, minus that descendant's subtree" — the only two shapes a SAML
 /// signature produces:
 /// - `SignedInfo`: one `Tree` set (comments kept) of the `SignedInfo` element;
-/// - `Reference URI="#id"` + enveloped-signature transform: a `TreeWithoutComments` set of
-///   the element with that ID, intersected with a `TreeInvert` set of the `ds:Signature`.
+/// - `Reference URI="#id"` + enveloped-signature transform: the whole document (a `Normal`
+///   set without a node list), intersected with a `TreeWithoutComments` set of the element
+///   with that ID, intersected with a `TreeInvert` set of the `ds:Signature`.
 ///
-/// Any other shape (XPath results, unions, several nodes, non-elements) is not recognised and
-/// the set goes to libxml2 with xmlsec's generic membership callback.
+/// The recognised members of the ring are exactly those whose meaning `xmlSecNodeSetContains`
+/// gives without looking further: all-nodes, one element's subtree, everything but one
+/// element's subtree, combined by intersection. Any other shape (XPath results, unions,
+/// several nodes, non-elements) is not recognised and the set goes to libxml2 with xmlsec's
+/// generic membership callback.
 struct SignedSubtree {
     let apex: XMLTree.Node
     let excluded: XMLTree.Node?
-    /// Comments are in the set (a `Tree` set, and a `TreeInvert` exclusion if any).
+    /// Comments are in the set (no member is a "without comments" set).
     let keepsComments: Bool
 
+    /// Rings longer than this are not a SAML shape.
+    private static let maxMembers = 8
+
     init?(_ nodes: UnsafeMutablePointer<xmlSecNodeSet>) {
-        let head = nodes.pointee
-        guard head.op == xmlSecNodeSetIntersection, head.children == nil,
-            head.type == xmlSecNodeSetTree || head.type == xmlSecNodeSetTreeWithoutComments,
-            let apex = Self.singleElement(head.nodes) else { return nil }
-        var keepsComments = head.type == xmlSecNodeSetTree
+        var apex: XMLTree.Node?
         var excluded: XMLTree.Node?
-        if let next = head.next, next != nodes {
-            let second = next.pointee
-            guard second.next == nodes, second.op == xmlSecNodeSetIntersection, second.children == nil,
-                second.doc == head.doc,
-                second.type == xmlSecNodeSetTreeInvert || second.type == xmlSecNodeSetTreeWithoutCommentsInvert,
-                let signature = Self.singleElement(second.nodes) else { return nil }
-            excluded = signature
-            keepsComments = keepsComments && second.type == xmlSecNodeSetTreeInvert
-        }
-        guard apex.pointee.doc == head.doc else { return nil }
+        var keepsComments = true
+        var member = nodes
+        var seen = 0
+        repeat {
+            let set = member.pointee
+            seen += 1
+            guard seen <= Self.maxMembers, set.op == xmlSecNodeSetIntersection, set.children == nil,
+                set.doc == nodes.pointee.doc else { return nil }
+            switch set.type {
+            case xmlSecNodeSetNormal where set.nodes == nil:
+                break // all nodes
+            case xmlSecNodeSetTree, xmlSecNodeSetTreeWithoutComments:
+                guard apex == nil, let element = Self.singleElement(set.nodes) else { return nil }
+                apex = element
+                keepsComments = keepsComments && set.type == xmlSecNodeSetTree
+            case xmlSecNodeSetTreeInvert, xmlSecNodeSetTreeWithoutCommentsInvert:
+                guard excluded == nil, let element = Self.singleElement(set.nodes) else { return nil }
+                excluded = element
+                keepsComments = keepsComments && set.type == xmlSecNodeSetTreeInvert
+            default:
+                return nil
+            }
+            guard let next = set.next else { return nil }
+            member = next
+        } while member != nodes
+        guard let apex, apex.pointee.doc == nodes.pointee.doc else { return nil }
         // A signature around the referenced element (a reference into `ds:Object`) removes
         // it all: not this shape.
         var ancestor: XMLTree.Node? = apex

@@ -7,8 +7,7 @@
  * inside the library initialisation (before any thread can look them up).
  *
  * They behave exactly like xmlsec's classes (same URIs, same InclusiveNamespaces parsing,
- * same libxml2 call) except that, when no prefix list is given, a node set is first offered
- * to the native hook the Swift verifier registers (cxmlsec_set_native_c14n_hook). The hook
+ * same libxml2 call) except that each node set is first offered to the native hook the Swift verifier registers (cxmlsec_set_native_c14n_hook). The hook
  * either pushes the canonical bytes itself (returns 1) or declines (0), and then libxml2
  * canonicalizes as xmlsec would.
  */
@@ -140,8 +139,8 @@ static int cxmlsec_c14n_push_xml(xmlSecTransformPtr transform, xmlSecNodeSetPtr 
     }
     withComments = transform->id == cxmlsec_exc_c14n_with_comments_klass() ? 1 : 0;
     hook = atomic_load_explicit(&cxmlsec_hook, memory_order_acquire);
-    if (list->count == 0 && hook != NULL) {
-        int handled = hook(transform, nodes, withComments, transformCtx);
+    if (hook != NULL) {
+        int handled = hook(transform, nodes, withComments, list->prefixes, transformCtx);
         if (handled < 0) {
             return -1;
         }

@@ -105,9 +105,10 @@ size_t cxmlsec_sizeof_ptr_list(void);
 xmlSecDSigCtxPtr cxmlsec_dsig_ctx_alloc(void);
 
 /// The native canonicalization hook: canonicalize `nodes` and push the bytes to the next
-/// transform (1), decline so that libxml2 does it (0), or fail (-1).
+/// transform (1), decline so that libxml2 does it (0), or fail (-1). `prefixes` is the
+/// NULL-terminated InclusiveNamespaces PrefixList, or NULL.
 typedef int (*cxmlsec_native_c14n_hook)(xmlSecTransformPtr transform, xmlSecNodeSetPtr nodes, int withComments,
-                                        xmlSecTransformCtxPtr transformCtx);
+                                        xmlChar **prefixes, xmlSecTransformCtxPtr transformCtx);
 
 /// Registers the hook the exc-c14n classes offer node sets to (NULL: always libxml2).
 /// Any thread, any time; the store is atomic.
