@@ -29,7 +29,7 @@ enum SignatureVerifier {
         do {
             return try verifyWithKeys(signature: signature, owner: owner, ownerID: ownerID, document: document, keys: keys,
                                       preferredKey: preferredKey, algorithms: algorithms, context: context)
-        } catch where algorithms.nativeCanonicalization && (error.code == .signatureInvalid || error.code == .keyNotTrusted) {
+        } catch where algorithms.nativeCanonicalization && algorithms.retryWithLibxml2 && (error.code == .signatureInvalid || error.code == .keyNotTrusted) {
             // Before rejecting, let libxml2 canonicalize: a genuine response must never fail
             // because the two canonicalizers differ. Its verdict is the one reported.
             context.canonicalizationRetries += 1
