@@ -130,6 +130,33 @@ enum NormalizationProbe {
         return false
     }
 
+    /// The usual shapes without the byte-by-byte state machine: an optional XML declaration,
+    /// blanks (tab, LF, CR, space) around the root, and nothing normalization could touch in
+    /// the declaration or from the root's `<` to its last `>`. `nil`: classify exactly.
+    static func quickClassify(_ bytes: UnsafeRawBufferPointer) -> Change? {
+        let n = bytes.count
+        var start = 0
+        var end = n
+        if n > 5, bytes[0] == 0x3C, bytes[1] == 0x3F, bytes[2] == 0x78, bytes[3] == 0x6D, bytes[4] == 0x6C { // "<?xml"
+            var k = 5
+            while k + 1 < n && k < 256 && !(bytes[k] == 0x3F && bytes[k + 1] == 0x3E) { k += 1 }
+            guard k + 1 < n, k < 256, !mayNeedNormalization(UnsafeRawBufferPointer(rebasing: bytes[0..<(k + 2)])) else { return nil }
+            start = k + 2
+        }
+        let declarationEnd = start
+        while start < end && isBlank(bytes[start]) { start += 1 }
+        while end > start && isBlank(bytes[end - 1]) { end -= 1 }
+        guard start < end, bytes[start] == 0x3C, !mayNeedNormalization(UnsafeRawBufferPointer(rebasing: bytes[start..<end])) else {
+            return nil
+        }
+        return start > declarationEnd || end < n ? .outsideRoot : Change.none
+    }
+
+    @inline(__always)
+    private static func isBlank(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x0A || byte == 0x09 || byte == 0x0D
+    }
+
     /// A word-at-a-time pre-scan: `false` proves normalization changes nothing (no byte in
     /// 0x00–0x0D, no byte ≥ 0x80 — which covers NEL, LS and PS —, no two spaces in a row, no
     /// space at either end). Compact ASCII documents, the common case, stop here after about
@@ -197,7 +224,11 @@ enum NormalizationProbe {
     /// (text, CDATA, whitespace around the root), or something inside markup. One pass; the
     /// inner loop skips ordinary bytes with one table lookup each.
     static func classify(_ bytes: UnsafeRawBufferPointer) -> Change {
-        if !mayNeedNormalization(bytes) { return .none }
+        quickClassify(bytes) ?? exactClassify(bytes)
+    }
+
+    /// One pass of a small lexical state machine over every byte.
+    static func exactClassify(_ bytes: UnsafeRawBufferPointer) -> Change {
         enum State { case text, tag, comment, processingInstruction, cdata }
         let n = bytes.count
         guard n > 0 else { return .none }

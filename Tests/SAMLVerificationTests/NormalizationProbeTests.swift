@@ -1,11 +1,38 @@
 import SAMLEncoding
-import SAMLVerification
+@testable import SAMLVerification
 import TestIdP
 import Testing
 
 /// `survivesNormalization` takes shortcuts; each case is checked against the oracle
 /// "normalize the bytes, then verify them from scratch".
 @Suite struct NormalizationProbeTests {
+    /// The quick classification (declaration, blanks around the root, word-at-a-time scan)
+    /// answers only when it agrees with the byte-by-byte state machine.
+    @Test func quickClassificationAgreesWithTheStateMachine() {
+        let base = Fixtures.issue(.assertion)
+        let root = String(base[base.range(of: "<samlp:Response")!.lowerBound...])
+        let variants = [
+            base, base + "\n", "\n" + root + "\r\n", root,
+            base.replacingFirst("?>", with: "?>\r\n\t "),
+            base.replacingFirst("?>", with: "?>\n<!-- c -->\n"),
+            base.replacingFirst("<?xml version", with: "<?xml  version"),
+            base.replacingFirst("<saml:Issuer>", with: "<saml:Issuer>\n"),
+            Fixtures.issue(.both) { $0.pretty = true },
+            Fixtures.issue(.assertion) { $0.attributes = [SAMLAttribute("n", "a  b")] },
+            Fixtures.issue(.assertion) { $0.attributes = [SAMLAttribute("n", "ü")] },
+        ]
+        var answered = 0
+        for xml in variants {
+            Array(xml.utf8).withUnsafeBytes { bytes in
+                if let quick = NormalizationProbe.quickClassify(bytes) {
+                    answered += 1
+                    #expect(quick == NormalizationProbe.exactClassify(bytes), "\(xml.prefix(60))")
+                }
+            }
+        }
+        #expect(answered >= 5)
+    }
+
     static func oracle(_ xml: String, signed: SignedElementKind) -> Bool {
         let input = Array(xml.utf8)
         var output = [UInt8](repeating: 0, count: input.count)
