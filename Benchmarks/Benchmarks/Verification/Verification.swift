@@ -6,7 +6,8 @@ import TestIdP
 
 /// The cost of one signature verification (parse, xmlsec verify, SAML rules, normalization
 /// probe), for RSA-2048 and P-256 responses of 3 KB, 8 KB and 64 KB; single-threaded, and the
-/// same work spread over every core (throughput of the whole machine).
+/// same work spread over every core (throughput of the whole machine); and, as the baseline in
+/// the same run, single-threaded with libxml2 canonicalizing (`…/1-thread/libxml2-c14n`).
 let benchmarks: @Sendable () -> Void = {
     Benchmark.defaultConfiguration = .init(
         metrics: [.wallClock, .throughput, .mallocCountTotal, .cpuTotal],
@@ -26,6 +27,14 @@ let benchmarks: @Sendable () -> Void = {
                 document.withUnsafeBytes { bytes in
                     for _ in benchmark.scaledIterations {
                         blackHole(try! verifier.verify(bytes, mvpd: VerificationFixture.mvpd))
+                    }
+                }
+            }
+            let baseline = fixtures.libxml2Verifier
+            Benchmark("\(algorithm.rawValue)/\(name)/1-thread/libxml2-c14n") { benchmark in
+                document.withUnsafeBytes { bytes in
+                    for _ in benchmark.scaledIterations {
+                        blackHole(try! baseline.verify(bytes, mvpd: VerificationFixture.mvpd))
                     }
                 }
             }

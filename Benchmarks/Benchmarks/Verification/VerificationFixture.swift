@@ -8,6 +8,8 @@ struct VerificationFixture {
 
     var documents: [(String, [UInt8])]
     var verifier: Verifier
+    /// The same verifier with libxml2 canonicalizing (the straightforward xmlsec path): the baseline.
+    var libxml2Verifier: Verifier
 
     static func make(_ algorithm: KeyAlgorithm) -> VerificationFixture {
         let pair = try! IdPKeyPair.generate(algorithm)
@@ -20,6 +22,9 @@ struct VerificationFixture {
         }
         let store = TrustStore(providers: [try! IdentityProviderTrust(mvpd: mvpd, certificatesPEM: [pair.certificatePEM])])
         // No replay cache: the same document is verified again and again.
-        return VerificationFixture(documents: documents, verifier: Verifier(trustStore: store, replayCache: nil))
+        var libxml2 = VerificationOptions()
+        libxml2.nativeCanonicalization = false
+        return VerificationFixture(documents: documents, verifier: Verifier(trustStore: store, replayCache: nil),
+                                   libxml2Verifier: Verifier(trustStore: store, options: libxml2, replayCache: nil))
     }
 }

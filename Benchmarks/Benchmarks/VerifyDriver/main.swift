@@ -1,8 +1,10 @@
 // Callgrind driver: verifies one response N times on the calling thread.
 //
 //   VerifyDriver gen DIR [rsa2048|p256] [SIZE]   writes DIR/key.pem, DIR/cert.pem, DIR/response.xml
-//   VerifyDriver run DIR N [--no-normalization] [--threads T]  verifies DIR/response.xml N times
-//                                               on each of T threads (no replay cache)
+//   VerifyDriver run DIR N [--no-normalization] [--libxml2-c14n] [--threads T]
+//                                               verifies DIR/response.xml N times on each of T
+//                                               threads (no replay cache); --libxml2-c14n turns
+//                                               the native canonicalizer off (the baseline)
 //
 // Instructions per verification = (Ir(N) - Ir(0)) / N.
 import Foundation
@@ -41,6 +43,7 @@ case "run":
     let store = TrustStore(providers: [try IdentityProviderTrust(mvpd: "Bench", certificatesPEM: [cert])])
     var options = VerificationOptions()
     options.checkNormalization = !args.contains("--no-normalization")
+    options.nativeCanonicalization = !args.contains("--libxml2-c14n")
     let verifier = Verifier(trustStore: store, options: options, replayCache: nil)
     // Warm-up outside the measured loop: library init, thread context, key.
     do {
