@@ -85,70 +85,53 @@ final class CanonicalBuffer {
 
     /// Character data: `&` `<` `>` and CR escaped.
     func appendText(_ text: UnsafePointer<xmlChar>) {
-        var p = text
-        var run = p
-        while true {
-            let byte = p.pointee
-            if byte == 0 { break }
-            if byte == 0x26 || byte == 0x3C || byte == 0x3E || byte == 0x0D {
-                append(run, count: p - run)
-                switch byte {
-                case 0x26: append("&amp;")
-                case 0x3C: append("&lt;")
-                case 0x3E: append("&gt;")
-                default: append("&#xD;")
-                }
-                p += 1
-                run = p
-            } else {
-                p += 1
-            }
-        }
-        append(run, count: p - run)
+        appendEscaped(text, .text)
     }
 
     /// An attribute value: `&` `<` `"` TAB LF CR escaped (`>` is not).
     func appendAttributeValue(_ value: UnsafePointer<xmlChar>) {
-        var p = value
-        var run = p
-        while true {
-            let byte = p.pointee
-            if byte == 0 { break }
-            if byte == 0x26 || byte == 0x3C || byte == 0x22 || byte == 0x09 || byte == 0x0A || byte == 0x0D {
-                append(run, count: p - run)
-                switch byte {
-                case 0x26: append("&amp;")
-                case 0x3C: append("&lt;")
-                case 0x22: append("&quot;")
-                case 0x09: append("&#x9;")
-                case 0x0A: append("&#xA;")
-                default: append("&#xD;")
-                }
-                p += 1
-                run = p
-            } else {
-                p += 1
-            }
-        }
-        append(run, count: p - run)
+        appendEscaped(value, .attribute)
     }
 
     /// Comment or processing-instruction content: only CR escaped.
     func appendMarkupContent(_ content: UnsafePointer<xmlChar>) {
-        var p = content
+        appendEscaped(content, .markup)
+    }
+
+    private enum Context {
+        case text, attribute, markup
+    }
+
+    /// Copies runs of bytes that need no escaping in one go; every escaped byte is ASCII below
+    /// `?`, so most bytes cost a single comparison.
+    @inline(__always)
+    private func appendEscaped(_ string: UnsafePointer<xmlChar>, _ context: Context) {
+        var p = string
         var run = p
         while true {
             let byte = p.pointee
             if byte == 0 { break }
-            if byte == 0x0D {
+            if byte < 0x3F, let replacement = Self.replacement(for: byte, in: context) {
                 append(run, count: p - run)
-                append("&#xD;")
-                p += 1
-                run = p
-            } else {
-                p += 1
+                append(replacement)
+                run = p + 1
             }
+            p += 1
         }
         append(run, count: p - run)
+    }
+
+    @inline(__always)
+    private static func replacement(for byte: UInt8, in context: Context) -> StaticString? {
+        switch (byte, context) {
+        case (0x0D, _): return "&#xD;"
+        case (0x26, .text), (0x26, .attribute): return "&amp;"
+        case (0x3C, .text), (0x3C, .attribute): return "&lt;"
+        case (0x3E, .text): return "&gt;"
+        case (0x22, .attribute): return "&quot;"
+        case (0x09, .attribute): return "&#x9;"
+        case (0x0A, .attribute): return "&#xA;"
+        default: return nil
+        }
     }
 }

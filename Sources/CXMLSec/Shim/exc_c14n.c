@@ -156,51 +156,21 @@ static int cxmlsec_c14n_push_xml(xmlSecTransformPtr transform, xmlSecNodeSetPtr 
     return 0;
 }
 
-static xmlSecTransformKlass cxmlsec_exc_c14n = {
-    sizeof(xmlSecTransformKlass),
-    sizeof(xmlSecTransform) + sizeof(cxmlsec_prefix_list),
-    BAD_CAST "exc-c14n",
-    BAD_CAST "http://www.w3.org/2001/10/xml-exc-c14n#",
-    xmlSecTransformUsageC14NMethod | xmlSecTransformUsageDSigTransform,
-    cxmlsec_c14n_initialize,
-    cxmlsec_c14n_finalize,
-    cxmlsec_c14n_read_node,
-    NULL,
-    NULL,
-    NULL,
-    NULL,
-    xmlSecTransformDefaultGetDataType,
-    NULL,
-    cxmlsec_c14n_pop_bin,
-    cxmlsec_c14n_push_xml,
-    NULL,
-    NULL,
-    NULL,
-    NULL,
-};
+/* The fields of xmlSecTransformKlass in order; only the names and URIs differ. */
+#define CXMLSEC_EXC_C14N_KLASS(variable, klassName, klassHref)                                   \
+    static xmlSecTransformKlass variable = {                                                    \
+        sizeof(xmlSecTransformKlass), sizeof(xmlSecTransform) + sizeof(cxmlsec_prefix_list),    \
+        BAD_CAST klassName, BAD_CAST klassHref,                                                 \
+        xmlSecTransformUsageC14NMethod | xmlSecTransformUsageDSigTransform,                     \
+        cxmlsec_c14n_initialize, cxmlsec_c14n_finalize, cxmlsec_c14n_read_node,                 \
+        NULL /* writeNode */, NULL /* setKeyReq */, NULL /* setKey */, NULL /* verify */,       \
+        xmlSecTransformDefaultGetDataType, NULL /* pushBin */, cxmlsec_c14n_pop_bin,            \
+        cxmlsec_c14n_push_xml, NULL /* popXml */, NULL /* execute */, NULL, NULL,               \
+    }
 
-static xmlSecTransformKlass cxmlsec_exc_c14n_with_comments = {
-    sizeof(xmlSecTransformKlass),
-    sizeof(xmlSecTransform) + sizeof(cxmlsec_prefix_list),
-    BAD_CAST "exc-c14n-with-comments",
-    BAD_CAST "http://www.w3.org/2001/10/xml-exc-c14n#WithComments",
-    xmlSecTransformUsageC14NMethod | xmlSecTransformUsageDSigTransform,
-    cxmlsec_c14n_initialize,
-    cxmlsec_c14n_finalize,
-    cxmlsec_c14n_read_node,
-    NULL,
-    NULL,
-    NULL,
-    NULL,
-    xmlSecTransformDefaultGetDataType,
-    NULL,
-    cxmlsec_c14n_pop_bin,
-    cxmlsec_c14n_push_xml,
-    NULL,
-    NULL,
-    NULL,
-    NULL,
-};
+CXMLSEC_EXC_C14N_KLASS(cxmlsec_exc_c14n, "exc-c14n", "http://www.w3.org/2001/10/xml-exc-c14n#");
+CXMLSEC_EXC_C14N_KLASS(cxmlsec_exc_c14n_with_comments, "exc-c14n-with-comments",
+                       "http://www.w3.org/2001/10/xml-exc-c14n#WithComments");
 
 xmlSecTransformId cxmlsec_exc_c14n_klass(void) {
     return &cxmlsec_exc_c14n;

@@ -144,15 +144,8 @@ xmlSecDSigCtxPtr cxmlsec_dsig_ctx_alloc(void) {
     return ctx;
 }
 
-int cxmlsec_exc_c14n_libxml2(xmlSecTransformPtr transform, xmlSecNodeSetPtr nodes, xmlChar **prefixes,
-                             int withComments, xmlSecTransformCtxPtr transformCtx) {
-    xmlOutputBufferPtr buf;
-    if (transform == NULL || nodes == NULL || nodes->doc == NULL || transformCtx == NULL) {
-        return -1;
-    }
-    buf = transform->next != NULL
-        ? xmlSecTransformCreateOutputBuffer(transform->next, transformCtx)
-        : xmlSecBufferCreateOutputBuffer(&(transform->outBuf));
+/* xmlsec's exclusive C14N call on `buf`, which it closes (flushing into whatever it feeds). */
+static int cxmlsec_exc_c14n_run(xmlSecNodeSetPtr nodes, xmlChar **prefixes, int withComments, xmlOutputBufferPtr buf) {
     if (buf == NULL) {
         return -1;
     }
@@ -164,19 +157,20 @@ int cxmlsec_exc_c14n_libxml2(xmlSecTransformPtr transform, xmlSecNodeSetPtr node
     return xmlOutputBufferClose(buf) < 0 ? -1 : 0;
 }
 
+int cxmlsec_exc_c14n_libxml2(xmlSecTransformPtr transform, xmlSecNodeSetPtr nodes, xmlChar **prefixes,
+                             int withComments, xmlSecTransformCtxPtr transformCtx) {
+    if (transform == NULL || nodes == NULL || nodes->doc == NULL || transformCtx == NULL) {
+        return -1;
+    }
+    return cxmlsec_exc_c14n_run(nodes, prefixes, withComments,
+                                transform->next != NULL
+                                    ? xmlSecTransformCreateOutputBuffer(transform->next, transformCtx)
+                                    : xmlSecBufferCreateOutputBuffer(&(transform->outBuf)));
+}
+
 int cxmlsec_exc_c14n_to_buffer(xmlSecNodeSetPtr nodes, xmlChar **prefixes, int withComments, xmlBufferPtr out) {
-    xmlOutputBufferPtr buf;
     if (nodes == NULL || nodes->doc == NULL || out == NULL) {
         return -1;
     }
-    buf = xmlOutputBufferCreateBuffer(out, NULL);
-    if (buf == NULL) {
-        return -1;
-    }
-    if (xmlC14NExecute(nodes->doc, (xmlC14NIsVisibleCallback)xmlSecNodeSetContains, nodes,
-                       XML_C14N_EXCLUSIVE_1_0, prefixes, withComments, buf) < 0) {
-        (void)xmlOutputBufferClose(buf);
-        return -1;
-    }
-    return xmlOutputBufferClose(buf) < 0 ? -1 : 0;
+    return cxmlsec_exc_c14n_run(nodes, prefixes, withComments, xmlOutputBufferCreateBuffer(out, NULL));
 }
