@@ -18,8 +18,8 @@ import CXMLSec
 /// `InclusiveNamespaces` prefix list (`PrefixList="xs"`, common in IdP output) is handled as
 /// libxml2 handles it. Anything outside the well-trodden subset — `#default` in the prefix
 /// list, entity references, attributes whose value is not one
-/// text node, namespace URIs that are not plain absolute `http(s)://host…` or `urn:` URIs
-/// anywhere in the document (libxml2 refuses relative ones), a `"` in a printed namespace
+/// text node, other node types or namespace URIs that are not plain absolute `http(s)://host…`
+/// or `urn:` URIs anywhere in the document (libxml2 fails on both), a `"` in a printed namespace
 /// URI — makes ``canonicalize(apex:excluding:withComments:into:)`` return `false`, and the
 /// caller hands the node set to libxml2 instead. Declining is always safe.
 struct ExclusiveCanonicalizer {
@@ -43,7 +43,7 @@ struct ExclusiveCanonicalizer {
                                inclusivePrefixes: UnsafeMutablePointer<UnsafeMutablePointer<xmlChar>?>? = nil,
                                into out: CanonicalBuffer) -> Bool {
         guard apex.pointee.type == XML_ELEMENT_NODE, let doc = apex.pointee.doc,
-            Self.namespaceURIsArePlain(doc) else { return false }
+            Self.documentIsPlain(doc) else { return false }
         inclusive.removeAll(keepingCapacity: true)
         if let list = inclusivePrefixes {
             var index = 0
@@ -257,13 +257,18 @@ struct ExclusiveCanonicalizer {
         return byURI != 0 ? byURI : xmlStrcmp(a.pointee.name, b.pointee.name)
     }
 
-    /// Whether every namespace declared anywhere in `doc` is a URI libxml2's canonicalizer
-    /// surely accepts and prints unchanged. libxml2 checks the declarations of every element
-    /// it walks — the whole document, not only the signed part — and fails the whole
-    /// canonicalization on a relative one; declining here lets it do exactly that.
-    static func namespaceURIsArePlain(_ doc: UnsafeMutablePointer<xmlDoc>) -> Bool {
+    /// Whether libxml2's canonicalizer surely succeeds on `doc`: it walks the whole document,
+    /// not only the signed part, and fails the whole canonicalization on a relative namespace
+    /// URI or an entity reference anywhere. So: every namespace declared anywhere is a plain
+    /// absolute URI, and every node is an element, text, CDATA, comment or processing
+    /// instruction. Declining otherwise lets libxml2 do exactly what it does.
+    static func documentIsPlain(_ doc: UnsafeMutablePointer<xmlDoc>) -> Bool {
         var node: UnsafeMutablePointer<xmlNode>? = doc.pointee.children
         while let current = node {
+            switch current.pointee.type {
+            case XML_ELEMENT_NODE, XML_TEXT_NODE, XML_CDATA_SECTION_NODE, XML_COMMENT_NODE, XML_PI_NODE: break
+            default: return false
+            }
             if current.pointee.type == XML_ELEMENT_NODE {
                 var declaration = current.pointee.nsDef
                 while let ns = declaration {
