@@ -10,6 +10,10 @@ import CXMLSec
 /// `xmlSecDSigCtxVerify` returns 0 for a *bad* signature too: success is `status ==
 /// xmlSecDSigStatusSucceeded`, exactly one SignedInfo reference that succeeded, whose URI is
 /// `#` + the owner's ID, and `xmlGetID` for that ID returns the owner element itself.
+///
+/// Canonicalization is native where possible (``CanonicalizationTransform``); a signature that
+/// fails that way is verified once more with libxml2 canonicalizing before it is rejected, so
+/// a difference between the two canonicalizers can never reject a genuine response.
 enum SignatureVerifier {
     /// Returns the index of the trusted key that verified the signature.
     static func verify(
