@@ -294,13 +294,6 @@ enum NormalizationProbe {
                         if firstTag < 0 { firstTag = i }
                         i += 1
                     }
-                case .cdata:
-                    if matches(bytes, i, "]]>") {
-                        state = .text
-                        i += 3
-                    } else {
-                        i += 1
-                    }
                 case .tag:
                     if quote != 0 {
                         if byte == quote { quote = 0 }
@@ -313,17 +306,11 @@ enum NormalizationProbe {
                         if changeAfterFirstTag { changeInsideRoot = true }
                     }
                     i += 1
-                case .comment:
-                    if matches(bytes, i, "-->") {
+                case .cdata, .comment, .processingInstruction:
+                    let terminator: StaticString = state == .cdata ? "]]>" : state == .comment ? "-->" : "?>"
+                    if matches(bytes, i, terminator) {
                         state = .text
-                        i += 3
-                    } else {
-                        i += 1
-                    }
-                case .processingInstruction:
-                    if matches(bytes, i, "?>") {
-                        state = .text
-                        i += 2
+                        i += terminator.utf8CodeUnitCount
                     } else {
                         i += 1
                     }

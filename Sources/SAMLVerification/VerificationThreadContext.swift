@@ -51,8 +51,8 @@ final class VerificationThreadContext {
 
     /// This thread's context, created on first use.
     static func current() throws(VerificationError) -> VerificationThreadContext {
-        if let raw = pthread_getspecific(threadContextKey) {
-            return Unmanaged<VerificationThreadContext>.fromOpaque(raw).takeUnretainedValue()
+        if let context = existing() {
+            return context
         }
         try XMLSecLibrary.ensureInitialized()
         cxmlsec_silence_thread()
