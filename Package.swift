@@ -50,6 +50,12 @@ let package = Package(
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"])]
         ),
+        .systemLibrary(
+            name: "CJemalloc",
+            path: "Sources/CJemalloc",
+            pkgConfig: "jemalloc",
+            providers: [.apt(["libjemalloc-dev"])]
+        ),
         .target(
             name: "SAMLBatch",
             dependencies: [
@@ -126,6 +132,7 @@ let package = Package(
                 "ServerSupport",
                 "SAMLBatch",
                 "Demo",
+                "CJemalloc",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]

@@ -37,7 +37,8 @@ pids=()
 cleanup() { for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done; wait 2>/dev/null || true; }
 trap cleanup EXIT INT TERM
 "$BIN" upstream --port "$UPSTREAM_PORT" --log-level error >/dev/null 2>&1 &
-pids+=($!)
+upstream=$!
+pids+=($upstream)
 "$BIN" serve --port "$GATEWAY_PORT" --upstream "http://127.0.0.1:$UPSTREAM_PORT" --trust-store "$DIR/trust" \
     --log-level warning ${WORKERS:+--workers "$WORKERS"} >/dev/null 2>"$DIR/gateway.log" &
 gateway=$!
@@ -48,11 +49,14 @@ cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 machine() { awk '/^cpu / {print $2 + $3 + $4 + $7 + $8}' /proc/stat; }
 ticks=$(getconf CLK_TCK)
 before=$(cpu "$gateway")
+upstream_before=$(cpu "$upstream")
+if [ -n "${PERF:-}" ]; then perf record -F 999 -g -o "$PERF" -p "$([ "${PERF_TARGET:-gateway}" = upstream ] && echo "$upstream" || echo "$gateway")" -- sleep "$((DURATION + 4))" >/dev/null 2>&1 & pids+=($!); fi
 machine_before=$(machine)
 wall_before=$(date +%s.%N)
 wrk -t"$THREADS" -c"$CONNECTIONS" -d"${DURATION}s" --latency -s scripts/load/exchange.lua \
     "http://127.0.0.1:$GATEWAY_PORT" -- "$DIR/responses.txt" "$MVPD" "$THREADS" | tee "$DIR/wrk.out"
 after=$(cpu "$gateway")
+upstream_after=$(cpu "$upstream")
 machine_after=$(machine)
 wall_after=$(date +%s.%N)
 
@@ -67,7 +71,8 @@ accepted=${accepted:-0}
 echo "gateway errors by code (from /metrics):"
 curl -fsS "http://127.0.0.1:$GATEWAY_PORT/metrics" | grep '^samlgate_errors_total' || echo "  none"
 awk -v g=$((after - before)) -v m=$((machine_after - machine_before)) -v t="$ticks" -v w0="$wall_before" -v w1="$wall_after" \
-    'BEGIN { printf "gateway CPU %.2f s, whole machine busy %.2f s, over %.2f s of wall time (incl. wrk start-up)\n", g / t, m / t, w1 - w0 }' 
+    -v u=$((upstream_after - upstream_before)) -v r="$requests" \
+    'BEGIN { printf "gateway CPU %.2f s, upstream CPU %.2f s (%.0f µs per request), whole machine busy %.2f s, over %.2f s of wall time (incl. wrk start-up)\n", g / t, u / t, (u / t) * 1e6 / (r > 0 ? r : 1), m / t, w1 - w0 }' 
 awk -v r="$requests" -v a="$accepted" -v e="$errors" -v d="$duration" -v p50="$p50" -v p99="$p99" \
     -v cpu=$((after - before)) -v t="$ticks" -v c="$CONNECTIONS" 'BEGIN {
     secs = d / 1e6

@@ -55,7 +55,7 @@ struct ServeCommand: AsyncParsableCommand {
             let port = await server.port.value()
             StandardStreams.write(
                 "samlgate gateway listening on http://\(configuration.host):\(port) -> \(configuration.upstreams.joined(separator: ", "))"
-                    + " (\(configuration.workerCount) workers, \(server.core.trustStore.current.providers.count) MVPDs)\n")
+                    + " (\(configuration.workerCount) workers, \(server.core.trustStore.current.providers.count) MVPDs, allocator \(MemoryAllocator.description))\n")
         }
         try await server.run()
     }

@@ -40,7 +40,7 @@ struct UpstreamCommand: AsyncParsableCommand {
             host: host, port: port, configuration: configuration, logger: Logger(label: "samlgate.upstream"), signals: true)
         Task {
             let bound = await server.port.value()
-            StandardStreams.write("samlgate reference upstream listening on http://\(host):\(bound)\n")
+            StandardStreams.write("samlgate reference upstream listening on http://\(host):\(bound) (allocator \(MemoryAllocator.description))\n")
         }
         try await server.run()
     }
