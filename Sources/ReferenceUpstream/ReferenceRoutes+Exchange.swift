@@ -81,22 +81,25 @@ extension ReferenceRoutes {
     /// What the backend demands of `SAMLResponse` after its one percent-decoding: no `%` left
     /// (that would be a second encoding layer), valid base64, XML inside. Returns the XML.
     func checkSAML(_ value: [UInt8]) throws(Refusal) -> [UInt8] {
-        if value.contains(UInt8(ascii: "%")) {
+        if value.withUnsafeBytes({ bytes in bytes.baseAddress.map { memchr($0, Int32(UInt8(ascii: "%")), bytes.count) != nil } ?? false }) {
             throw Refusal(400, "double_encoded", "SAMLResponse is still percent-encoded after one decoding")
         }
-        var decoded = [UInt8](repeating: 0, count: value.count + 3)
-        let count: Int
-        do {
-            count = try value.withUnsafeBytes { input in
-                try decoded.withUnsafeMutableBytes { output in try Base64.decode(input, into: output) }
+        var valid = true
+        let decoded = [UInt8](unsafeUninitializedCapacity: value.count + 3) { output, count in
+            do {
+                count = try value.withUnsafeBytes { input in try Base64.decode(input, into: UnsafeMutableRawBufferPointer(output)) }
+            } catch _ {
+                valid = false
+                count = 0
             }
-        } catch _ {
+        }
+        guard valid else {
             throw Refusal(400, "malformed_base64", "SAMLResponse is not valid base64")
         }
         guard decoded.first == UInt8(ascii: "<") else {
             throw Refusal(400, "invalid_parameter_saml_response", "SAMLResponse does not decode to an XML document")
         }
-        return Array(decoded[..<count])
+        return decoded
     }
 
     /// A v2 profile: `notBefore`, `notAfter`, `issuer`, `type`, `attributes`.

@@ -24,7 +24,7 @@ struct ReferenceRoutes: Sendable {
     func form(_ request: Request) async throws -> [String: (raw: String, decoded: [UInt8])]? {
         var request = request
         let body = try await request.collectBody(upTo: Self.bodyLimit)
-        return ReferenceForm.parse(Array(buffer: body))
+        return body.withUnsafeReadableBytes { ReferenceForm.parse($0.bindMemory(to: UInt8.self)) }
     }
 
     /// A non-empty query parameter (percent-decoded).

@@ -20,7 +20,14 @@ enum SAMLSubject {
     /// 16 hex digits of HMAC-SHA256(key, name).
     static func userID(name: [UInt8]) -> String {
         let mac = HMAC<SHA256>.authenticationCode(for: name, using: SymmetricKey(data: key))
-        return mac.prefix(8).map { String(format: "%02x", $0) }.joined()
+        let digits = Array("0123456789abcdef".utf8)
+        var hex: [UInt8] = []
+        hex.reserveCapacity(16)
+        for byte in mac.prefix(8) {
+            hex.append(digits[Int(byte >> 4)])
+            hex.append(digits[Int(byte & 0x0f)])
+        }
+        return String(decoding: hex, as: UTF8.self)
     }
 
     /// The text after the first `NameID` start tag (any prefix), up to the next `<`. The first
@@ -28,14 +35,17 @@ enum SAMLSubject {
     static func nameIDText(_ xml: [UInt8]) -> ArraySlice<UInt8>? {
         let marker = Array("NameID".utf8)
         guard xml.count > marker.count + 1 else { return nil }
-        for index in 1..<(xml.count - marker.count) where xml[index] == marker[0] {
-            guard xml[(index - 1)] == UInt8(ascii: "<") || xml[index - 1] == UInt8(ascii: ":"),
-                  xml[index..<index + marker.count].elementsEqual(marker),
-                  [UInt8(ascii: " "), UInt8(ascii: ">")].contains(xml[index + marker.count]),
-                  let close = xml[(index + marker.count)...].firstIndex(of: UInt8(ascii: ">")) else { continue }
-            let end = xml[(close + 1)...].firstIndex(of: UInt8(ascii: "<")) ?? xml.count
-            return xml[(close + 1)..<end]
+        let text: Range<Int>? = xml.withUnsafeBufferPointer { xml in
+            for index in 1..<(xml.count - marker.count) where xml[index] == marker[0] {
+                let before = xml[index - 1], after = xml[index + marker.count]
+                guard before == UInt8(ascii: "<") || before == UInt8(ascii: ":"),
+                      after == UInt8(ascii: " ") || after == UInt8(ascii: ">"),
+                      xml[index..<index + marker.count].elementsEqual(marker),
+                      let close = xml[(index + marker.count)...].firstIndex(of: UInt8(ascii: ">")) else { continue }
+                return (close + 1)..<(xml[(close + 1)...].firstIndex(of: UInt8(ascii: "<")) ?? xml.count)
+            }
+            return nil
         }
-        return nil
+        return text.map { xml[$0] }
     }
 }
