@@ -1,5 +1,9 @@
 import SAMLEncoding
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Parses `application/x-www-form-urlencoded` bodies without copying values.
 ///
 /// Values are decoded on demand (`+` is a space, `%XX` a byte) — once, which is the "one
@@ -12,11 +16,9 @@ public enum FormBody {
         var start = 0
         let count = body.count
         while start <= count {
-            var end = start
-            while end < count && body[end] != UInt8(ascii: "&") { end += 1 }
+            let end = offset(of: UInt8(ascii: "&"), in: body, from: start, to: count)
             if end > start {
-                var equals = start
-                while equals < end && body[equals] != UInt8(ascii: "=") { equals += 1 }
+                let equals = offset(of: UInt8(ascii: "="), in: body, from: start, to: end)
                 let nameBytes = UnsafeRawBufferPointer(rebasing: body[start..<equals])
                 let name = try decodeText(nameBytes, field: "(parameter name)")
                 let valueStart = min(equals + 1, end)
@@ -28,6 +30,13 @@ public enum FormBody {
             start = end + 1
         }
         return fields
+    }
+
+    /// The offset of the first `byte` in `body[from..<to]`, or `to`. (memchr: the scan over an
+    /// 11 KB `SAMLResponse` value is the bulk of parsing a form.)
+    static func offset(of byte: UInt8, in body: UnsafeRawBufferPointer, from: Int, to: Int) -> Int {
+        guard from < to, let base = body.baseAddress, let found = memchr(base + from, Int32(byte), to - from) else { return to }
+        return base.distance(to: UnsafeRawPointer(found))
     }
 
     /// Form-decodes `value` into `output` (at least `value.count` bytes); returns the length.

@@ -1,4 +1,5 @@
 import CoreMetrics
+import SAMLEncoding
 import Prometheus
 
 /// The gateway's metrics, through swift-metrics with a Prometheus factory owned by this gateway
@@ -7,7 +8,7 @@ import Prometheus
 /// Names (all prefixed `samlgate_`): `requests_total{route,status}`, `errors_total{code}`,
 /// `verification_failures_total{code}`, `saml_forms_total{form}`,
 /// `signature_preserving_forwards_total`, `stage_duration_seconds{stage}` (parse, verify,
-/// encode, queue, upstream, total), `worker_queue_depth`, `upstream_duration_seconds{upstream}`,
+/// encode, queue, total), `worker_queue_depth`, `upstream_duration_seconds{upstream}`,
 /// `upstream_errors_total{upstream,kind}`, `trust_store_reloads_total{result}`,
 /// `trust_store_mvpds`, `partner_status_total{route,verdict}`.
 public final class GatewayMetrics: Sendable {
@@ -16,6 +17,16 @@ public final class GatewayMetrics: Sendable {
     private let queueDepth: CoreMetrics.Gauge
     private let mvpdCount: CoreMetrics.Gauge
     private let preservingForwards: CoreMetrics.Counter
+    // The per-exchange metrics, kept (see ``MetricHandles``).
+    private let requests: MetricHandles<RequestKey, CoreMetrics.Counter>
+    private let forms: MetricHandles<SAMLForm, CoreMetrics.Counter>
+    private let stages: MetricHandles<String, CoreMetrics.Timer>
+    private let upstreamDurations: MetricHandles<String, CoreMetrics.Timer>
+
+    struct RequestKey: Hashable, Sendable {
+        let route: String
+        let status: Int
+    }
 
     public init() {
         registry = PrometheusCollectorRegistry()
@@ -29,10 +40,23 @@ public final class GatewayMetrics: Sendable {
         queueDepth = CoreMetrics.Gauge(label: "samlgate_worker_queue_depth", factory: factory)
         mvpdCount = CoreMetrics.Gauge(label: "samlgate_trust_store_mvpds", factory: factory)
         preservingForwards = CoreMetrics.Counter(label: "samlgate_signature_preserving_forwards_total", factory: factory)
+        let made = factory
+        requests = MetricHandles { key in
+            CoreMetrics.Counter(label: "samlgate_requests_total", dimensions: [("route", key.route), ("status", String(key.status))], factory: made)
+        }
+        forms = MetricHandles { form in
+            CoreMetrics.Counter(label: "samlgate_saml_forms_total", dimensions: [("form", form.rawValue)], factory: made)
+        }
+        stages = MetricHandles { stage in
+            CoreMetrics.Timer(label: "samlgate_stage_duration_seconds", dimensions: [("stage", stage)], factory: made)
+        }
+        upstreamDurations = MetricHandles { endpoint in
+            CoreMetrics.Timer(label: "samlgate_upstream_duration_seconds", dimensions: [("upstream", endpoint)], factory: made)
+        }
     }
 
     public func request(route: String, status: Int) {
-        CoreMetrics.Counter(label: "samlgate_requests_total", dimensions: [("route", route), ("status", String(status))], factory: factory).increment()
+        requests[RequestKey(route: route, status: status)].increment()
     }
 
     public func error(code: String) {
@@ -51,7 +75,7 @@ public final class GatewayMetrics: Sendable {
     }
 
     public func exchange(_ prepared: PreparedExchange) {
-        CoreMetrics.Counter(label: "samlgate_saml_forms_total", dimensions: [("form", prepared.form.rawValue)], factory: factory).increment()
+        forms[prepared.form].increment()
         if prepared.forwardedUnnormalized { preservingForwards.increment() }
         stage("parse", nanos: prepared.parseNanos)
         stage("verify", nanos: prepared.verifyNanos)
@@ -59,13 +83,11 @@ public final class GatewayMetrics: Sendable {
     }
 
     public func stage(_ name: String, nanos: UInt64) {
-        CoreMetrics.Timer(label: "samlgate_stage_duration_seconds", dimensions: [("stage", name)], factory: factory)
-            .recordNanoseconds(Int64(clamping: nanos))
+        stages[name].recordNanoseconds(Int64(clamping: nanos))
     }
 
     public func upstreamLatency(endpoint: String, nanos: UInt64) {
-        CoreMetrics.Timer(label: "samlgate_upstream_duration_seconds", dimensions: [("upstream", endpoint)], factory: factory)
-            .recordNanoseconds(Int64(clamping: nanos))
+        upstreamDurations[endpoint].recordNanoseconds(Int64(clamping: nanos))
     }
 
     public func upstreamError(endpoint: String, kind: UpstreamFailure.Kind) {

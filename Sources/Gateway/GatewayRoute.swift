@@ -21,6 +21,8 @@ enum GatewayRoute: Equatable, Sendable {
     case proxy
 
     static func classify(method: HTTPRequest.Method, path: String) -> GatewayRoute {
+        // The common spelling of the busiest route is its own canonical form: no need to split it.
+        if method == .post && path == "/api/v1/tokens/authn" { return .exchangeV1 }
         let parts = segments(path)
         switch (method, parts.count) {
         case (.get, 1), (.head, 1):
