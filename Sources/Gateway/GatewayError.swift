@@ -28,6 +28,9 @@ public struct GatewayError: Error, Sendable {
         self.action = action
     }
 
+    /// `Retry-After` of `replay_cache_full`.
+    static let replayCacheRetrySeconds = 5
+
     /// The value of a `Retry-After` header, when the error carries one.
     public var retryAfter: Int? {
         for case let (key, .integer(seconds)) in details where key == "retryAfter" { return seconds }
@@ -81,6 +84,12 @@ public struct GatewayError: Error, Sendable {
         default: action = .none
         }
         self.init(status: error.httpStatus, code: error.code.rawValue, message: error.message, action: action)
+        if error.code == .replayCacheFull {
+            // Live assertion ids leave the cache when their validity window closes; a client
+            // told when to retry does not hammer a gateway that is refusing everything.
+            details = [("retryAfter", .integer(Self.replayCacheRetrySeconds))]
+            self.action = .retryAfter
+        }
         isVerificationFailure = true
     }
 }

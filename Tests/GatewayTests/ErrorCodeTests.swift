@@ -60,6 +60,19 @@ struct ErrorCodeTests {
         }
     }
 
+    @Test("a full replay cache answers 503 replay_cache_full with Retry-After, forwards nothing, and keeps serving")
+    func replayCacheFull() async throws {
+        try await withHarness(configure: { $0.replayCapacity = 1 }) { h in
+            #expect(try await h.exchangeV1(GatewayHarness.base64(GatewayHarness.issue())).status == 204)
+            let refused = try await h.exchangeV1(GatewayHarness.base64(GatewayHarness.issue()), device: "device-2")
+            Self.expectError(refused, 503, "replay_cache_full")
+            #expect(refused.headers.first(name: "Retry-After") == "5")
+            #expect(refused.json?["action"] as? String == "retry-after")
+            #expect(h.upstream?.store.exchanges.count == 1)
+            #expect(try await h.send(.GET, "/healthz").status == 200)
+        }
+    }
+
     @Test("verification failures answer 401 with the verifier's code and never reach the upstream")
     func verificationFailures() async throws {
         try await withHarness { h in
