@@ -8,10 +8,6 @@ import SAMLEncoding
 /// a buffer of the final size.
 enum ReferenceForm {
     /// Field name → (value as received, value decoded once). `nil` when a `%` escape is broken.
-    static func parse(_ body: [UInt8]) -> [String: (raw: String, decoded: [UInt8])]? {
-        body.withUnsafeBufferPointer { parse($0) }
-    }
-
     static func parse(_ body: UnsafeBufferPointer<UInt8>) -> [String: (raw: String, decoded: [UInt8])]? {
         var fields: [String: (raw: String, decoded: [UInt8])] = [:]
         var start = 0

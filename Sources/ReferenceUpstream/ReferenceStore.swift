@@ -16,8 +16,8 @@ public final class ReferenceStore: Sendable {
         var clients: [String: String] = [:]
         var accessTokens: [String: (client: String, expires: Date)] = [:]
         var authorizations: [String: Date] = [:]
-        /// A ring: dropping the oldest of 10,000 must not move the other 9,999 (under load that
-        /// was a third of the upstream's CPU).
+        /// A ring: dropping the oldest of 10,000 must not move the other 9,999 (an array did,
+        /// ~0.7 MB of memmove on every exchange once `make load` passed 10,000 requests).
         var exchanges = CircularBuffer<RecordedExchange>()
     }
 

@@ -8,8 +8,8 @@ import Testing
 @Suite("samlgate serve process", .serialized)
 struct ServeCommandTests {
     /// Starts `samlgate serve` with `arguments`, waits for its "listening on" line, returns the
-    /// process, URL and that line.
-    static func start(_ arguments: [String]) throws -> (Process, String, String) {
+    /// process, URL, that line and the output pipe (hold it while the process runs).
+    static func start(_ arguments: [String]) throws -> (Process, String, String, Pipe) {
         let process = Process()
         process.executableURL = SamlgateProcess.executable
         process.arguments = ["serve"] + arguments
@@ -28,7 +28,7 @@ struct ServeCommandTests {
             process.terminate()
             throw CocoaError(.fileReadCorruptFile, userInfo: [NSDebugDescriptionErrorKey: "no listening line: \(text)"])
         }
-        return (process, "http://127.0.0.1:\(port)", text)
+        return (process, "http://127.0.0.1:\(port)", text, output)
     }
 
     static func get(_ url: String) async throws -> (Int, [String: Any]) {
@@ -41,7 +41,7 @@ struct ServeCommandTests {
     @Test("SIGHUP reloads the trust store; SIGTERM exits 0")
     func reloadAndTerminate() async throws {
         let trust = try GatewayHarness.makeTrustStore()
-        let (process, url, line) = try Self.start(["--port", "0", "--upstream", "http://127.0.0.1:1", "--trust-store", trust, "--workers", "1"])
+        let (process, url, line, _) = try Self.start(["--port", "0", "--upstream", "http://127.0.0.1:1", "--trust-store", trust, "--workers", "1"])
         defer { if process.isRunning { process.terminate() } }
         // The binary runs with the allocator it links (checked inside the process, not assumed).
         #expect(line.contains("allocator jemalloc 5."))
