@@ -53,10 +53,11 @@ public struct GatewayResponder: HTTPResponder {
         let status = response.status.code
         core.metrics.request(route: route, status: status)
         if route != "metrics" && route != "healthz" && route != "readyz" {
-            core.metrics.stage("total", nanos: DispatchTime.now().uptimeNanoseconds - started)
+            let elapsed = DispatchTime.now().uptimeNanoseconds - started
+            core.metrics.stage("total", nanos: elapsed)
             logger.info("request", metadata: [
                 "route": .string(route), "method": .string(request.method.rawValue), "status": .stringConvertible(status),
-                "duration_us": .stringConvertible((DispatchTime.now().uptimeNanoseconds - started) / 1000),
+                "duration_us": .stringConvertible(elapsed / 1000),
             ])
         }
         return response

@@ -21,8 +21,6 @@ enum GatewayRoute: Equatable, Sendable {
     case proxy
 
     static func classify(method: HTTPRequest.Method, path: String) -> GatewayRoute {
-        // The common spelling of the busiest route is its own canonical form: no need to split it.
-        if method == .post && path == "/api/v1/tokens/authn" { return .exchangeV1 }
         let parts = segments(path)
         switch (method, parts.count) {
         case (.get, 1), (.head, 1):
@@ -46,12 +44,17 @@ enum GatewayRoute: Equatable, Sendable {
         }
     }
 
-    /// The canonical segments of a path (see the type's description).
-    static func segments(_ path: String) -> [String] {
+    /// The canonical segments of a path (see the type's description). Segments are slices of
+    /// the (decoded) path; only one with upper-case letters is copied, to lower-case it — the
+    /// usual path costs no string per segment.
+    static func segments(_ path: String) -> [Substring] {
         let decoded = path.contains("%") ? (path.removingPercentEncoding ?? path) : path
-        var out: [String] = []
+        var out: [Substring] = []
         for raw in decoded.split(separator: "/", omittingEmptySubsequences: true) {
-            let part = raw.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init)?.lowercased() ?? ""
+            var part = raw.prefix { $0 != ";" }
+            if !part.utf8.allSatisfy({ $0 < 0x80 && !(UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }) {
+                part = Substring(part.lowercased())
+            }
             switch part {
             case "", ".": continue
             case "..": _ = out.popLast()
