@@ -155,30 +155,47 @@ public struct GatewayResponder: HTTPResponder {
     // MARK: pass-through
 
     func proxy(_ request: Request, context: Context, requestID: String, logger: Logger) async -> Response {
+        let length = request.headers[.contentLength].flatMap(Int.init)
+        let chunked = request.headers[.transferEncoding] != nil
+        let forwarded = chunked || (length ?? 0) > 0 ? ForwardedRequestBody(request.body) : nil
         do throws(GatewayError) {
-            let length = request.headers[.contentLength].flatMap(Int.init)
-            let chunked = request.headers[.transferEncoding] != nil
-            let hasBody = chunked || (length ?? 0) > 0
             let headers = ProxyHeaders.upstreamRequest(
                 request.headers, authority: request.head.authority, clientAddress: context.remoteAddress?.ipAddress, requestID: requestID)
-            let body: HTTPClientRequest.Body? = hasBody ? .stream(request.body, length: length.map { .known(Int64($0)) } ?? .unknown) : nil
+            let body = forwarded.map { HTTPClientRequest.Body.stream($0, length: length.map { .known(Int64($0)) } ?? .unknown) }
             let upstream = try await core.upstream.send(
                 method: HTTPMethod(rawValue: request.method.rawValue), pathAndQuery: request.uri.string, headers: headers,
-                body: body, retryable: !hasBody, logger: logger)
-            return relay(upstream, requestID: requestID)
+                body: body, retryable: forwarded == nil, logger: logger)
+            return relay(upstream, requestID: requestID, forwarded: forwarded)
         } catch {
+            // AsyncHTTPClient may still be reading the client's body for the failed request.
+            await forwarded?.release()
             return failure(error, requestID: requestID, logger: logger)
         }
     }
 
     /// The upstream's answer, status and headers as they came (minus hop-by-hop), body streamed.
-    func relay(_ upstream: HTTPClientResponse, requestID: String) -> Response {
+    /// - Parameter forwarded: the client's body as the upstream was reading it; released once the
+    ///   answer is written (see ``ForwardedRequestBody``: the upstream may answer before reading it all).
+    func relay(_ upstream: HTTPClientResponse, requestID: String, forwarded: ForwardedRequestBody? = nil) -> Response {
         let fields = ProxyHeaders.clientResponse(upstream.headers, requestID: requestID)
         let length = upstream.headers.first(name: "content-length").flatMap(Int.init)
-        let body = ResponseBody(asyncSequence: upstream.body)
-        return Response(
-            status: HTTPResponse.Status(code: Int(upstream.status.code), reasonPhrase: upstream.status.reasonPhrase),
-            headers: fields, body: length == 0 ? ResponseBody() : body)
+        let status = HTTPResponse.Status(code: Int(upstream.status.code), reasonPhrase: upstream.status.reasonPhrase)
+        guard let forwarded else {
+            return Response(status: status, headers: fields, body: length == 0 ? ResponseBody() : ResponseBody(asyncSequence: upstream.body))
+        }
+        let body = ResponseBody { writer in
+            do {
+                if length != 0 { try await writer.write(upstream.body) }
+                try await writer.finish(nil)
+            } catch {
+                await forwarded.release()
+                throw error
+            }
+            // After the end is written: a client that waits for the whole answer before sending
+            // the rest of its body would otherwise never unblock a read in progress.
+            await forwarded.release()
+        }
+        return Response(status: status, headers: fields, body: body)
     }
 
     // MARK: local answers

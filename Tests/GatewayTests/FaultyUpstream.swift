@@ -4,17 +4,23 @@ import NIOCore
 import NIOPosix
 import ServerSupport
 
-/// Upstreams that misbehave on purpose: answer slowly, answer 500, or drop the connection.
+/// Upstreams that misbehave on purpose: answer slowly, answer 500, answer before reading the
+/// body, or drop the connection.
 enum FaultyUpstream {
     enum Fault: Sendable {
         case slow(Duration)
         case status500
+        /// 413 right after the head (with an empty or a short body), the request body unread.
+        case answerBeforeBody(emptyAnswer: Bool)
     }
 
     /// A Hummingbird server answering every request with `fault`; returns its URL and a stopper.
     static func start(_ fault: Fault) async throws -> (url: String, stop: @Sendable () async -> Void) {
         let router = Router()
         let handler: @Sendable (Request, BasicRequestContext) async throws -> Response = { request, _ in
+            if case .answerBeforeBody(let empty) = fault {
+                return Response(status: .contentTooLarge, body: empty ? .init() : .init(byteBuffer: ByteBuffer(string: "{\"upstream\":\"too large\"}")))
+            }
             var request = request
             _ = try await request.collectBody(upTo: 8 << 20)
             switch fault {
@@ -23,6 +29,8 @@ enum FaultyUpstream {
                 return Response(status: .noContent)
             case .status500:
                 return Response(status: .internalServerError, body: .init(byteBuffer: ByteBuffer(string: "{\"upstream\":\"broken\"}")))
+            case .answerBeforeBody:
+                preconditionFailure("answered above")
             }
         }
         router.post("/**", use: handler)

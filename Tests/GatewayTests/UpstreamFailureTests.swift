@@ -1,5 +1,7 @@
+import AsyncHTTPClient
 import Foundation
 import Gateway
+import NIOCore
 import Testing
 
 /// An upstream that is down, slow, resets or fails gives the documented answer, and the gateway
@@ -48,6 +50,37 @@ struct UpstreamFailureTests {
             #expect(h.upstream?.store.exchanges.isEmpty == true)
         }
         await resetting.stop()
+    }
+
+    @Test("upstream answering before it has read a streamed body: its answer is passed back, the gateway keeps serving",
+          arguments: [true, false])
+    func answerBeforeBody(emptyAnswer: Bool) async throws {
+        let early = try await FaultyUpstream.start(.answerBeforeBody(emptyAnswer: emptyAnswer))
+        try await withHarness(upstreamURL: early.url) { h in
+            for round in 0..<3 {
+                // Sent in two halves with a pause, so the upstream's answer is written to the client
+                // while the gateway is still waiting for the second half to forward it (a second
+                // reader on the connection's stream used to crash the process here).
+                let (chunks, continuation) = AsyncStream<ByteBuffer>.makeStream()
+                let sender = Task {
+                    continuation.yield(ByteBuffer(repeating: UInt8(ascii: "a"), count: 64 << 10))
+                    try? await Task.sleep(for: .milliseconds(300))
+                    continuation.yield(ByteBuffer(repeating: UInt8(ascii: "b"), count: 64 << 10))
+                    continuation.finish()
+                }
+                var request = HTTPClientRequest(url: h.gatewayURL + "/upload/\(round)")
+                request.method = .POST
+                request.headers.add(name: "Content-Type", value: "application/octet-stream")
+                request.body = .stream(chunks, length: .known(128 << 10))
+                let response = try await GatewayHarness.client.execute(request, timeout: .seconds(10))
+                let body = try await response.body.collect(upTo: 1 << 20)
+                #expect(response.status.code == 413)
+                #expect(String(buffer: body) == (emptyAnswer ? "" : "{\"upstream\":\"too large\"}"))
+                await sender.value
+            }
+            #expect(try await h.send(.GET, "/healthz").status == 200)
+        }
+        await early.stop()
     }
 
     @Test("upstream 500: passed back unchanged")
