@@ -2,7 +2,9 @@
 # make load: wrk against gateway + reference upstream on loopback with freshly minted, unique,
 # signed ~8 KB responses. Prints requests/s, p50/p99 latency and gateway CPU-µs per request.
 # Knobs: DURATION (s, default 10), CONNECTIONS (64), THREADS (1: wrk runs each thread's Lua init after starting the previous thread, so with several threads the first one loads the gateway before the measured window opens), RESPONSES (minted, default
-# 70000 — more than the run can use, so no response is replayed), WORKERS (gateway, default cores).
+# 70000 — more than the run can use, so no response is replayed), WORKERS (gateway, default cores),
+# PASS_THROUGH=1 (the same bodies to a path the gateway only proxies — the upstream answers 404 —
+# to measure what the HTTP server, client and kernel cost the gateway without the SAML work).
 set -euo pipefail
 BIN=${BIN:-.build/release/samlgate}
 DIR=${LOAD_DIR:-.run/load}
@@ -13,6 +15,8 @@ RESPONSES=${RESPONSES:-70000}
 MVPD=Cablevision
 GATEWAY_PORT=${GATEWAY_PORT:-18480}
 UPSTREAM_PORT=${UPSTREAM_PORT:-19490}
+LOAD_PATH=/api/v1/tokens/authn
+[ -n "${PASS_THROUGH:-}" ] && LOAD_PATH=/load/pass-through
 
 command -v wrk >/dev/null || { echo "wrk is not installed (make deps-load installs it)"; exit 1; }
 mkdir -p "$DIR/trust/$MVPD"
@@ -54,7 +58,7 @@ if [ -n "${PERF:-}" ]; then perf record -F 999 -g -o "$PERF" -p "$([ "${PERF_TAR
 machine_before=$(machine)
 wall_before=$(date +%s.%N)
 wrk -t"$THREADS" -c"$CONNECTIONS" -d"${DURATION}s" --latency -s scripts/load/exchange.lua \
-    "http://127.0.0.1:$GATEWAY_PORT" -- "$DIR/responses.txt" "$MVPD" "$THREADS" | tee "$DIR/wrk.out"
+    "http://127.0.0.1:$GATEWAY_PORT" -- "$DIR/responses.txt" "$MVPD" "$THREADS" "$LOAD_PATH" | tee "$DIR/wrk.out"
 after=$(cpu "$gateway")
 upstream_after=$(cpu "$upstream")
 machine_after=$(machine)

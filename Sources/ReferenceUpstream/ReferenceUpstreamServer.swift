@@ -12,13 +12,19 @@ import ServiceLifecycle
 /// and docs/openapi.yaml; what it knows (requestors, MVPDs, lifetimes) comes from
 /// ``ReferenceConfiguration``.
 public final class ReferenceUpstreamServer: Sendable {
-    public let store = ReferenceStore()
+    public let store: ReferenceStore
     public let configuration: ReferenceConfiguration
     public let port = ListeningPort()
     private let group: ServiceGroup
 
-    public init(host: String, port listenPort: Int, configuration: ReferenceConfiguration = .standard, logger: Logger, signals: Bool) {
+    /// - Parameter exchangeLog: how many token exchanges `/reference/exchanges` keeps.
+    public init(
+        host: String, port listenPort: Int, configuration: ReferenceConfiguration = .standard,
+        exchangeLog: Int = ReferenceStore.defaultExchangeLimit, logger: Logger, signals: Bool
+    ) {
         self.configuration = configuration
+        let store = ReferenceStore(exchangeLimit: exchangeLog)
+        self.store = store
         let router = Router()
         ReferenceRoutes(configuration: configuration, store: store).add(to: router)
         let port = self.port

@@ -45,7 +45,7 @@ public enum BatchRunner {
         let inFlight = jobs * 3
         let slots = DispatchSemaphore(value: inFlight)
         let group = DispatchGroup()
-        let pool = WorkerPool(threads: jobs, queueLimit: inFlight, name: "samlgate-batch")
+        let pool = WorkerPool(threads: jobs, queueLimit: inFlight, name: "saml-batch")
         let writer = OrderedWriter(
             sink: sink, slots: slots, group: group, progress: progress,
             reportLimit: directory == nil ? options.reportLimit : nil, report: diagnostics)

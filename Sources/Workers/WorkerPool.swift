@@ -27,13 +27,24 @@ public final class WorkerPool: Sendable {
     public let threadCount: Int
     public let queueLimit: Int
 
-    public init(threads: Int, queueLimit: Int, name: String = "samlgate-worker") {
+    /// - Parameter name: the threads are named `name-N` (what `top -H` and `perf` show). Linux
+    ///   keeps 15 bytes of a thread name and refuses a longer one outright, so the name is cut
+    ///   to fit rather than lost.
+    public init(threads: Int, queueLimit: Int, name: String = "saml-worker") {
         precondition(threads > 0, "a worker pool needs at least one thread")
         self.threadCount = threads
         self.queueLimit = queueLimit
         for index in 0..<threads {
-            let thread = Thread { [self] in self.workLoop() }
-            thread.name = "\(name)-\(index)"
+            let threadName = String(decoding: "\(name)-\(index)".utf8.prefix(15), as: UTF8.self)
+            let thread = Thread { [self] in
+                // Set from the thread itself (a new thread inherits its creator's name), through
+                // procfs: Glibc's pthread_setname_np is not visible to Swift without _GNU_SOURCE.
+                if let file = fopen("/proc/thread-self/comm", "w") {
+                    fputs(threadName, file)
+                    fclose(file)
+                }
+                self.workLoop()
+            }
             thread.start()
         }
     }

@@ -15,12 +15,15 @@ struct UpstreamCommand: AsyncParsableCommand {
     @Option(help: "YAML file with requestors, MVPDs and lifetimes (default: the built-in REF configuration).") var config: String?
     @Option(name: .customLong("token-ttl"), help: "Lifetime of the authentication tokens and profiles it issues, seconds (overrides the file).")
     var tokenTTL: Double?
+    @Option(name: .customLong("exchange-log"), help: "How many token exchanges GET /reference/exchanges keeps (0: none).")
+    var exchangeLog = ReferenceStore.defaultExchangeLimit
     @Option(name: .customLong("log-level"), help: "trace|debug|info|notice|warning|error|critical.") var logLevel = "notice"
     @Option(name: .customLong("log-format"), help: "json|text.") var logFormat = "json"
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be in 0...65535") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level: unknown level \(logLevel)") }
+        guard (0...1_000_000).contains(exchangeLog) else { throw ValidationError("--exchange-log must be in 0...1000000") }
         if let tokenTTL, !ReferenceConfiguration.validLifetime(tokenTTL) { throw ValidationError("--token-ttl must be 1 second … 10 years") }
     }
 
@@ -37,7 +40,8 @@ struct UpstreamCommand: AsyncParsableCommand {
         if let tokenTTL { configuration.authenticationTTL = tokenTTL }
         ServerLogging.bootstrap(level: Logger.Level(rawValue: logLevel) ?? .notice, format: logFormat)
         let server = ReferenceUpstreamServer(
-            host: host, port: port, configuration: configuration, logger: Logger(label: "samlgate.upstream"), signals: true)
+            host: host, port: port, configuration: configuration, exchangeLog: exchangeLog,
+            logger: Logger(label: "samlgate.upstream"), signals: true)
         Task {
             let bound = await server.port.value()
             StandardStreams.write("samlgate reference upstream listening on http://\(host):\(bound) (allocator \(MemoryAllocator.description))\n")

@@ -1,5 +1,7 @@
+import AsyncHTTPClient
 import CLITestSupport
 import Foundation
+import NIOCore
 import Testing
 
 /// The reference upstream's refusals, through the gateway's pass-through, in the backend's
@@ -47,6 +49,33 @@ struct ReferenceUpstreamTests {
             let noDevice = try await h.send(.GET, "/api/v2/REF/profiles", headers: [("Authorization", "Bearer token-1")])
             #expect(noDevice.code == "invalid_header_device_identifier")
         }
+    }
+
+    @Test("samlgate upstream --exchange-log N keeps the last N exchanges, oldest dropped; a bad N exits 2")
+    func exchangeLog() async throws {
+        let (process, url, _, output) = try ServeCommandTests.start(["--port", "0", "--exchange-log", "2"], command: "upstream")
+        defer { process.terminate(); process.waitUntilExit(); _ = output }
+        var sent: [String] = []
+        for index in 1...3 {
+            // The reference upstream checks base64 of XML, not the signature (the gateway does).
+            let saml = Data("<r n=\"\(index)\"/>".utf8).base64EncodedString()
+                .replacingOccurrences(of: "+", with: "%2B").replacingOccurrences(of: "/", with: "%2F").replacingOccurrences(of: "=", with: "%3D")
+            var request = HTTPClientRequest(url: url + "/api/v1/tokens/authn")
+            request.method = .POST
+            request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+            request.body = .bytes(ByteBuffer(string: "requestor=REF&deviceId=log-\(index)&mvpd=Cablevision&deviceType=iOS&SAMLResponse=\(saml)"))
+            let response = try await GatewayHarness.client.execute(request, timeout: .seconds(10))
+            #expect(response.status.code == 204)
+            sent.append(saml)
+        }
+        let response = try await GatewayHarness.client.execute(HTTPClientRequest(url: url + "/reference/exchanges"), timeout: .seconds(10))
+        let body = try await response.body.collect(upTo: 1 << 20)
+        let items = try #require(try JSONSerialization.jsonObject(with: Data(buffer: body)) as? [[String: Any]])
+        #expect(items.compactMap { $0["SAMLResponse"] as? String } == Array(sent.suffix(2)))
+
+        let bad = try SamlgateProcess.run(["upstream", "--port", "0", "--exchange-log", "2000000"])
+        #expect(bad.status == 2)
+        #expect(bad.stderr.contains("--exchange-log"), "\(bad.stderr)")
     }
 
     @Test("samlgate upstream --config: a broken file is refused with its path and key, exit 2")

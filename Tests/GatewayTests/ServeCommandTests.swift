@@ -7,12 +7,13 @@ import Testing
 /// SIGTERM graceful exit.
 @Suite("samlgate serve process", .serialized)
 struct ServeCommandTests {
-    /// Starts `samlgate serve` with `arguments`, waits for its "listening on" line, returns the
-    /// process, URL, that line and the output pipe (hold it while the process runs).
-    static func start(_ arguments: [String]) throws -> (Process, String, String, Pipe) {
+    /// Starts `samlgate serve` (or another server `command`) with `arguments`, waits for its
+    /// "listening on" line, returns the process, URL, that line and the output pipe (hold it
+    /// while the process runs).
+    static func start(_ arguments: [String], command: String = "serve") throws -> (Process, String, String, Pipe) {
         let process = Process()
         process.executableURL = SamlgateProcess.executable
-        process.arguments = ["serve"] + arguments
+        process.arguments = [command] + arguments
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
@@ -45,6 +46,10 @@ struct ServeCommandTests {
         defer { if process.isRunning { process.terminate() } }
         // The binary runs with the allocator it links (checked inside the process, not assumed).
         #expect(line.contains("allocator jemalloc 5."))
+        // The verification workers carry their own name (what `top -H` and `perf` show).
+        let tasks = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.processIdentifier)/task")
+        let names = tasks.compactMap { try? String(contentsOfFile: "/proc/\(process.processIdentifier)/task/\($0)/comm", encoding: .utf8) }
+        #expect(names.contains("saml-worker-0\n"), "\(names)")
         #expect(try await Self.get(url + "/readyz").1["mvpds"] as? Int == 1)
         let second = URL(fileURLWithPath: trust).appendingPathComponent("Second")
         try FileManager.default.createDirectory(at: second, withIntermediateDirectories: true)

@@ -18,7 +18,7 @@ function init(args)
     local prefix = "requestor=REF&deviceId=load-device&mvpd=" .. (args[2] or "Cablevision") .. "&deviceType=iOS&SAMLResponse="
     local step = tonumber(args[3]) or 2
     wrk.method = "POST"
-    wrk.path = "/api/v1/tokens/authn"
+    wrk.path = args[4] or "/api/v1/tokens/authn"
     wrk.headers["Content-Type"] = "application/x-www-form-urlencoded"
     local line_number = 0
     for line in io.lines(file) do
