@@ -54,7 +54,7 @@ machine() { awk '/^cpu / {print $2 + $3 + $4 + $7 + $8}' /proc/stat; }
 ticks=$(getconf CLK_TCK)
 before=$(cpu "$gateway")
 upstream_before=$(cpu "$upstream")
-if [ -n "${PERF:-}" ]; then perf record -F 999 -g -o "$PERF" -p "$([ "${PERF_TARGET:-gateway}" = upstream ] && echo "$upstream" || echo "$gateway")" -- sleep "$((DURATION + 4))" >/dev/null 2>&1 & pids+=($!); fi
+if [ -n "${PERF:-}" ]; then perf record -F ${PERF_FREQ:-999} ${PERF_CALLGRAPH:--g} -o "$PERF" -p "$([ "${PERF_TARGET:-gateway}" = upstream ] && echo "$upstream" || echo "$gateway")" -- sleep "$((DURATION + 4))" >/dev/null 2>&1 & pids+=($!); fi
 machine_before=$(machine)
 wall_before=$(date +%s.%N)
 wrk -t"$THREADS" -c"$CONNECTIONS" -d"${DURATION}s" --latency -s scripts/load/exchange.lua \

@@ -1,5 +1,7 @@
 import Foundation
 import Gateway
+import NIOCore
+import NIOPosix
 import Testing
 
 /// Every error the gateway answers itself, produced by a real request, never reaching the
@@ -133,6 +135,40 @@ struct ErrorCodeTests {
             #expect(h.upstream?.store.exchanges.isEmpty == true)
             // Still a valid exchange afterwards.
             #expect(try await h.exchangeV2(saml).status == 201)
+        }
+    }
+
+    @Test("a client that breaks the connection mid-body: malformed_request counted, nothing forwarded, the gateway keeps serving")
+    func brokenBody() async throws {
+        try await withHarness { h in
+            let port = Int(h.gatewayURL.split(separator: ":").last!)!
+            let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connect(host: "127.0.0.1", port: port).get()
+            // Announces 5,000 bytes, sends 40, then closes: the body can never be complete.
+            let head = "POST /api/v1/tokens/authn HTTP/1.1\r\nHost: gateway\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+                + "Content-Length: 5000\r\n\r\nrequestor=REF&deviceId=d&mvpd=Cablevisio"
+            try await channel.writeAndFlush(ByteBuffer(string: head)).get()
+            try await channel.close().get()
+            var counted = false
+            for _ in 0..<100 where !counted {
+                counted = try await h.send(.GET, "/metrics").body.contains("samlgate_errors_total{code=\"malformed_request\"} 1")
+                if !counted { try await Task.sleep(for: .milliseconds(20)) }
+            }
+            #expect(counted)
+            #expect(h.upstream?.store.exchanges.isEmpty == true)
+            #expect(try await h.exchangeV1(GatewayHarness.base64(GatewayHarness.issue())).status == 204)
+        }
+    }
+
+    @Test("an exchange arriving while the workers shut down: 503 overloaded, says so, nothing forwarded")
+    func shuttingDown() async throws {
+        try await withHarness { h in
+            h.gateway.core.pool.shutdown()
+            let reply = try await h.exchangeV1(GatewayHarness.base64(GatewayHarness.issue()))
+            Self.expectError(reply, 503, "overloaded")
+            #expect(reply.json?["message"] as? String == "the gateway is shutting down")
+            #expect(reply.headers.first(name: "Retry-After") != nil)
+            #expect(h.upstream?.store.exchanges.isEmpty == true)
+            #expect(try await h.send(.GET, "/healthz").status == 200)
         }
     }
 }
