@@ -34,6 +34,10 @@ public struct GatewayConfiguration: Sendable {
     public var readTimeout: Double = 10
     /// Upstream deadline for the whole exchange, seconds.
     public var totalTimeout: Double = 15
+    /// A client connection that sends nothing for this long is closed, seconds: between
+    /// requests (idle keep-alive) and in the middle of a request body (a stalled upload), so
+    /// idle or deliberately slow clients cannot hold connections and request tasks forever.
+    public var idleTimeout: Double = 60
     /// Keep-alive connections per upstream.
     public var poolSize: Int = 64
     /// Seconds a failing upstream is skipped before it is tried again.

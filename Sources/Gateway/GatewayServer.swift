@@ -24,6 +24,7 @@ public final class GatewayServer: Sendable {
         let port = self.port
         let app = Application(
             responder: GatewayResponder(core: core),
+            server: .http1(configuration: .init(idleTimeout: .nanoseconds(Int64(configuration.idleTimeout * 1e9)))),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
             onServerRunning: { channel in port.publish(channel.localAddress?.port ?? 0) },
             eventLoopGroupProvider: .shared(eventLoopGroup),

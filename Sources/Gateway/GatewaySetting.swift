@@ -7,6 +7,7 @@ public enum GatewaySetting: String, Sendable, CaseIterable {
     case connectTimeout = "connect-timeout"
     case readTimeout = "read-timeout"
     case totalTimeout = "total-timeout"
+    case idleTimeout = "idle-timeout"
     case poolSize = "pool-size"
     case upstreamCooldown = "upstream-cooldown"
     case replayCapacity = "replay-capacity"

@@ -26,6 +26,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("connect-timeout"), help: "Upstream connect timeout, seconds (default 2).") var connectTimeout: String?
     @Option(name: .customLong("read-timeout"), help: "Upstream read timeout, seconds (default 10).") var readTimeout: String?
     @Option(name: .customLong("total-timeout"), help: "Upstream deadline per request, seconds (default 15).") var totalTimeout: String?
+    @Option(name: .customLong("idle-timeout"), help: "Close a client connection silent this long, seconds (default 60).") var idleTimeout: String?
     @Option(name: .customLong("pool-size"), help: "Keep-alive connections per upstream (default 64).") var poolSize: String?
     @Option(name: .customLong("upstream-cooldown"), help: "Seconds a failing upstream is skipped (default 5).") var upstreamCooldown: String?
     @Option(name: .customLong("replay-capacity"), help: "Assertion ids remembered against replay (default 200000).") var replayCapacity: String?
@@ -70,7 +71,8 @@ struct ServeCommand: AsyncParsableCommand {
         let flags: [(GatewaySetting, String?)] = [
             (.host, host), (.port, port), (.trustStore, trustStore), (.audience, audience), (.skew, skew),
             (.allowSHA1, allowSHA1 ? "true" : nil), (.workers, workers), (.queue, queue), (.bodyLimit, bodyLimit),
-            (.connectTimeout, connectTimeout), (.readTimeout, readTimeout), (.totalTimeout, totalTimeout), (.poolSize, poolSize),
+            (.connectTimeout, connectTimeout), (.readTimeout, readTimeout), (.totalTimeout, totalTimeout), (.idleTimeout, idleTimeout),
+            (.poolSize, poolSize),
             (.upstreamCooldown, upstreamCooldown), (.replayCapacity, replayCapacity), (.logLevel, logLevel),
             (.logFormat, logFormat), (.forwardForm, forwardForm), (.helpURL, helpURL),
         ]

@@ -171,4 +171,30 @@ struct ErrorCodeTests {
             #expect(try await h.send(.GET, "/healthz").status == 200)
         }
     }
+
+    @Test("idle-timeout: a client silent mid-body or between requests is disconnected; the stalled body counts as malformed_request")
+    func idleTimeout() async throws {
+        try await withHarness(configure: { $0.idleTimeout = 0.5 }) { h in
+            let port = Int(h.gatewayURL.split(separator: ":").last!)!
+            let bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            let stalled = try await bootstrap.connect(host: "127.0.0.1", port: port).get()
+            let head = "POST /api/v1/tokens/authn HTTP/1.1\r\nHost: gateway\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+                + "Content-Length: 5000\r\n\r\nrequestor=REF&deviceId=d"
+            try await stalled.writeAndFlush(ByteBuffer(string: head)).get()
+            let idle = try await bootstrap.connect(host: "127.0.0.1", port: port).get()
+            // Both stay open on the client side; only the gateway can close them.
+            for _ in 0..<200 where stalled.isActive || idle.isActive {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(!stalled.isActive, "the stalled upload is still connected")
+            #expect(!idle.isActive, "the idle connection is still connected")
+            var counted = false
+            for _ in 0..<100 where !counted {
+                counted = try await h.send(.GET, "/metrics").body.contains("samlgate_errors_total{code=\"malformed_request\"} 1")
+                if !counted { try await Task.sleep(for: .milliseconds(20)) }
+            }
+            #expect(counted)
+            #expect(h.upstream?.store.exchanges.isEmpty == true)
+        }
+    }
 }
