@@ -11,7 +11,9 @@ import Synchronization
 public final class ReferenceStore: Sendable {
     private struct State {
         var counter = 0
-        var authentications: [ReferenceAuthentication] = []
+        /// Per requestor and device (``ReferenceStore/deviceKey(_:_:)``), oldest first: an exchange
+        /// looks at one device's few entries, not at every device's.
+        var authentications: [String: [ReferenceAuthentication]] = [:]
         var pending: [String: PendingLogin] = [:]
         var clients: [String: String] = [:]
         var accessTokens: [String: (client: String, expires: Date)] = [:]
@@ -52,29 +54,28 @@ public final class ReferenceStore: Sendable {
 
     /// Records an authentication, replacing the device's previous one for the same MVPD.
     func authenticate(_ authentication: ReferenceAuthentication) {
+        let key = Self.deviceKey(authentication.requestor, authentication.deviceID)
         state.withLock { state in
-            state.authentications.removeAll {
-                $0.requestor == authentication.requestor && $0.deviceID == authentication.deviceID && $0.mvpd == authentication.mvpd
-            }
-            state.authentications.append(authentication)
+            state.authentications[key, default: []].removeAll { $0.mvpd == authentication.mvpd }
+            state.authentications[key, default: []].append(authentication)
         }
     }
 
     /// The device's valid authentications for the requestor, newest first.
     public func authentications(requestor: String, deviceID: String, now: Date = Date()) -> [ReferenceAuthentication] {
         state.withLock { state in
-            state.authentications.filter { $0.requestor == requestor && $0.deviceID == deviceID && $0.notAfter > now }.reversed()
+            (state.authentications[Self.deviceKey(requestor, deviceID)] ?? []).filter { $0.notAfter > now }.reversed()
         }
     }
 
     /// Removes the device's authentications (all MVPDs, or one) and returns what was removed.
     func logout(requestor: String, deviceID: String, mvpd: String? = nil) -> [ReferenceAuthentication] {
         state.withLock { state in
-            let matches: (ReferenceAuthentication) -> Bool = {
-                $0.requestor == requestor && $0.deviceID == deviceID && (mvpd == nil || $0.mvpd == mvpd)
-            }
-            let removed = state.authentications.filter(matches)
-            state.authentications.removeAll(where: matches)
+            let key = Self.deviceKey(requestor, deviceID)
+            let matches: (ReferenceAuthentication) -> Bool = { mvpd == nil || $0.mvpd == mvpd }
+            let removed = (state.authentications[key] ?? []).filter(matches)
+            state.authentications[key]?.removeAll(where: matches)
+            if state.authentications[key]?.isEmpty == true { state.authentications[key] = nil }
             state.authorizations = state.authorizations.filter { !$0.key.hasPrefix(Self.key(requestor, deviceID, "")) }
             return removed
         }
@@ -113,6 +114,11 @@ public final class ReferenceStore: Sendable {
     }
 
     // MARK: v1 authorizations
+
+    /// The authentications' key: one requestor's device.
+    static func deviceKey(_ requestor: String, _ deviceID: String) -> String {
+        requestor + "\u{0}" + deviceID
+    }
 
     static func key(_ requestor: String, _ deviceID: String, _ resource: String) -> String {
         requestor + "\u{0}" + deviceID + "\u{0}" + resource
