@@ -138,22 +138,28 @@ struct ErrorCodeTests {
         }
     }
 
+    /// An exchange whose head announces 5,000 bytes of body, with only the first few sent.
+    static let incompleteExchange = "POST /api/v1/tokens/authn HTTP/1.1\r\nHost: gateway\r\n"
+        + "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 5000\r\n\r\nrequestor=REF&deviceId=d"
+
+    /// Waits (up to 2 s) until `/metrics` shows exactly one `malformed_request`.
+    static func awaitMalformedRequest(_ h: GatewayHarness) async throws -> Bool {
+        for _ in 0..<100 {
+            if try await h.send(.GET, "/metrics").body.contains("samlgate_errors_total{code=\"malformed_request\"} 1") { return true }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return false
+    }
+
     @Test("a client that breaks the connection mid-body: malformed_request counted, nothing forwarded, the gateway keeps serving")
     func brokenBody() async throws {
         try await withHarness { h in
             let port = Int(h.gatewayURL.split(separator: ":").last!)!
             let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connect(host: "127.0.0.1", port: port).get()
-            // Announces 5,000 bytes, sends 40, then closes: the body can never be complete.
-            let head = "POST /api/v1/tokens/authn HTTP/1.1\r\nHost: gateway\r\nContent-Type: application/x-www-form-urlencoded\r\n"
-                + "Content-Length: 5000\r\n\r\nrequestor=REF&deviceId=d&mvpd=Cablevisio"
-            try await channel.writeAndFlush(ByteBuffer(string: head)).get()
+            // The body can never be complete: the client closes.
+            try await channel.writeAndFlush(ByteBuffer(string: Self.incompleteExchange)).get()
             try await channel.close().get()
-            var counted = false
-            for _ in 0..<100 where !counted {
-                counted = try await h.send(.GET, "/metrics").body.contains("samlgate_errors_total{code=\"malformed_request\"} 1")
-                if !counted { try await Task.sleep(for: .milliseconds(20)) }
-            }
-            #expect(counted)
+            #expect(try await Self.awaitMalformedRequest(h))
             #expect(h.upstream?.store.exchanges.isEmpty == true)
             #expect(try await h.exchangeV1(GatewayHarness.base64(GatewayHarness.issue())).status == 204)
         }
@@ -178,9 +184,7 @@ struct ErrorCodeTests {
             let port = Int(h.gatewayURL.split(separator: ":").last!)!
             let bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             let stalled = try await bootstrap.connect(host: "127.0.0.1", port: port).get()
-            let head = "POST /api/v1/tokens/authn HTTP/1.1\r\nHost: gateway\r\nContent-Type: application/x-www-form-urlencoded\r\n"
-                + "Content-Length: 5000\r\n\r\nrequestor=REF&deviceId=d"
-            try await stalled.writeAndFlush(ByteBuffer(string: head)).get()
+            try await stalled.writeAndFlush(ByteBuffer(string: Self.incompleteExchange)).get()
             let idle = try await bootstrap.connect(host: "127.0.0.1", port: port).get()
             // Both stay open on the client side; only the gateway can close them.
             for _ in 0..<200 where stalled.isActive || idle.isActive {
@@ -188,12 +192,7 @@ struct ErrorCodeTests {
             }
             #expect(!stalled.isActive, "the stalled upload is still connected")
             #expect(!idle.isActive, "the idle connection is still connected")
-            var counted = false
-            for _ in 0..<100 where !counted {
-                counted = try await h.send(.GET, "/metrics").body.contains("samlgate_errors_total{code=\"malformed_request\"} 1")
-                if !counted { try await Task.sleep(for: .milliseconds(20)) }
-            }
-            #expect(counted)
+            #expect(try await Self.awaitMalformedRequest(h))
             #expect(h.upstream?.store.exchanges.isEmpty == true)
         }
     }
