@@ -77,8 +77,9 @@ final class ForwardedRequestBody: AsyncSequence, @unchecked Sendable {
         return try chunk.get()
     }
 
-    /// Ends the body for AsyncHTTPClient and returns once no read is in progress. Call it before
-    /// the answer to the client is complete, and on every path that gives up on the upstream.
+    /// Ends the body for AsyncHTTPClient and returns once no read is in progress. Call it once the
+    /// answer is written (before Hummingbird reads the connection again), and on every path
+    /// that gives up on the upstream.
     func release() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let wait: Bool = state.withLock { state in

@@ -28,8 +28,8 @@ public final class WorkerPool: Sendable {
     public let queueLimit: Int
 
     /// - Parameter name: the threads are named `name-N` (what `top -H` and `perf` show). Linux
-    ///   keeps 15 bytes of a thread name and refuses a longer one outright, so the name is cut
-    ///   to fit rather than lost.
+    ///   keeps 15 bytes of a thread name (Foundation's `Thread.name` silently set nothing for a
+    ///   longer one), so the name is cut to fit rather than lost.
     public init(threads: Int, queueLimit: Int, name: String = "saml-worker") {
         precondition(threads > 0, "a worker pool needs at least one thread")
         self.threadCount = threads
