@@ -71,7 +71,7 @@ struct UpstreamFailureTests {
                 var request = HTTPClientRequest(url: h.gatewayURL + "/upload/\(round)")
                 request.method = .POST
                 request.headers.add(name: "Content-Type", value: "application/octet-stream")
-                request.body = .stream(chunks, length: .known(128 << 10))
+                request.body = .stream(chunks, length: .known(Int64(128 << 10)))
                 let response = try await GatewayHarness.client.execute(request, timeout: .seconds(10))
                 let body = try await response.body.collect(upTo: 1 << 20)
                 #expect(response.status.code == 413)
