@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import Gateway
 import NIOHTTP1
 
 /// Walks one cookbook scenario through the gateway, step by step, writing each step to the
@@ -9,7 +10,7 @@ final class DemoWalk {
     let http: DemoHTTP
     let transcript: DemoTranscript
     let settings: DemoSettings
-    var vsa: VSAFramework
+    let vsa: VSAFramework
     var number = 0
     /// A fresh device per walk, so walks never see each other's tokens.
     let deviceID = "demo-device-" + UUID().uuidString.prefix(8).lowercased()
@@ -58,14 +59,22 @@ final class DemoWalk {
 
     // MARK: what the VSA framework reports
 
-    /// `accessStatus=granted provider=Cablevision`, or `accessStatus=denied → VSA403`.
+    /// `accessStatus=granted provider=Cablevision`, or `accessStatus=denied → VSA403`: the code
+    /// is the one the gateway answers for that state (``PartnerStatusHeader/grantedProvider(_:)``).
     var frameworkState: String {
-        switch vsa.status.verdict(now: Date()) {
+        let verdict = vsa.status.verdict(now: Date())
+        var answer = ""
+        do throws(GatewayError) {
+            _ = try PartnerStatusHeader.grantedProvider(verdict)
+        } catch {
+            answer = " → " + error.code
+        }
+        switch verdict {
         case .granted(let id): return "accessStatus=granted provider=\(id)"
-        case .expired(let id): return "accessStatus=granted provider=\(id) expired → APPL_ERROR"
-        case .denied: return "accessStatus=denied → VSA403"
-        case .undetermined(let status): return "accessStatus=\(status) → VSA404"
-        default: return "framework error → VSA503"
+        case .expired(let id): return "accessStatus=granted provider=\(id) expired" + answer
+        case .denied: return "accessStatus=denied" + answer
+        case .undetermined(let status): return "accessStatus=\(status)" + answer
+        default: return "framework error" + answer
         }
     }
 

@@ -22,10 +22,16 @@ public final class GatewayMetrics: Sendable {
     private let forms: MetricHandles<SAMLForm, CoreMetrics.Counter>
     private let stages: MetricHandles<String, CoreMetrics.Timer>
     private let upstreamDurations: MetricHandles<String, CoreMetrics.Timer>
+    private let partnerStatuses: MetricHandles<PartnerStatusKey, CoreMetrics.Counter>
 
     struct RequestKey: Hashable, Sendable {
         let route: String
         let status: Int
+    }
+
+    struct PartnerStatusKey: Hashable, Sendable {
+        let route: String
+        let verdict: String
     }
 
     public init() {
@@ -50,6 +56,9 @@ public final class GatewayMetrics: Sendable {
         stages = MetricHandles { stage in
             CoreMetrics.Timer(label: "samlgate_stage_duration_seconds", dimensions: [("stage", stage)], factory: made)
         }
+        partnerStatuses = MetricHandles { key in
+            CoreMetrics.Counter(label: "samlgate_partner_status_total", dimensions: [("route", key.route), ("verdict", key.verdict)], factory: made)
+        }
         upstreamDurations = MetricHandles { endpoint in
             CoreMetrics.Timer(label: "samlgate_upstream_duration_seconds", dimensions: [("upstream", endpoint)], factory: made)
         }
@@ -66,8 +75,7 @@ public final class GatewayMetrics: Sendable {
     /// An `AP-Partner-Framework-Status` seen on a v2 route: `granted`, `denied`, `undetermined`,
     /// `permission_error`, `provider_error`, `expired`, `unreadable` or `absent`.
     public func partnerStatus(route: String, verdict: String) {
-        CoreMetrics.Counter(label: "samlgate_partner_status_total", dimensions: [("route", route), ("verdict", verdict)], factory: factory)
-            .increment()
+        partnerStatuses[PartnerStatusKey(route: route, verdict: verdict)].increment()
     }
 
     public func verificationFailure(code: String) {

@@ -127,9 +127,9 @@ public struct GatewayResponder: HTTPResponder {
             core.metrics.partnerStatus(route: ExchangeRoute.v2Label, verdict: "unreadable")
             throw error
         }
-        let now = Date()
-        core.metrics.partnerStatus(route: ExchangeRoute.v2Label, verdict: PartnerStatusHeader.label(status.verdict(now: now)))
-        return .v2(mvpd: try PartnerStatusHeader.mvpd(for: status, trustStore: store, now: now))
+        let verdict = status.verdict(now: Date())
+        core.metrics.partnerStatus(route: ExchangeRoute.v2Label, verdict: PartnerStatusHeader.label(verdict))
+        return .v2(mvpd: try PartnerStatusHeader.mvpd(for: verdict, trustStore: store))
     }
 
     /// The body, refused with 413 past the limit (by `Content-Length` before reading a byte).

@@ -26,9 +26,9 @@ public enum PartnerStatusHeader {
         }
     }
 
-    /// Returns the MVPD the status names, or throws the answer.
-    public static func mvpd(for status: PartnerFrameworkStatus, trustStore: TrustStore, now: Date) throws(GatewayError) -> String {
-        let id = try grantedProvider(status.verdict(now: now))
+    /// Returns the MVPD a status's verdict names, or throws the answer.
+    public static func mvpd(for verdict: PartnerStatusVerdict, trustStore: TrustStore) throws(GatewayError) -> String {
+        let id = try grantedProvider(verdict)
         guard let mvpd = trustStore.mvpd(forPlatformMappingID: id) else {
             throw GatewayError(status: 400, code: "unknown_mvpd", message: "no trust configuration for the provider the partner status names",
                                details: [("parameter", .string(name))])

@@ -4,8 +4,8 @@ import SAMLEncoding
 /// gateway's, as the backend would have: every value is percent-decoded exactly once.
 ///
 /// Plain but not slow: it runs on every exchange of `make load`, on the cores the gateway is
-/// measured on, so it works on the body's bytes in place (no per-pair arrays) and decodes into
-/// a buffer of the final size.
+/// measured on, so it finds pairs in the body's bytes in place (no split into arrays of pairs)
+/// and decodes each name and value in one pass into one buffer of its encoded length.
 enum ReferenceForm {
     /// Field name → (value as received, value decoded once). `nil` when a `%` escape is broken.
     static func parse(_ body: UnsafeBufferPointer<UInt8>) -> [String: (raw: String, decoded: [UInt8])]? {

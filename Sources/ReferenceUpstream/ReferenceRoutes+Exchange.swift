@@ -85,7 +85,7 @@ extension ReferenceRoutes {
             throw Refusal(400, "double_encoded", "SAMLResponse is still percent-encoded after one decoding")
         }
         var valid = true
-        let decoded = [UInt8](unsafeUninitializedCapacity: value.count + 3) { output, count in
+        let decoded = [UInt8](unsafeUninitializedCapacity: Base64.maximumDecodedCount(value.count)) { output, count in
             do {
                 count = try value.withUnsafeBytes { input in try Base64.decode(input, into: UnsafeMutableRawBufferPointer(output)) }
             } catch _ {
@@ -106,7 +106,7 @@ extension ReferenceRoutes {
     func profileObject(_ authentication: ReferenceAuthentication) -> [String: Any] {
         [
             "notBefore": ReferenceReply.millis(authentication.notBefore), "notAfter": ReferenceReply.millis(authentication.notAfter),
-            "issuer": authentication.source == .partner ? "Apple" : authentication.mvpd, "type": authentication.profileType,
+            "issuer": authentication.tokenSource, "type": authentication.profileType,
             "attributes": ["userID": ["value": authentication.userID, "state": "plain"]],
         ]
     }

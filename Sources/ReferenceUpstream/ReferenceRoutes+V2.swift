@@ -118,21 +118,16 @@ extension ReferenceRoutes {
     /// out of the TV provider on the device, or revokes access, it is gone.
     func profiles(_ request: Request, serviceProvider: String, mvpd: String?) throws(Refusal) -> Response {
         let caller = try v2Caller(request, serviceProvider: serviceProvider)
+        // Read once: whether a partner status was sent, and the MVPD it grants (if any).
+        let statusSent = header(request, PartnerFrameworkStatus.headerName) != nil
+        let grantedMVPD = statusSent ? (try? partnerMVPD(request, serviceProvider: serviceProvider))?.id : nil
         var profiles: [String: Any] = [:]
         for authentication in store.authentications(requestor: serviceProvider, deviceID: caller.deviceID)
         where mvpd == nil || authentication.mvpd == mvpd {
-            if authentication.source == .partner, !partnerStatusAllows(request, mvpd: authentication.mvpd, serviceProvider: serviceProvider) {
-                continue
-            }
+            if authentication.source == .partner, statusSent, grantedMVPD != authentication.mvpd { continue }
             profiles[authentication.mvpd] = profileObject(authentication)
         }
         return ReferenceReply.json(200, ["profiles": profiles])
-    }
-
-    /// True without a partner status header, or when it grants access to this MVPD's provider.
-    func partnerStatusAllows(_ request: Request, mvpd: String, serviceProvider: String) -> Bool {
-        guard header(request, PartnerFrameworkStatus.headerName) != nil else { return true }
-        return (try? partnerMVPD(request, serviceProvider: serviceProvider))?.id == mvpd
     }
 
     // MARK: sessions

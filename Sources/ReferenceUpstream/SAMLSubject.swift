@@ -8,8 +8,10 @@ import Foundation
 /// `/reference/exchanges` does hold the responses as received — the reference upstream is a
 /// stand-in for tests and demos, not a place for real subscribers' data).
 enum SAMLSubject {
-    /// 256 random bits per process (the system generator is cryptographically secure).
+    /// 256 random bits per process (the system generator is cryptographically secure). Kept as
+    /// bytes: swift-crypto's `SymmetricKey` is not `Sendable`, so it cannot be a static.
     static let key: [UInt8] = (0..<32).map { _ in UInt8.random(in: .min ... .max) }
+    static let hexDigits = Array("0123456789abcdef".utf8)
 
     /// The hashed `NameID` of a response, `anonymous` when it has none.
     static func userID(xml: [UInt8]) -> String {
@@ -20,7 +22,7 @@ enum SAMLSubject {
     /// 16 hex digits of HMAC-SHA256(key, name).
     static func userID(name: [UInt8]) -> String {
         let mac = HMAC<SHA256>.authenticationCode(for: name, using: SymmetricKey(data: key))
-        let digits = Array("0123456789abcdef".utf8)
+        let digits = hexDigits
         var hex: [UInt8] = []
         hex.reserveCapacity(16)
         for byte in mac.prefix(8) {

@@ -13,7 +13,14 @@ enum EncodedFileWriter {
         let padded = String(repeating: "0", count: max(0, 8 - index.count)) + index
         var source = String(record.source.description.map { $0 == "/" ? "_" : $0 })
         // File names are limited to 255 bytes: keep the end of the source within 200 bytes.
-        while source.utf8.count > 200 { source.removeFirst() }
+        // One cut of whole characters (removing one at a time was quadratic in the length).
+        let excess = source.utf8.count - 200
+        var dropped = 0, characters = 0
+        for character in source where dropped < excess {
+            dropped += character.utf8.count
+            characters += 1
+        }
+        source.removeFirst(characters)
         return "\(padded)-\(source).encoded"
     }
 

@@ -30,12 +30,17 @@ enum SignatureVerifier {
         guard !keys.isEmpty else {
             throw VerificationError(.keyNotTrusted, "no trusted key configured")
         }
+        let nativeBefore = context.nativeCanonicalizations
         do {
             return try verifyWithKeys(signature: signature, owner: owner, ownerID: ownerID, document: document, keys: keys,
                                       preferredKey: preferredKey, algorithms: algorithms, context: context)
-        } catch where algorithms.nativeCanonicalization && algorithms.retryWithLibxml2 && (error.code == .signatureInvalid || error.code == .keyNotTrusted) {
+        } catch where algorithms.nativeCanonicalization && algorithms.retryWithLibxml2
+            && context.nativeCanonicalizations != nativeBefore && (error.code == .signatureInvalid || error.code == .keyNotTrusted) {
             // Before rejecting, let libxml2 canonicalize: a genuine response must never fail
-            // because the two canonicalizers differ. Its verdict is the one reported.
+            // because the two canonicalizers differ. Its verdict is the one reported. Only when
+            // the native canonicalizer produced something: when it declined (or never got that
+            // far), libxml2 already did the work, and a second pass would only double what a
+            // rejected response costs.
             context.canonicalizationRetries += 1
             var libxml2 = algorithms
             libxml2.nativeCanonicalization = false

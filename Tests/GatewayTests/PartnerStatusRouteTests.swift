@@ -37,7 +37,12 @@ struct PartnerStatusRouteTests {
             #expect(decisions.first?["token"] != nil, "authorize carries the media token")
             #expect(decisions.last?["token"] == nil)
             let metrics = try await h.send(.GET, "/metrics")
-            #expect(metrics.body.contains("v2_decisions"), "the status is counted on decisions")
+            // `samlgate_requests_total` carries the route label too: look for the partner-status series.
+            for verdict in ["denied", "granted"] {
+                #expect(metrics.body.contains(#"samlgate_partner_status_total{route="v2_decisions",verdict="\#(verdict)"} 1"#)
+                        || metrics.body.contains(#"samlgate_partner_status_total{verdict="\#(verdict)",route="v2_decisions"} 1"#),
+                        "the \(verdict) status is counted on decisions")
+            }
         }
     }
 

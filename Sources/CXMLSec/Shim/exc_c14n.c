@@ -6,8 +6,11 @@
  * cxmlsec_exc_c14n_install() swaps these two classes in for xmlsec's exc-c14n classes, once,
  * inside the library initialisation (before any thread can look them up).
  *
- * They behave exactly like xmlsec's classes (same URIs, same InclusiveNamespaces parsing,
- * same libxml2 call) except that each node set is first offered to the native hook the Swift verifier registers (cxmlsec_set_native_c14n_hook). The hook
+ * They behave like xmlsec's classes (same URIs, same libxml2 call) except that each node set is
+ * first offered to the native hook the Swift verifier registers (cxmlsec_set_native_c14n_hook),
+ * and that PrefixList is split as the exc-c14n spec says (on any XML whitespace, empty tokens
+ * dropped) where xmlsec 1.2.37 splits on single spaces only (so a leading or doubled space gives
+ * it an empty token, which libxml2 reads as #default). The hook
  * either pushes the canonical bytes itself (returns 1) or declines (0), and then libxml2
  * canonicalizes as xmlsec would.
  */
