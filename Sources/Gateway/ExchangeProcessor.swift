@@ -5,8 +5,9 @@ import SAMLEncoding
 import SAMLVerification
 
 /// The SAML work of a token exchange, run on a worker thread: parse the form, check the fields,
-/// bring `SAMLResponse` to XML whatever form it came in, verify it for the MVPD, encode it the
-/// cookbook's way exactly once, and build the body to forward.
+/// bring `SAMLResponse` to XML whatever form it came in, normalize it the cookbook's way, verify
+/// the document that will be forwarded for the MVPD, base64- and percent-encode exactly those
+/// bytes, and build the body to forward.
 public struct ExchangeProcessor: Sendable {
     public let trustStore: ReloadableTrustStore
     public let options: VerificationOptions
@@ -16,7 +17,9 @@ public struct ExchangeProcessor: Sendable {
     public static let samlField = "SAMLResponse"
     static let v1Required = ["requestor", "deviceId", "mvpd", "deviceType", samlField]
     /// Fields whose second copy could make us verify one value and the backend read another.
-    static let uniqueFields: Set<String> = ["requestor", "deviceId", "mvpd", "deviceType", samlField, "deviceUser", "appId"]
+    /// Keyed by the lower-case name (see ``FormBody/parse(_:unique:)``).
+    static let uniqueFields: [String: String] = Dictionary(
+        uniqueKeysWithValues: ["requestor", "deviceId", "mvpd", "deviceType", samlField, "deviceUser", "appId"].map { ($0.lowercased(), $0) })
     static let deviceTypes: Set<String> = ["iOS", "tvOS"]
 
     public init(trustStore: ReloadableTrustStore, options: VerificationOptions, replayCache: (any ReplayCache)?, forwardForm: ForwardForm) {
@@ -83,17 +86,32 @@ public struct ExchangeProcessor: Sendable {
         }
         let parsed = DispatchTime.now().uptimeNanoseconds
 
+        // The cookbook's normalization comes first: the document verified is the one forwarded
+        // (see ``Verifier/verify(original:normalized:fallback:mvpd:now:expectedInResponseTo:)``).
+        let normalizedScratch = UnsafeMutableRawBufferPointer.allocate(byteCount: max(xml.count, 1), alignment: 16)
+        defer { normalizedScratch.deallocate() }
+        let normalizedCount: Int
+        do throws(SAMLEncodingError) {
+            normalizedCount = try WhitespaceNormalizer.normalizeValidating(xml, into: normalizedScratch)
+        } catch {
+            throw GatewayError(error, parameter: Self.samlField)
+        }
+        let normalized = UnsafeRawBufferPointer(rebasing: normalizedScratch[..<normalizedCount])
+
         let verifier = Verifier(trustStore: store, options: options, replayCache: replayCache)
         let verified: VerifiedResponse
         do throws(VerificationError) {
-            verified = try verifier.verify(xml, mvpd: mvpd, now: now)
+            verified = try verifier.verify(original: xml, normalized: normalized,
+                                           fallback: forwardForm == .signaturePreserving ? .original : .equivalentTree,
+                                           mvpd: mvpd, now: now)
         } catch {
             throw GatewayError(error)
         }
         let checked = DispatchTime.now().uptimeNanoseconds
 
-        let unnormalized = forwardForm == .signaturePreserving && verified.survivesNormalization == false
-        var out = ByteBufferAllocator().buffer(capacity: body.count + CookbookEncoder.requiredCapacity(forInputCount: xml.count) + 16)
+        let outcome = verified.normalization ?? .unchanged
+        let forwarded = outcome.forwardsOriginal ? xml : normalized
+        var out = ByteBufferAllocator().buffer(capacity: body.count + CookbookEncoder.maximumEncodedCount(forwarded.count) + 16)
         var first = true
         for item in fields {
             if !first { out.writeInteger(UInt8(ascii: "&")) }
@@ -101,22 +119,15 @@ public struct ExchangeProcessor: Sendable {
             if item.name == Self.samlField {
                 out.writeString(Self.samlField)
                 out.writeInteger(UInt8(ascii: "="))
-                do throws(SAMLEncodingError) {
-                    if unnormalized {
-                        UnnormalizedEncoder.encode(xml, into: &out)
-                    } else {
-                        try CookbookEncoder.encode(xml, into: &out)
-                    }
-                } catch {
-                    throw GatewayError(error, parameter: Self.samlField)
-                }
+                // Base64 and percent-encoding of exactly the verified bytes (already normalized,
+                // or the original): normalizing again could change them.
+                CookbookEncoder.encodeWithoutNormalizing(forwarded, into: &out)
             } else {
                 out.writeBytes(UnsafeRawBufferPointer(rebasing: body[item.pair]))
             }
         }
         let encoded = DispatchTime.now().uptimeNanoseconds
         return PreparedExchange(
-            upstreamBody: out, mvpd: mvpd, form: form, survivesNormalization: verified.survivesNormalization,
-            forwardedUnnormalized: unnormalized, parseNanos: parsed - start, verifyNanos: checked - parsed, encodeNanos: encoded - checked)
+            upstreamBody: out, mvpd: mvpd, form: form, normalization: outcome, parseNanos: parsed - start, verifyNanos: checked - parsed, encodeNanos: encoded - checked)
     }
 }

@@ -9,10 +9,26 @@ import Glibc
 /// Values are decoded on demand (`+` is a space, `%XX` a byte) — once, which is the "one
 /// form-decoding of the body" after which a `SAMLResponse` value is raw, base64 or encoded.
 public enum FormBody {
-    /// Splits `body` into fields. A name that appears twice is refused for the names in
-    /// `unique` (parameter pollution: the backend might read the other copy).
-    public static func parse(_ body: UnsafeRawBufferPointer, unique: Set<String>) throws(GatewayError) -> [FormField] {
+    /// The most fields an exchange form may have.
+    public static let maximumFields = 64
+
+    /// Splits `body` into fields. Refused, so that no form parser behind the gateway can read
+    /// the body differently (parameter pollution):
+    /// - a name in `unique` given twice — the backend might read the other copy; also when the
+    ///   copies differ in letter case or escaping (`samlresponse`, `SAML%52esponse`), which
+    ///   case-insensitive or decoding parsers merge;
+    /// - a raw `;` anywhere: form encoders escape it, and some parsers split fields on it.
+    /// - a body of more than `maximumFields` fields (an exchange has about seven; the limit keeps
+    ///   a 1 MB body of `a&a&…` from costing half a million field decodings).
+    /// - Parameter unique: the names given at most once, keyed by their lower-case form.
+    public static func parse(_ body: UnsafeRawBufferPointer, unique: [String: String]) throws(GatewayError) -> [FormField] {
+        if offset(of: UInt8(ascii: ";"), in: body, from: 0, to: body.count) != body.count {
+            throw GatewayError(status: 400, code: "invalid_parameter_value",
+                               message: "the form body holds a raw `;` (escape it as %3B): some parsers split fields on it",
+                               details: [("parameter", .string("(body)"))])
+        }
         var fields: [FormField] = []
+        var seen: Set<String> = []
         var start = 0
         let count = body.count
         while start <= count {
@@ -22,8 +38,18 @@ public enum FormBody {
                 let nameBytes = UnsafeRawBufferPointer(rebasing: body[start..<equals])
                 let name = try decodeText(nameBytes, field: "(parameter name)")
                 let valueStart = min(equals + 1, end)
-                if unique.contains(name), fields.contains(where: { $0.name == name }) {
-                    throw GatewayError.invalidParameter(name, "given more than once")
+                guard fields.count < maximumFields else {
+                    throw GatewayError(status: 400, code: "invalid_parameter_value", message: "the form has more than \(maximumFields) fields",
+                                       details: [("parameter", .string("(body)"))])
+                }
+                let folded = name.lowercased()
+                if let canonical = unique[folded] {
+                    guard canonical == name else {
+                        throw GatewayError.invalidParameter(name, "differs from \(canonical) only in letter case")
+                    }
+                    guard seen.insert(folded).inserted else {
+                        throw GatewayError.invalidParameter(name, "given more than once")
+                    }
                 }
                 fields.append(FormField(name: name, pair: start..<end, value: valueStart..<end))
             }

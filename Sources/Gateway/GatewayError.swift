@@ -47,6 +47,11 @@ public struct GatewayError: Error, Sendable {
                      details: [("parameter", .string(name))])
     }
 
+    /// An exchange path with a method the backend does not serve there (answered with `Allow`).
+    public static func methodNotAllowed(_ method: String) -> GatewayError {
+        GatewayError(status: 405, code: "method_not_allowed", message: "the token-exchange path does not accept \(method)")
+    }
+
     public static func bodyTooLarge(_ limit: Int) -> GatewayError {
         GatewayError(status: 413, code: "body_too_large", message: "the request body exceeds the \(limit)-byte limit",
                      details: [("limit", .integer(limit))])

@@ -7,7 +7,9 @@ import Prometheus
 ///
 /// Names (all prefixed `samlgate_`): `requests_total{route,status}`, `errors_total{code}`,
 /// `verification_failures_total{code}`, `saml_forms_total{form}`,
-/// `signature_preserving_forwards_total`, `stage_duration_seconds{stage}` (parse, verify,
+/// `signature_preserving_forwards_total` (the original forwarded: normalization breaks the
+/// signature), `equivalent_normalized_forwards_total` (normalization breaks the signature, the
+/// normalized document is the same tree and is forwarded), `stage_duration_seconds{stage}` (parse, verify,
 /// encode, queue, total), `worker_queue_depth`, `upstream_duration_seconds{upstream}`,
 /// `upstream_errors_total{upstream,kind}`, `trust_store_reloads_total{result}`,
 /// `trust_store_mvpds`, `partner_status_total{route,verdict}`.
@@ -17,6 +19,7 @@ public final class GatewayMetrics: Sendable {
     private let queueDepth: CoreMetrics.Gauge
     private let mvpdCount: CoreMetrics.Gauge
     private let preservingForwards: CoreMetrics.Counter
+    private let equivalentForwards: CoreMetrics.Counter
     // The per-exchange metrics, kept (see ``MetricHandles``).
     private let requests: MetricHandles<RequestKey, CoreMetrics.Counter>
     private let forms: MetricHandles<SAMLForm, CoreMetrics.Counter>
@@ -46,6 +49,7 @@ public final class GatewayMetrics: Sendable {
         queueDepth = CoreMetrics.Gauge(label: "samlgate_worker_queue_depth", factory: factory)
         mvpdCount = CoreMetrics.Gauge(label: "samlgate_trust_store_mvpds", factory: factory)
         preservingForwards = CoreMetrics.Counter(label: "samlgate_signature_preserving_forwards_total", factory: factory)
+        equivalentForwards = CoreMetrics.Counter(label: "samlgate_equivalent_normalized_forwards_total", factory: factory)
         let made = factory
         requests = MetricHandles { key in
             CoreMetrics.Counter(label: "samlgate_requests_total", dimensions: [("route", key.route), ("status", String(key.status))], factory: made)
@@ -84,7 +88,11 @@ public final class GatewayMetrics: Sendable {
 
     public func exchange(_ prepared: PreparedExchange) {
         forms[prepared.form].increment()
-        if prepared.forwardedUnnormalized { preservingForwards.increment() }
+        switch prepared.normalization {
+        case .original: preservingForwards.increment()
+        case .equivalent: equivalentForwards.increment()
+        case .unchanged, .verified: break
+        }
         stage("parse", nanos: prepared.parseNanos)
         stage("verify", nanos: prepared.verifyNanos)
         stage("encode", nanos: prepared.encodeNanos)

@@ -20,35 +20,15 @@ public struct GatewayResponder: HTTPResponder {
         let requestID = RequestID.make(incoming: request.headers[.requestID])
         var logger = core.logger
         logger[metadataKey: "request_id"] = .string(requestID)
-        let path = request.uri.path
         let route: String
         let response: Response
-        switch GatewayRoute.classify(method: request.method, path: path) {
-        case .healthz:
-            route = "healthz"
-            response = json(200, "{\"status\":\"up\"}", requestID: requestID)
-        case .readyz:
-            route = "readyz"
-            response = readiness(requestID: requestID)
-        case .metrics:
-            route = "metrics"
-            var headers = HTTPFields()
-            headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
-            let bytes = core.metrics.exposition(queueDepth: core.pool.queueDepth)
-            response = Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
-        case .exchangeV1:
-            route = ExchangeRoute.v1Label
-            response = await exchange(request, context: context, partner: false, requestID: requestID, logger: logger)
-        case .exchangeV2:
-            route = ExchangeRoute.v2Label
-            response = await exchange(request, context: context, partner: true, requestID: requestID, logger: logger)
-        case .partnerStatus(let partnerRoute):
-            route = partnerRoute.label
-            countPartnerStatus(request, route: partnerRoute)
-            response = await proxy(request, context: context, requestID: requestID, logger: logger)
-        case .proxy:
-            route = "proxy"
-            response = await proxy(request, context: context, requestID: requestID, logger: logger)
+        do throws(GatewayError) {
+            // Parsed once: routed on, and forwarded, in this one spelling (see ``RequestTarget``).
+            let target = try RequestTarget.parse(request.head.path ?? "")
+            (route, response) = await dispatch(request, target: target, context: context, requestID: requestID, logger: logger)
+        } catch {
+            route = "invalid_target"
+            response = failure(error, requestID: requestID, logger: logger)
         }
         let status = response.status.code
         core.metrics.request(route: route, status: status)
@@ -63,16 +43,40 @@ public struct GatewayResponder: HTTPResponder {
         return response
     }
 
+    /// The route of a request with a valid target, and its answer.
+    func dispatch(_ request: Request, target: RequestTarget, context: Context, requestID: String, logger: Logger) async -> (String, Response) {
+        switch GatewayRoute.classify(method: request.method, path: target.path) {
+        case .healthz:
+            return ("healthz", json(200, "{\"status\":\"up\"}", requestID: requestID))
+        case .readyz:
+            return ("readyz", readiness(requestID: requestID))
+        case .metrics:
+            var headers = HTTPFields()
+            headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
+            let bytes = core.metrics.exposition(queueDepth: core.pool.queueDepth)
+            return ("metrics", Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes))))
+        case .exchangeV1:
+            return (ExchangeRoute.v1Label, await exchange(request, target: target, context: context, partner: false, requestID: requestID, logger: logger))
+        case .exchangeV2:
+            return (ExchangeRoute.v2Label, await exchange(request, target: target, context: context, partner: true, requestID: requestID, logger: logger))
+        case .exchangeMethodNotAllowed(let allow):
+            var response = failure(.methodNotAllowed(request.method.rawValue), requestID: requestID, logger: logger)
+            response.headers[.allow] = allow
+            return ("exchange_method", response)
+        case .partnerStatus(let partnerRoute):
+            countPartnerStatus(request, route: partnerRoute)
+            return (partnerRoute.label, await proxy(request, target: target, context: context, requestID: requestID, logger: logger))
+        case .proxy:
+            return ("proxy", await proxy(request, target: target, context: context, requestID: requestID, logger: logger))
+        }
+    }
+
     // MARK: token exchange
 
     /// - Parameter partner: the v2 partner SSO route (the MVPD comes from the partner status).
-    func exchange(_ request: Request, context: Context, partner: Bool, requestID: String, logger: Logger) async -> Response {
+    func exchange(_ request: Request, target: RequestTarget, context: Context, partner: Bool, requestID: String, logger: Logger) async -> Response {
         do throws(GatewayError) {
-            guard let type = request.headers[.contentType]?.lowercased(),
-                  type.hasPrefix("application/x-www-form-urlencoded") else {
-                throw GatewayError(status: 415, code: "unsupported_media_type",
-                                   message: "the body must be application/x-www-form-urlencoded")
-            }
+            try Self.checkExchangeRequest(request.headers, target: target, partner: partner)
             // One trust snapshot for the whole request, so a reload cannot split it.
             let store = core.trustStore.current
             let route = partner ? try partnerRoute(request, store: store) : .v1
@@ -89,15 +93,43 @@ public struct GatewayResponder: HTTPResponder {
             core.metrics.exchange(prepared)
             core.metrics.stage("queue", nanos: DispatchTime.now().uptimeNanoseconds - queued
                 - prepared.parseNanos - prepared.verifyNanos - prepared.encodeNanos)
-            let headers = ProxyHeaders.upstreamRequest(
+            var headers = ProxyHeaders.upstreamRequest(
                 request.headers, authority: request.head.authority, clientAddress: context.remoteAddress?.ipAddress, requestID: requestID)
+            // The body is the gateway's own: plain form encoding, whatever parameters the client's
+            // type carried (a charset the backend would decode with differently).
+            headers.replaceOrAdd(name: "Content-Type", value: Self.formType)
             let upstream = try await core.upstream.send(
-                method: HTTPMethod(rawValue: request.method.rawValue), pathAndQuery: request.uri.string, headers: headers,
+                method: .POST, pathAndQuery: target.path, headers: headers,
                 body: .bytes(prepared.upstreamBody), retryable: true, logger: logger)
             return relay(upstream, requestID: requestID)
         } catch {
             if error.isVerificationFailure { core.metrics.verificationFailure(code: error.code) }
             return failure(error, requestID: requestID, logger: logger)
+        }
+    }
+
+    static let formType = "application/x-www-form-urlencoded"
+
+    /// What an exchange request must look like before its body is read: no query (a backend
+    /// reading parameters from the query before the body would use unverified values), exactly
+    /// one form `Content-Type` and no `Content-Encoding` (the gateway parses the body as plain
+    /// form data, so must the backend), and each header that decides the v2 identity once (a
+    /// backend may read the other copy).
+    static func checkExchangeRequest(_ headers: HTTPFields, target: RequestTarget, partner: Bool) throws(GatewayError) {
+        if target.query != nil {
+            throw GatewayError(status: 400, code: RequestTarget.errorCode,
+                               message: "invalid request target: the token-exchange routes take no query string (parameters go in the body)")
+        }
+        let types = headers[values: .contentType]
+        let mediaType = types.first?.split(separator: ";", maxSplits: 1).first?.trimmingCharacters(in: .whitespaces).lowercased()
+        guard types.count == 1, mediaType == formType, headers[.contentEncoding] == nil else {
+            throw GatewayError(status: 415, code: "unsupported_media_type",
+                               message: "the body must be application/x-www-form-urlencoded, given once, without Content-Encoding")
+        }
+        guard partner else { return }
+        for name in [HeaderField.Name.authorization, .deviceIdentifier, .partnerFrameworkStatus] where headers[values: name].count > 1 {
+            throw GatewayError(status: 400, code: "duplicate_header", message: "the header \(name.rawName) is given more than once",
+                               details: [("header", .string(name.rawName))])
         }
     }
 
@@ -154,7 +186,7 @@ public struct GatewayResponder: HTTPResponder {
 
     // MARK: pass-through
 
-    func proxy(_ request: Request, context: Context, requestID: String, logger: Logger) async -> Response {
+    func proxy(_ request: Request, target: RequestTarget, context: Context, requestID: String, logger: Logger) async -> Response {
         let length = request.headers[.contentLength].flatMap(Int.init)
         let chunked = request.headers[.transferEncoding] != nil
         let forwarded = chunked || (length ?? 0) > 0 ? ForwardedRequestBody(request.body) : nil
@@ -163,7 +195,7 @@ public struct GatewayResponder: HTTPResponder {
                 request.headers, authority: request.head.authority, clientAddress: context.remoteAddress?.ipAddress, requestID: requestID)
             let body = forwarded.map { HTTPClientRequest.Body.stream($0, length: length.map { .known(Int64($0)) } ?? .unknown) }
             let upstream = try await core.upstream.send(
-                method: HTTPMethod(rawValue: request.method.rawValue), pathAndQuery: request.uri.string, headers: headers,
+                method: HTTPMethod(rawValue: request.method.rawValue), pathAndQuery: target.forwarded, headers: headers,
                 body: body, retryable: forwarded == nil, logger: logger)
             return relay(upstream, requestID: requestID, forwarded: forwarded)
         } catch {

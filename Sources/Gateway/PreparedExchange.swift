@@ -1,5 +1,6 @@
 import NIOCore
 import SAMLEncoding
+import SAMLVerification
 
 /// The outcome of the SAML work for one exchange: the body to forward and what to count.
 public struct PreparedExchange: Sendable {
@@ -9,10 +10,9 @@ public struct PreparedExchange: Sendable {
     public var mvpd: String
     /// The form the client sent `SAMLResponse` in.
     public var form: SAMLForm
-    /// Whether the IdP's signature survives the cookbook's normalization (`nil`: not computed).
-    public var survivesNormalization: Bool?
-    /// True when the un-normalized encoding was forwarded (`signature-preserving`).
-    public var forwardedUnnormalized: Bool
+    /// Which document was verified and forwarded: the normalized one, or (`signature-preserving`,
+    /// when normalization breaks the signature) the original.
+    public var normalization: NormalizationOutcome
     /// Stage timings in nanoseconds, for the latency histograms.
     public var parseNanos: UInt64
     public var verifyNanos: UInt64

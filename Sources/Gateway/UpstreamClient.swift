@@ -72,6 +72,7 @@ public final class UpstreamClient: Sendable {
                 return response
             } catch {
                 let failure = UpstreamFailure(error)
+                if failure.kind == .request { throw failure.gatewayError }
                 metrics.upstreamError(endpoint: endpoint.baseURL, kind: failure.kind)
                 logger.warning("upstream request failed", metadata: [
                     "upstream": .string(endpoint.baseURL), "failure": .string(failure.kind.rawValue), "attempt": .stringConvertible(attempt + 1),

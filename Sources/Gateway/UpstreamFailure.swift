@@ -11,13 +11,30 @@ public struct UpstreamFailure: Sendable {
         case timeout
         /// The connection broke after the request may have been sent (reset, closed early).
         case broken
+        /// The client library refused the request as the client gave it (a header value it will
+        /// not send, a `TRACE` with a body, a body shorter than its `Content-Length`): the
+        /// client's fault, answered `400 invalid_request`, and no mark against the upstream —
+        /// one such request must not take an upstream out of rotation.
+        case request
     }
+
+    /// AsyncHTTPClient's errors that say the request itself cannot be sent.
+    static let requestErrors: [HTTPClientError] = [
+        .invalidURL, .emptyHost, .emptyScheme, .traceRequestWithBody, .bodyLengthMismatch, .identityCodingIncorrectlyPresent,
+        .contentLengthMissing, .requestStreamCancelled, .writeAfterRequestSent,
+    ]
 
     let kind: Kind
     let summary: String
 
     init(_ error: any Error) {
         if let http = error as? HTTPClientError {
+            let name = String(describing: http)
+            if Self.requestErrors.contains(http) || name.contains("invalidHeaderField") || name.contains("unsupportedScheme") {
+                // The description may hold the client's header values: never kept as the summary.
+                (kind, summary) = (.request, "the request cannot be forwarded as given")
+                return
+            }
             switch http {
             case .connectTimeout: (kind, summary) = (.connect, "connect timeout")
             case .readTimeout: (kind, summary) = (.timeout, "read timeout")
@@ -37,11 +54,15 @@ public struct UpstreamFailure: Sendable {
     }
 
     var gatewayError: GatewayError {
-        kind == .timeout ? .upstreamTimeout(summary) : .upstreamUnavailable(summary)
+        switch kind {
+        case .timeout: return .upstreamTimeout(summary)
+        case .request: return GatewayError(status: 400, code: "invalid_request", message: summary)
+        case .connect, .broken: return .upstreamUnavailable(summary)
+        }
     }
 }
 
 extension UpstreamFailure.Kind {
     /// Timeouts can be one slow request; refusals and resets say the upstream is in trouble.
-    var marksUnhealthy: Bool { self != .timeout }
+    var marksUnhealthy: Bool { self == .connect || self == .broken }
 }

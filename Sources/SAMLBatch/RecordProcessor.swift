@@ -26,6 +26,9 @@ struct RecordProcessor: Sendable {
             capacity: directory == nil ? chunk.storage.readableBytes * 7 / 5 + chunk.records.count * 256 : 0)
         let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: largest + 16, alignment: 16)
         defer { scratch.deallocate() }
+        // The normalized document, for verification (what the encoded value decodes to).
+        let normalized = UnsafeMutableRawBufferPointer.allocate(byteCount: verification == nil ? 0 : largest + 16, alignment: 16)
+        defer { normalized.deallocate() }
         var shape = XMLShapeCheck()
         var fileBuffer = ByteBuffer()
 
@@ -53,7 +56,7 @@ struct RecordProcessor: Sendable {
                     var verifyError: RecordError?
                     if let verification {
                         do throws(RecordError) {
-                            fields = try verify(xml, record: record, verification)
+                            fields = try verify(xml, record: record, verification, normalizedScratch: normalized)
                         } catch {
                             verifyError = error
                         }
@@ -103,11 +106,18 @@ struct RecordProcessor: Sendable {
         }
     }
 
-    private func verify(_ xml: UnsafeRawBufferPointer, record: BatchRecord, _ verification: BatchVerification) throws(RecordError) -> VerificationFields {
+    /// Verifies the document the record's encoded value stands for: the normalized response,
+    /// verified itself or proven the same tree as the verified original (never a verdict on
+    /// other bytes than those encoded). `xml` is valid UTF-8 (the encoder checked it).
+    private func verify(_ xml: UnsafeRawBufferPointer, record: BatchRecord, _ verification: BatchVerification,
+                        normalizedScratch: UnsafeMutableRawBufferPointer) throws(RecordError) -> VerificationFields {
         let mvpd = try verification.mvpd(for: record.mvpd)
+        let count = WhitespaceNormalizer.normalize(xml, into: normalizedScratch)
         let verified: VerifiedResponse
         do {
-            verified = try verification.verifier.verify(xml, mvpd: mvpd, now: verification.now ?? Date())
+            verified = try verification.verifier.verify(
+                original: xml, normalized: UnsafeRawBufferPointer(rebasing: normalizedScratch[..<count]), fallback: .equivalentTree,
+                mvpd: mvpd, now: verification.now ?? Date())
         } catch {
             throw RecordError(error)
         }

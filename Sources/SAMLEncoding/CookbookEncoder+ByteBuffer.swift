@@ -21,6 +21,16 @@ extension CookbookEncoder {
         if let failure { throw failure }
     }
 
+    /// Base64 and percent-encoding only, appended to `buffer`: for bytes already normalized (or
+    /// deliberately left as they are), which normalizing again could change — the cookbook's
+    /// rule is not idempotent (`"a \n b"` becomes `"a  b"`, then `"a b"`).
+    public static func encodeWithoutNormalizing(_ input: UnsafeRawBufferPointer, into buffer: inout ByteBuffer) {
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: maximumEncodedCount(input.count)) { output in
+            guard let dst = output.baseAddress else { return 0 }
+            return encodeNormalized(input, into: dst)
+        }
+    }
+
     /// Runs the cookbook on the readable bytes of `input` and appends the result to `buffer`.
     public static func encode(
         _ input: ByteBuffer, stage: CookbookStage = .encoded, into buffer: inout ByteBuffer

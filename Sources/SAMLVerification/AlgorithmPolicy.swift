@@ -14,8 +14,8 @@ struct AlgorithmPolicy: Sendable {
     /// Canonicalize natively where ``CanonicalizationTransform`` can (else libxml2 only).
     var nativeCanonicalization: Bool = true
     /// Check a signature that failed with native canonicalization once more with libxml2's
-    /// before rejecting it. Off for the normalization probe, whose "no" is expected and only
-    /// means the original form is forwarded.
+    /// before rejecting it. Off for the first attempt on a normalized document: when it fails,
+    /// the original is verified next, with the retry (see ``Verifier``).
     var retryWithLibxml2: Bool = true
 
     static let exclusiveC14N: StaticString = "http://www.w3.org/2001/10/xml-exc-c14n#"

@@ -216,32 +216,17 @@ struct ExclusiveCanonicalizer {
     }
 
     /// Namespace declarations in prefix order, the default (no prefix) first (`xmlC14NNsCompare`).
+    /// An O(n log n) sort: the count per element is attacker-sized up to the markup limits.
     private static func sortByPrefix(_ list: inout [UnsafeMutablePointer<xmlNs>]) {
         guard list.count > 1 else { return }
-        for i in 1..<list.count {
-            let item = list[i]
-            var j = i - 1
-            while j >= 0 && xmlStrcmp(list[j].pointee.prefix, item.pointee.prefix) > 0 {
-                list[j + 1] = list[j]
-                j -= 1
-            }
-            list[j + 1] = item
-        }
+        list.sort { xmlStrcmp($0.pointee.prefix, $1.pointee.prefix) < 0 }
     }
 
     /// Attributes in libxml2's `xmlC14NAttrsCompare` order: unqualified first by local name,
-    /// then by namespace URI and local name.
+    /// then by namespace URI and local name. O(n log n), as above.
     private static func sortAttributes(_ list: inout [UnsafeMutablePointer<xmlAttr>]) {
         guard list.count > 1 else { return }
-        for i in 1..<list.count {
-            let item = list[i]
-            var j = i - 1
-            while j >= 0 && attributeOrder(list[j], item) > 0 {
-                list[j + 1] = list[j]
-                j -= 1
-            }
-            list[j + 1] = item
-        }
+        list.sort { attributeOrder($0, $1) < 0 }
     }
 
     private static func attributeOrder(_ a: UnsafeMutablePointer<xmlAttr>, _ b: UnsafeMutablePointer<xmlAttr>) -> Int32 {

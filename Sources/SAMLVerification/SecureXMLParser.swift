@@ -8,7 +8,8 @@ import CXMLSec
 /// its defaults turn on entity substitution, DTD loading and HUGE.
 ///
 /// Limits: size is checked by the caller before any work; a DOCTYPE is refused by
-/// ``PrologScanner`` before parsing and again on the tree; depth beyond libxml2's own limit
+/// ``PrologScanner`` before parsing and again on the tree; attributes and namespace
+/// declarations are counted by ``MarkupScanner`` before parsing; depth beyond libxml2's own limit
 /// of 256 (active without `HUGE`) fails the parse and is reported as `too_deep`; smaller
 /// configured limits are enforced by ``ResponseStructure``.
 enum SecureXMLParser {
@@ -19,8 +20,9 @@ enum SecureXMLParser {
     static let options: Int32 = Int32(bitPattern: XML_PARSE_NONET.rawValue | XML_PARSE_NOERROR.rawValue
         | XML_PARSE_NOWARNING.rawValue | XML_PARSE_IGNORE_ENC.rawValue)
 
-    static func parse(_ bytes: UnsafeRawBufferPointer, context: VerificationThreadContext) throws(VerificationError) -> ParsedDocument {
+    static func parse(_ bytes: UnsafeRawBufferPointer, limits: MarkupLimits, context: VerificationThreadContext) throws(VerificationError) -> ParsedDocument {
         try PrologScanner.rejectDoctype(bytes)
+        try MarkupScanner.check(bytes, limits: limits)
         guard let base = bytes.baseAddress, bytes.count > 0 else {
             throw VerificationError(.malformedXML, "empty document")
         }

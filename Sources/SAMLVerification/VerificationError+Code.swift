@@ -47,6 +47,12 @@ extension VerificationError {
         /// `Destination` or `Recipient` differs from the expected endpoint.
         public static let destinationMismatch = Code(rawValue: "destination_mismatch")
 
+        /// The signature verifies on the response as received but not on its cookbook
+        /// normalization, and the normalized document is not the signed one with only whitespace
+        /// changed (normalization would turn hidden text into markup, or change a name or value):
+        /// what would be forwarded is not what was signed.
+        public static let normalizationChangesDocument = Code(rawValue: "normalization_changes_document")
+
         // MARK: malformed input (400)
 
         /// The document has a DOCTYPE (DTDs, entities, XXE and entity bombs are refused outright).
@@ -55,6 +61,10 @@ extension VerificationError {
         public static let tooLarge = Code(rawValue: "too_large")
         /// Elements nest deeper than the configured limit (default 256).
         public static let tooDeep = Code(rawValue: "too_deep")
+        /// An element carries more attributes than ``MarkupLimits/attributesPerElement``.
+        public static let tooManyAttributes = Code(rawValue: "too_many_attributes")
+        /// Too many namespace declarations on one element or in the document (``MarkupLimits``).
+        public static let tooManyNamespaces = Code(rawValue: "too_many_namespaces")
         /// Not well-formed XML, or not the SAML shape we accept.
         public static let malformedXML = Code(rawValue: "malformed_xml")
         /// The Response carries an `EncryptedAssertion`, which this gateway does not decrypt.
@@ -74,7 +84,7 @@ extension VerificationError {
         /// The codes that mean "well formed but not trustworthy" (HTTP 401).
         public var isTrustFailure: Bool {
             switch self {
-            case .forbiddenDTD, .tooLarge, .tooDeep, .malformedXML, .unsupportedEncryptedAssertion,
+            case .forbiddenDTD, .tooLarge, .tooDeep, .tooManyAttributes, .tooManyNamespaces, .malformedXML, .unsupportedEncryptedAssertion,
                 .unknownMVPD, .internalError, .replayCacheFull:
                 return false
             default:

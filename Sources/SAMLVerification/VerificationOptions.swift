@@ -13,11 +13,11 @@ public struct VerificationOptions: Sendable {
     /// Deepest accepted element nesting (`too_deep`). libxml2 itself stops at 256 without
     /// `XML_PARSE_HUGE`, which is never used, so larger values act as 256.
     public var maxDepth: Int = 256
+    /// Attributes and namespace declarations per element and per document, checked before
+    /// parsing (`too_many_attributes`, `too_many_namespaces`).
+    public var markupLimits = MarkupLimits()
     /// When set, `Destination` / `Recipient` must equal it (`destination_mismatch`).
     public var expectedDestination: String?
-    /// Compute ``VerifiedResponse/survivesNormalization``. It costs one scan of the document,
-    /// plus a second parse and verification only when normalization would change a byte.
-    public var checkNormalization: Bool = true
     /// Canonicalize signed content with samlgate's own exclusive C14N for the two node-set
     /// shapes SAML signatures use (about 40 % fewer instructions per verification), leaving
     /// anything else to libxml2. A signature that fails this way is checked once more with

@@ -20,8 +20,6 @@ final class VerificationThreadContext {
     private(set) var parser: UnsafeMutablePointer<xmlParserCtxt>
     /// Zeroed C memory of `sizeof(xmlSecDSigCtx)`; initialised and finalised per signature.
     let dsig: UnsafeMutablePointer<xmlSecDSigCtx>
-    /// Scratch space for the whitespace-normalized copy of a document.
-    var scratch: [UInt8] = []
     /// The native canonicalizer's state and output (see ``CanonicalizationTransform``).
     private var canonicalizer = ExclusiveCanonicalizer()
     private let canonical = CanonicalBuffer()

@@ -25,15 +25,18 @@ public struct VerifiedResponse: Sendable {
     public let sessionNotOnOrAfter: Date?
     /// The audience that was required and found.
     public let audience: String
-    /// Whether the signature(s) still verify on the cookbook-whitespace-normalized document,
-    /// which is what the backend receives. `nil` when not computed
-    /// (``VerificationOptions/checkNormalization`` off).
-    public let survivesNormalization: Bool?
+    /// Which document the verdict covers when it was verified for forwarding: the normalized
+    /// one (``NormalizationOutcome/forwardsOriginal`` false) or the original. `nil` when exactly
+    /// the given bytes were verified (``Verifier/verify(_:mvpd:now:expectedInResponseTo:)-(UnsafeRawBufferPointer,_,_,_)``).
+    public let normalization: NormalizationOutcome?
+    /// Whether the signature(s) verify on the cookbook-normalized document itself (`nil` when
+    /// not verified for forwarding).
+    public var survivesNormalization: Bool? { normalization?.signatureSurvives }
     /// Which trusted key verified (``TrustedKey/source``), for rotation monitoring.
     public let keySource: String
 
     init(mvpd: String, facts: ResponseFacts, responseID: String, signed: SignedElementKind, audience: String,
-         survivesNormalization: Bool?, keySource: String) {
+         normalization: NormalizationOutcome?, keySource: String) {
         self.mvpd = mvpd
         self.issuer = facts.signedIssuer(responseSigned: signed != .assertion)
         self.signed = signed
@@ -45,7 +48,7 @@ public struct VerifiedResponse: Sendable {
         self.notOnOrAfter = facts.acceptanceBound
         self.sessionNotOnOrAfter = facts.sessionNotOnOrAfter
         self.audience = audience
-        self.survivesNormalization = survivesNormalization
+        self.normalization = normalization
         self.keySource = keySource
     }
 }

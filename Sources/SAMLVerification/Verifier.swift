@@ -1,5 +1,8 @@
 import CXMLSec
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Decides whether a SAML response is genuine, and returns its verified content.
 ///
@@ -12,10 +15,10 @@ import Foundation
 /// read-only. Calling from Swift concurrency tasks is safe (nothing suspends inside a call),
 /// but CPU-bound: run it on the gateway's worker pool, not on an event loop.
 ///
-/// **Order of checks.** size → known MVPD → DOCTYPE → parse → structure (depth, IDs,
-/// one Assertion, signature placement) → signatures (Assertion first, then Response; every
-/// signature present must verify) → SAML policies → normalization probe → replay (last, so
-/// rejected attempts do not burn an assertion id).
+/// **Order of checks.** size → known MVPD → DOCTYPE → markup limits (attributes and
+/// namespace declarations, by a byte scan) → parse → structure (depth, IDs, one Assertion,
+/// signature placement) → signatures (Assertion first, then Response; every signature present
+/// must verify) → SAML policies → replay (last, so rejected attempts do not burn an assertion id).
 public struct Verifier: Sendable {
     public let trustStore: TrustStore
     public let options: VerificationOptions
@@ -55,55 +58,139 @@ public struct Verifier: Sendable {
         }
     }
 
-    /// Verifies raw XML bytes for `mvpd`. The bytes are only read during the call.
+    /// Verifies exactly these raw XML bytes for `mvpd`. The bytes are only read during the call.
+    /// Use ``verify(original:normalized:fallback:mvpd:now:expectedInResponseTo:)`` when the
+    /// document will be forwarded in the cookbook's normalized form.
     public func verify(_ bytes: UnsafeRawBufferPointer, mvpd: String, now: Date = Date(), expectedInResponseTo: String? = nil) throws(VerificationError) -> VerifiedResponse {
-        guard bytes.count <= options.maxSize else {
-            throw VerificationError(.tooLarge, "document of \(bytes.count) bytes exceeds the \(options.maxSize)-byte limit")
+        let provider = try admit(bytes.count, mvpd: mvpd)
+        let context = try VerificationThreadContext.current()
+        let checked = try check(bytes, provider: provider, retry: true, now: now, expectedInResponseTo: expectedInResponseTo, context: context)
+        return try accept(checked, provider: provider, mvpd: mvpd, normalization: nil, now: now)
+    }
+
+    /// Verifies a response **as it will be forwarded**: `normalized` is the cookbook's
+    /// whitespace normalization of `original` (``WhitespaceNormalizer``), and the verdict holds
+    /// for the document the caller forwards — ``ForwardedDocument/normalized`` or
+    /// ``ForwardedDocument/original`` in the result, never another one.
+    ///
+    /// The normalized document is verified first (one verification in the common case; when
+    /// normalization changes no byte, the only one). When it does not verify, the original is:
+    /// if that fails too, its error is thrown (the verdict on what the client sent); if it
+    /// verifies, `fallback` decides — forward the original (`signature-preserving`), or forward
+    /// the normalized document only when it parses to the same tree as the verified original
+    /// (``DocumentEquivalence``), its identity then read from the normalized document; else
+    /// `normalization_changes_document`. A transformation applied after verification can turn
+    /// text into markup; this is how the gateway never forwards something it did not verify.
+    ///
+    /// Cost: the first attempt on a changed document skips the libxml2 canonicalization retry
+    /// (the original's attempt has it), so a failing response costs at most two parses and three
+    /// canonicalizations.
+    public func verify(original: UnsafeRawBufferPointer, normalized: UnsafeRawBufferPointer, fallback: NormalizationFallback,
+                       mvpd: String, now: Date = Date(), expectedInResponseTo: String? = nil) throws(VerificationError) -> VerifiedResponse {
+        let provider = try admit(original.count, mvpd: mvpd)
+        let context = try VerificationThreadContext.current()
+        if normalized.count == original.count && (original.isEmpty || memcmp(original.baseAddress!, normalized.baseAddress!, original.count) == 0) {
+            let checked = try check(original, provider: provider, retry: true, now: now, expectedInResponseTo: expectedInResponseTo, context: context)
+            return try accept(checked, provider: provider, mvpd: mvpd, normalization: .unchanged, now: now)
+        }
+        do throws(VerificationError) {
+            let checked = try check(normalized, provider: provider, retry: false, now: now, expectedInResponseTo: expectedInResponseTo, context: context)
+            return try accept(checked, provider: provider, mvpd: mvpd, normalization: .verified, now: now)
+        } catch where ![.internalError, .replayed, .replayCacheFull].contains(error.code) {
+            // Normalization broke something, or the response is bad: judge the original (its
+            // error is the one reported, the verdict on what the client sent).
+        }
+        let originalDocument = try SecureXMLParser.parse(original, limits: options.markupLimits, context: context)
+        let checked = try check(originalDocument, provider: provider, retry: true, now: now,
+                                expectedInResponseTo: expectedInResponseTo, context: context)
+        switch fallback {
+        case .original:
+            return try accept(checked, provider: provider, mvpd: mvpd, normalization: .original, now: now)
+        case .equivalentTree:
+            let refusal = VerificationError(
+                .normalizationChangesDocument,
+                "the signature does not survive the cookbook's whitespace normalization, and the normalized document is not the signed one with only whitespace changed")
+            guard let normalizedDocument = try? SecureXMLParser.parse(normalized, limits: options.markupLimits, context: context),
+                  DocumentEquivalence.equivalent(originalDocument, normalizedDocument) else {
+                throw refusal
+            }
+            // The identity and the policies come from the document that is forwarded.
+            let structure = try ResponseStructure(document: normalizedDocument, maxDepth: options.maxDepth)
+            let facts = try ResponseFacts(structure: structure)
+            try checkPolicies(facts, provider: provider, responseSigned: checked.outcome.kind != .assertion, now: now,
+                              expectedInResponseTo: expectedInResponseTo)
+            let equivalent = Checked(facts: facts, responseID: String(cString: structure.responseID), outcome: checked.outcome)
+            return try accept(equivalent, provider: provider, mvpd: mvpd, normalization: .equivalent, now: now)
+        }
+    }
+
+    /// Size, then a known MVPD: the checks before any parsing.
+    private func admit(_ count: Int, mvpd: String) throws(VerificationError) -> IdentityProviderTrust {
+        guard count <= options.maxSize else {
+            throw VerificationError(.tooLarge, "document of \(count) bytes exceeds the \(options.maxSize)-byte limit")
         }
         guard let provider = trustStore.provider(for: mvpd) else {
             throw VerificationError(.unknownMVPD, "no trust configuration for this MVPD")
         }
-        let context = try VerificationThreadContext.current()
-        let algorithms = AlgorithmPolicy(allowSHA1: options.allowSHA1, nativeCanonicalization: options.nativeCanonicalization)
+        return provider
+    }
 
-        let facts: ResponseFacts
-        let responseID: String
-        let outcome: SignatureOutcome
-        let survives: Bool?
-        do {
-            let document = try SecureXMLParser.parse(bytes, context: context)
-            let structure = try ResponseStructure(document: document, maxDepth: options.maxDepth)
-            outcome = try Self.verifySignatures(structure, document, keys: provider.keys, algorithms: algorithms, context: context)
-            facts = try ResponseFacts(structure: structure)
-            responseID = String(cString: structure.responseID)
+    /// What one document yields once its signatures and policies passed (before replay).
+    struct Checked {
+        var facts: ResponseFacts
+        var responseID: String
+        var outcome: SignatureOutcome
+    }
 
-            let policyContext = PolicyContext(
-                now: now, clockSkew: options.clockSkew, audience: options.audience, expectedIssuer: provider.issuer,
-                expectedInResponseTo: expectedInResponseTo, expectedDestination: options.expectedDestination,
-                responseSigned: outcome.kind != .assertion)
-            for policy in Self.policies {
-                try policy.check(facts, policyContext)
-            }
+    private func check(_ bytes: UnsafeRawBufferPointer, provider: IdentityProviderTrust, retry: Bool, now: Date,
+                       expectedInResponseTo: String?, context: VerificationThreadContext) throws(VerificationError) -> Checked {
+        let document = try SecureXMLParser.parse(bytes, limits: options.markupLimits, context: context)
+        return try check(document, provider: provider, retry: retry, now: now, expectedInResponseTo: expectedInResponseTo, context: context)
+    }
 
-            survives = options.checkNormalization
-                ? NormalizationProbe.survives(bytes, structure: structure, expected: outcome.kind, key: provider.keys[outcome.keyIndex],
-                                              algorithms: algorithms, maxDepth: options.maxDepth, context: context)
-                : nil
+    /// Structure → signatures → SAML policies, on one parsed document.
+    private func check(_ document: borrowing ParsedDocument, provider: IdentityProviderTrust, retry: Bool, now: Date,
+                       expectedInResponseTo: String?, context: VerificationThreadContext) throws(VerificationError) -> Checked {
+        var algorithms = AlgorithmPolicy(allowSHA1: options.allowSHA1, nativeCanonicalization: options.nativeCanonicalization)
+        algorithms.retryWithLibxml2 = retry
+        let structure = try ResponseStructure(document: document, maxDepth: options.maxDepth)
+        let outcome = try Self.verifySignatures(structure, document, keys: provider.keys, algorithms: algorithms, context: context)
+        let facts = try ResponseFacts(structure: structure)
+        try checkPolicies(facts, provider: provider, responseSigned: outcome.kind != .assertion, now: now,
+                          expectedInResponseTo: expectedInResponseTo)
+        return Checked(facts: facts, responseID: String(cString: structure.responseID), outcome: outcome)
+    }
+
+    private func checkPolicies(_ facts: ResponseFacts, provider: IdentityProviderTrust, responseSigned: Bool, now: Date,
+                               expectedInResponseTo: String?) throws(VerificationError) {
+        let policyContext = PolicyContext(
+            now: now, clockSkew: options.clockSkew, audience: options.audience, expectedIssuer: provider.issuer,
+            expectedInResponseTo: expectedInResponseTo, expectedDestination: options.expectedDestination,
+            responseSigned: responseSigned)
+        for policy in Self.policies {
+            try policy.check(facts, policyContext)
         }
+    }
 
+    /// Replay (last, so rejected attempts do not burn an assertion id), then the verdict.
+    private func accept(_ checked: Checked, provider: IdentityProviderTrust, mvpd: String, normalization: NormalizationOutcome?,
+                        now: Date) throws(VerificationError) -> VerifiedResponse {
+        let facts = checked.facts
+        let responseSigned = checked.outcome.kind != .assertion
         if let replayCache, let bound = facts.acceptanceBound {
             // Remember the id for as long as the assertion could be accepted, keyed by the
             // signed issuer (not the caller-chosen MVPD name, which several entries may share).
             let expiry = bound.addingTimeInterval(options.clockSkew)
-            let issuer = facts.signedIssuer(responseSigned: outcome.kind != .assertion) ?? "mvpd:" + mvpd
+            let issuer = facts.signedIssuer(responseSigned: responseSigned) ?? "mvpd:" + mvpd
             switch replayCache.insertIfAbsent(issuer + "\u{0}" + facts.assertionID, expiresAt: expiry, now: now) {
             case .recorded: break
             case .replayed: throw VerificationError(.replayed, "this assertion was already used")
             case .full: throw VerificationError(.replayCacheFull, "the replay cache is full; try again later")
             }
         }
-        return VerifiedResponse(mvpd: mvpd, facts: facts, responseID: responseID, signed: outcome.kind, audience: options.audience,
-                                survivesNormalization: survives, keySource: provider.keys[outcome.keyIndex].source)
+        return VerifiedResponse(mvpd: mvpd, facts: facts, responseID: checked.responseID, signed: checked.outcome.kind,
+                                audience: options.audience, normalization: normalization,
+                                keySource: provider.keys[checked.outcome.keyIndex].source)
     }
 
     struct SignatureOutcome {

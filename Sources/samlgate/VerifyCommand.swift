@@ -14,7 +14,8 @@ struct VerifyCommand: ParsableCommand {
             Trust comes from --trust PEM (certificates or public keys, repeatable; no issuer check) \
             or from --trust-store DIR with --mvpd ID (DIR/<mvpd>/*.pem and DIR/<mvpd>/issuer). \
             Keys in the document's KeyInfo are never trusted. Inputs may be raw XML, base64 or the \
-            cookbook-encoded form. Prints one JSON object per input; exit status 0 when all are \
+            cookbook-encoded form. The verdict is on the response as the gateway forwards it \
+            (cookbook-normalized; see "normalization" in the output). Prints one JSON object per input; exit status 0 when all are \
             valid, 1 when any is not, 2 for usage errors.
             """
     )
@@ -57,9 +58,7 @@ struct VerifyCommand: ParsableCommand {
             line.add("file", name)
             do {
                 let document = try Self.readDocument(name)
-                let verified = try document.withUnsafeReadableBytes { bytes throws(VerificationError) in
-                    try verifier.verify(bytes, mvpd: mvpdID)
-                }
+                let verified = try Self.verifyAsForwarded(document, verifier: verifier, mvpd: mvpdID)
                 line.add("valid", true)
                 line.add("error", json: nil)
                 line.add("issuer", verified.issuer)
@@ -68,6 +67,7 @@ struct VerifyCommand: ParsableCommand {
                 line.add("notOnOrAfter", verified.notOnOrAfter.map(Self.iso8601))
                 line.add("signed", verified.signed.rawValue)
                 line.add("survivesNormalization", verified.survivesNormalization)
+                line.add("normalization", verified.normalization?.rawValue)
             } catch {
                 allValid = false
                 let (code, message) = Self.describe(error)
@@ -80,6 +80,18 @@ struct VerifyCommand: ParsableCommand {
             StandardStreams.write(line.json + "\n")
         }
         if !allValid { throw ExitCode.failure }
+    }
+
+    /// The verdict on the document the gateway forwards in its default `cookbook` form: the
+    /// normalized response, verified itself or proven the same tree as the verified original.
+    static func verifyAsForwarded(_ document: ByteBuffer, verifier: Verifier, mvpd: String) throws -> VerifiedResponse {
+        try document.withUnsafeReadableBytes { original in
+            let normalized = UnsafeMutableRawBufferPointer.allocate(byteCount: max(original.count, 1), alignment: 16)
+            defer { normalized.deallocate() }
+            let count = try WhitespaceNormalizer.normalizeValidating(original, into: normalized)
+            return try verifier.verify(original: original, normalized: UnsafeRawBufferPointer(rebasing: normalized[..<count]),
+                                       fallback: .equivalentTree, mvpd: mvpd)
+        }
     }
 
     /// Reads an input and, when it is base64 or cookbook-encoded, decodes it to XML.

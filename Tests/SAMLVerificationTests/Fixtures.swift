@@ -1,4 +1,6 @@
+import CLITestSupport
 import Foundation
+import SAMLEncoding
 import SAMLVerification
 import TestIdP
 import Testing
@@ -52,6 +54,22 @@ enum Fixtures {
         }
     }
 
+    /// Verifies `xml` as the gateway forwards it: its cookbook normalization first, then (when
+    /// that fails) the original with `fallback`.
+    static func forwarded(_ xml: String, _ verifier: Verifier = verifier(), fallback: NormalizationFallback = .equivalentTree)
+        -> Result<VerifiedResponse, VerificationError> {
+        let original = Array(xml.utf8)
+        var normalized = [UInt8](repeating: 0, count: original.count)
+        return original.withUnsafeBytes { raw in
+            normalized.withUnsafeMutableBytes { output in
+                let count = WhitespaceNormalizer.normalize(raw, into: output)
+                return Result { () throws(VerificationError) in
+                    try verifier.verify(original: raw, normalized: UnsafeRawBufferPointer(rebasing: output[..<count]), fallback: fallback, mvpd: mvpd)
+                }
+            }
+        }
+    }
+
     static func accept(_ xml: String, _ verifier: Verifier = verifier(), sourceLocation: SourceLocation = #_sourceLocation) -> VerifiedResponse? {
         do {
             return try verifier.verify(Array(xml.utf8), mvpd: mvpd)
@@ -62,40 +80,3 @@ enum Fixtures {
     }
 }
 
-/// Text surgery on compact signed XML, for building attacks the way an attacker would.
-extension String {
-    /// The first substring from `start` through the matching `end` (inclusive), non-nested.
-    func element(_ start: String, _ end: String) -> String {
-        guard let s = range(of: start), let e = range(of: end, range: s.upperBound..<endIndex) else {
-            fatalError("element \(start) not found")
-        }
-        return String(self[s.lowerBound..<e.upperBound])
-    }
-
-    /// The first `saml:Assertion` element (assumes no nested Assertion).
-    var assertionElement: String { element("<saml:Assertion", "</saml:Assertion>") }
-
-    /// The first `ds:Signature` element (assumes no nested Signature).
-    var signatureElement: String { element("<ds:Signature", "</ds:Signature>") }
-
-    /// The whole `samlp:Response` element.
-    var responseElement: String { element("<samlp:Response", "</samlp:Response>") }
-
-    func replacingFirst(_ target: String, with replacement: String) -> String {
-        guard let r = range(of: target) else { fatalError("\(target) not found") }
-        return replacingCharacters(in: r, with: replacement)
-    }
-
-    func removingFirst(_ target: String) -> String { replacingFirst(target, with: "") }
-
-    /// Value of the first `ID="…"` attribute after `marker`.
-    func id(after marker: String) -> String {
-        let tail = self[range(of: marker)!.upperBound...]
-        let start = tail.range(of: "ID=\"")!.upperBound
-        let end = tail[start...].firstIndex(of: "\"")!
-        return String(tail[start..<end])
-    }
-
-    var responseID: String { id(after: "<samlp:Response") }
-    var assertionID: String { id(after: "<saml:Assertion") }
-}

@@ -1,0 +1,173 @@
+/// The request target, parsed once, in the one spelling the gateway routes on and forwards.
+///
+/// Every layer behind the gateway (the HTTP client, a load balancer, the backend's framework)
+/// may normalize a target its own way: decode `%61` to `a`, drop a `#fragment`, trim a trailing
+/// dot or blank, treat `\` as `/`, resolve `..`, fold full-width letters. If the gateway routed
+/// on one spelling and the backend on another, a token exchange could reach the backend without
+/// being verified. So the target is brought to a canonical form here, anything whose meaning
+/// could differ between parsers is refused with `400 invalid_request_target`, routes are
+/// classified on the canonical path, and exactly the canonical target is forwarded.
+///
+/// Accepted (RFC 9112 §3.2.1 origin-form, RFC 3986 §3.3–3.4):
+/// - the path starts with `/`; its segments hold only ASCII letters, digits and
+///   `- . _ ~ ! $ & ' ( ) * + , = : @`, written as themselves or percent-escaped (escapes of
+///   these are decoded: the canonical path holds no `%` at all);
+/// - no empty segment (`//`) except one trailing `/`; no segment ending in `.` (this refuses
+///   `.`, `..` and `authn.`);
+/// - an optional query of the same characters plus `/ ? ;`, percent-escapes well formed,
+///   decoding to valid UTF-8 without control characters, and not double-encoded (`%25` followed
+///   by two hex digits); forwarded as received.
+///
+/// Refused: asterisk-, absolute- and authority-form; a fragment; `;` path parameters;
+/// backslash, blanks, control characters, NUL and non-ASCII in the path, raw or escaped; an
+/// escaped `/`, `%` or `?`; malformed escapes.
+struct RequestTarget: Sendable, Equatable {
+    /// The canonical path (see the type's description): nothing in it needs escaping.
+    let path: String
+    /// The query without its `?`, as received; `nil` when the target has no `?`.
+    let query: String?
+
+    /// What the upstream receives as its request target.
+    var forwarded: String {
+        guard let query else { return path }
+        return path + "?" + query
+    }
+
+    /// The code of every refusal.
+    static let errorCode = "invalid_request_target"
+
+    static func parse(_ target: String) throws(GatewayError) -> RequestTarget {
+        var target = target
+        let parsed = target.withUTF8 { bytes in Result { () throws(GatewayError) in try parse(bytes) } }
+        return try parsed.get()
+    }
+
+    static func parse(_ bytes: UnsafeBufferPointer<UInt8>) throws(GatewayError) -> RequestTarget {
+        guard let first = bytes.first else { throw refusal("the request target is empty") }
+        guard first == UInt8(ascii: "/") else {
+            throw refusal(first == UInt8(ascii: "*")
+                ? "asterisk-form targets (`*`) are not forwarded"
+                : "only origin-form targets (a path starting with `/`) are accepted")
+        }
+        let queryStart = bytes.firstIndex(of: UInt8(ascii: "?"))
+        let pathEnd = queryStart ?? bytes.count
+        let path = try canonicalPath(UnsafeBufferPointer(rebasing: bytes[..<pathEnd]))
+        guard let queryStart else { return RequestTarget(path: path, query: nil) }
+        let query = UnsafeBufferPointer(rebasing: bytes[(queryStart + 1)...])
+        try checkQuery(query)
+        return RequestTarget(path: path, query: String(decoding: query, as: UTF8.self))
+    }
+
+    /// Decodes the escapes of allowed characters and checks every segment.
+    private static func canonicalPath(_ raw: UnsafeBufferPointer<UInt8>) throws(GatewayError) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity(raw.count)
+        var segmentStart = 0
+        var i = 0
+        // Invariant: `out` is the canonical form of raw[..<i]; every completed segment in it was
+        // checked; `segmentStart` is where the current segment begins in `out`.
+        while i < raw.count {
+            var byte = raw[i]
+            if byte == UInt8(ascii: "/") {
+                if i > 0 { try checkSegment(out, from: segmentStart, final: false) }
+                out.append(byte)
+                segmentStart = out.count
+                i += 1
+                continue
+            }
+            if byte == UInt8(ascii: "%") {
+                guard i + 2 < raw.count, let high = hexValue(raw[i + 1]), let low = hexValue(raw[i + 2]) else {
+                    throw refusal("malformed percent-escape in the path")
+                }
+                byte = high << 4 | low
+                guard pathCharacters[Int(byte)] else {
+                    throw refusal(byte == UInt8(ascii: "%") ? "double-encoded path (`%25`)" : "an escaped character that is not allowed in a path segment")
+                }
+                i += 3
+            } else {
+                guard pathCharacters[Int(byte)] else {
+                    throw refusal(byte == UInt8(ascii: "#") ? "a fragment (`#`) is not part of a request target"
+                        : byte == UInt8(ascii: ";") ? "path parameters (`;`) are not accepted"
+                        : "a character that is not allowed in a path segment")
+                }
+                i += 1
+            }
+            out.append(byte)
+        }
+        try checkSegment(out, from: segmentStart, final: true)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// An empty segment is only accepted last (a trailing `/`) or as the whole path (`/`).
+    private static func checkSegment(_ out: [UInt8], from start: Int, final: Bool) throws(GatewayError) {
+        guard start < out.count else {
+            if final { return }
+            throw refusal("empty path segment (`//`)")
+        }
+        if out[out.count - 1] == UInt8(ascii: ".") {
+            throw refusal("a path segment ends with `.` (dot segments and trailing dots are not accepted)")
+        }
+    }
+
+    private static func checkQuery(_ query: UnsafeBufferPointer<UInt8>) throws(GatewayError) {
+        var decoded: [UInt8] = []
+        var escaped = false
+        var i = 0
+        while i < query.count {
+            let byte = query[i]
+            if byte == UInt8(ascii: "%") {
+                guard i + 2 < query.count, let high = hexValue(query[i + 1]), let low = hexValue(query[i + 2]) else {
+                    throw refusal("malformed percent-escape in the query")
+                }
+                let value = high << 4 | low
+                if value == UInt8(ascii: "%"), i + 4 < query.count, hexValue(query[i + 3]) != nil, hexValue(query[i + 4]) != nil {
+                    throw refusal("double-encoded query (`%25` followed by an escape)")
+                }
+                guard value >= 0x20 && value != 0x7F else { throw refusal("an escaped control character in the query") }
+                decoded.append(value)
+                escaped = escaped || value >= 0x80
+                i += 3
+                continue
+            }
+            guard queryCharacters[Int(byte)] else {
+                throw refusal(byte == UInt8(ascii: "#") ? "a fragment (`#`) is not part of a request target"
+                    : "a character that is not allowed in a query")
+            }
+            decoded.append(byte)
+            i += 1
+        }
+        if escaped && String(validating: decoded, as: UTF8.self) == nil {
+            throw refusal("the query's percent-escapes are not valid UTF-8")
+        }
+    }
+
+    private static func refusal(_ why: String) -> GatewayError {
+        GatewayError(status: 400, code: errorCode, message: "invalid request target: \(why)")
+    }
+
+    @inline(__always)
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
+        default: return nil
+        }
+    }
+
+    /// Characters a canonical path segment may hold: RFC 3986 `pchar` without `%` and `;`.
+    private static let pathCharacters: [Bool] = (0..<256).map { value in
+        let byte = UInt8(value)
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return true
+        default:
+            return "-._~!$&'()*+,=:@".utf8.contains(byte)
+        }
+    }
+
+    /// Characters a query may hold unescaped: RFC 3986 `query` without `%` (checked apart).
+    private static let queryCharacters: [Bool] = (0..<256).map { value in
+        pathCharacters[value] || "/?;".utf8.contains(UInt8(value))
+    }
+}

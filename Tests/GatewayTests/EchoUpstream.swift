@@ -1,0 +1,72 @@
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import ServerSupport
+import Synchronization
+
+/// An upstream that records every request exactly as it arrived (method, raw request target,
+/// headers, body) and answers 200: for checking what the gateway forwards, byte for byte.
+final class EchoUpstream: Sendable {
+    struct Received: Sendable {
+        var method: String
+        var target: String
+        var headers: [(String, String)]
+        var body: String
+
+        func header(_ name: String) -> [String] {
+            headers.filter { $0.0.lowercased() == name.lowercased() }.map(\.1)
+        }
+    }
+
+    /// The requests so far, shared with the responder.
+    final class Log: Sendable {
+        let entries = Mutex<[Received]>([])
+    }
+
+    let url: String
+    private let log: Log
+    private let task: Task<Void, any Error>
+
+    var requests: [Received] { log.entries.withLock { $0 } }
+
+    private init(url: String, log: Log, task: Task<Void, any Error>) {
+        self.url = url
+        self.log = log
+        self.task = task
+    }
+
+    static func start() async throws -> EchoUpstream {
+        let log = Log()
+        let responder = EchoResponder(log: log)
+        let port = ListeningPort()
+        let app = Application(
+            responder: responder, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+            onServerRunning: { port.publish($0.localAddress?.port ?? 0) },
+            logger: Logger(label: "echo", factory: { _ in SwiftLogNoOpLogHandler() }))
+        let task = Task { try await app.runService() }
+        let bound = await port.value()
+        return EchoUpstream(url: "http://127.0.0.1:\(bound)", log: log, task: task)
+    }
+
+    func stop() async {
+        task.cancel()
+        _ = try? await task.value
+    }
+}
+
+/// Records each request into the shared log.
+private struct EchoResponder: HTTPResponder {
+    typealias Context = BasicRequestContext
+    let log: EchoUpstream.Log
+
+    func respond(to request: Request, context: Context) async throws -> Response {
+        var request = request
+        let body = try await request.collectBody(upTo: 16 << 20)
+        let entry = EchoUpstream.Received(
+            method: request.method.rawValue, target: request.head.path ?? "",
+            headers: request.headers.map { ($0.name.rawName, $0.value) }, body: String(buffer: body))
+        log.entries.withLock { $0.append(entry) }
+        return Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "{\"echo\":true}")))
+    }
+}

@@ -1,0 +1,213 @@
+import CLITestSupport
+import Foundation
+import Gateway
+import TestIdP
+import Testing
+
+/// The attacks that once got a forged identity to the backend, or cost a minute of CPU, each
+/// through real requests: the backend receives exactly what the gateway verified, or nothing.
+@Suite("Gateway security: what reaches the backend")
+struct GatewaySecurityTests {
+    /// An unsigned response for the harness's MVPD: if it ever reaches the upstream, the gateway
+    /// was skipped.
+    static let unsignedBody: String = {
+        let xml = GatewayHarness.issue { $0.sign = .none }
+        return GatewayHarness.form(GatewayHarness.v1Fields(GatewayHarness.base64(xml)))
+    }()
+
+    static let formHeaders = [("Content-Type", "application/x-www-form-urlencoded")]
+
+    /// Runs `body` with a gateway in front of an ``EchoUpstream``; always stops both.
+    static func withEcho(configure: @escaping (inout GatewayConfiguration) -> Void = { _ in },
+                         _ body: (GatewayHarness, EchoUpstream, Int) async throws -> Void) async throws {
+        let echo = try await EchoUpstream.start()
+        do {
+            try await withHarness(upstreamURL: echo.url, configure: configure) { h in
+                try await body(h, echo, Int(h.gatewayURL.split(separator: ":").last!)!)
+            }
+        } catch {
+            await echo.stop()
+            throw error
+        }
+        await echo.stop()
+    }
+
+    @Test("other spellings of an exchange path are refused or verified, never passed through", arguments: [
+        "/api/v1/tokens/authn#x", "/api/v2/REF/profiles/sso/apple#x", "/api/v1/tokens/authn.", "/api/v1/tokens/authn%2e",
+        "/api/v1/tokens/authn%2E", "/api/v1/tokens/authn%20", "/api/v1/tokens/authn%09", "/api/v1/tokens/authn%0a",
+        "/api/v1/tokens/authn%00", "/api/v1/tokens/%2561uthn", "/api/v1/tokens\\authn", "/api/v1/tokens%5cauthn",
+        "/api/v1/tokens/authn%C0%AF", "/api/v1/tokens/%EF%BD%81uthn", "/api/v1/tokens/authn%E2%80%8B", "//api/v1/tokens/authn",
+        "/api/v1/tokens/./authn", "/api/v1/x/../tokens/authn", "/api/v1/tokens/authn;x", "/api/v1/tokens/authn%3Bx",
+        "/api/v1/tokens/authn%2F", "/api/v1/tokens/authn%", "/api/v1/tokens/authn%zz", "*", "http://evil.example/api/v1/tokens/authn",
+        "/api/v1/tokens/authn..", "/api/v1/tokens/authn\t",
+    ])
+    func spellingsAreRefused(_ target: String) async throws {
+        try await Self.withEcho { _, echo, port in
+            let answer = try RawHTTP.send(port: port, target: target, headers: Self.formHeaders, body: Self.unsignedBody)
+            #expect(answer.status == 400, "\(target): \(answer.head)")
+            // Refused by the gateway with its code (or by the HTTP parser before it).
+            #expect(answer.code == "invalid_request_target" || answer.code == nil, "\(target): \(answer.body)")
+            #expect(echo.requests.isEmpty, "\(target) reached the upstream")
+        }
+    }
+
+    @Test("case and escapes of allowed characters still reach the verifier", arguments: [
+        "/API/v1/Tokens/AUTHN", "/api/v1/tokens/%61uthn", "/api/v1/tokens/authn/", "/api/v2/REF/profiles/sso/%61pple",
+        "/api/v2/REF/Profiles/SSO/other-partner",
+    ])
+    func canonicalSpellingsAreVerified(_ target: String) async throws {
+        try await Self.withEcho { _, echo, port in
+            let headers = Self.formHeaders + [("Authorization", "Bearer token-1"), ("AP-Device-Identifier", "fingerprint d"),
+                                              ("AP-Partner-Framework-Status", GatewayHarness.partnerStatus())]
+            let answer = try RawHTTP.send(port: port, target: target, headers: headers, body: Self.unsignedBody)
+            #expect(answer.status == 401, "\(target): \(answer.body)")
+            #expect(answer.code == "signature_missing", "\(target): \(answer.body)")
+            #expect(echo.requests.isEmpty)
+        }
+    }
+
+    @Test("the upstream receives the canonical target, exactly")
+    func canonicalTargetIsForwarded() async throws {
+        try await Self.withEcho { h, echo, port in
+            _ = try RawHTTP.send(port: port, method: "GET", target: "/api/v1/config/%52E%46?deviceId=a%2Fb&x=%C3%A9")
+            _ = try await h.exchangeV1(GatewayHarness.base64(GatewayHarness.issue()))
+            _ = try RawHTTP.send(port: port, method: "GET", target: "/api/v1/tokens/authn?requestor=REF&deviceId=d")
+            let targets = echo.requests.map(\.target)
+            #expect(targets == ["/api/v1/config/REF?deviceId=a%2Fb&x=%C3%A9", "/api/v1/tokens/authn",
+                                "/api/v1/tokens/authn?requestor=REF&deviceId=d"])
+        }
+    }
+
+    @Test("the exchange routes take no query string: unverified parameters never ride along")
+    func queryOnExchangeIsRefused() async throws {
+        try await Self.withEcho { _, echo, port in
+            let unsigned = GatewayHarness.base64(GatewayHarness.issue { $0.sign = .none })
+            let genuine = GatewayHarness.form(GatewayHarness.v1Fields(GatewayHarness.base64(GatewayHarness.issue())))
+            for query in ["?SAMLResponse=\(GatewayHarness.escape(unsigned))&mvpd=Other&deviceId=victim", "?", "?a=b"] {
+                let answer = try RawHTTP.send(port: port, target: "/api/v1/tokens/authn" + query, headers: Self.formHeaders, body: genuine)
+                #expect(answer.status == 400 && answer.code == "invalid_request_target", "\(query): \(answer.body)")
+            }
+            #expect(echo.requests.isEmpty)
+        }
+    }
+
+    @Test("asterisk-form and requests the client library refuses are the client's fault: the upstream stays ready")
+    func clientErrorsDoNotCostUpstreamHealth() async throws {
+        try await Self.withEcho { h, echo, port in
+            #expect(try RawHTTP.send(port: port, method: "OPTIONS", target: "*").status == 400)
+            #expect(try RawHTTP.send(port: port, method: "GET", target: "*").code == "invalid_request_target")
+            let trace = try RawHTTP.send(port: port, method: "TRACE", target: "/x", body: "abc")
+            #expect(trace.status != 502 && trace.status != 503, "\(trace.head)")
+            let ready = try await h.send(.GET, "/readyz")
+            #expect(ready.status == 200, "\(ready.body)")
+            #expect(echo.requests.allSatisfy { $0.method != "OPTIONS" })
+            let metrics = try await h.send(.GET, "/metrics")
+            #expect(!metrics.body.contains("samlgate_upstream_errors_total{"))
+        }
+    }
+
+    @Test("methods the backend does not serve on an exchange path are refused, not forwarded")
+    func otherMethodsOnExchangePaths() async throws {
+        try await Self.withEcho { _, echo, port in
+            for (method, target) in [("PUT", "/api/v1/tokens/authn"), ("PATCH", "/api/v2/REF/profiles/sso/apple"), ("DELETE", "/api/v1/tokens/authn")] {
+                let answer = try RawHTTP.send(port: port, method: method, target: target, headers: Self.formHeaders, body: Self.unsignedBody)
+                #expect(answer.status == 405 && answer.code == "method_not_allowed", "\(method) \(target): \(answer.head)")
+                #expect(answer.head.lowercased().contains("allow: "))
+            }
+            let lower = try RawHTTP.send(port: port, method: "post", target: "/api/v1/tokens/authn", headers: Self.formHeaders, body: Self.unsignedBody)
+            #expect(lower.status >= 400 && lower.status < 500, "\(lower.head)")
+            #expect(echo.requests.isEmpty)
+        }
+    }
+
+    @Test("an exchange body is plain form data, given once: the backend cannot read it differently")
+    func exchangeBodyShape() async throws {
+        try await Self.withEcho { h, echo, port in
+            let genuine = GatewayHarness.form(GatewayHarness.v1Fields(GatewayHarness.base64(GatewayHarness.issue())))
+            let twice = try RawHTTP.send(port: port, target: "/api/v1/tokens/authn",
+                                         headers: Self.formHeaders + [("Content-Type", "multipart/form-data; boundary=x")], body: genuine)
+            #expect(twice.status == 415, "\(twice.head)")
+            let gzip = try RawHTTP.send(port: port, target: "/api/v1/tokens/authn", headers: Self.formHeaders + [("Content-Encoding", "gzip")], body: genuine)
+            #expect(gzip.status == 415, "\(gzip.head)")
+            for polluted in [genuine + "&samlresponse=x", genuine + "&SAML%52esponse=x", "a=b;SAMLResponse=x&" + genuine,
+                             genuine + String(repeating: "&f=1", count: FormBody.maximumFields)] {
+                let answer = try RawHTTP.send(port: port, target: "/api/v1/tokens/authn", headers: Self.formHeaders, body: polluted)
+                #expect(answer.status == 400 && answer.code == "invalid_parameter_value", "\(answer.body)")
+            }
+            #expect(echo.requests.isEmpty)
+            // A charset parameter is the client's; the upstream gets the gateway's own plain form type.
+            let reply = try await h.send(.POST, "/api/v1/tokens/authn", body: genuine,
+                                         headers: [("Content-Type", "application/x-www-form-urlencoded; charset=ISO-8859-1")])
+            #expect(reply.status == 200, "\(reply.body)")
+            #expect(echo.requests.last?.header("content-type") == ["application/x-www-form-urlencoded"])
+        }
+    }
+
+    @Test("identity headers of the v2 exchange are given once")
+    func duplicateV2Headers() async throws {
+        try await Self.withEcho { h, echo, _ in
+            let saml = GatewayHarness.base64(GatewayHarness.issue())
+            let other = GatewayHarness.partnerStatus(provider: "other-mvpd")
+            let reply = try await h.exchangeV2(saml, extraHeaders: [("AP-Partner-Framework-Status", other)])
+            #expect(reply.status == 400 && reply.code == "duplicate_header", "\(reply.body)")
+            #expect(echo.requests.isEmpty)
+        }
+    }
+
+    // MARK: normalization turning hidden text into markup
+
+    static let forged: String = {
+        let options = IssueOptions(mvpd: GatewayHarness.mvpd, user: "admin@victim.example")
+        return try! GatewayHarness.attackerIdP.issueString(options).assertionElement
+    }()
+
+    /// The genuine response with a forged Assertion hidden in `open … close` before its own, or a
+    /// second NameID hidden inside its signed Assertion.
+    static func smuggled(_ variant: Int) -> [UInt8] {
+        let genuine = String(decoding: GatewayHarness.issue(), as: UTF8.self)
+        let hidden: [(String, String)] = [("<!--x-\n->", "<!-\n-y-->"), ("<![CDATA[x]]\n>", "<![CDATA[y]]>"), ("<?x a?\n>", "<?y b?>")]
+        if variant < hidden.count {
+            let (open, close) = hidden[variant]
+            return Array(genuine.replacingFirst("<saml:Assertion ", with: open + forged + close + "<saml:Assertion ").utf8)
+        }
+        let second = "<!--x-\n-><saml:NameID>admin@victim.example</saml:NameID><!-\n-y-->"
+        return Array(genuine.replacingFirst("</saml:NameID>", with: "</saml:NameID>" + second).utf8)
+    }
+
+    @Test("markup revealed by normalization: refused in cookbook form, the verified original forwarded otherwise",
+          arguments: 0..<4)
+    func markupOpeningVariants(_ variant: Int) async throws {
+        let xml = Self.smuggled(variant)
+        try await withHarness { h in
+            let reply = try await h.exchangeV1(GatewayHarness.base64(xml))
+            #expect(reply.status == 401 && reply.code == "normalization_changes_document", "\(reply.body)")
+            #expect(h.upstream?.store.exchanges.isEmpty == true)
+        }
+        try await withHarness(configure: { $0.forwardForm = .signaturePreserving }) { h in
+            let reply = try await h.exchangeV1(GatewayHarness.base64(xml))
+            #expect(reply.status == 204, "\(reply.body)")
+            // Exactly the verified bytes: the backend parses one Assertion, alice's.
+            #expect(h.upstream?.store.exchanges.last?.samlResponse == GatewayHarness.escapeFree(base64Percent: xml))
+            let check = try await h.send(.GET, "/reference/exchanges")
+            #expect(!check.body.contains("admin@victim.example"))
+        }
+    }
+
+    // MARK: cost
+
+    @Test("attribute and namespace bombs are refused before parsing", arguments: [
+        ("too_many_attributes", "<samlp:Status " + (0..<20_000).map { "a\($0)=\"\"" }.joined(separator: " ") + ">"),
+        ("too_many_namespaces", "<samlp:Status " + (0..<5_000).map { "xmlns:p\($0)=\"urn:x:\($0)\"" }.joined(separator: " ") + ">"),
+        ("too_many_namespaces", "<samlp:Status>" + String(repeating: "<x " + (0..<30).map { "xmlns:q\($0)=\"urn:q\"" }.joined(separator: " ") + ">", count: 40)
+            + String(repeating: "</x>", count: 40)),
+    ])
+    func markupBombs(_ code: String, _ replacement: String) async throws {
+        let genuine = String(decoding: GatewayHarness.issue(), as: UTF8.self)
+        let bomb = Array(genuine.replacingFirst("<samlp:Status>", with: replacement).utf8)
+        try await withHarness { h in
+            let reply = try await h.exchangeV1(GatewayHarness.base64(bomb))
+            #expect(reply.status == 400 && reply.code == code, "\(reply.body.prefix(300))")
+            #expect(h.upstream?.store.exchanges.isEmpty == true)
+        }
+    }
+}

@@ -1,0 +1,63 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Sends bytes as they are over one TCP connection and reads the answer until the server
+/// closes it: for request targets and headers an HTTP client library would rewrite or refuse
+/// (`#fragment`, `*`, backslashes, lower-case methods).
+enum RawHTTP {
+    struct Answer {
+        var status: Int
+        var head: String
+        var body: String
+
+        /// The `code` of an error body.
+        var code: String? {
+            (try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])?["code"] as? String
+        }
+    }
+
+    /// `method target HTTP/1.1` with `headers`, a form `body` and `Connection: close`.
+    static func send(port: Int, method: String = "POST", target: String, headers: [(String, String)] = [], body: String = "") throws -> Answer {
+        var request = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
+        for (name, value) in headers { request += "\(name): \(value)\r\n" }
+        if !body.isEmpty || method == "POST" { request += "Content-Length: \(body.utf8.count)\r\n" }
+        request += "\r\n" + body
+        return try exchange(port: port, Array(request.utf8))
+    }
+
+    static func exchange(port: Int, _ bytes: [UInt8]) throws -> Answer {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw POSIXError(.EIO) }
+        defer { close(fd) }
+        var timeout = timeval(tv_sec: 30, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { throw POSIXError(.ECONNREFUSED) }
+        var sent = 0
+        while sent < bytes.count {
+            let n = bytes[sent...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            guard n > 0 else { throw POSIXError(.EPIPE) }
+            sent += n
+        }
+        var received: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n <= 0 { break }
+            received += chunk[..<n]
+        }
+        let text = String(decoding: received, as: UTF8.self)
+        let parts = text.components(separatedBy: "\r\n\r\n")
+        let head = parts.first ?? ""
+        let status = Int(head.split(separator: " ").dropFirst().first ?? "") ?? 0
+        return Answer(status: status, head: head, body: parts.dropFirst().joined(separator: "\r\n\r\n"))
+    }
+}
