@@ -18,7 +18,10 @@
 ///   decoding to valid UTF-8 without control characters, and not double-encoded (`%25` followed
 ///   by two hex digits); forwarded as received.
 ///
-/// Refused: asterisk-, absolute- and authority-form; a fragment; `;` path parameters;
+/// An absolute-form target (`http://host/path`) reaches the gateway already split by the HTTP
+/// layer: its path is parsed here like any other, its authority stands in for `Host`.
+///
+/// Refused: asterisk- and authority-form; a fragment; `;` path parameters;
 /// backslash, blanks, control characters, NUL and non-ASCII in the path, raw or escaped; an
 /// escaped `/`, `%` or `?`; malformed escapes.
 struct RequestTarget: Sendable, Equatable {

@@ -15,18 +15,19 @@ import CXMLSec
 /// - text, CDATA, comment and processing-instruction content equal once both sides are put
 ///   through the cookbook's own whitespace rule (``WhitespaceCanonicalText``), the only
 ///   difference normalization may make.
-/// The walk is iterative and linear in the size of the documents.
+/// Text and CDATA nodes whose canonical form is empty (only line breaks) are skipped on both
+/// sides. The walk is iterative and linear in the size of the documents.
 enum DocumentEquivalence {
     static func equivalent(_ original: borrowing ParsedDocument, _ normalized: borrowing ParsedDocument) -> Bool {
-        var a = original.doc.pointee.children
-        var b = normalized.doc.pointee.children
+        var a = significant(original.doc.pointee.children)
+        var b = significant(normalized.doc.pointee.children)
         // Pre-order walk of both trees in step, from the document's top-level nodes. Invariant:
         // every node before `a` in document order equals its counterpart before `b`, so both
         // cursors are at the same depth and the same position.
         while let nodeA = a {
             guard let nodeB = b, sameNode(nodeA, nodeB) else { return false }
-            let childA = nodeA.pointee.type == XML_ELEMENT_NODE ? nodeA.pointee.children : nil
-            let childB = nodeB.pointee.type == XML_ELEMENT_NODE ? nodeB.pointee.children : nil
+            let childA = nodeA.pointee.type == XML_ELEMENT_NODE ? significant(nodeA.pointee.children) : nil
+            let childB = nodeB.pointee.type == XML_ELEMENT_NODE ? significant(nodeB.pointee.children) : nil
             if childA != nil || childB != nil {
                 guard childA != nil && childB != nil else { return false }
                 a = childA
@@ -38,8 +39,8 @@ enum DocumentEquivalence {
             var cursorA = nodeA
             var cursorB = nodeB
             while true {
-                let nextA = cursorA.pointee.next
-                let nextB = cursorB.pointee.next
+                let nextA = significant(cursorA.pointee.next)
+                let nextB = significant(cursorB.pointee.next)
                 if nextA != nil || nextB != nil {
                     guard nextA != nil && nextB != nil else { return false }
                     a = nextA
@@ -56,6 +57,18 @@ enum DocumentEquivalence {
             }
         }
         return b == nil
+    }
+
+    /// `node` or the first sibling after it that is not text or CDATA made only of line breaks:
+    /// normalization deletes such text entirely (`<a>\n</a>` becomes `<a></a>`), and libxml2
+    /// then has no node for it at all.
+    private static func significant(_ node: UnsafeMutablePointer<xmlNode>?) -> UnsafeMutablePointer<xmlNode>? {
+        var node = node
+        while let current = node, current.pointee.type == XML_TEXT_NODE || current.pointee.type == XML_CDATA_SECTION_NODE,
+              WhitespaceCanonicalText.isEmpty(current.pointee.content) {
+            node = current.pointee.next
+        }
+        return node
     }
 
     /// One node against its counterpart, children not included.

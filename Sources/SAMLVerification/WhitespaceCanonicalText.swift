@@ -19,6 +19,12 @@ enum WhitespaceCanonicalText {
         }
     }
 
+    /// Whether the canonical form of `text` is empty (nothing but line terminators).
+    static func isEmpty(_ text: UnsafePointer<xmlChar>?) -> Bool {
+        guard var text else { return true }
+        return next(&text) == 0
+    }
+
     /// The next byte of the canonical form (0 at the end), advancing `p` past what it consumed.
     @inline(__always)
     private static func next(_ p: inout UnsafePointer<xmlChar>) -> UInt8 {
