@@ -60,6 +60,17 @@ let package = Package(
             path: "Benchmarks/Batch",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        .executableTarget(
+            name: "Adversarial",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "SAMLEncoding", package: "samlgate"),
+                .product(name: "SAMLVerification", package: "samlgate"),
+                .product(name: "TestIdP", package: "samlgate"),
+            ],
+            path: "Benchmarks/Adversarial",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
         // A plain driver for instruction counts under callgrind and for the side-by-side run
         // against python-xmlsec (scripts/verify-compare.sh).
         .executableTarget(

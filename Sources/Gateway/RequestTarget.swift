@@ -9,11 +9,13 @@
 /// classified on the canonical path, and exactly the canonical target is forwarded.
 ///
 /// Accepted (RFC 9112 §3.2.1 origin-form, RFC 3986 §3.3–3.4):
-/// - the path starts with `/`; its segments hold only ASCII letters, digits and
-///   `- . _ ~ ! $ & ' ( ) * + , = : @`, written as themselves or percent-escaped (escapes of
-///   these are decoded: the canonical path holds no `%` at all);
+/// - the path starts with `/`; its segments hold ASCII letters, digits and
+///   `- . _ ~ ! $ & ' ( ) * + , = : @`, and percent-escapes of printable ASCII other than
+///   `/ \ % ? # ;`. Escapes of unreserved characters (`%61`) are decoded, the others kept with
+///   upper-case hex (`%3d` → `%3D`): the canonical path is decoded at most once by anyone
+///   (no `%25`), and then holds no separator the gateway did not see;
 /// - no empty segment (`//`) except one trailing `/`; no segment ending in `.` (this refuses
-///   `.`, `..` and `authn.`);
+///   `.`, `..` and `authn.`), none beginning or ending with an escaped blank;
 /// - an optional query of the same characters plus `/ ? ;`, percent-escapes well formed,
 ///   decoding to valid UTF-8 without control characters, and not double-encoded (`%25` followed
 ///   by two hex digits); forwarded as received.
@@ -21,9 +23,9 @@
 /// An absolute-form target (`http://host/path`) reaches the gateway already split by the HTTP
 /// layer: its path is parsed here like any other, its authority stands in for `Host`.
 ///
-/// Refused: asterisk- and authority-form; a fragment; `;` path parameters;
-/// backslash, blanks, control characters, NUL and non-ASCII in the path, raw or escaped; an
-/// escaped `/`, `%` or `?`; malformed escapes.
+/// Refused: asterisk- and authority-form; a fragment; `;` path parameters; backslash, control
+/// characters, NUL and non-ASCII in the path, raw or escaped; an escaped `/`, `%`, `?` or `#`;
+/// malformed escapes.
 struct RequestTarget: Sendable, Equatable {
     /// The canonical path (see the type's description): nothing in it needs escaping.
     let path: String
@@ -61,7 +63,8 @@ struct RequestTarget: Sendable, Equatable {
         return RequestTarget(path: path, query: String(decoding: query, as: UTF8.self))
     }
 
-    /// Decodes the escapes of allowed characters and checks every segment.
+    /// Decodes the escapes of unreserved characters, upper-cases the hex digits of the others,
+    /// and checks every segment.
     private static func canonicalPath(_ raw: UnsafeBufferPointer<UInt8>) throws(GatewayError) -> String {
         var out: [UInt8] = []
         out.reserveCapacity(raw.count)
@@ -70,21 +73,25 @@ struct RequestTarget: Sendable, Equatable {
         // Invariant: `out` is the canonical form of raw[..<i]; every completed segment in it was
         // checked; `segmentStart` is where the current segment begins in `out`.
         while i < raw.count {
-            var byte = raw[i]
+            let byte = raw[i]
             if byte == UInt8(ascii: "/") {
                 if i > 0 { try checkSegment(out, from: segmentStart, final: false) }
                 out.append(byte)
                 segmentStart = out.count
                 i += 1
-                continue
-            }
-            if byte == UInt8(ascii: "%") {
+            } else if byte == UInt8(ascii: "%") {
                 guard i + 2 < raw.count, let high = hexValue(raw[i + 1]), let low = hexValue(raw[i + 2]) else {
                     throw refusal("malformed percent-escape in the path")
                 }
-                byte = high << 4 | low
-                guard pathCharacters[Int(byte)] else {
-                    throw refusal(byte == UInt8(ascii: "%") ? "double-encoded path (`%25`)" : "an escaped character that is not allowed in a path segment")
+                let value = high << 4 | low
+                switch pathEscapes[Int(value)] {
+                case .decoded:
+                    out.append(value)
+                case .kept:
+                    out.append(contentsOf: [UInt8(ascii: "%"), hexDigits[Int(high)], hexDigits[Int(low)]])
+                case .refused:
+                    throw refusal(value == UInt8(ascii: "%") ? "double-encoded path (`%25`)"
+                        : "an escaped character that is not accepted in a path (`/`, `\\`, `?`, `#`, `;`, control or non-ASCII)")
                 }
                 i += 3
             } else {
@@ -93,15 +100,16 @@ struct RequestTarget: Sendable, Equatable {
                         : byte == UInt8(ascii: ";") ? "path parameters (`;`) are not accepted"
                         : "a character that is not allowed in a path segment")
                 }
+                out.append(byte)
                 i += 1
             }
-            out.append(byte)
         }
         try checkSegment(out, from: segmentStart, final: true)
         return String(decoding: out, as: UTF8.self)
     }
 
-    /// An empty segment is only accepted last (a trailing `/`) or as the whole path (`/`).
+    /// An empty segment is only accepted last (a trailing `/`) or as the whole path (`/`); no
+    /// segment ends with `.` or begins or ends with an escaped space (backends trim them).
     private static func checkSegment(_ out: [UInt8], from start: Int, final: Bool) throws(GatewayError) {
         guard start < out.count else {
             if final { return }
@@ -109,6 +117,10 @@ struct RequestTarget: Sendable, Equatable {
         }
         if out[out.count - 1] == UInt8(ascii: ".") {
             throw refusal("a path segment ends with `.` (dot segments and trailing dots are not accepted)")
+        }
+        let space: [UInt8] = Array("%20".utf8)
+        if out[start...].starts(with: space) || (out.count - start >= 3 && Array(out[(out.count - 3)...]) == space) {
+            throw refusal("a path segment begins or ends with a blank")
         }
     }
 
@@ -158,7 +170,35 @@ struct RequestTarget: Sendable, Equatable {
         }
     }
 
-    /// Characters a canonical path segment may hold: RFC 3986 `pchar` without `%` and `;`.
+    private static let hexDigits: [UInt8] = Array("0123456789ABCDEF".utf8)
+
+    enum PathEscape {
+        /// An unreserved character: its escape means the character itself (RFC 3986 §6.2.2.2).
+        case decoded
+        /// Printable ASCII that is not unreserved: kept escaped (with upper-case hex).
+        case kept
+        /// Separators and anything a second decoding or a lenient parser could turn into
+        /// structure: `/`, `\`, `%`, `?`, `#`, `;`, controls, DEL and non-ASCII.
+        case refused
+    }
+
+    private static let pathEscapes: [PathEscape] = (0..<256).map { value in
+        let byte = UInt8(value)
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return .decoded
+        case UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+            return .decoded
+        case UInt8(ascii: "/"), UInt8(ascii: "\\"), UInt8(ascii: "%"), UInt8(ascii: "?"), UInt8(ascii: "#"), UInt8(ascii: ";"):
+            return .refused
+        case 0x20...0x7E:
+            return .kept
+        default:
+            return .refused
+        }
+    }
+
+    /// Characters a canonical path segment may hold unescaped: RFC 3986 `pchar` without `%` and `;`.
     private static let pathCharacters: [Bool] = (0..<256).map { value in
         let byte = UInt8(value)
         switch byte {

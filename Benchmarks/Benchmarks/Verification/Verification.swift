@@ -4,8 +4,7 @@ import Foundation
 import SAMLVerification
 import TestIdP
 
-/// The cost of one signature verification (parse, xmlsec verify, SAML rules, normalization
-/// probe), for RSA-2048 and P-256 responses of 3 KB, 8 KB and 64 KB; single-threaded, and the
+/// The cost of one signature verification (parse, xmlsec verify, SAML rules), for RSA-2048 and P-256 responses of 3 KB, 8 KB and 64 KB; single-threaded, and the
 /// same work spread over every core (throughput of the whole machine); and, as the baseline in
 /// the same run, single-threaded with libxml2 canonicalizing (`…/1-thread/libxml2-c14n`).
 let benchmarks: @Sendable () -> Void = {

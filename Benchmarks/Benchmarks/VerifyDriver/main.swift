@@ -1,7 +1,7 @@
 // Callgrind driver: verifies one response N times on the calling thread.
 //
 //   VerifyDriver gen DIR [rsa2048|p256] [SIZE]   writes DIR/key.pem, DIR/cert.pem, DIR/response.xml
-//   VerifyDriver run DIR N [--no-normalization] [--libxml2-c14n] [--threads T]
+//   VerifyDriver run DIR N [--libxml2-c14n] [--threads T]
 //                                               verifies DIR/response.xml N times on each of T
 //                                               threads (no replay cache); --libxml2-c14n turns
 //                                               the native canonicalizer off (the baseline)
@@ -21,7 +21,7 @@ final class Counter: @unchecked Sendable {
 
 let args = CommandLine.arguments
 guard args.count >= 3 else {
-    print("usage: VerifyDriver gen DIR [rsa2048|p256] [SIZE] | run DIR N [--no-normalization]")
+    print("usage: VerifyDriver gen DIR [rsa2048|p256] [SIZE] | run DIR N")
     exit(2)
 }
 let dir = args[2]
@@ -42,7 +42,6 @@ case "run":
     let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: dir + "/response.xml")))
     let store = TrustStore(providers: [try IdentityProviderTrust(mvpd: "Bench", certificatesPEM: [cert])])
     var options = VerificationOptions()
-    options.checkNormalization = !args.contains("--no-normalization")
     options.nativeCanonicalization = !args.contains("--libxml2-c14n")
     let verifier = Verifier(trustStore: store, options: options, replayCache: nil)
     // Warm-up outside the measured loop: library init, thread context, key.
