@@ -68,6 +68,13 @@ extension GatewayConfiguration {
             guard let form = ForwardForm(rawValue: value.lowercased()) else { throw bad("cookbook or signature-preserving") }
             forwardForm = form
         case .helpURL: helpURL = value
+        case .trustedProxies:
+            // One value is the whole list (comma-separated): a higher layer replaces it.
+            do {
+                trustedProxies = try TrustedProxies(parsing: value)
+            } catch {
+                throw ConfigurationError("\(source): trusted-proxies: \(error.message)")
+            }
         }
     }
 
@@ -96,6 +103,8 @@ extension GatewayConfiguration {
                 for item in items {
                     try apply(.upstream, value: Self.scalarText(item), source: "\(path): upstreams")
                 }
+            } else if setting == .trustedProxies, let items = value as? [Any] {
+                try apply(.trustedProxies, value: items.map(Self.scalarText).joined(separator: ","), source: path)
             } else {
                 try apply(setting, value: Self.scalarText(value), source: path)
             }

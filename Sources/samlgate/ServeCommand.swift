@@ -34,6 +34,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("log-format"), help: "json|text (default json).") var logFormat: String?
     @Option(name: .customLong("forward-form"), help: "cookbook|signature-preserving (default cookbook).") var forwardForm: String?
     @Option(name: .customLong("help-url"), help: "Base of helpUrl in error bodies.") var helpURL: String?
+    @Option(name: .customLong("trusted-proxies"), help: "CIDR blocks whose X-Forwarded-* are believed, comma-separated (default none).")
+    var trustedProxies: String?
 
     func run() async throws {
         let configuration: GatewayConfiguration
@@ -74,7 +76,7 @@ struct ServeCommand: AsyncParsableCommand {
             (.connectTimeout, connectTimeout), (.readTimeout, readTimeout), (.totalTimeout, totalTimeout), (.idleTimeout, idleTimeout),
             (.poolSize, poolSize),
             (.upstreamCooldown, upstreamCooldown), (.replayCapacity, replayCapacity), (.logLevel, logLevel),
-            (.logFormat, logFormat), (.forwardForm, forwardForm), (.helpURL, helpURL),
+            (.logFormat, logFormat), (.forwardForm, forwardForm), (.helpURL, helpURL), (.trustedProxies, trustedProxies),
         ]
         for case let (setting, value?) in flags {
             try configuration.apply(setting, value: value, source: "--\(setting.rawValue)")

@@ -87,5 +87,9 @@ struct ServeCommandTests {
         let badFlag = try SamlgateProcess.run(["serve", "--queue", "lots", "--upstream", "http://x:1", "--trust-store", "/tmp"])
         #expect(badFlag.status == 2)
         #expect(badFlag.stderr.contains("--queue"))
+        let badProxies = try SamlgateProcess.run(["serve", "--trusted-proxies", "10.0.0.0/8,10.0.0.0/33", "--upstream", "http://x:1",
+                                                  "--trust-store", "/tmp", "--log-format", "text"])
+        #expect(badProxies.status == 2)
+        #expect(badProxies.stderr.contains("--trusted-proxies: trusted-proxies: \"10.0.0.0/33\" is not a CIDR block"), "\(badProxies.stderr)")
     }
 }
