@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import ServerSupport
 import Yams
 
 extension GatewayConfiguration {
@@ -80,7 +81,14 @@ extension GatewayConfiguration {
 
     /// Applies a YAML file of `key: value` pairs (keys as in ``GatewaySetting``; `upstreams` is
     /// a list). Unknown keys are errors, so a typo cannot silently leave a default in place.
+    /// Anchors, aliases, deep nesting and large files are refused before Yams builds anything
+    /// (see ``ConfigurationFile``).
     public mutating func apply(yaml text: String, path: String) throws(ConfigurationError) {
+        do {
+            try ConfigurationFile.check(yaml: text, path: path)
+        } catch {
+            throw ConfigurationError(error.message)
+        }
         let root: Any?
         do {
             root = try Yams.load(yaml: text)
@@ -113,8 +121,11 @@ extension GatewayConfiguration {
 
     /// Reads and applies the file at `path`.
     public mutating func apply(file path: String) throws(ConfigurationError) {
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
-            throw ConfigurationError("cannot read configuration file \(path)")
+        let text: String
+        do {
+            text = try ConfigurationFile.read(path)
+        } catch {
+            throw ConfigurationError(error.message)
         }
         try apply(yaml: text, path: path)
     }
