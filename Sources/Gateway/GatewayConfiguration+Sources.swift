@@ -130,6 +130,14 @@ extension GatewayConfiguration {
         try apply(yaml: text, path: path)
     }
 
+    /// The `log-format` the file at `path` sets, when the file is readable and the value valid:
+    /// the format to report errors in when the rest of the configuration is broken.
+    public static func logFormat(inFile path: String) -> LogFormat? {
+        guard let text = try? ConfigurationFile.read(path), let map = (try? Yams.load(yaml: text)) as? [String: Any],
+              let value = map[GatewaySetting.logFormat.fileKey] else { return nil }
+        return LogFormat(rawValue: scalarText(value).lowercased())
+    }
+
     /// Applies every `SAMLGATE_*` variable present in `environment`.
     public mutating func apply(environment: [String: String]) throws(ConfigurationError) {
         for setting in GatewaySetting.allCases {

@@ -38,29 +38,59 @@ struct ServeCommand: AsyncParsableCommand {
     var trustedProxies: String?
 
     func run() async throws {
+        let environment = ProcessInfo.processInfo.environment
         let configuration: GatewayConfiguration
         do {
-            configuration = try resolve(environment: ProcessInfo.processInfo.environment)
+            configuration = try resolve(environment: environment)
         } catch {
-            StandardStreams.writeError("samlgate: serve: \(error.message)\n")
+            console(json: earlyLogFormat(environment: environment) == .json).fail(error.message)
             throw ExitCode(2)
         }
+        let console = console(json: configuration.logFormat == .json)
         ServerLogging.bootstrap(level: configuration.logLevel, format: configuration.logFormat.rawValue)
         let logger = Logger(label: "samlgate.gateway")
         let server: GatewayServer
         do {
             server = try GatewayServer(configuration: configuration, logger: logger, signals: true)
         } catch {
-            StandardStreams.writeError("samlgate: serve: \(error.message)\n")
+            console.fail(error.message)
             throw ExitCode(2)
         }
         Task {
             let port = await server.port.value()
-            StandardStreams.write(
-                "samlgate gateway listening on http://\(configuration.host):\(port) -> \(configuration.upstreams.joined(separator: ", "))"
-                    + " (\(configuration.workerCount) workers, \(server.core.trustStore.current.providers.count) MVPDs, allocator \(MemoryAllocator.description))\n")
+            let url = "http://\(configuration.host):\(port)"
+            let upstreams = configuration.upstreams.joined(separator: ", ")
+            let workers = configuration.workerCount, mvpds = server.core.trustStore.current.providers.count
+            let allocator = MemoryAllocator.description
+            console.listening(
+                "samlgate gateway listening on \(url) -> \(upstreams) (\(workers) workers, \(mvpds) MVPDs, allocator \(allocator))",
+                fields: ["url": .string(url), "upstreams": .string(upstreams), "workers": .stringConvertible(workers),
+                         "mvpds": .stringConvertible(mvpds), "allocator": .string(allocator)])
         }
-        try await server.run()
+        do {
+            try await server.run()
+        } catch {
+            console.fail("\(error)")
+            throw ExitCode.failure
+        }
+    }
+
+    func console(json: Bool) -> ServerConsole {
+        ServerConsole(json: json, label: "samlgate.gateway", command: "samlgate: serve")
+    }
+
+    /// The format to report a configuration error in when the configuration as a whole could not
+    /// be resolved: the flag, else `SAMLGATE_LOG_FORMAT`, else the file's `log-format` (each when
+    /// valid), else the default.
+    func earlyLogFormat(environment: [String: String]) -> LogFormat {
+        if let format = logFormat.flatMap({ LogFormat(rawValue: $0.lowercased()) }) { return format }
+        if let format = environment[GatewaySetting.logFormat.environmentName].flatMap({ LogFormat(rawValue: $0.lowercased()) }) {
+            return format
+        }
+        if let file = config ?? environment["SAMLGATE_CONFIG"], let format = GatewayConfiguration.logFormat(inFile: file) {
+            return format
+        }
+        return GatewayConfiguration().logFormat
     }
 
     /// Layers the sources: defaults, file, environment, flags. (`GatewayCore` validates the result.)
