@@ -108,6 +108,7 @@ let package = Package(
             dependencies: [
                 "ServerSupport",
                 "SAMLEncoding",
+                "SAMLVerification",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
