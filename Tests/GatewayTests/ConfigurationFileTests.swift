@@ -69,7 +69,7 @@ struct ConfigurationFileTests {
     func commands() throws {
         let path = try SamlgateProcess.temporaryFile("bomb.yaml", Data(Self.bomb(levels: 5).utf8))
         for command in [["serve", "--config", path, "--log-format", "text"], ["upstream", "--config", path, "--port", "0", "--log-format", "text"]] {
-            let result = try SamlgateProcess.run(command)
+            let result = try SamlgateProcess.run(command, timeout: 20)
             #expect(result.status == 2, "\(command[0]): \(result.stderr)")
             #expect(result.stderr.contains("\(path): line 2: YAML anchors (&name) are not accepted"), "\(command[0]): \(result.stderr)")
         }

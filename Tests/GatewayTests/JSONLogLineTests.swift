@@ -46,6 +46,10 @@ struct JSONLogLineTests {
             firstLine = String(decoding: line, as: UTF8.self)
         }
 
+        deinit {
+            if process.isRunning { process.terminate() }
+        }
+
         var url: String? {
             let object = (try? JSONSerialization.jsonObject(with: Data(firstLine.utf8))) as? [String: Any]
             return object?["url"] as? String

@@ -20,7 +20,7 @@ struct PrivateKeyTrustTests {
         let (directory, key) = try Self.storeWithPrivateKey()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let serve = try SamlgateProcess.run(["serve", "--port", "0", "--upstream", "http://127.0.0.1:1", "--trust-store", directory,
-                                             "--log-format", "text"])
+                                             "--log-format", "text"], timeout: 20)
         #expect(serve.status == 2)
         #expect(serve.stderr.contains("\(key) holds a private key"), "\(serve.stderr)")
         let response = try SamlgateProcess.temporaryFile("r.xml", Data(GatewayHarness.issue()))
