@@ -54,7 +54,8 @@ struct ConfigurationFileTests {
         // Deep enough to overflow Yams' recursive construction: refused by the event walk first.
         #expect(Self.refusal(String(repeating: "[", count: 200_000)) != nil)
         #expect(Self.refusal("port: [1\nhost: x\n")?.contains("not valid YAML") == true)
-        let big = try SamlgateProcess.temporaryFile("big.yaml", Data(("#" + String(repeating: "x", count: ConfigurationFile.maximumSize) + "\n").utf8))
+        let comment = "#" + String(repeating: "x", count: ConfigurationFile.maximumSize) + "\n"
+        let big = try SamlgateProcess.temporaryFile("big.yaml", Data(comment.utf8))
         do {
             _ = try ConfigurationFile.read(big)
             Issue.record("read a file over the limit")

@@ -46,9 +46,9 @@ struct SubjectReaderTests {
 
     @Test("NameIDs elsewhere are not read; shapes the verifier refuses give no identity")
     func elsewhere() {
-        // A NameID in the Response's own Extensions-like child, outside the Assertion's Subject.
-        let stray = Self.genuine.replacingOccurrences(
-            of: "<saml:Assertion", with: "<saml:NameID xmlns:saml=\"urn:oasis:names:tc:SAML:2.0:assertion\">admin@victim.example</saml:NameID><saml:Assertion")
+        // A NameID as a child of the Response, outside the Assertion's Subject.
+        let nameID = "<saml:NameID xmlns:saml=\"urn:oasis:names:tc:SAML:2.0:assertion\">admin@victim.example</saml:NameID>"
+        let stray = Self.genuine.replacingOccurrences(of: "<saml:Assertion", with: nameID + "<saml:Assertion")
         #expect(Self.name(stray) == "alice@example.com")
         let empty = Self.genuine.replacingOccurrences(of: "alice@example.com", with: "")
         #expect(Self.read(empty) == .name(""))
