@@ -78,7 +78,11 @@ let package = Package(
             ]
         ),
         // Small pieces shared by the servers and the CLI (JSON lines, published ports).
-        .target(name: "ServerSupport", dependencies: [.product(name: "Logging", package: "swift-log")]),
+        // Also the YAML configuration files' reader (anchors and aliases refused before Yams builds values).
+        .target(
+            name: "ServerSupport",
+            dependencies: [.product(name: "Logging", package: "swift-log"), .product(name: "Yams", package: "Yams")]
+        ),
         .target(
             name: "Gateway",
             dependencies: [
@@ -104,6 +108,7 @@ let package = Package(
             dependencies: [
                 "ServerSupport",
                 "SAMLEncoding",
+                "SAMLVerification",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),

@@ -22,7 +22,9 @@ public struct SamlgateProcess: Sendable {
         fatalError("samlgate executable not found next to the test bundle (\(candidates))")
     }
 
-    public static func run(_ arguments: [String], stdin: Data = Data()) throws -> SamlgateProcess {
+    /// - Parameter timeout: seconds after which a process still running is terminated (SIGTERM),
+    ///   so a command that should have exited at once makes its test fail instead of hang.
+    public static func run(_ arguments: [String], stdin: Data = Data(), timeout: Double? = nil) throws -> SamlgateProcess {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
@@ -31,6 +33,9 @@ public struct SamlgateProcess: Sendable {
         process.standardOutput = output
         process.standardError = error
         try process.run()
+        if let timeout {
+            DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { if process.isRunning { process.terminate() } }
+        }
         // Feed stdin and drain both pipes concurrently so large outputs cannot deadlock.
         let writer = Thread {
             input.fileHandleForWriting.write(stdin)

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import ServerSupport
 import Yams
 
 extension GatewayConfiguration {
@@ -68,12 +69,26 @@ extension GatewayConfiguration {
             guard let form = ForwardForm(rawValue: value.lowercased()) else { throw bad("cookbook or signature-preserving") }
             forwardForm = form
         case .helpURL: helpURL = value
+        case .trustedProxies:
+            // One value is the whole list (comma-separated): a higher layer replaces it.
+            do {
+                trustedProxies = try TrustedProxies(parsing: value)
+            } catch {
+                throw ConfigurationError("\(source): trusted-proxies: \(error.message)")
+            }
         }
     }
 
     /// Applies a YAML file of `key: value` pairs (keys as in ``GatewaySetting``; `upstreams` is
     /// a list). Unknown keys are errors, so a typo cannot silently leave a default in place.
+    /// Anchors, aliases, deep nesting and large files are refused before Yams builds anything
+    /// (see ``ConfigurationFile``).
     public mutating func apply(yaml text: String, path: String) throws(ConfigurationError) {
+        do {
+            try ConfigurationFile.check(yaml: text, path: path)
+        } catch {
+            throw ConfigurationError(error.message)
+        }
         let root: Any?
         do {
             root = try Yams.load(yaml: text)
@@ -96,6 +111,8 @@ extension GatewayConfiguration {
                 for item in items {
                     try apply(.upstream, value: Self.scalarText(item), source: "\(path): upstreams")
                 }
+            } else if setting == .trustedProxies, let items = value as? [Any] {
+                try apply(.trustedProxies, value: items.map(Self.scalarText).joined(separator: ","), source: path)
             } else {
                 try apply(setting, value: Self.scalarText(value), source: path)
             }
@@ -104,10 +121,21 @@ extension GatewayConfiguration {
 
     /// Reads and applies the file at `path`.
     public mutating func apply(file path: String) throws(ConfigurationError) {
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
-            throw ConfigurationError("cannot read configuration file \(path)")
+        let text: String
+        do {
+            text = try ConfigurationFile.read(path)
+        } catch {
+            throw ConfigurationError(error.message)
         }
         try apply(yaml: text, path: path)
+    }
+
+    /// The `log-format` the file at `path` sets, when the file is readable and the value valid:
+    /// the format to report errors in when the rest of the configuration is broken.
+    public static func logFormat(inFile path: String) -> LogFormat? {
+        guard let text = try? ConfigurationFile.read(path), let map = (try? Yams.load(yaml: text)) as? [String: Any],
+              let value = map[GatewaySetting.logFormat.fileKey] else { return nil }
+        return LogFormat(rawValue: scalarText(value).lowercased())
     }
 
     /// Applies every `SAMLGATE_*` variable present in `environment`.

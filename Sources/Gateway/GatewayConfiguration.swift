@@ -47,6 +47,9 @@ public struct GatewayConfiguration: Sendable {
     public var logLevel: Logger.Level = .info
     public var logFormat: LogFormat = .json
     public var forwardForm: ForwardForm = .cookbook
+    /// Peers (CIDR blocks) whose `X-Forwarded-Host`/`-Proto` are kept and whose
+    /// `X-Forwarded-For` is extended; from any other peer the gateway writes its own.
+    public var trustedProxies = TrustedProxies()
     /// Base of the `helpUrl` in error bodies; the error code is appended.
     public var helpURL: String = "https://github.com/samlgate/samlgate/blob/main/docs/errors.md"
 

@@ -12,6 +12,8 @@ public final class GatewayCore: Sendable {
     public let upstream: UpstreamClient
     public let metrics: GatewayMetrics
     public let logger: Logger
+    /// `configuration.trustedProxies`, kept at hand for the per-request header rewrite.
+    public let trustedProxies: TrustedProxies
 
     /// Loads the trust store (failing start-up when it cannot be read) and starts the workers.
     public init(configuration: GatewayConfiguration, logger: Logger, eventLoopGroup: any EventLoopGroup) throws(ConfigurationError) {
@@ -35,6 +37,7 @@ public final class GatewayCore: Sendable {
         pool = WorkerPool(threads: configuration.workerCount, queueLimit: configuration.queue)
         upstream = UpstreamClient(configuration: configuration, metrics: metrics, eventLoopGroup: eventLoopGroup)
         self.logger = logger
+        trustedProxies = configuration.trustedProxies
     }
 
     /// Re-reads the trust store directory; the previous snapshot stays on failure.

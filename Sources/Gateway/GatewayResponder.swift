@@ -94,7 +94,7 @@ public struct GatewayResponder: HTTPResponder {
             core.metrics.stage("queue", nanos: DispatchTime.now().uptimeNanoseconds - queued
                 - prepared.parseNanos - prepared.verifyNanos - prepared.encodeNanos)
             var headers = ProxyHeaders.upstreamRequest(
-                request.headers, authority: request.head.authority, clientAddress: context.remoteAddress?.ipAddress, requestID: requestID)
+                request.headers, authority: request.head.authority, peer: context.remoteAddress, trusting: core.trustedProxies, requestID: requestID)
             // The body is the gateway's own: plain form encoding, whatever parameters the client's
             // type carried (a charset the backend would decode with differently).
             headers.replaceOrAdd(name: "Content-Type", value: Self.formType)
@@ -192,7 +192,7 @@ public struct GatewayResponder: HTTPResponder {
         let forwarded = chunked || (length ?? 0) > 0 ? ForwardedRequestBody(request.body) : nil
         do throws(GatewayError) {
             let headers = ProxyHeaders.upstreamRequest(
-                request.headers, authority: request.head.authority, clientAddress: context.remoteAddress?.ipAddress, requestID: requestID)
+                request.headers, authority: request.head.authority, peer: context.remoteAddress, trusting: core.trustedProxies, requestID: requestID)
             let body = forwarded.map { HTTPClientRequest.Body.stream($0, length: length.map { .known(Int64($0)) } ?? .unknown) }
             let upstream = try await core.upstream.send(
                 method: HTTPMethod(rawValue: request.method.rawValue), pathAndQuery: target.forwarded, headers: headers,

@@ -15,8 +15,10 @@ public enum GatewaySetting: String, Sendable, CaseIterable {
     case logFormat = "log-format"
     case forwardForm = "forward-form"
     case helpURL = "help-url"
+    case trustedProxies = "trusted-proxies"
 
-    /// `SAMLGATE_TRUST_STORE` for `trust-store`. `SAMLGATE_UPSTREAM` takes a comma-separated list.
+    /// `SAMLGATE_TRUST_STORE` for `trust-store`. `SAMLGATE_UPSTREAM` and `SAMLGATE_TRUSTED_PROXIES`
+    /// take comma-separated lists.
     public var environmentName: String {
         "SAMLGATE_" + rawValue.uppercased().replacingOccurrences(of: "-", with: "_")
     }

@@ -1,9 +1,11 @@
 import Hummingbird
+import NIOCore
 import NIOHTTP1
 
 /// Header handling of a forwarding proxy (RFC 9110 §7.6.1): hop-by-hop headers stay on their
-/// hop, `Host` and `Content-Length` are the client library's to set, and `X-Forwarded-*` and
-/// `X-Request-Id` are added.
+/// hop, `Host` and `Content-Length` are the client library's to set, `X-Forwarded-*` are the
+/// gateway's own account of the hop (see ``upstreamRequest(_:authority:peer:trusting:requestID:)``)
+/// and `X-Request-Id` is added.
 public enum ProxyHeaders {
     static let hopByHop: Set<String> = [
         "connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "proxy-connection", "te", "trailer",
@@ -26,31 +28,52 @@ public enum ProxyHeaders {
     }
 
     /// The request headers for the upstream.
+    ///
+    /// `X-Forwarded-For`, `X-Forwarded-Host` and `X-Forwarded-Proto` say what the gateway saw,
+    /// not what the client claimed: from a peer outside `trustedProxies` the client's copies are
+    /// dropped and replaced by the peer address, the request's authority and `http` (the gateway
+    /// speaks plain HTTP). From a trusted proxy, its `X-Forwarded-Host` and `X-Forwarded-Proto`
+    /// are kept when present, and the peer is appended to its `X-Forwarded-For`. `Forwarded`
+    /// (RFC 7239) is always dropped and never written: a second, unchecked account of the same
+    /// hops would let a backend that prefers it be poisoned all the same.
+    /// - Parameter peer: the TCP peer; `nil` (no address) adds no `X-Forwarded-For`.
     public static func upstreamRequest(
-        _ fields: HTTPFields, authority: String?, clientAddress: String?, requestID: String
+        _ fields: HTTPFields, authority: String?, peer: SocketAddress?, trusting trustedProxies: TrustedProxies, requestID: String
     ) -> HTTPHeaders {
         let tokens = connectionTokens(fields[values: .connection])
+        let trusted = peer.map(trustedProxies.contains) ?? false
         var headers = HTTPHeaders()
         headers.reserveCapacity(fields.count + 3)
         var forwardedFor: String?
+        var keptHost = false
+        var keptProto = false
         for field in fields {
             let name = field.name.canonicalName
             if hopByHop.contains(name) || tokens.contains(name) || Self.replaced.contains(name) { continue }
-            if name == "x-forwarded-for" {
-                forwardedFor = forwardedFor.map { $0 + ", " + field.value } ?? field.value
+            switch name {
+            case "x-forwarded-for":
+                if trusted { forwardedFor = forwardedFor.map { $0 + ", " + field.value } ?? field.value }
                 continue
+            case "x-forwarded-host":
+                guard trusted else { continue }
+                keptHost = true
+            case "x-forwarded-proto":
+                guard trusted else { continue }
+                keptProto = true
+            case "forwarded":
+                continue
+            default:
+                break
             }
             headers.add(name: field.name.rawName, value: field.value)
         }
-        if let host = authority, !headers.contains(name: "x-forwarded-host") {
+        if let host = authority, !keptHost {
             headers.add(name: "X-Forwarded-Host", value: host)
         }
-        if let clientAddress {
+        if let clientAddress = peer?.ipAddress {
             headers.add(name: "X-Forwarded-For", value: forwardedFor.map { $0 + ", " + clientAddress } ?? clientAddress)
-        } else if let forwardedFor {
-            headers.add(name: "X-Forwarded-For", value: forwardedFor)
         }
-        if !headers.contains(name: "x-forwarded-proto") {
+        if !keptProto {
             headers.add(name: "X-Forwarded-Proto", value: "http")
         }
         headers.add(name: "X-Request-Id", value: requestID)

@@ -1,4 +1,5 @@
 import Foundation
+import ServerSupport
 import Yams
 
 /// What the reference upstream knows: requestors, MVPDs and lifetimes. Read from the YAML file
@@ -69,11 +70,12 @@ public struct ReferenceConfiguration: Codable, Sendable {
     /// Reads and checks a YAML file: every requestor's MVPDs exist, requestor and MVPD ids are
     /// unique, a requestor's platform-mapping ids are unique, lifetimes are 1 s … 10 years.
     public static func load(path: String) throws(ReferenceConfigurationError) -> ReferenceConfiguration {
+        // Size, anchors, aliases and depth are checked before Yams builds anything.
         let text: String
         do {
-            text = try String(contentsOfFile: path, encoding: .utf8)
+            text = try ConfigurationFile.read(path)
         } catch {
-            throw ReferenceConfigurationError("\(path): cannot be read")
+            throw ReferenceConfigurationError(error.message)
         }
         let configuration: ReferenceConfiguration
         do {

@@ -1,10 +1,11 @@
 import Crypto
 import Foundation
+import SAMLVerification
 
-/// Reads the subject of a token exchange's response just far enough to give the user a stable,
-/// opaque id (the gateway in front has already verified the signature). The id is a keyed hash
-/// with a key drawn per process, so it cannot be turned back into the NameID by guessing; the
-/// NameID itself is not kept in the authentication (the raw exchange log of
+/// Gives the subject of a token exchange's response a stable, opaque id (the gateway in front
+/// has already verified the signature; the NameID is read where the gateway read it). The id is
+/// a keyed hash with a key drawn per process, so it cannot be turned back into the NameID by
+/// guessing; the NameID itself is not kept in the authentication (the raw exchange log of
 /// `/reference/exchanges` does hold the responses as received — the reference upstream is a
 /// stand-in for tests and demos, not a place for real subscribers' data).
 enum SAMLSubject {
@@ -13,10 +14,15 @@ enum SAMLSubject {
     static let key: [UInt8] = (0..<32).map { _ in UInt8.random(in: .min ... .max) }
     static let hexDigits = Array("0123456789abcdef".utf8)
 
-    /// The hashed `NameID` of a response, `anonymous` when it has none.
+    /// The hashed `NameID` of a response, `anonymous` when it has none or is not a response the
+    /// verifier would read (the reference upstream also takes bare XML, for scripted tests).
+    /// The NameID is the one the gateway verified, read from a parsed document (see
+    /// ``SubjectReader``), never the first `NameID`-looking text: a comment such as
+    /// `<!--<NameID>admin@victim.example<-->` before the Assertion must not pick the identity.
     static func userID(xml: [UInt8]) -> String {
-        guard let text = nameIDText(xml) else { return "anonymous" }
-        return userID(name: Array(text))
+        let name = xml.withUnsafeBytes { bytes in try? SubjectReader.nameID(bytes) }
+        guard let name else { return "anonymous" }
+        return userID(name: Array(name.utf8))
     }
 
     /// 16 hex digits of HMAC-SHA256(key, name).
@@ -30,24 +36,5 @@ enum SAMLSubject {
             hex.append(digits[Int(byte & 0x0f)])
         }
         return String(decoding: hex, as: UTF8.self)
-    }
-
-    /// The text after the first `NameID` start tag (any prefix), up to the next `<`. The first
-    /// match in document order is a start tag: its end tag comes after it.
-    static func nameIDText(_ xml: [UInt8]) -> ArraySlice<UInt8>? {
-        let marker = Array("NameID".utf8)
-        guard xml.count > marker.count + 1 else { return nil }
-        let text: Range<Int>? = xml.withUnsafeBufferPointer { xml in
-            for index in 1..<(xml.count - marker.count) where xml[index] == marker[0] {
-                let before = xml[index - 1], after = xml[index + marker.count]
-                guard before == UInt8(ascii: "<") || before == UInt8(ascii: ":"),
-                      after == UInt8(ascii: " ") || after == UInt8(ascii: ">"),
-                      xml[index..<index + marker.count].elementsEqual(marker),
-                      let close = xml[(index + marker.count)...].firstIndex(of: UInt8(ascii: ">")) else { continue }
-                return (close + 1)..<(xml[(close + 1)...].firstIndex(of: UInt8(ascii: "<")) ?? xml.count)
-            }
-            return nil
-        }
-        return text.map { xml[$0] }
     }
 }

@@ -61,6 +61,7 @@ public final class TrustStore: Sendable {
                 guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
                     throw TrustStoreError("cannot read \(path)")
                 }
+                try refusePrivateKey(text, path: path)
                 let blocks = pemBlocks(text)
                 guard !blocks.isEmpty else { throw TrustStoreError("\(path) holds no PEM block") }
                 for (index, block) in blocks.enumerated() {
@@ -75,6 +76,22 @@ public final class TrustStore: Sendable {
             providers.append(IdentityProviderTrust(mvpd: name, keys: keys, issuer: issuer, platformMappingID: mapping))
         }
         return TrustStore(providers: providers)
+    }
+
+    /// Throws when `text` holds a private key (`PRIVATE KEY`, `RSA PRIVATE KEY`, `EC PRIVATE KEY`,
+    /// `ENCRYPTED PRIVATE KEY`, …). xmlsec would load one and trust its public half, so the
+    /// store would work, but a signing key would sit on every gateway host, readable by the
+    /// service: a trust store holds what the IdP publishes, never what it signs with. `path`
+    /// names the file in the error.
+    public static func refusePrivateKey(_ text: String, path: String) throws(TrustStoreError) {
+        if holdsPrivateKey(text) {
+            throw TrustStoreError("\(path) holds a private key; a trust store takes IdP certificates or public keys only")
+        }
+    }
+
+    /// Whether any PEM label in `text` ends in `PRIVATE KEY`.
+    static func holdsPrivateKey(_ text: String) -> Bool {
+        text.contains("PRIVATE KEY-----")
     }
 
     /// The trimmed content of an optional one-line file; `nil` when absent or empty.

@@ -20,7 +20,9 @@ public final class TrustedKey: @unchecked Sendable, CustomStringConvertible {
 
     /// Loads the public key of a PEM certificate (`BEGIN CERTIFICATE`) or a PEM public key
     /// (`BEGIN PUBLIC KEY`). Certificate validity dates are not checked: the key is pinned.
+    /// A private key is refused (see ``TrustStore/refusePrivateKey(_:path:)``).
     public init(pem: String, source: String = "config") throws(TrustStoreError) {
+        try TrustStore.refusePrivateKey(pem, path: source)
         do {
             try XMLSecLibrary.ensureInitialized()
         } catch {

@@ -20,22 +20,34 @@ public struct JSONLogHandler: LogHandler {
     }
 
     public func log(event: LogEvent) {
-        var line = JSONLine()
-        line.add("ts", Self.timestamp())
-        line.add("level", event.level.rawValue)
-        line.add("label", label)
-        line.add("msg", event.message.description)
         let merged = metadata.merging(event.metadata ?? [:]) { _, new in new }
-        for key in merged.keys.sorted() {
-            line.add(key, "\(merged[key]!)")
+        Self.write(Self.line(label: label, level: event.level, message: event.message.description, metadata: merged), to: 2)
+    }
+
+    /// One log line, without the newline: `ts`, `level`, `label`, `msg`, then the metadata in key
+    /// order. Also what the server commands print themselves (start-up line, fatal errors) in
+    /// the json format, so every line they write parses as the same kind of object.
+    public static func line(label: String, level: Logger.Level, message: String, metadata: Logger.Metadata) -> String {
+        var line = JSONLine()
+        line.add("ts", timestamp())
+        line.add("level", level.rawValue)
+        line.add("label", label)
+        line.add("msg", message)
+        for key in metadata.keys.sorted() {
+            line.add(key, "\(metadata[key]!)")
         }
-        let text = line.json + "\n"
-        // One write(2) per line, so lines from concurrent requests do not interleave.
-        var bytes = Array(text.utf8)
+        return line.json
+    }
+
+    /// Writes `text` and a newline with one write(2), so lines from concurrent requests do not
+    /// interleave.
+    public static func write(_ text: String, to descriptor: Int32) {
+        var bytes = Array((text + "\n").utf8)
         bytes.withUnsafeMutableBytes { buffer in
             var offset = 0
             while offset < buffer.count {
-                let written = Foundation.write(2, buffer.baseAddress! + offset, buffer.count - offset)
+                let written = Foundation.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                if written < 0 && errno == EINTR { continue }
                 if written <= 0 { break }
                 offset += written
             }

@@ -71,12 +71,19 @@ public struct PartnerFrameworkStatus: Codable, Sendable {
     }
 
     /// Decodes the header value (base64, standard or URL-safe alphabet, padding optional).
+    /// The JSON must pass ``StrictJSON`` first: Foundation would silently take the first of two
+    /// `frameworkProviderInfo` keys where the backend's parser may take the last.
     public static func decode(header: String) throws(DecodeError) -> PartnerFrameworkStatus {
         var text = header.trimmingCharacters(in: .whitespaces)
             .replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         while text.count % 4 != 0 { text += "=" }
         guard let json = Data(base64Encoded: text) else {
             throw DecodeError(reason: "not base64")
+        }
+        do {
+            try StrictJSON.check(Array(json))
+        } catch {
+            throw DecodeError(reason: error.reason)
         }
         do {
             return try JSONDecoder().decode(PartnerFrameworkStatus.self, from: json)

@@ -34,31 +34,63 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("log-format"), help: "json|text (default json).") var logFormat: String?
     @Option(name: .customLong("forward-form"), help: "cookbook|signature-preserving (default cookbook).") var forwardForm: String?
     @Option(name: .customLong("help-url"), help: "Base of helpUrl in error bodies.") var helpURL: String?
+    @Option(name: .customLong("trusted-proxies"), help: "CIDR blocks whose X-Forwarded-* are believed, comma-separated (default none).")
+    var trustedProxies: String?
 
     func run() async throws {
+        let environment = ProcessInfo.processInfo.environment
         let configuration: GatewayConfiguration
         do {
-            configuration = try resolve(environment: ProcessInfo.processInfo.environment)
+            configuration = try resolve(environment: environment)
         } catch {
-            StandardStreams.writeError("samlgate: serve: \(error.message)\n")
+            console(json: earlyLogFormat(environment: environment) == .json).fail(error.message)
             throw ExitCode(2)
         }
+        let console = console(json: configuration.logFormat == .json)
         ServerLogging.bootstrap(level: configuration.logLevel, format: configuration.logFormat.rawValue)
         let logger = Logger(label: "samlgate.gateway")
         let server: GatewayServer
         do {
             server = try GatewayServer(configuration: configuration, logger: logger, signals: true)
         } catch {
-            StandardStreams.writeError("samlgate: serve: \(error.message)\n")
+            console.fail(error.message)
             throw ExitCode(2)
         }
         Task {
             let port = await server.port.value()
-            StandardStreams.write(
-                "samlgate gateway listening on http://\(configuration.host):\(port) -> \(configuration.upstreams.joined(separator: ", "))"
-                    + " (\(configuration.workerCount) workers, \(server.core.trustStore.current.providers.count) MVPDs, allocator \(MemoryAllocator.description))\n")
+            let url = "http://\(configuration.host):\(port)"
+            let upstreams = configuration.upstreams.joined(separator: ", ")
+            let workers = configuration.workerCount, mvpds = server.core.trustStore.current.providers.count
+            let allocator = MemoryAllocator.description
+            console.listening(
+                "samlgate gateway listening on \(url) -> \(upstreams) (\(workers) workers, \(mvpds) MVPDs, allocator \(allocator))",
+                fields: ["url": .string(url), "upstreams": .string(upstreams), "workers": .stringConvertible(workers),
+                         "mvpds": .stringConvertible(mvpds), "allocator": .string(allocator)])
         }
-        try await server.run()
+        do {
+            try await server.run()
+        } catch {
+            console.fail("\(error)")
+            throw ExitCode.failure
+        }
+    }
+
+    func console(json: Bool) -> ServerConsole {
+        ServerConsole(json: json, label: "samlgate.gateway", command: "samlgate: serve")
+    }
+
+    /// The format to report a configuration error in when the configuration as a whole could not
+    /// be resolved: the flag, else `SAMLGATE_LOG_FORMAT`, else the file's `log-format` (each when
+    /// valid), else the default.
+    func earlyLogFormat(environment: [String: String]) -> LogFormat {
+        if let format = logFormat.flatMap({ LogFormat(rawValue: $0.lowercased()) }) { return format }
+        if let format = environment[GatewaySetting.logFormat.environmentName].flatMap({ LogFormat(rawValue: $0.lowercased()) }) {
+            return format
+        }
+        if let file = config ?? environment["SAMLGATE_CONFIG"], let format = GatewayConfiguration.logFormat(inFile: file) {
+            return format
+        }
+        return GatewayConfiguration().logFormat
     }
 
     /// Layers the sources: defaults, file, environment, flags. (`GatewayCore` validates the result.)
@@ -74,7 +106,7 @@ struct ServeCommand: AsyncParsableCommand {
             (.connectTimeout, connectTimeout), (.readTimeout, readTimeout), (.totalTimeout, totalTimeout), (.idleTimeout, idleTimeout),
             (.poolSize, poolSize),
             (.upstreamCooldown, upstreamCooldown), (.replayCapacity, replayCapacity), (.logLevel, logLevel),
-            (.logFormat, logFormat), (.forwardForm, forwardForm), (.helpURL, helpURL),
+            (.logFormat, logFormat), (.forwardForm, forwardForm), (.helpURL, helpURL), (.trustedProxies, trustedProxies),
         ]
         for case let (setting, value?) in flags {
             try configuration.apply(setting, value: value, source: "--\(setting.rawValue)")

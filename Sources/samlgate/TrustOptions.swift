@@ -36,6 +36,7 @@ struct TrustOptions: ParsableArguments {
             guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
                 throw TrustStoreError("\(path): cannot read the file")
             }
+            try TrustStore.refusePrivateKey(text, path: path)
             pems.append(text)
         }
         return TrustStore(providers: [try IdentityProviderTrust(mvpd: pemMVPD, certificatesPEM: pems)])

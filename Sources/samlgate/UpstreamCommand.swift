@@ -23,17 +23,19 @@ struct UpstreamCommand: AsyncParsableCommand {
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be in 0...65535") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level: unknown level \(logLevel)") }
+        guard logFormat == "json" || logFormat == "text" else { throw ValidationError("--log-format must be json or text") }
         guard (0...1_000_000).contains(exchangeLog) else { throw ValidationError("--exchange-log must be in 0...1000000") }
         if let tokenTTL, !ReferenceConfiguration.validLifetime(tokenTTL) { throw ValidationError("--token-ttl must be 1 second … 10 years") }
     }
 
     func run() async throws {
+        let console = ServerConsole(json: logFormat == "json", label: "samlgate.upstream", command: "samlgate upstream")
         var configuration = ReferenceConfiguration.standard
         if let config {
             do {
                 configuration = try ReferenceConfiguration.load(path: config)
             } catch {
-                StandardStreams.writeError("samlgate upstream: \(error.message)\n")
+                console.fail(error.message)
                 throw ExitCode(2)
             }
         }
@@ -43,9 +45,16 @@ struct UpstreamCommand: AsyncParsableCommand {
             host: host, port: port, configuration: configuration, exchangeLog: exchangeLog,
             logger: Logger(label: "samlgate.upstream"), signals: true)
         Task {
-            let bound = await server.port.value()
-            StandardStreams.write("samlgate reference upstream listening on http://\(host):\(bound) (allocator \(MemoryAllocator.description))\n")
+            let url = "http://\(host):\(await server.port.value())"
+            let allocator = MemoryAllocator.description
+            console.listening("samlgate reference upstream listening on \(url) (allocator \(allocator))",
+                              fields: ["url": .string(url), "allocator": .string(allocator)])
         }
-        try await server.run()
+        do {
+            try await server.run()
+        } catch {
+            console.fail("\(error)")
+            throw ExitCode.failure
+        }
     }
 }

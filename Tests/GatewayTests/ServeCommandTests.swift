@@ -25,7 +25,12 @@ struct ServeCommandTests {
             line.append(chunk)
         }
         let text = String(decoding: line, as: UTF8.self)
-        guard let range = text.range(of: "http://127.0.0.1:"), let port = Int(text[range.upperBound...].prefix { $0.isNumber }) else {
+        // The json log format's start-up line has the listening URL in `url` (the upstreams'
+        // URLs are fields too); the text one starts with it.
+        let json = (try? JSONSerialization.jsonObject(with: line)) as? [String: Any]
+        let listening = json?["url"] as? String ?? text
+        guard let range = listening.range(of: "http://127.0.0.1:"),
+              let port = Int(listening[range.upperBound...].prefix { $0.isNumber }) else {
             process.terminate()
             throw CocoaError(.fileReadCorruptFile, userInfo: [NSDebugDescriptionErrorKey: "no listening line: \(text)"])
         }
@@ -45,7 +50,7 @@ struct ServeCommandTests {
         let (process, url, line, _) = try Self.start(["--port", "0", "--upstream", "http://127.0.0.1:1", "--trust-store", trust, "--workers", "1"])
         defer { if process.isRunning { process.terminate() } }
         // The binary runs with the allocator it links (checked inside the process, not assumed).
-        #expect(line.contains("allocator jemalloc 5."))
+        #expect(line.contains("\"allocator\":\"jemalloc 5."), "\(line)")
         // The verification workers carry their own name (what `top -H` and `perf` show).
         let tasks = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.processIdentifier)/task")
         let names = tasks.compactMap { try? String(contentsOfFile: "/proc/\(process.processIdentifier)/task/\($0)/comm", encoding: .utf8) }
@@ -81,11 +86,15 @@ struct ServeCommandTests {
         #expect(badTrust.status == 2)
         #expect(badTrust.stderr.contains("trust store"))
         let config = try SamlgateProcess.temporaryFile("bad.yaml", Data("prot: 8080\n".utf8))
-        let badKey = try SamlgateProcess.run(["serve", "--config", config])
+        let badKey = try SamlgateProcess.run(["serve", "--config", config, "--log-format", "text"])
         #expect(badKey.status == 2)
         #expect(badKey.stderr.contains("unknown setting \"prot\""))
         let badFlag = try SamlgateProcess.run(["serve", "--queue", "lots", "--upstream", "http://x:1", "--trust-store", "/tmp"])
         #expect(badFlag.status == 2)
         #expect(badFlag.stderr.contains("--queue"))
+        let badProxies = try SamlgateProcess.run(["serve", "--trusted-proxies", "10.0.0.0/8,10.0.0.0/33", "--upstream", "http://x:1",
+                                                  "--trust-store", "/tmp", "--log-format", "text"])
+        #expect(badProxies.status == 2)
+        #expect(badProxies.stderr.contains("--trusted-proxies: trusted-proxies: \"10.0.0.0/33\" is not a CIDR block"), "\(badProxies.stderr)")
     }
 }

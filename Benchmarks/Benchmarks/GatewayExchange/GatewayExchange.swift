@@ -41,6 +41,8 @@ let benchmarks: @Sendable () -> Void = {
     incoming[.contentType] = "application/x-www-form-urlencoded"
     incoming[.userAgent] = "AppleTV/1.0"
     incoming[.accept] = "application/json"
+    let peer = try! SocketAddress(ipAddress: "127.0.0.1", port: 50_000)
+    let trustedProxies = TrustedProxies()
 
     Benchmark("gateway-exchange/8KB") { benchmark in
         for _ in benchmark.scaledIterations {
@@ -48,7 +50,7 @@ let benchmarks: @Sendable () -> Void = {
             var request = HTTPClientRequest(url: "http://127.0.0.1:9090/api/v1/tokens/authn")
             request.method = .POST
             request.headers = ProxyHeaders.upstreamRequest(
-                incoming, authority: "gateway", clientAddress: "127.0.0.1", requestID: "0123456789abcdef")
+                incoming, authority: "gateway", peer: peer, trusting: trustedProxies, requestID: "0123456789abcdef")
             request.body = .bytes(prepared.upstreamBody)
             blackHole(request)
         }

@@ -1,0 +1,45 @@
+import Foundation
+import NIOCore
+
+/// The `trusted-proxies` setting: the peers whose `X-Forwarded-Host`, `X-Forwarded-Proto` and
+/// `X-Forwarded-For` the gateway passes on (see ``ProxyHeaders``).
+///
+/// Empty by default: any client can write those headers, and a backend that builds redirect URLs
+/// or rate-limits from them would otherwise believe whatever the client claimed. Only a proxy
+/// the operator runs in front of the gateway should be listed.
+public struct TrustedProxies: Sendable, Equatable {
+    private var blocks: [AddressBlock] = []
+
+    public init() {}
+
+    /// Parses a comma-separated list of CIDR blocks (`10.0.0.0/8, ::1/128`; a bare address is
+    /// one host). Throws a message naming the first malformed block.
+    public init(parsing list: String) throws(TrustedProxies.ParseError) {
+        for item in list.split(separator: ",") {
+            let block = item.trimmingCharacters(in: .whitespaces)
+            guard !block.isEmpty else { continue }
+            do {
+                blocks.append(try AddressBlock(cidr: Substring(block)))
+            } catch {
+                throw ParseError(message: "\"\(block)\" is not a CIDR block (\(error.reason))")
+            }
+        }
+    }
+
+    /// Why `trusted-proxies` could not be read; names the value.
+    public struct ParseError: Error, Sendable {
+        public var message: String
+    }
+
+    public var isEmpty: Bool { blocks.isEmpty }
+
+    /// The number of blocks.
+    public var count: Int { blocks.count }
+
+    /// Whether the TCP peer `address` is inside one of the blocks.
+    public func contains(_ address: SocketAddress) -> Bool {
+        guard !blocks.isEmpty, let bits = AddressBlock.bits(of: address) else { return false }
+        for block in blocks where block.contains(high: bits.high, low: bits.low) { return true }
+        return false
+    }
+}

@@ -1,0 +1,104 @@
+import Foundation
+import Gateway
+import Testing
+
+/// `X-Forwarded-*` through the real gateway: what a client claims is replaced unless the peer is
+/// a trusted proxy; `Forwarded` never passes.
+@Suite("Forwarded headers")
+struct ForwardedHeaderTests {
+    static let spoofed = [
+        ("X-Forwarded-Host", "evil.example"), ("X-Forwarded-Proto", "https"), ("X-Forwarded-For", "1.2.3.4"),
+        ("Forwarded", "for=1.2.3.4;host=evil.example;proto=https"),
+    ]
+
+    /// The headers the reference upstream's echo route received for a pass-through request.
+    static func forwarded(_ h: GatewayHarness, headers: [(String, String)]) async throws -> [String: String] {
+        let reply = try await h.send(.GET, "/reference/echo/redirect-base", headers: headers)
+        #expect(reply.status == 200)
+        let seen = try #require(reply.headers.first(name: "X-Echo-Headers"))
+        return try #require(try JSONSerialization.jsonObject(with: Data(seen.utf8)) as? [String: String])
+    }
+
+    static func authority(_ h: GatewayHarness) -> String {
+        String(h.gatewayURL.dropFirst("http://".count))
+    }
+
+    @Test("without trusted proxies, spoofed X-Forwarded-Host/-Proto/-For and Forwarded are replaced by the gateway's own view")
+    func replaced() async throws {
+        try await withHarness { h in
+            let seen = try await Self.forwarded(h, headers: Self.spoofed)
+            #expect(seen["x-forwarded-host"] == Self.authority(h))
+            #expect(seen["x-forwarded-proto"] == "http")
+            #expect(seen["x-forwarded-for"] == "127.0.0.1")
+            #expect(seen["forwarded"] == nil)
+        }
+    }
+
+    @Test("a peer outside the trusted blocks is not believed")
+    func untrustedPeer() async throws {
+        let proxies = try TrustedProxies(parsing: "10.0.0.0/8, ::1/128")
+        try await withHarness(configure: { $0.trustedProxies = proxies }) { h in
+            let seen = try await Self.forwarded(h, headers: Self.spoofed)
+            #expect(seen["x-forwarded-host"] == Self.authority(h))
+            #expect(seen["x-forwarded-proto"] == "http")
+            #expect(seen["x-forwarded-for"] == "127.0.0.1")
+        }
+    }
+
+    @Test("from a trusted proxy (127.0.0.0/8): X-Forwarded-Host/-Proto kept, the peer appended to X-Forwarded-For, Forwarded dropped")
+    func trusted() async throws {
+        let proxies = try TrustedProxies(parsing: "127.0.0.0/8")
+        try await withHarness(configure: { $0.trustedProxies = proxies }) { h in
+            let seen = try await Self.forwarded(h, headers: Self.spoofed)
+            #expect(seen["x-forwarded-host"] == "evil.example")
+            #expect(seen["x-forwarded-proto"] == "https")
+            #expect(seen["x-forwarded-for"] == "1.2.3.4, 127.0.0.1")
+            #expect(seen["forwarded"] == nil)
+            // A trusted proxy that sends none gets the gateway's own.
+            let bare = try await Self.forwarded(h, headers: [])
+            #expect(bare["x-forwarded-host"] == Self.authority(h))
+            #expect(bare["x-forwarded-proto"] == "http")
+            #expect(bare["x-forwarded-for"] == "127.0.0.1")
+        }
+    }
+
+    @Test("the token exchange forwards the same rewritten headers")
+    func exchange() async throws {
+        let echo = try await HeaderEchoUpstream.start()
+        do {
+            try await withHarness(upstreamURL: echo.url) { h in
+                let body = GatewayHarness.form(GatewayHarness.v1Fields(GatewayHarness.base64(GatewayHarness.issue())))
+                let reply = try await h.send(.POST, "/api/v1/tokens/authn", body: body,
+                                             headers: [("Content-Type", "application/x-www-form-urlencoded")] + Self.spoofed)
+                #expect(reply.status == 204, "\(reply.body)")
+                let text = try #require(reply.headers.first(name: "X-Echo-Headers"))
+                let seen = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: String])
+                #expect(seen["x-forwarded-host"] == Self.authority(h))
+                #expect(seen["x-forwarded-proto"] == "http")
+                #expect(seen["x-forwarded-for"] == "127.0.0.1")
+                #expect(seen["forwarded"] == nil)
+            }
+        } catch {
+            await echo.stop()
+            throw error
+        }
+        await echo.stop()
+    }
+
+    @Test("trusted-proxies from flag, environment and YAML list; a malformed block stops start-up naming it")
+    func setting() throws {
+        var configuration = GatewayConfiguration()
+        try configuration.apply(yaml: "trusted-proxies:\n  - 10.0.0.0/8\n  - \"fd00::/8\"\n", path: "p.yaml")
+        #expect(configuration.trustedProxies.count == 2)
+        try configuration.apply(environment: ["SAMLGATE_TRUSTED_PROXIES": "127.0.0.1/32"])
+        #expect(configuration.trustedProxies.count == 1)
+        try configuration.apply(.trustedProxies, value: "", source: "--trusted-proxies")
+        #expect(configuration.trustedProxies.isEmpty)
+        do {
+            try configuration.apply(yaml: "trusted-proxies: [10.0.0.0/8, 10.0.0.0/33]\n", path: "p.yaml")
+            Issue.record("accepted a bad block")
+        } catch {
+            #expect(error.message.contains("p.yaml") && error.message.contains("\"10.0.0.0/33\""), "\(error.message)")
+        }
+    }
+}
