@@ -16,6 +16,19 @@ public enum ProxyHeaders {
     /// follow the upstream URL and the body actually sent.
     static let replaced: Set<String> = ["host", "content-length", "x-request-id"]
 
+    /// Headers that make some frameworks route a request to another path or method than its
+    /// request line says (IIS URL Rewrite and Symfony read `X-Original-URL` / `X-Rewrite-URL`,
+    /// method-override middlewares the others). The gateway classifies the request line only, so
+    /// a pass-through carrying them could reach the exchange unverified: always dropped.
+    static let routeOverrides: Set<String> = [
+        "x-original-url", "x-rewrite-url", "x-http-method-override", "x-http-method", "x-method-override", "x-original-method",
+    ]
+
+    /// Other client claims about the hop, trusted by some backends: kept only from a trusted proxy.
+    static let hopClaims: Set<String> = [
+        "x-real-ip", "x-forwarded-port", "x-forwarded-prefix", "x-forwarded-server", "x-client-ip", "true-client-ip",
+    ]
+
     /// The names listed in `Connection` (also hop-by-hop), lower-cased.
     static func connectionTokens(_ values: [String]) -> Set<String> {
         var tokens = Set<String>()
@@ -35,7 +48,8 @@ public enum ProxyHeaders {
     /// speaks plain HTTP). From a trusted proxy, its `X-Forwarded-Host` and `X-Forwarded-Proto`
     /// are kept when present, and the peer is appended to its `X-Forwarded-For`. `Forwarded`
     /// (RFC 7239) is always dropped and never written: a second, unchecked account of the same
-    /// hops would let a backend that prefers it be poisoned all the same.
+    /// hops would let a backend that prefers it be poisoned all the same. Other hop claims
+    /// (``hopClaims``) pass only from a trusted proxy; route overrides (``routeOverrides``) never.
     /// - Parameter peer: the TCP peer; `nil` (no address) adds no `X-Forwarded-For`.
     public static func upstreamRequest(
         _ fields: HTTPFields, authority: String?, peer: SocketAddress?, trusting trustedProxies: TrustedProxies, requestID: String
@@ -49,7 +63,8 @@ public enum ProxyHeaders {
         var keptProto = false
         for field in fields {
             let name = field.name.canonicalName
-            if hopByHop.contains(name) || tokens.contains(name) || Self.replaced.contains(name) { continue }
+            if hopByHop.contains(name) || tokens.contains(name) || Self.replaced.contains(name) || Self.routeOverrides.contains(name)
+                || (!trusted && Self.hopClaims.contains(name)) { continue }
             switch name {
             case "x-forwarded-for":
                 if trusted { forwardedFor = forwardedFor.map { $0 + ", " + field.value } ?? field.value }

@@ -6,17 +6,17 @@
 /// `Assertion` that is a direct child of the root `Response`, as its full text content, so a
 /// comment before the Assertion (`<!--<NameID>admin@victim.example<-->`) or one splitting the
 /// value cannot choose the identity, as a text search would let it. Parsing is the verifier's
-/// (no network, no entities, no DOCTYPE, bytes read as UTF-8), on the calling thread's parser
-/// context.
+/// (markup limits, no network, no entities, no DOCTYPE, bytes read as UTF-8), on the calling
+/// thread's parser context.
 ///
 /// `package`: the result is unverified, so it is kept out of the public API.
 package enum SubjectReader {
     /// The trimmed full text of the NameID; `nil` when the response has none. Throws when the
     /// bytes are not a response of the shape the verifier accepts.
-    package static func nameID(_ bytes: UnsafeRawBufferPointer, maxDepth: Int = VerificationOptions().maxDepth) throws(VerificationError) -> String? {
+    package static func nameID(_ bytes: UnsafeRawBufferPointer, options: VerificationOptions = VerificationOptions()) throws(VerificationError) -> String? {
         let context = try VerificationThreadContext.current()
-        let document = try SecureXMLParser.parse(bytes, context: context)
-        let structure = try ResponseStructure(document: document, maxDepth: maxDepth)
+        let document = try SecureXMLParser.parse(bytes, limits: options.markupLimits, context: context)
+        let structure = try ResponseStructure(document: document, maxDepth: options.maxDepth)
         return try ResponseFacts(structure: structure).nameID
     }
 }

@@ -78,6 +78,18 @@ struct GatewaySecurityTests {
         }
     }
 
+    @Test("headers that reroute a request in some frameworks never reach the upstream")
+    func routeOverridesAreDropped() async throws {
+        try await Self.withEcho { _, echo, port in
+            let headers = [("X-Original-URL", "/api/v1/tokens/authn"), ("X-Rewrite-URL", "/api/v1/tokens/authn"),
+                           ("X-HTTP-Method-Override", "POST"), ("X-Method-Override", "POST"), ("X-Real-IP", "10.9.8.7")]
+            let answer = try await RawHTTP.send(port: port, method: "GET", target: "/api/v1/config/REF", headers: headers)
+            #expect(answer.status == 200, "\(answer.head)")
+            let received = try #require(echo.requests.last)
+            for (name, _) in headers { #expect(received.header(name).isEmpty, "\(name) was forwarded") }
+        }
+    }
+
     @Test("the exchange routes take no query string: unverified parameters never ride along")
     func queryOnExchangeIsRefused() async throws {
         try await Self.withEcho { _, echo, port in
