@@ -70,8 +70,9 @@ public struct Verifier: Sendable {
 
     /// Verifies a response **as it will be forwarded**: `normalized` is the cookbook's
     /// whitespace normalization of `original` (``WhitespaceNormalizer``), and the verdict holds
-    /// for the document the caller forwards — ``ForwardedDocument/normalized`` or
-    /// ``ForwardedDocument/original`` in the result, never another one.
+    /// for the document the caller forwards: the normalized one, or the original when the
+    /// result's ``VerifiedResponse/normalization`` says ``NormalizationOutcome/forwardsOriginal``
+    /// — never another one.
     ///
     /// The normalized document is verified first (one verification in the common case; when
     /// normalization changes no byte, the only one). When it does not verify, the original is:
