@@ -25,6 +25,12 @@ final class ForwardedRequestBody: AsyncSequence, @unchecked Sendable {
     }
 
     private let state = Mutex(State.idle)
+    private let failed = Atomic<Bool>(false)
+
+    /// Whether reading the client's body failed (a malformed chunk, a connection closed before
+    /// the announced length): an upstream request that failed then failed because of the
+    /// client, and must not count against the upstream's health.
+    var clientFailed: Bool { failed.load(ordering: .acquiring) }
     /// Touched only by the reader that moved `state` from `idle` to `reading` (hence
     /// `@unchecked Sendable`): the lock hands it from one read to the next.
     private var iterator: RequestBody.AsyncIterator
@@ -64,6 +70,7 @@ final class ForwardedRequestBody: AsyncSequence, @unchecked Sendable {
         do {
             chunk = .success(try await iterator.next())
         } catch {
+            failed.store(true, ordering: .releasing)
             chunk = .failure(error)
         }
         self.iterator = iterator

@@ -52,6 +52,9 @@ public struct GatewayError: Error, Sendable {
         GatewayError(status: 405, code: "method_not_allowed", message: "the token-exchange path does not accept \(method)")
     }
 
+    /// The client's body could not be read (broken chunking, a connection closed mid-body).
+    public static let unreadableBody = GatewayError(status: 400, code: "malformed_request", message: "the request body could not be read")
+
     public static func bodyTooLarge(_ limit: Int) -> GatewayError {
         GatewayError(status: 413, code: "body_too_large", message: "the request body exceeds the \(limit)-byte limit",
                      details: [("limit", .integer(limit))])

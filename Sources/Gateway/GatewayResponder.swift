@@ -179,7 +179,7 @@ public struct GatewayResponder: HTTPResponder {
         } catch let error as GatewayError {
             throw error
         } catch {
-            throw GatewayError(status: 400, code: "malformed_request", message: "the request body could not be read")
+            throw GatewayError.unreadableBody
         }
         return collected
     }
@@ -196,7 +196,7 @@ public struct GatewayResponder: HTTPResponder {
             let body = forwarded.map { HTTPClientRequest.Body.stream($0, length: length.map { .known(Int64($0)) } ?? .unknown) }
             let upstream = try await core.upstream.send(
                 method: HTTPMethod(rawValue: request.method.rawValue), pathAndQuery: target.forwarded, headers: headers,
-                body: body, retryable: forwarded == nil, logger: logger)
+                body: body, retryable: forwarded == nil, clientBodyFailed: { forwarded?.clientFailed ?? false }, logger: logger)
             return relay(upstream, requestID: requestID, forwarded: forwarded)
         } catch {
             // AsyncHTTPClient may still be reading the client's body for the failed request.

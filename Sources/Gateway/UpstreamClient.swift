@@ -52,10 +52,12 @@ public final class UpstreamClient: Sendable {
     }
 
     /// Sends `method pathAndQuery` with `headers` and `body`. `retryable` says the body can be
-    /// sent again (it is in memory).
+    /// sent again (it is in memory). `clientBodyFailed` tells, after a failure, whether reading
+    /// the client's streamed body failed first: then the client is at fault (`400
+    /// malformed_request`) and the upstream's health and metrics are untouched.
     public func send(
         method: HTTPMethod, pathAndQuery: String, headers: HTTPHeaders, body: HTTPClientRequest.Body?, retryable: Bool,
-        logger: Logger
+        clientBodyFailed: () -> Bool = { false }, logger: Logger
     ) async throws(GatewayError) -> HTTPClientResponse {
         let order = pickOrder()
         var lastFailure = "no upstream configured"
@@ -73,6 +75,7 @@ public final class UpstreamClient: Sendable {
             } catch {
                 let failure = UpstreamFailure(error)
                 if failure.kind == .request { throw failure.gatewayError }
+                if clientBodyFailed() { throw GatewayError.unreadableBody }
                 metrics.upstreamError(endpoint: endpoint.baseURL, kind: failure.kind)
                 logger.warning("upstream request failed", metadata: [
                     "upstream": .string(endpoint.baseURL), "failure": .string(failure.kind.rawValue), "attempt": .stringConvertible(attempt + 1),

@@ -8,9 +8,13 @@ import Glibc
 ///
 /// The lexer knows exactly the contexts in which `<` and quotes mean something different —
 /// comments, CDATA sections, processing instructions and quoted attribute values — so on a
-/// well-formed document it sees the start tags libxml2 will parse; on a malformed one libxml2
-/// stops at the first error, no later than where the two could part. Every attribute has exactly
-/// one quoted value, so a start tag's attributes are counted by its opening quotes.
+/// well-formed document it sees the start tags libxml2 will parse. libxml2 does *not* stop at
+/// its first error (without `RECOVER` it only stops building the tree, and goes on parsing, a
+/// `<` inside an attribute value starting a new start tag), so wherever the two could part the
+/// scanner refuses the document itself (`malformed_xml`): `<` inside an attribute value or a
+/// tag, a quote in an end tag, a tag, quote, comment, CDATA section or processing instruction
+/// left open at the end. Every attribute has exactly one quoted value, so a start tag's
+/// attributes are counted by its opening quotes.
 /// Linear: each byte is looked at a bounded number of times; `<` in text is found by `memchr`.
 enum MarkupScanner {
     static func check(_ bytes: UnsafeRawBufferPointer, limits: MarkupLimits) throws(VerificationError) {
@@ -28,22 +32,27 @@ enum MarkupScanner {
             switch bytes[i] {
             case UInt8(ascii: "!"):
                 if matches(bytes, i + 1, "--") {
-                    i = skip(bytes, past: "-->", from: i + 3)
+                    i = try skip(bytes, past: "-->", from: i + 3)
                 } else if matches(bytes, i + 1, "[CDATA[") {
-                    i = skip(bytes, past: "]]>", from: i + 8)
+                    i = try skip(bytes, past: "]]>", from: i + 8)
                 } else {
-                    i = skip(bytes, past: ">", from: i + 1)
+                    i = try skip(bytes, past: ">", from: i + 1)
                 }
             case UInt8(ascii: "?"):
-                i = skip(bytes, past: "?>", from: i + 1)
+                i = try skip(bytes, past: "?>", from: i + 1)
             case UInt8(ascii: "/"):
-                i = skip(bytes, past: ">", from: i + 1)
+                let end = try skip(bytes, past: ">", from: i + 1)
+                for j in i..<end where bytes[j] == 0x3C || bytes[j] == 0x22 || bytes[j] == 0x27 {
+                    throw malformed(at: j)
+                }
+                i = end
                 inScope -= open.popLast() ?? 0
             default:
                 var attributes = 0
                 var local = 0
                 var nameStart = -1
                 var atBlank = false
+                var closed = false
                 while i < n {
                     let byte = bytes[i]
                     if byte == UInt8(ascii: ">") {
@@ -52,6 +61,7 @@ enum MarkupScanner {
                             inScope += local
                         }
                         i += 1
+                        closed = true
                         break
                     }
                     if byte == 0x22 || byte == 0x27 {
@@ -69,12 +79,17 @@ enum MarkupScanner {
                                 throw VerificationError(.tooManyAttributes, "an element has more than \(limits.attributesPerElement) attributes (at byte \(i))")
                             }
                         }
-                        guard let close = memchr(base + i + 1, Int32(byte), n - i - 1) else { return }
-                        i = base.distance(to: UnsafeRawPointer(close)) + 1
+                        guard let close = memchr(base + i + 1, Int32(byte), n - i - 1) else { throw malformed(at: i) }
+                        let end = base.distance(to: UnsafeRawPointer(close))
+                        if let lt = memchr(base + i + 1, 0x3C, end - i - 1) {
+                            throw malformed(at: base.distance(to: UnsafeRawPointer(lt)))
+                        }
+                        i = end + 1
                         nameStart = -1
                         atBlank = true
                         continue
                     }
+                    if byte == 0x3C { throw malformed(at: i) }
                     if byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D {
                         atBlank = true
                     } else if atBlank && byte != UInt8(ascii: "=") {
@@ -83,8 +98,13 @@ enum MarkupScanner {
                     }
                     i += 1
                 }
+                if !closed { throw malformed(at: n) }
             }
         }
+    }
+
+    private static func malformed(at offset: Int) -> VerificationError {
+        VerificationError(.malformedXML, "not well-formed XML (markup at byte \(offset))")
     }
 
     /// `xmlns` or `xmlns:…` at `start`, up to `=` or a blank.
@@ -94,19 +114,20 @@ enum MarkupScanner {
         return next == UInt8(ascii: ":") || next == UInt8(ascii: "=") || next == 0x20 || next == 0x09 || next == 0x0A || next == 0x0D
     }
 
-    /// The index just past the first `terminator` at or after `from`, or the end.
-    private static func skip(_ bytes: UnsafeRawBufferPointer, past terminator: StaticString, from: Int) -> Int {
+    /// The index just past the first `terminator` at or after `from`; a construct left open at
+    /// the end is refused.
+    private static func skip(_ bytes: UnsafeRawBufferPointer, past terminator: StaticString, from: Int) throws(VerificationError) -> Int {
         let count = terminator.utf8CodeUnitCount
         let first = terminator.utf8Start.pointee
-        guard let base = bytes.baseAddress else { return bytes.count }
+        guard let base = bytes.baseAddress else { throw malformed(at: from) }
         var i = from
         while i + count <= bytes.count {
-            guard let found = memchr(base + i, Int32(first), bytes.count - i) else { return bytes.count }
+            guard let found = memchr(base + i, Int32(first), bytes.count - i) else { break }
             i = base.distance(to: UnsafeRawPointer(found))
             if matches(bytes, i, terminator) { return i + count }
             i += 1
         }
-        return bytes.count
+        throw malformed(at: from)
     }
 
     @inline(__always)

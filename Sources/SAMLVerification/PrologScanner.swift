@@ -27,6 +27,10 @@ enum PrologScanner {
             let next = bytes[i + 1]
             if next == UInt8(ascii: "?") {
                 guard let end = find(bytes, from: i + 2, "?>") else { return }
+                if i + 5 < n && bytes[i + 2] == UInt8(ascii: "x") && bytes[i + 3] == UInt8(ascii: "m") && bytes[i + 4] == UInt8(ascii: "l")
+                    && isBlank(bytes[i + 5]) {
+                    try checkDeclaredEncoding(UnsafeRawBufferPointer(rebasing: bytes[(i + 5)..<(end - 2)]))
+                }
                 i = end
             } else if next == UInt8(ascii: "!") {
                 if i + 3 < n && bytes[i + 2] == UInt8(ascii: "-") && bytes[i + 3] == UInt8(ascii: "-") {
@@ -39,6 +43,27 @@ enum PrologScanner {
                 return
             }
         }
+    }
+
+    /// The document is read as UTF-8 whatever it declares (``SecureXMLParser``), but it is
+    /// forwarded with its declaration: a backend that honours `encoding="UTF-7"` would decode
+    /// other markup than the gateway verified (text hidden in comments turns into elements). So
+    /// a declared encoding other than UTF-8 is refused.
+    private static func checkDeclaredEncoding(_ declaration: UnsafeRawBufferPointer) throws(VerificationError) {
+        let text = String(decoding: declaration, as: UTF8.self)
+        guard let key = text.range(of: "encoding") else { return }
+        let rest = text[key.upperBound...].drop { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" || $0 == "=" }
+        guard let quote = rest.first, quote == "\"" || quote == "'" else {
+            throw VerificationError(.malformedXML, "the XML declaration's encoding is unreadable")
+        }
+        let value = rest.dropFirst().prefix { $0 != quote }
+        guard value.lowercased() == "utf-8" else {
+            throw VerificationError(.malformedXML, "only UTF-8 documents are accepted (the XML declaration names another encoding)")
+        }
+    }
+
+    private static func isBlank(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
     }
 
     /// Index just past the first occurrence of `needle` at or after `start`.

@@ -7,10 +7,14 @@ import CXMLSec
 /// - exactly one `Reference`, whose `URI` is `#` + the ID of the element the signature is a
 ///   direct child of (`reference_mismatch`; this also refuses the empty URI, which means
 ///   "the whole document", and references to any other element);
-/// - only allowed `Transform`s and `DigestMethod` (`algorithm_not_allowed`).
+/// - only allowed `Transform`s, at most two and each once, in one `Transforms` element, and an
+///   allowed `DigestMethod` (`algorithm_not_allowed`).
 /// xmlsec then enforces the same through its enabled lists; after it ran, ``SignatureVerifier``
 /// checks its own view of the reference again.
 enum SignedInfoPrecheck {
+    /// The enveloped-signature transform and one exclusive canonicalization.
+    static let maximumTransforms = 2
+
     static func check(signature: XMLTree.Node, ownerID: UnsafePointer<xmlChar>, algorithms: AlgorithmPolicy) throws(VerificationError) {
         guard let signedInfo = XMLTree.firstChildElement(signature),
             XMLTree.isElement(signedInfo, "SignedInfo", ns: SAMLNamespace.dsigNS)
@@ -54,13 +58,28 @@ enum SignedInfoPrecheck {
             throw VerificationError(.referenceMismatch, "the Reference URI is not '#' + the ID of the signed element")
         }
         var sawDigest = false
+        var sawTransforms = false
         for child in XMLTree.childElements(reference) {
             if XMLTree.isElement(child, "Transforms", ns: SAMLNamespace.dsigNS) {
+                // Each transform is a pass over the signed element: their number is bounded (the
+                // enveloped transform and one canonicalization, each at most once), or a
+                // request could repeat the pass thousands of times.
+                guard !sawTransforms else {
+                    throw VerificationError(.signatureInvalid, "the Reference has more than one Transforms element")
+                }
+                sawTransforms = true
+                var seen: [String] = []
                 for transform in XMLTree.childElements(child) {
                     guard XMLTree.isElement(transform, "Transform", ns: SAMLNamespace.dsigNS) else {
                         throw VerificationError(.signatureInvalid, "unexpected element in Transforms")
                     }
                     try requireAllowed(transform, "transform", algorithms.isAllowedTransform)
+                    let algorithm = XMLTree.attribute(transform, "Algorithm") ?? ""
+                    guard seen.count < Self.maximumTransforms, !seen.contains(algorithm) else {
+                        throw VerificationError(.algorithmNotAllowed,
+                                                "a Reference may apply at most \(Self.maximumTransforms) transforms, each once")
+                    }
+                    seen.append(algorithm)
                 }
             } else if XMLTree.isElement(child, "DigestMethod", ns: SAMLNamespace.dsigNS) {
                 try requireAllowed(child, "digest method", algorithms.isAllowedDigestMethod)

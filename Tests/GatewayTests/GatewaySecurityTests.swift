@@ -110,6 +110,10 @@ struct GatewaySecurityTests {
             #expect(try await RawHTTP.send(port: port, method: "GET", target: "*").code == "invalid_request_target")
             let trace = try await RawHTTP.send(port: port, method: "TRACE", target: "/x", body: "abc")
             #expect(trace.status != 502 && trace.status != 503, "\(trace.head)")
+            // A broken chunked body: the client's stream fails, not the upstream.
+            let chunked = try await RawHTTP.send(port: port, raw: Array(
+                "POST /reference/echo/x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\naaaaa\r\nZZ\r\n".utf8))
+            #expect(chunked.status != 502, "\(chunked.head)")
             let ready = try await h.send(.GET, "/readyz")
             #expect(ready.status == 200, "\(ready.body)")
             #expect(echo.requests.allSatisfy { $0.method != "OPTIONS" })
@@ -207,13 +211,53 @@ struct GatewaySecurityTests {
 
     // MARK: cost
 
-    @Test("attribute and namespace bombs are refused before parsing", arguments: [
-        ("too_many_attributes", "<samlp:Status " + (0..<20_000).map { "a\($0)=\"\"" }.joined(separator: " ") + ">"),
-        ("too_many_namespaces", "<samlp:Status " + (0..<5_000).map { "xmlns:p\($0)=\"urn:x:\($0)\"" }.joined(separator: " ") + ">"),
-        ("too_many_namespaces", "<samlp:Status>" + String(repeating: "<x " + (0..<30).map { "xmlns:q\($0)=\"urn:q\"" }.joined(separator: " ") + ">", count: 40)
-            + String(repeating: "</x>", count: 40)),
-    ])
-    func markupBombs(_ code: String, _ replacement: String) async throws {
+    @Test("a Reference applies at most two transforms: each one is a pass over the signed element")
+    func repeatedTransforms() async throws {
+        let genuine = String(decoding: GatewayHarness.issue(), as: UTF8.self)
+        let extra = String(repeating: "<ds:Transform Algorithm=\"http://www.w3.org/2001/10/xml-exc-c14n#\"/>", count: 300)
+        let bomb = Array(genuine.replacingFirst("</ds:Transforms>", with: extra + "</ds:Transforms>").utf8)
+        try await withHarness { h in
+            let reply = try await h.exchangeV1(GatewayHarness.base64(bomb))
+            #expect(reply.status == 401 && reply.code == "algorithm_not_allowed", "\(reply.body)")
+            #expect(h.upstream?.store.exchanges.isEmpty == true)
+        }
+    }
+
+    @Test("a declared encoding other than UTF-8 is refused: a backend honouring it would read other markup")
+    func declaredEncoding() async throws {
+        let genuine = String(decoding: GatewayHarness.issue(), as: UTF8.self)
+        #expect(genuine.hasPrefix("<?xml version=\"1.0\" encoding=\"UTF-8\"?>"))
+        try await withHarness { h in
+            for encoding in ["UTF-7", "ISO-8859-1", "utf-16"] {
+                let declared = Array(genuine.replacingFirst("encoding=\"UTF-8\"", with: "encoding='\(encoding)'").utf8)
+                let reply = try await h.exchangeV1(GatewayHarness.base64(declared))
+                #expect(reply.status == 400 && reply.code == "malformed_xml", "\(encoding): \(reply.body)")
+            }
+            let lower = Array(genuine.replacingFirst("encoding=\"UTF-8\"", with: "encoding=\"utf-8\"").utf8)
+            #expect(try await h.exchangeV1(GatewayHarness.base64(lower)).status == 204)
+            #expect(h.upstream?.store.exchanges.count == 1)
+        }
+    }
+
+    /// Markup in place of `<samlp:Status>` in a genuine response, and the code it must get.
+    static let bombs: [(code: String, replacement: String)] = {
+        let attributes: [String] = (0..<20_000).map { "a\($0)=\"\"" }
+        let declarations: [String] = (0..<5_000).map { "xmlns:p\($0)=\"urn:x:\($0)\"" }
+        let nested: String = "<x " + (0..<30).map { "xmlns:q\($0)=\"urn:q\"" }.joined(separator: " ") + ">"
+        return [
+            ("too_many_attributes", "<samlp:Status " + attributes.joined(separator: " ") + ">"),
+            ("too_many_namespaces", "<samlp:Status " + declarations.joined(separator: " ") + ">"),
+            ("too_many_namespaces", "<samlp:Status>" + String(repeating: nested, count: 40) + String(repeating: "</x>", count: 40)),
+            // libxml2 goes on parsing after an error: a `<` inside an attribute value would start
+            // a start tag the scanner did not count.
+            ("malformed_xml", "<samlp:Status b='<c " + attributes.joined(separator: " ") + "'>"),
+            ("malformed_xml", "<samlp:Status b='<c " + declarations.joined(separator: " ") + "'>"),
+        ]
+    }()
+
+    @Test("attribute and namespace bombs are refused before parsing", arguments: bombs.indices)
+    func markupBombs(_ index: Int) async throws {
+        let (code, replacement) = Self.bombs[index]
         let genuine = String(decoding: GatewayHarness.issue(), as: UTF8.self)
         let bomb = Array(genuine.replacingFirst("<samlp:Status>", with: replacement).utf8)
         try await withHarness { h in

@@ -24,7 +24,11 @@ enum RawHTTP {
         for (name, value) in headers { request += "\(name): \(value)\r\n" }
         if !body.isEmpty || method == "POST" { request += "Content-Length: \(body.utf8.count)\r\n" }
         request += "\r\n" + body
-        let bytes = Array(request.utf8)
+        return try await send(port: port, raw: Array(request.utf8))
+    }
+
+    /// Sends `bytes` exactly and reads one answer.
+    static func send(port: Int, raw bytes: [UInt8]) async throws -> Answer {
         // Blocking socket calls run on a thread of their own: on Swift concurrency's small pool
         // they could starve the in-process gateway that has to answer them.
         return try await withCheckedThrowingContinuation { continuation in
@@ -34,7 +38,7 @@ enum RawHTTP {
         }
     }
 
-    static func exchange(port: Int, _ bytes: [UInt8]) throws -> Answer {
+    private static func exchange(port: Int, _ bytes: [UInt8]) throws -> Answer {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw POSIXError(.EIO) }
         defer { close(fd) }

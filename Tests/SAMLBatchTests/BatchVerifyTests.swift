@@ -41,6 +41,19 @@ struct BatchVerifyTests {
         #expect(BatchFixture.records(strict).map { $0["valid"] as? Bool } == [true, false, false, false])
     }
 
+    @Test("the verdict covers the encoded value: markup that normalization reveals is not valid")
+    func verdictCoversTheEncodedValue() throws {
+        let fixture = try BatchFixture()
+        let pem = try fixture.write("idp.pem", BatchFixture.keyPair.certificatePEM)
+        let genuine = String(decoding: BatchFixture.responses[0], as: UTF8.self)
+        let hidden = "<!--x-\n-><saml:NameID>admin@victim.example</saml:NameID><!-\n-y-->"
+        let smuggled = try fixture.write("s.xml", genuine.replacingFirst("</saml:NameID>", with: "</saml:NameID>" + hidden))
+        let result = try fixture.batch([smuggled, "--verify", "--trust", pem])
+        let record = try #require(BatchFixture.records(result).first)
+        #expect(record["valid"] as? Bool == false)
+        #expect(BatchFixture.errorCode(record) == "normalization_changes_document")
+    }
+
     @Test("--now judges validity windows at another instant")
     func now() throws {
         let fixture = try BatchFixture()

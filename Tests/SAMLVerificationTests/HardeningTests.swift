@@ -73,3 +73,53 @@ import Testing
         #expect(Fixtures.code(latin.replacingFirst("encoding=\"UTF-8\"", with: "encoding=\"ISO-8859-1\"")) == nil)
     }
 }
+
+/// Markup the limits scanner cannot count the way libxml2 parses it is refused, not passed on.
+@Suite struct MarkupScannerTests {
+    static func code(_ document: String) -> VerificationError.Code? {
+        Fixtures.code(Fixtures.issue(.assertion).replacingFirst("<samlp:Status>", with: document + "<samlp:Status>"))
+    }
+
+    @Test func attributesAreCountedWhereLibxml2SeesThem() {
+        let many = (0..<65).map { "a\($0)=\"\"" }.joined(separator: " ")
+        #expect(Self.code("<x \(many)/>") == .tooManyAttributes)
+        #expect(Self.code("<x b='<c \(many)'/>") == .malformedXML)
+        #expect(Self.code("<x b='>' \(many)/>") == .tooManyAttributes)
+        // Inside a comment, CDATA or a processing instruction, nothing is a tag.
+        #expect(Self.code("<!-- <x \(many)/> -->") == nil)
+        #expect(Self.code("<y><![CDATA[<x \(many)/>]]></y>") == nil)
+        #expect(Self.code("<?p <x \(many)/> ?>") == nil)
+    }
+
+    @Test func constructsLeftOpenOrOddAreRefused() {
+        for document in ["<x a=\"1\" <y/>", "<y></y a=\"1\">", "<y></y '>'>"] {
+            #expect(Self.code(document) == .malformedXML, "\(document)")
+        }
+        var open = Array(Fixtures.issue(.assertion).utf8)
+        open += Array("<!-- never closed".utf8)
+        #expect(Fixtures.code(String(decoding: open, as: UTF8.self)) == .malformedXML)
+    }
+
+    @Test func namespaceDeclarationsInScope() {
+        let declarations = (0..<20).map { "xmlns:p\($0)=\"urn:p\"" }.joined(separator: " ")
+        #expect(Self.code("<a \(declarations)><b \(declarations)><c/></b></a>") == nil)
+        #expect(Self.code("<a \(declarations)><b \(declarations)><c \(declarations)/></b></a>") == .tooManyNamespaces)
+        // Closed elements leave the scope.
+        #expect(Self.code("<a \(declarations)/><b \(declarations)/><c \(declarations)/><d \(declarations)/>") == nil)
+    }
+
+    @Test func onlyUTF8IsDeclared() {
+        let genuine = Fixtures.issue(.assertion)
+        for encoding in ["UTF-7", "iso-8859-1", "UTF-16"] {
+            #expect(Fixtures.code(genuine.replacingFirst("encoding=\"UTF-8\"", with: "encoding=\"\(encoding)\"")) == .malformedXML)
+        }
+        #expect(Fixtures.code(genuine.replacingFirst("encoding=\"UTF-8\"", with: "encoding='utf-8'")) == nil)
+    }
+
+    @Test func aReferenceAppliesAtMostTwoTransformsEachOnce() {
+        let genuine = Fixtures.issue(.assertion)
+        let again = "<ds:Transform Algorithm=\"http://www.w3.org/2001/10/xml-exc-c14n#\"/>"
+        #expect(Fixtures.code(genuine.replacingFirst("</ds:Transforms>", with: again + "</ds:Transforms>")) == .algorithmNotAllowed)
+        #expect(Fixtures.code(genuine.replacingFirst("</ds:Transforms>", with: String(repeating: again, count: 50) + "</ds:Transforms>")) == .algorithmNotAllowed)
+    }
+}

@@ -116,3 +116,25 @@ import Testing
         #expect(try SamlgateProcess.run(["idp", "issue", "--key", "k", "--cert", "c", "--mvpd", "m", "--user", "u", "--attr", "novalue"]).status == 2)
     }
 }
+
+extension VerifyCommandTests {
+    /// The verdict is on the response as the gateway forwards it (its cookbook normalization).
+    @Test func verdictIsOnTheForwardedDocument() throws {
+        let (_, key, cert) = try Self.keygen("rsa2048")
+        let compact = try Self.issue(key, cert)
+        let pretty = try Self.issue(key, cert, ["--pretty"])
+        // A second NameID hidden in a comment that normalization opens (`-\n->`): the raw document
+        // verifies (comments are not signed), its normalization holds two NameIDs.
+        let genuine = try String(contentsOfFile: compact, encoding: .utf8)
+        let hidden = "<!--x-\n-><saml:NameID>admin@victim.example</saml:NameID><!-\n-y-->"
+        let smuggled = try SamlgateProcess.temporaryFile(
+            "smuggled.xml", Data(genuine.replacingFirst("</saml:NameID>", with: "</saml:NameID>" + hidden).utf8))
+        let result = try SamlgateProcess.run(["verify", "--trust", cert, "--no-replay-check", compact, pretty, smuggled])
+        #expect(result.status == 1, "\(result.stdoutText) \(result.stderr)")
+        let lines = try Self.lines(result)
+        #expect(lines.map { $0["normalization"] as? String } == ["unchanged", "equivalent", nil])
+        #expect(lines.map { $0["survivesNormalization"] as? Bool } == [true, false, nil])
+        #expect(lines[1]["nameID"] as? String == "alice@example.com")
+        #expect((lines[2]["error"] as? [String: Any])?["code"] as? String == "normalization_changes_document")
+    }
+}
