@@ -15,6 +15,20 @@ public struct MarkupLimits: Sendable, Equatable {
     /// (`too_many_namespaces`). libxml2 resolves every prefix by searching the declarations in
     /// scope, so this bounds the work per element, however deep the document.
     public var namespaceDeclarationsInScope: Int = 64
+    /// Markup items — elements, attributes, namespace declarations, comments, processing
+    /// instructions, CDATA sections — at most one per this many bytes of the document on
+    /// average, past ``markupItemAllowance`` (`too_many_nodes`). Every item costs each parse and
+    /// canonicalization pass about the same, so this keeps the cost of a document proportional
+    /// to its size at the density of real responses (one item per 50–200 bytes), not at the
+    /// density an attacker can pack (`<e/>` is four bytes).
+    public var bytesPerMarkupItem: Int = 32
+    /// Items every document may have whatever its size.
+    public var markupItemAllowance: Int = 1024
+
+    /// The most markup items a document of `count` bytes may hold.
+    public func markupItems(forByteCount count: Int) -> Int {
+        markupItemAllowance + count / max(bytesPerMarkupItem, 1)
+    }
 
     public init() {}
 }

@@ -2,9 +2,10 @@
 import Glibc
 #endif
 
-/// Counts attributes and namespace declarations per start tag, and the declarations in scope
-/// (a stack of per-element counts, pushed by a start tag, popped by an end tag), with one
-/// lexical pass over the bytes before libxml2 sees them; refuses a document past ``MarkupLimits``.
+/// Counts attributes and namespace declarations per start tag, the declarations in scope and the
+/// depth (a stack of per-element counts, pushed by a start tag, popped by an end tag), and all
+/// markup items against the document's size, with one lexical pass over the bytes before
+/// libxml2 sees them; refuses a document past ``MarkupLimits``.
 ///
 /// The lexer knows exactly the contexts in which `<` and quotes mean something different —
 /// comments, CDATA sections, processing instructions and quoted attribute values — so on a
@@ -17,9 +18,19 @@ import Glibc
 /// attributes are counted by its opening quotes.
 /// Linear: each byte is looked at a bounded number of times; `<` in text is found by `memchr`.
 enum MarkupScanner {
-    static func check(_ bytes: UnsafeRawBufferPointer, limits: MarkupLimits) throws(VerificationError) {
+    /// - Parameter maxDepth: the deepest element nesting (`too_deep`), checked here so that a
+    ///   deep document costs no parse at all.
+    static func check(_ bytes: UnsafeRawBufferPointer, limits: MarkupLimits, maxDepth: Int) throws(VerificationError) {
         guard let base = bytes.baseAddress else { return }
         let n = bytes.count
+        let itemBudget = limits.markupItems(forByteCount: n)
+        var items = 0
+        func count(at offset: Int) throws(VerificationError) {
+            items += 1
+            if items > itemBudget {
+                throw VerificationError(.tooManyNodes, "more than \(itemBudget) elements, attributes, comments and processing instructions in \(n) bytes (at byte \(offset))")
+            }
+        }
         // Declarations of each open element, and their sum.
         var open: [Int] = []
         var inScope = 0
@@ -29,6 +40,7 @@ enum MarkupScanner {
             guard let found = memchr(base + i, 0x3C, n - i) else { return }
             i = base.distance(to: UnsafeRawPointer(found)) + 1
             guard i < n else { return }
+            try count(at: i)
             switch bytes[i] {
             case UInt8(ascii: "!"):
                 if matches(bytes, i + 1, "--") {
@@ -41,6 +53,7 @@ enum MarkupScanner {
             case UInt8(ascii: "?"):
                 i = try skip(bytes, past: "?>", from: i + 1)
             case UInt8(ascii: "/"):
+                items -= 1 // an end tag is part of its element
                 let end = try skip(bytes, past: ">", from: i + 1)
                 for j in i..<end where bytes[j] == 0x3C || bytes[j] == 0x22 || bytes[j] == 0x27 {
                     throw malformed(at: j)
@@ -59,12 +72,16 @@ enum MarkupScanner {
                         if bytes[i - 1] != UInt8(ascii: "/") {
                             open.append(local)
                             inScope += local
+                            guard open.count <= maxDepth else {
+                                throw VerificationError(.tooDeep, "elements nest deeper than \(maxDepth) levels (at byte \(i))")
+                            }
                         }
                         i += 1
                         closed = true
                         break
                     }
                     if byte == 0x22 || byte == 0x27 {
+                        try count(at: i)
                         if nameStart >= 0 && isNamespaceDeclaration(bytes, from: nameStart) {
                             local += 1
                             guard local <= limits.namespaceDeclarationsPerElement else {

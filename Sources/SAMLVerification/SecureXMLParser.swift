@@ -20,9 +20,10 @@ enum SecureXMLParser {
     static let options: Int32 = Int32(bitPattern: XML_PARSE_NONET.rawValue | XML_PARSE_NOERROR.rawValue
         | XML_PARSE_NOWARNING.rawValue | XML_PARSE_IGNORE_ENC.rawValue)
 
-    static func parse(_ bytes: UnsafeRawBufferPointer, limits: MarkupLimits, context: VerificationThreadContext) throws(VerificationError) -> ParsedDocument {
+    static func parse(_ bytes: UnsafeRawBufferPointer, limits: MarkupLimits, maxDepth: Int,
+                      context: VerificationThreadContext) throws(VerificationError) -> ParsedDocument {
         try PrologScanner.rejectDoctype(bytes)
-        try MarkupScanner.check(bytes, limits: limits)
+        try MarkupScanner.check(bytes, limits: limits, maxDepth: maxDepth)
         guard let base = bytes.baseAddress, bytes.count > 0 else {
             throw VerificationError(.malformedXML, "empty document")
         }

@@ -15,7 +15,7 @@ package enum SubjectReader {
     /// bytes are not a response of the shape the verifier accepts.
     package static func nameID(_ bytes: UnsafeRawBufferPointer, options: VerificationOptions = VerificationOptions()) throws(VerificationError) -> String? {
         let context = try VerificationThreadContext.current()
-        let document = try SecureXMLParser.parse(bytes, limits: options.markupLimits, context: context)
+        let document = try SecureXMLParser.parse(bytes, limits: options.markupLimits, maxDepth: options.maxDepth, context: context)
         let structure = try ResponseStructure(document: document, maxDepth: options.maxDepth)
         return try ResponseFacts(structure: structure).nameID
     }

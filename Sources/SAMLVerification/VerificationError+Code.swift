@@ -65,6 +65,9 @@ extension VerificationError {
         public static let tooManyAttributes = Code(rawValue: "too_many_attributes")
         /// Too many namespace declarations on one element or in the document (``MarkupLimits``).
         public static let tooManyNamespaces = Code(rawValue: "too_many_namespaces")
+        /// More markup items (elements, attributes, comments, processing instructions) than the
+        /// document's size allows (``MarkupLimits/bytesPerMarkupItem``).
+        public static let tooManyNodes = Code(rawValue: "too_many_nodes")
         /// Not well-formed XML, or not the SAML shape we accept.
         public static let malformedXML = Code(rawValue: "malformed_xml")
         /// The Response carries an `EncryptedAssertion`, which this gateway does not decrypt.
@@ -84,7 +87,7 @@ extension VerificationError {
         /// The codes that mean "well formed but not trustworthy" (HTTP 401).
         public var isTrustFailure: Bool {
             switch self {
-            case .forbiddenDTD, .tooLarge, .tooDeep, .tooManyAttributes, .tooManyNamespaces, .malformedXML, .unsupportedEncryptedAssertion,
+            case .forbiddenDTD, .tooLarge, .tooDeep, .tooManyAttributes, .tooManyNamespaces, .tooManyNodes, .malformedXML, .unsupportedEncryptedAssertion,
                 .unknownMVPD, .internalError, .replayCacheFull:
                 return false
             default:

@@ -10,9 +10,11 @@ public struct VerificationOptions: Sendable {
     public var allowSHA1: Bool = false
     /// Largest accepted document in bytes (`too_large`).
     public var maxSize: Int = 1 << 20
-    /// Deepest accepted element nesting (`too_deep`). libxml2 itself stops at 256 without
-    /// `XML_PARSE_HUGE`, which is never used, so larger values act as 256.
-    public var maxDepth: Int = 256
+    /// Deepest accepted element nesting (`too_deep`), checked before parsing. SAML responses
+    /// nest about ten levels; each level adds to the work per node of canonicalization (node-set
+    /// membership walks the ancestors), so the default leaves ample room and no more. libxml2
+    /// itself stops at 256 without `XML_PARSE_HUGE`, which is never used.
+    public var maxDepth: Int = 64
     /// Attributes and namespace declarations per element and per document, checked before
     /// parsing (`too_many_attributes`, `too_many_namespaces`).
     public var markupLimits = MarkupLimits()

@@ -101,7 +101,7 @@ public struct Verifier: Sendable {
             // Normalization broke something, or the response is bad: judge the original (its
             // error is the one reported, the verdict on what the client sent).
         }
-        let originalDocument = try SecureXMLParser.parse(original, limits: options.markupLimits, context: context)
+        let originalDocument = try SecureXMLParser.parse(original, limits: options.markupLimits, maxDepth: options.maxDepth, context: context)
         let checked = try check(originalDocument, provider: provider, retry: true, now: now,
                                 expectedInResponseTo: expectedInResponseTo, context: context)
         switch fallback {
@@ -111,7 +111,7 @@ public struct Verifier: Sendable {
             let refusal = VerificationError(
                 .normalizationChangesDocument,
                 "the signature does not survive the cookbook's whitespace normalization, and the normalized document is not the signed one with only whitespace changed")
-            guard let normalizedDocument = try? SecureXMLParser.parse(normalized, limits: options.markupLimits, context: context),
+            guard let normalizedDocument = try? SecureXMLParser.parse(normalized, limits: options.markupLimits, maxDepth: options.maxDepth, context: context),
                   DocumentEquivalence.equivalent(originalDocument, normalizedDocument) else {
                 throw refusal
             }
@@ -145,7 +145,7 @@ public struct Verifier: Sendable {
 
     private func check(_ bytes: UnsafeRawBufferPointer, provider: IdentityProviderTrust, retry: Bool, now: Date,
                        expectedInResponseTo: String?, context: VerificationThreadContext) throws(VerificationError) -> Checked {
-        let document = try SecureXMLParser.parse(bytes, limits: options.markupLimits, context: context)
+        let document = try SecureXMLParser.parse(bytes, limits: options.markupLimits, maxDepth: options.maxDepth, context: context)
         return try check(document, provider: provider, retry: retry, now: now, expectedInResponseTo: expectedInResponseTo, context: context)
     }
 

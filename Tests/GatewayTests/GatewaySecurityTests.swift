@@ -252,6 +252,8 @@ struct GatewaySecurityTests {
             // a start tag the scanner did not count.
             ("malformed_xml", "<samlp:Status b='<c " + attributes.joined(separator: " ") + "'>"),
             ("malformed_xml", "<samlp:Status b='<c " + declarations.joined(separator: " ") + "'>"),
+            ("too_many_nodes", "<samlp:Status>" + String(repeating: "<e/>", count: 30_000)),
+            ("too_deep", "<samlp:Status>" + String(repeating: "<d>", count: 100) + String(repeating: "</d>", count: 100)),
         ]
     }()
 

@@ -101,11 +101,19 @@ import Testing
     }
 
     @Test func namespaceDeclarationsInScope() {
-        let declarations = (0..<20).map { "xmlns:p\($0)=\"urn:p\"" }.joined(separator: " ")
+        let declarations = (0..<25).map { "xmlns:p\($0)=\"urn:p\"" }.joined(separator: " ")
         #expect(Self.code("<a \(declarations)><b \(declarations)><c/></b></a>") == nil)
         #expect(Self.code("<a \(declarations)><b \(declarations)><c \(declarations)/></b></a>") == .tooManyNamespaces)
         // Closed elements leave the scope.
         #expect(Self.code("<a \(declarations)/><b \(declarations)/><c \(declarations)/><d \(declarations)/>") == nil)
+    }
+
+    @Test func markupDensityAndDepthAreBounded() {
+        #expect(Self.code(String(repeating: "<e/>", count: 20_000)) == .tooManyNodes)
+        #expect(Self.code(String(repeating: "<!--c-->", count: 20_000)) == .tooManyNodes)
+        #expect(Self.code("<e " + (0..<60).map { "a\($0)=\"\"" }.joined(separator: " ") + "/>") == nil)
+        #expect(Self.code(String(repeating: "<d>", count: 70) + String(repeating: "</d>", count: 70)) == .tooDeep)
+        #expect(Self.code(String(repeating: "<d>", count: 40) + String(repeating: "</d>", count: 40)) == nil)
     }
 
     @Test func onlyUTF8IsDeclared() {
