@@ -11,8 +11,8 @@ import TestIdP
 /// Every hostile document is the genuine response with content inserted inside its signed
 /// Assertion, one line per repetition: the digest then fails (on the normalized document, then
 /// on the original, then once more with libxml2 canonicalizing — the most work a request can
-/// cause), and the markup is as costly as the limits allow. Compare each row with
-/// `genuine/<size>`: the goal is at most 3× its CPU.
+/// cause), and the markup is as dense as the limits allow (`…-refused` rows: past a limit, the
+/// cost of refusing). Compare each row with `genuine/<size>`.
 let benchmarks: @Sendable () -> Void = {
     Benchmark.defaultConfiguration = .init(
         metrics: [.wallClock, .cpuTotal, .instructions, .mallocCountTotal],
@@ -39,31 +39,57 @@ let benchmarks: @Sendable () -> Void = {
         let body = String(repeating: unit, count: max(1, room / unit.utf8.count))
         return Array(compact.replacingOccurrences(of: "</saml:Assertion>", with: prefix + body + suffix + "</saml:Assertion>").utf8)
     }
-    let attributes64 = "<x " + (0..<64).map { "a\($0)=\"v\"" }.joined(separator: " ") + "/>\n"
-    let declarations = (0..<32).map { "xmlns:p\($0)=\"urn:p:\($0)\"" }.joined(separator: " ")
-    let deepChain = String(repeating: "<d>", count: 240) + String(repeating: "</d>", count: 240) + "\n"
+    // Each hostile unit packs markup items (elements, attributes, comments, PIs) as densely as
+    // the limits allow: one per 32 bytes (``MarkupLimits/bytesPerMarkupItem``).
+    let filler = String(repeating: "a", count: 24)
+    let attributes64 = "<x " + (0..<63).map { "a\($0)=\"\(filler)\"" }.joined(separator: " ") + "/>\n"
+    let declarations = (0..<32).map { "xmlns:p\($0)=\"urn:p:\($0)\(filler)\"" }.joined(separator: " ")
+    let deepChain = String(repeating: "<d>" + filler + "aaaa", count: 60) + String(repeating: "</d>", count: 60) + "\n"
     let text = String(repeating: "abcdefghij", count: 8) + "\n"
     var tampered = issue { $0.pretty = true; $0.padToSize = size }
     tampered = tampered.replacingOccurrences(of: "bench@example.com", with: "bench@example.org")
+    let transforms = compact.replacingOccurrences(
+        of: "</ds:Transforms>", with: String(repeating: "<ds:Transform Algorithm=\"http://www.w3.org/2001/10/xml-exc-c14n#\"/>", count: 3000) + "</ds:Transforms>")
 
     let cases: [(String, [UInt8])] = [
         ("genuine", Array(issue { $0.padToSize = size }.utf8)),
         ("genuine-pretty", Array(issue { $0.pretty = true; $0.padToSize = size }.utf8)),
-        ("attributes-64-per-element", hostile(attributes64)),
+        ("attributes-63-per-element", hostile(attributes64)),
         ("attribute-bomb-refused", hostile(" a=\"\"", prefix: "<x", suffix: "/>")),
-        ("namespaces-64-in-scope", hostile("<p0:e/>\n", prefix: "<n1 \(declarations)><n2 \(declarations.replacingOccurrences(of: "xmlns:p", with: "xmlns:q"))>", suffix: "</n2></n1>")),
+        ("namespaces-64-in-scope", hostile("<p0:e>\(filler)</p0:e>\n", prefix: "<n1 \(declarations)><n2 \(declarations.replacingOccurrences(of: "xmlns:p", with: "xmlns:q"))>", suffix: "</n2></n1>")),
         ("namespace-bomb-refused", hostile(" xmlns:z=\"urn:z\"", prefix: "<x", suffix: "/>")),
-        ("depth-240", hostile(deepChain)),
-        ("many-elements", hostile("<e/>\n")),
+        ("depth-60", hostile(deepChain)),
+        ("many-elements", hostile("<e>\(filler)</e>\n")),
+        ("element-bomb-refused", hostile("<e/>\n")),
         ("long-text", hostile(text, prefix: "<t>", suffix: "</t>")),
-        ("comments-and-pis", hostile("<!--c-->\n<?p x?>\n")),
+        ("comments", hostile("<!--\(filler)-->\n")),
+        ("processing-instructions", hostile("<?p \(filler)?>\n")),
+        ("transforms-repeated-refused", Array(transforms.utf8)),
         ("signature-fails-after-normalization", Array(tampered.utf8)),
     ]
     let store = TrustStore(providers: [try! IdentityProviderTrust(mvpd: mvpd, certificatesPEM: [pair.certificatePEM])])
     let verifier = Verifier(trustStore: store, options: VerificationOptions(), replayCache: nil)
 
+    /// The verdict on `document`, shown in the benchmark's name: a hostile row must get as far
+    /// as its class allows (a signature failure), a refused row must be refused for its class.
+    func verdict(_ document: [UInt8]) -> String {
+        var normalized = [UInt8](repeating: 0, count: document.count)
+        return document.withUnsafeBytes { original in
+            normalized.withUnsafeMutableBytes { output in
+                let count = WhitespaceNormalizer.normalize(original, into: output)
+                do {
+                    _ = try verifier.verify(original: original, normalized: UnsafeRawBufferPointer(rebasing: output[..<count]),
+                                            fallback: .equivalentTree, mvpd: mvpd)
+                    return "valid"
+                } catch {
+                    return error.code.rawValue
+                }
+            }
+        }
+    }
+
     for (name, document) in cases {
-        Benchmark("\(name)/\(size / 1024)KB") { benchmark in
+        Benchmark("\(name)/\(document.count / 1024)KB/\(verdict(document))") { benchmark in
             var normalized = [UInt8](repeating: 0, count: document.count)
             document.withUnsafeBytes { original in
                 normalized.withUnsafeMutableBytes { output in
