@@ -77,7 +77,7 @@ let benchmarks: @Sendable () -> Void = {
         return document.withUnsafeBytes { original in
             normalized.withUnsafeMutableBytes { output in
                 let count = WhitespaceNormalizer.normalize(original, into: output)
-                do {
+                do throws(VerificationError) {
                     _ = try verifier.verify(original: original, normalized: UnsafeRawBufferPointer(rebasing: output[..<count]),
                                             fallback: .equivalentTree, mvpd: mvpd)
                     return "valid"
