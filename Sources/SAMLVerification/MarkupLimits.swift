@@ -14,7 +14,7 @@ public struct MarkupLimits: Sendable, Equatable {
     /// Namespace declarations in scope at any element — on it and its ancestors
     /// (`too_many_namespaces`). libxml2 resolves every prefix by searching the declarations in
     /// scope, so this bounds the work per element, however deep the document.
-    public var namespaceDeclarationsInScope: Int = 64
+    public var namespaceDeclarationsInScope: Int = 32
     /// Markup items — elements, attributes, namespace declarations, comments, processing
     /// instructions, CDATA sections — at most one per this many bytes of the document on
     /// average, past ``markupItemAllowance`` (`too_many_nodes`). Every item costs each parse and

@@ -14,7 +14,7 @@ public struct VerificationOptions: Sendable {
     /// nest about ten levels; each level adds to the work per node of canonicalization (node-set
     /// membership walks the ancestors), so the default leaves ample room and no more. libxml2
     /// itself stops at 256 without `XML_PARSE_HUGE`, which is never used.
-    public var maxDepth: Int = 64
+    public var maxDepth: Int = 32
     /// Attributes and namespace declarations per element and per document, checked before
     /// parsing (`too_many_attributes`, `too_many_namespaces`).
     public var markupLimits = MarkupLimits()
