@@ -1,4 +1,5 @@
 import Foundation
+import Gateway
 import Hummingbird
 import Logging
 import NIOCore
@@ -68,5 +69,23 @@ private struct EchoResponder: HTTPResponder {
             headers: request.headers.map { ($0.name.rawName, $0.value) }, body: String(buffer: body))
         log.entries.withLock { $0.append(entry) }
         return Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "{\"echo\":true}")))
+    }
+}
+
+extension EchoUpstream {
+    /// Runs `body` with a gateway in front of a fresh echo upstream; always stops both. `body`
+    /// gets the harness, the upstream and the gateway's port (for ``RawHTTP``).
+    static func withGateway(configure: @escaping (inout GatewayConfiguration) -> Void = { _ in },
+                              _ body: (GatewayHarness, EchoUpstream, Int) async throws -> Void) async throws {
+        let echo = try await EchoUpstream.start()
+        do {
+            try await withHarness(upstreamURL: echo.url, configure: configure) { h in
+                try await body(h, echo, Int(h.gatewayURL.split(separator: ":").last!)!)
+            }
+        } catch {
+            await echo.stop()
+            throw error
+        }
+        await echo.stop()
     }
 }

@@ -17,21 +17,6 @@ struct GatewaySecurityTests {
 
     static let formHeaders = [("Content-Type", "application/x-www-form-urlencoded")]
 
-    /// Runs `body` with a gateway in front of an ``EchoUpstream``; always stops both.
-    static func withEcho(configure: @escaping (inout GatewayConfiguration) -> Void = { _ in },
-                         _ body: (GatewayHarness, EchoUpstream, Int) async throws -> Void) async throws {
-        let echo = try await EchoUpstream.start()
-        do {
-            try await withHarness(upstreamURL: echo.url, configure: configure) { h in
-                try await body(h, echo, Int(h.gatewayURL.split(separator: ":").last!)!)
-            }
-        } catch {
-            await echo.stop()
-            throw error
-        }
-        await echo.stop()
-    }
-
     @Test("other spellings of an exchange path are refused or verified, never passed through", arguments: [
         "/api/v1/tokens/authn#x", "/api/v2/REF/profiles/sso/apple#x", "/api/v1/tokens/authn.", "/api/v1/tokens/authn%2e",
         "/api/v1/tokens/authn%2E", "/api/v1/tokens/authn%20", "/api/v1/tokens/authn%09", "/api/v1/tokens/authn%0a",
@@ -42,7 +27,7 @@ struct GatewaySecurityTests {
         "/api/v1/tokens/authn..", "/api/v1/tokens/authn\t",
     ])
     func spellingsAreRefused(_ target: String) async throws {
-        try await Self.withEcho { _, echo, port in
+        try await EchoUpstream.withGateway { _, echo, port in
             let answer = try await RawHTTP.send(port: port, target: target, headers: Self.formHeaders, body: Self.unsignedBody)
             #expect(answer.status == 400, "\(target): \(answer.head)")
             // Refused by the gateway with its code (or by the HTTP parser before it).
@@ -56,7 +41,7 @@ struct GatewaySecurityTests {
         "/api/v2/REF/Profiles/SSO/other-partner", "http://evil.example/api/v1/tokens/authn",
     ])
     func canonicalSpellingsAreVerified(_ target: String) async throws {
-        try await Self.withEcho { _, echo, port in
+        try await EchoUpstream.withGateway { _, echo, port in
             let headers = Self.formHeaders + [("Authorization", "Bearer token-1"), ("AP-Device-Identifier", "fingerprint d"),
                                               ("AP-Partner-Framework-Status", GatewayHarness.partnerStatus())]
             let answer = try await RawHTTP.send(port: port, target: target, headers: headers, body: Self.unsignedBody)
@@ -68,7 +53,7 @@ struct GatewaySecurityTests {
 
     @Test("the upstream receives the canonical target, exactly")
     func canonicalTargetIsForwarded() async throws {
-        try await Self.withEcho { h, echo, port in
+        try await EchoUpstream.withGateway { h, echo, port in
             _ = try await RawHTTP.send(port: port, method: "GET", target: "/api/v1/config/%52E%46?deviceId=a%2Fb&x=%C3%A9")
             _ = try await h.exchangeV1(GatewayHarness.base64(GatewayHarness.issue()))
             _ = try await RawHTTP.send(port: port, method: "GET", target: "/api/v1/tokens/authn?requestor=REF&deviceId=d")
@@ -80,7 +65,7 @@ struct GatewaySecurityTests {
 
     @Test("headers that reroute a request in some frameworks never reach the upstream")
     func routeOverridesAreDropped() async throws {
-        try await Self.withEcho { _, echo, port in
+        try await EchoUpstream.withGateway { _, echo, port in
             let headers = [("X-Original-URL", "/api/v1/tokens/authn"), ("X-Rewrite-URL", "/api/v1/tokens/authn"),
                            ("X-HTTP-Method-Override", "POST"), ("X-Method-Override", "POST"), ("X-Real-IP", "10.9.8.7")]
             let answer = try await RawHTTP.send(port: port, method: "GET", target: "/api/v1/config/REF", headers: headers)
@@ -92,7 +77,7 @@ struct GatewaySecurityTests {
 
     @Test("the exchange routes take no query string: unverified parameters never ride along")
     func queryOnExchangeIsRefused() async throws {
-        try await Self.withEcho { _, echo, port in
+        try await EchoUpstream.withGateway { _, echo, port in
             let unsigned = GatewayHarness.base64(GatewayHarness.issue { $0.sign = .none })
             let genuine = GatewayHarness.form(GatewayHarness.v1Fields(GatewayHarness.base64(GatewayHarness.issue())))
             for query in ["?SAMLResponse=\(GatewayHarness.escape(unsigned))&mvpd=Other&deviceId=victim", "?", "?a=b"] {
@@ -105,7 +90,7 @@ struct GatewaySecurityTests {
 
     @Test("asterisk-form and requests the client library refuses are the client's fault: the upstream stays ready")
     func clientErrorsDoNotCostUpstreamHealth() async throws {
-        try await Self.withEcho { h, echo, port in
+        try await EchoUpstream.withGateway { h, echo, port in
             #expect(try await RawHTTP.send(port: port, method: "OPTIONS", target: "*").status == 400)
             #expect(try await RawHTTP.send(port: port, method: "GET", target: "*").code == "invalid_request_target")
             let trace = try await RawHTTP.send(port: port, method: "TRACE", target: "/x", body: "abc")
@@ -124,7 +109,7 @@ struct GatewaySecurityTests {
 
     @Test("methods the backend does not serve on an exchange path are refused, not forwarded")
     func otherMethodsOnExchangePaths() async throws {
-        try await Self.withEcho { _, echo, port in
+        try await EchoUpstream.withGateway { _, echo, port in
             for (method, target) in [("PUT", "/api/v1/tokens/authn"), ("PATCH", "/api/v2/REF/profiles/sso/apple"), ("DELETE", "/api/v1/tokens/authn")] {
                 let answer = try await RawHTTP.send(port: port, method: method, target: target, headers: Self.formHeaders, body: Self.unsignedBody)
                 #expect(answer.status == 405 && answer.code == "method_not_allowed", "\(method) \(target): \(answer.head)")
@@ -138,7 +123,7 @@ struct GatewaySecurityTests {
 
     @Test("an exchange body is plain form data, given once: the backend cannot read it differently")
     func exchangeBodyShape() async throws {
-        try await Self.withEcho { h, echo, port in
+        try await EchoUpstream.withGateway { h, echo, port in
             let genuine = GatewayHarness.form(GatewayHarness.v1Fields(GatewayHarness.base64(GatewayHarness.issue())))
             let twice = try await RawHTTP.send(port: port, target: "/api/v1/tokens/authn",
                                          headers: Self.formHeaders + [("Content-Type", "multipart/form-data; boundary=x")], body: genuine)
@@ -161,7 +146,7 @@ struct GatewaySecurityTests {
 
     @Test("identity headers of the v2 exchange are given once")
     func duplicateV2Headers() async throws {
-        try await Self.withEcho { h, echo, _ in
+        try await EchoUpstream.withGateway { h, echo, _ in
             let saml = GatewayHarness.base64(GatewayHarness.issue())
             let other = GatewayHarness.partnerStatus(provider: "other-mvpd")
             let reply = try await h.exchangeV2(saml, extraHeaders: [("AP-Partner-Framework-Status", other)])
