@@ -63,6 +63,12 @@ public struct GatewayResponder: HTTPResponder {
             var response = failure(.methodNotAllowed(request.method.rawValue), requestID: requestID, logger: logger)
             response.headers[.allow] = allow
             return ("exchange_method", response)
+        case .tokenCheck:
+            if request.headers[.transferEncoding] != nil || (request.headers[.contentLength].flatMap(Int.init) ?? 0) > 0 {
+                return ("v1_token_check", failure(GatewayError(status: 400, code: "invalid_request", message: "a token check carries no body"),
+                                                  requestID: requestID, logger: logger))
+            }
+            return ("proxy", await proxy(request, target: target, context: context, requestID: requestID, logger: logger))
         case .partnerStatus(let partnerRoute):
             countPartnerStatus(request, route: partnerRoute)
             return (partnerRoute.label, await proxy(request, target: target, context: context, requestID: requestID, logger: logger))

@@ -11,6 +11,9 @@ enum GatewayRoute: Equatable, Sendable {
     case exchangeV1
     /// `POST /api/v2/{sp}/profiles/sso/{partner}`.
     case exchangeV2
+    /// `GET`/`HEAD /api/v1/tokens/authn`: the backend's token check, passed through — without a
+    /// body (a backend that reads one would see an exchange the gateway never verified).
+    case tokenCheck
     /// An exchange path with a method the backend does not serve there: refused (`405`), never
     /// forwarded, so a backend that routes by path alone cannot be reached unverified. `GET` and
     /// `HEAD` on the v1 path are the backend's "check authentication token" and pass through.
@@ -31,7 +34,7 @@ enum GatewayRoute: Equatable, Sendable {
         case 4 where parts == ["api", "v1", "tokens", "authn"]:
             switch method {
             case .post: return .exchangeV1
-            case .get, .head: return .proxy
+            case .get, .head: return .tokenCheck
             default: return .exchangeMethodNotAllowed(allow: "GET, HEAD, POST")
             }
         case 6 where parts[0] == "api" && parts[1] == "v2" && parts[3] == "profiles" && parts[4] == "sso":

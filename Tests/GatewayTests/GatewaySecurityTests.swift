@@ -115,6 +115,9 @@ struct GatewaySecurityTests {
                 #expect(answer.status == 405 && answer.code == "method_not_allowed", "\(method) \(target): \(answer.head)")
                 #expect(answer.head.lowercased().contains("allow: "))
             }
+            // The v1 path's GET is the backend's token check: passed through, but never with a body.
+            let check = try await RawHTTP.send(port: port, method: "GET", target: "/api/v1/tokens/authn", headers: Self.formHeaders, body: Self.unsignedBody)
+            #expect(check.status == 400 && check.code == "invalid_request", "\(check.head)")
             let lower = try await RawHTTP.send(port: port, method: "post", target: "/api/v1/tokens/authn", headers: Self.formHeaders, body: Self.unsignedBody)
             #expect(lower.status >= 400 && lower.status < 500, "\(lower.head)")
             #expect(echo.requests.isEmpty)
