@@ -42,15 +42,17 @@ path = sys.argv[1]
 
 # The gateway's own error codes, by HTTP status (the contract the Swift code implements).
 CONTRACT = {
-    400: """missing_parameter invalid_parameter_value unknown_mvpd invalid_utf8
+    400: """missing_parameter invalid_parameter_value invalid_request_target invalid_request
+            duplicate_header unknown_mvpd invalid_utf8
             malformed_percent_encoding malformed_base64 unrecognized_saml_form double_encoded
-            forbidden_dtd too_large too_deep malformed_xml unsupported_encrypted_assertion
-            VSA503 APPL_ERROR""",
+            forbidden_dtd too_large too_deep too_many_attributes too_many_namespaces too_many_nodes
+            malformed_xml unsupported_encrypted_assertion VSA503 APPL_ERROR""",
     401: """signature_missing signature_invalid key_not_trusted reference_mismatch
             algorithm_not_allowed duplicate_id assertion_count status_not_success issuer_mismatch
             wrong_audience not_yet_valid expired replayed unbounded_validity
-            in_response_to_mismatch destination_mismatch APPL_ERROR""",
+            in_response_to_mismatch destination_mismatch normalization_changes_document APPL_ERROR""",
     403: "VSA403 VSA404",
+    405: "method_not_allowed",
     413: "body_too_large",
     415: "unsupported_media_type",
     500: "internal_error",
