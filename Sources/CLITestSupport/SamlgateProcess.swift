@@ -53,6 +53,18 @@ public struct SamlgateProcess: Sendable {
     }
 
     /// Writes `contents` to a fresh file in a temporary directory and returns its path.
+    /// The first line a running process writes to `handle` (a server's start-up line), read as
+    /// it arrives; what came before the end of the stream when there is no newline.
+    public static func firstLine(of handle: FileHandle) -> String {
+        var line = Data()
+        while !line.contains(UInt8(ascii: "\n")) {
+            let chunk = handle.availableData
+            if chunk.isEmpty { break }
+            line.append(chunk)
+        }
+        return String(decoding: line, as: UTF8.self)
+    }
+
     public static func temporaryFile(_ name: String, _ contents: Data) throws -> String {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("samlgate-tests-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)

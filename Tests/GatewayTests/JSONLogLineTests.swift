@@ -37,13 +37,7 @@ struct JSONLogLineTests {
             process.standardOutput = output
             process.standardError = errors
             try process.run()
-            var line = Data()
-            while !line.contains(UInt8(ascii: "\n")) {
-                let chunk = output.fileHandleForReading.availableData
-                if chunk.isEmpty { break }
-                line.append(chunk)
-            }
-            firstLine = String(decoding: line, as: UTF8.self)
+            firstLine = SamlgateProcess.firstLine(of: output.fileHandleForReading)
         }
 
         deinit {

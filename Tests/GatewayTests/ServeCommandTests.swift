@@ -18,16 +18,10 @@ struct ServeCommandTests {
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         try process.run()
-        var line = Data()
-        while !line.contains(UInt8(ascii: "\n")) {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            line.append(chunk)
-        }
-        let text = String(decoding: line, as: UTF8.self)
+        let text = SamlgateProcess.firstLine(of: output.fileHandleForReading)
         // The json log format's start-up line has the listening URL in `url` (the upstreams'
         // URLs are fields too); the text one starts with it.
-        let json = (try? JSONSerialization.jsonObject(with: line)) as? [String: Any]
+        let json = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any]
         let listening = json?["url"] as? String ?? text
         guard let range = listening.range(of: "http://127.0.0.1:"),
               let port = Int(listening[range.upperBound...].prefix { $0.isNumber }) else {
