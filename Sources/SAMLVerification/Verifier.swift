@@ -111,6 +111,8 @@ public struct Verifier: Sendable {
             let refusal = VerificationError(
                 .normalizationChangesDocument,
                 "the signature does not survive the cookbook's whitespace normalization, and the normalized document is not the signed one with only whitespace changed")
+            // Parsed again: the first attempt registered its IDs in (and let xmlsec work on) the
+            // tree it verified, so that tree cannot be walked and checked a second time.
             guard let normalizedDocument = try? SecureXMLParser.parse(normalized, limits: options.markupLimits, maxDepth: options.maxDepth, context: context),
                   DocumentEquivalence.equivalent(originalDocument, normalizedDocument) else {
                 throw refusal

@@ -180,7 +180,9 @@ struct ErrorCodeTests {
 
     @Test("idle-timeout: a client silent mid-body or between requests is disconnected; the stalled body counts as malformed_request")
     func idleTimeout() async throws {
-        try await withHarness(configure: { $0.idleTimeout = 0.5 }) { h in
+        // 2 s: long enough that a loaded machine writes the stalled body before the gateway gives up
+        // on the connection (at 0.5 s the write itself sometimes met a closed channel).
+        try await withHarness(configure: { $0.idleTimeout = 2 }) { h in
             let port = Int(h.gatewayURL.split(separator: ":").last!)!
             let bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             let stalled = try await bootstrap.connect(host: "127.0.0.1", port: port).get()
