@@ -5,7 +5,7 @@ APT_PACKAGES := libxml2-dev libxmlsec1-dev libssl-dev zlib1g-dev libjemalloc-dev
 SAMPLE := samples/response.xml
 BIN := .build/release/samlgate
 
-.PHONY: deps deps-load build release test openapi-check run demo load bench bench-check bench-thresholds bench-verify clean
+.PHONY: deps deps-load build release test openapi-check run demo load load-compare bench bench-check bench-thresholds bench-verify clean
 
 ## deps: install the system libraries (apt-get) when xmlsec1-openssl, zlib or jemalloc is not found.
 deps:
@@ -21,9 +21,11 @@ build: deps
 release: deps
 	$(SWIFT) build -c release --product samlgate
 
-## deps-load: wrk, for make load.
+## deps-load: wrk and nginx (the anchor of make load-compare).
 deps-load: deps
-	@command -v wrk >/dev/null || { $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq wrk; }
+	@if ! command -v wrk >/dev/null || ! [ -x /usr/sbin/nginx ]; then \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq wrk nginx-light; \
+	fi
 
 ## test: the whole test suite (what CI runs): Swift tests, then the OpenAPI document check.
 test: deps
@@ -46,6 +48,11 @@ demo: deps build
 ## load: wrk against gateway + reference upstream with unique signed 8 KB responses.
 load: release deps-load
 	./scripts/load.sh
+
+## load-compare: nginx pass-through, samlgate pass-through and v1 exchange in interleaved rounds at
+## 1/16/64/256 connections; a table, .run/load/compare.csv and plots (ROUNDS=3 DURATION=5).
+load-compare: release deps-load
+	./scripts/load-compare.sh
 
 ## bench: the benchmark package (separate, so tests never build ordo-one/benchmark).
 bench: deps

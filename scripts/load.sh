@@ -19,23 +19,8 @@ LOAD_PATH=/api/v1/tokens/authn
 [ -n "${PASS_THROUGH:-}" ] && LOAD_PATH=/load/pass-through
 
 command -v wrk >/dev/null || { echo "wrk is not installed (make deps-load installs it)"; exit 1; }
-mkdir -p "$DIR/trust/$MVPD"
-[ -f "$DIR/idp/cert.pem" ] || "$BIN" idp keygen --out "$DIR/idp" >/dev/null
-cp "$DIR/idp/cert.pem" "$DIR/trust/$MVPD/cert.pem"
-
-# Mint unique responses (valid for 2 hours), in two parallel processes; reuse a recent set.
-if [ ! -f "$DIR/responses.txt" ] || [ "$(wc -l < "$DIR/responses.txt")" -lt "$RESPONSES" ] \
-    || [ -n "$(find "$DIR/responses.txt" -mmin +90)" ]; then
-    echo "minting $RESPONSES signed responses of ~8 KB ..."
-    half=$(( (RESPONSES + 1) / 2 ))
-    for part in 1 2; do
-        "$BIN" idp issue --key "$DIR/idp/key.pem" --cert "$DIR/idp/cert.pem" --mvpd "$MVPD" --user load@example.com \
-            --ttl 7200 --pad-to 8192 --encoded --count "$half" > "$DIR/responses.$part" &
-    done
-    wait
-    cat "$DIR/responses.1" "$DIR/responses.2" > "$DIR/responses.txt"
-    rm -f "$DIR/responses.1" "$DIR/responses.2"
-fi
+. scripts/load/mint.sh
+mint_responses "$RESPONSES"
 
 pids=()
 cleanup() { for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done; wait 2>/dev/null || true; }

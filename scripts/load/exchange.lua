@@ -1,6 +1,7 @@
 -- wrk script: POST /api/v1/tokens/authn, cycling through pre-minted cookbook-encoded responses
 -- (one per line in the file given after --), each used once per run so replay protection
--- accepts it. Thread i takes lines i, i+T, i+2T, ...
+-- accepts it. Thread i takes lines i, i+T, i+2T, ... Arguments: file, MVPD, threads, path, and
+-- optionally how many lines to load (pass-through runs need a few thousand distinct bodies, not all).
 local threads = {}
 local counter = 0
 
@@ -21,7 +22,9 @@ function init(args)
     wrk.path = args[4] or "/api/v1/tokens/authn"
     wrk.headers["Content-Type"] = "application/x-www-form-urlencoded"
     local line_number = 0
+    local limit = tonumber(args[5])
     for line in io.lines(file) do
+        if limit and limit > 0 and #requests >= limit then break end
         if line_number % step == id then
             requests[#requests + 1] = wrk.format(nil, nil, nil, prefix .. line)
         end

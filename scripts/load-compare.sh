@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# make load-compare: what a proxied request costs samlgate next to nginx, in one run.
+# Starts the reference upstream, nginx (scripts/load/nginx.conf, keep-alive to the upstream) and
+# the gateway in front of the same upstream, then runs interleaved rounds: for each connection
+# count, nginx pass-through, samlgate pass-through and samlgate v1 exchange, one after the other,
+# so drift of this machine hits all three alike. The gateway is started afresh for each of its
+# runs (an empty replay cache: no response is a replay, and no run inherits another's warm-up).
+# Prints one table (median over rounds), writes every run to $DIR/compare.csv and the plots
+# (throughput, p99 and proxy CPU per request against connections) to $DIR/*.png.
+# Knobs: ROUNDS (3), DURATION (s per run, 5), CONNECTIONS ("1 16 64 256"), WORKERS (gateway),
+# BASELINE_BIN (another samlgate build, e.g. the previous one: its pass-through and exchange are
+# measured in the same rounds, labelled "baseline").
+set -euo pipefail
+BIN=${BIN:-.build/release/samlgate}
+DIR=${LOAD_DIR:-.run/load}
+ROUNDS=${ROUNDS:-3}
+DURATION=${DURATION:-5}
+CONNECTIONS=${CONNECTIONS:-"1 16 64 256"}
+MVPD=Cablevision
+VENV=.build/tools-venv
+PASS_LINES=4000
+
+command -v wrk >/dev/null || { echo "wrk is not installed (make deps-load installs it)" >&2; exit 1; }
+command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || { echo "nginx is not installed (make deps-load installs it)" >&2; exit 1; }
+NGINX=$(command -v nginx || echo /usr/sbin/nginx)
+. scripts/load/mint.sh
+# An exchange run sees at most ~10k verifications/s on this class of machine.
+mint_responses "${RESPONSES:-$(( DURATION * 10000 ))}"
+
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+UPSTREAM_PORT=$(free_port)
+NGINX_PORT=$(free_port)
+GATEWAY_PORT=$(free_port)
+NGINX_DIR="$DIR/nginx"
+rm -rf "$NGINX_DIR" && mkdir -p "$NGINX_DIR"
+NGINX_DIR=$(cd "$NGINX_DIR" && pwd)
+
+pids=()
+gateway=""
+cleanup() {
+    [ -n "$gateway" ] && kill -TERM "$gateway" 2>/dev/null || true
+    for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+}
+trap cleanup EXIT INT TERM
+
+wait_for() { for _ in $(seq 1 100); do curl -fsS -o /dev/null "$1" 2>/dev/null && return 0; sleep 0.1; done; echo "not answering: $1" >&2; return 1; }
+
+"$BIN" upstream --port "$UPSTREAM_PORT" --log-level error >/dev/null 2>&1 &
+pids+=($!)
+sed -e "s#@PREFIX@#$NGINX_DIR#g" -e "s#@PORT@#$NGINX_PORT#g" -e "s#@UPSTREAM_PORT@#$UPSTREAM_PORT#g" \
+    scripts/load/nginx.conf > "$NGINX_DIR/nginx.conf"
+"$NGINX" -p "$NGINX_DIR" -c "$NGINX_DIR/nginx.conf" -e "$NGINX_DIR/nginx-error.log" &
+nginx_master=$!
+pids+=($nginx_master)
+wait_for "http://127.0.0.1:$UPSTREAM_PORT/healthz"
+
+# start_gateway [BINARY]
+start_gateway() {
+    "${1:-$BIN}" serve --port "$GATEWAY_PORT" --upstream "http://127.0.0.1:$UPSTREAM_PORT" --trust-store "$DIR/trust" \
+        --log-level warning ${WORKERS:+--workers "$WORKERS"} >/dev/null 2>>"$DIR/gateway.log" &
+    gateway=$!
+    wait_for "http://127.0.0.1:$GATEWAY_PORT/readyz"
+}
+stop_gateway() { kill -TERM "$gateway" 2>/dev/null || true; wait "$gateway" 2>/dev/null || true; gateway=""; }
+
+# CPU ticks (user + system) of a process and its threads, or of nginx's master and workers.
+ticks_of() { local total=0 pid; for pid in "$@"; do total=$(( total + $(awk '{print $14 + $15}' "/proc/$pid/stat") )); done; echo "$total"; }
+proxy_pids() { if [ "$1" = nginx ]; then echo "$nginx_master $(pgrep -P "$nginx_master" | tr '\n' ' ')"; else echo "$gateway"; fi; }
+HZ=$(getconf CLK_TCK)
+
+CSV="$DIR/compare.csv"
+echo "round,proxy,connections,requests,seconds,requests_per_s,non_2xx_or_3xx,p50_ms,p99_ms,cpu_us_per_request" > "$CSV"
+
+# run ROUND PROXY CONNECTIONS PORT PATH LINES
+run() {
+    local round=$1 proxy=$2 connections=$3 port=$4 path=$5 lines=$6 pids_now before after line
+    pids_now=$(proxy_pids "$proxy")
+    # shellcheck disable=SC2086
+    before=$(ticks_of $pids_now)
+    wrk -t1 -c"$connections" -d"${DURATION}s" --latency -s scripts/load/exchange.lua \
+        "http://127.0.0.1:$port" -- "$DIR/responses.txt" "$MVPD" 1 "$path" "$lines" > "$DIR/wrk.out" 2>&1
+    # shellcheck disable=SC2086
+    after=$(ticks_of $pids_now)
+    line=$(grep '^LOAD ' "$DIR/wrk.out") || { cat "$DIR/wrk.out" >&2; return 1; }
+    awk -v line="$line" -v round="$round" -v proxy="$proxy" -v c="$connections" -v ticks=$((after - before)) -v hz="$HZ" 'BEGIN {
+        n = split(line, f, /[ =]/); for (i = 2; i < n; i += 2) v[f[i]] = f[i + 1]
+        secs = v["duration_us"] / 1e6; r = v["requests"]
+        printf "%d,%s,%d,%d,%.3f,%.0f,%d,%.3f,%.3f,%.1f\n", round, proxy, c, r, secs, r / secs, v["errors_status"],
+            v["p50_us"] / 1000, v["p99_us"] / 1000, (ticks / hz) * 1e6 / (r > 0 ? r : 1)
+    }' >> "$CSV"
+    tail -n 1 "$CSV"
+}
+
+echo "round,proxy,connections,requests,seconds,requests_per_s,non_2xx_or_3xx,p50_ms,p99_ms,cpu_us_per_request"
+for round in $(seq 1 "$ROUNDS"); do
+    for connections in $CONNECTIONS; do
+        run "$round" nginx "$connections" "$NGINX_PORT" /load/pass-through "$PASS_LINES"
+        start_gateway
+        run "$round" samlgate-pass-through "$connections" "$GATEWAY_PORT" /load/pass-through "$PASS_LINES"
+        stop_gateway
+        start_gateway
+        run "$round" samlgate-exchange "$connections" "$GATEWAY_PORT" /api/v1/tokens/authn 0
+        stop_gateway
+        if [ -n "${BASELINE_BIN:-}" ]; then
+            start_gateway "$BASELINE_BIN"
+            run "$round" baseline-pass-through "$connections" "$GATEWAY_PORT" /load/pass-through "$PASS_LINES"
+            stop_gateway
+            start_gateway "$BASELINE_BIN"
+            run "$round" baseline-exchange "$connections" "$GATEWAY_PORT" /api/v1/tokens/authn 0
+            stop_gateway
+        fi
+    done
+done
+
+# The table and the plots (matplotlib in the tools venv).
+[ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
+"$VENV/bin/python" -c 'import matplotlib' 2>/dev/null || "$VENV/bin/pip" install -q matplotlib
+"$VENV/bin/python" scripts/load/compare_report.py "$CSV" "$DIR"
