@@ -44,7 +44,15 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-wait_for() { for _ in $(seq 1 100); do curl -fsS -o /dev/null "$1" 2>/dev/null && return 0; sleep 0.1; done; echo "not answering: $1" >&2; return 1; }
+# Until the server answers HTTP at all (any status).
+wait_for() {
+    for _ in $(seq 1 100); do
+        [ "$(curl -sS -o /dev/null -w '%{http_code}' "$1" 2>/dev/null)" != "000" ] && return 0
+        sleep 0.1
+    done
+    echo "not answering: $1" >&2
+    return 1
+}
 
 "$BIN" upstream --port "$UPSTREAM_PORT" --log-level error >/dev/null 2>&1 &
 pids+=($!)
@@ -53,7 +61,8 @@ sed -e "s#@PREFIX@#$NGINX_DIR#g" -e "s#@PORT@#$NGINX_PORT#g" -e "s#@UPSTREAM_POR
 "$NGINX" -p "$NGINX_DIR" -c "$NGINX_DIR/nginx.conf" -e "$NGINX_DIR/nginx-error.log" &
 nginx_master=$!
 pids+=($nginx_master)
-wait_for "http://127.0.0.1:$UPSTREAM_PORT/healthz"
+wait_for "http://127.0.0.1:$UPSTREAM_PORT/"
+wait_for "http://127.0.0.1:$NGINX_PORT/"
 
 # start_gateway [BINARY]
 start_gateway() {
