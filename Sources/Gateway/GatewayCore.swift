@@ -35,7 +35,7 @@ public final class GatewayCore: Sendable {
             trustStore: trustStore, options: options, replayCache: InMemoryReplayCache(capacity: configuration.replayCapacity),
             forwardForm: configuration.forwardForm)
         pool = WorkerPool(threads: configuration.workerCount, queueLimit: configuration.queue)
-        upstream = UpstreamClient(configuration: configuration, metrics: metrics, eventLoopGroup: eventLoopGroup)
+        upstream = try UpstreamClient(configuration: configuration, metrics: metrics, eventLoopGroup: eventLoopGroup)
         self.logger = logger
         trustedProxies = configuration.trustedProxies
     }

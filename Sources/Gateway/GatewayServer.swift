@@ -1,5 +1,4 @@
 import ServerSupport
-import Hummingbird
 import Logging
 import NIOCore
 import NIOPosix
@@ -21,17 +20,9 @@ public final class GatewayServer: Sendable {
         let eventLoopGroup = MultiThreadedEventLoopGroup.singleton
         let core = try GatewayCore(configuration: configuration, logger: logger, eventLoopGroup: eventLoopGroup)
         self.core = core
-        let port = self.port
-        let app = Application(
-            responder: GatewayResponder(core: core),
-            server: .http1(configuration: .init(idleTimeout: .nanoseconds(Int64(configuration.idleTimeout * 1e9)))),
-            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
-            onServerRunning: { channel in port.publish(channel.localAddress?.port ?? 0) },
-            eventLoopGroupProvider: .shared(eventLoopGroup),
-            logger: logger)
         var services: [any Service] = [ResourcesService(core: core)]
         if signals { services.append(TrustStoreReloadService(core: core)) }
-        services.append(app)
+        services.append(GatewayHTTPServer(core: core, port: port, eventLoopGroup: eventLoopGroup))
         group = ServiceGroup(configuration: .init(
             services: services.map { .init(service: $0) },
             gracefulShutdownSignals: signals ? [.sigterm, .sigint] : [],

@@ -1,4 +1,4 @@
-import Hummingbird
+import NIOHTTP1
 
 /// What the gateway does with a request, decided on the canonical path of its
 /// ``RequestTarget`` (case-insensitively, ignoring one trailing `/`), which is also exactly the
@@ -23,29 +23,29 @@ enum GatewayRoute: Equatable, Sendable {
     /// Everything else: forwarded unchanged.
     case proxy
 
-    static func classify(method: HTTPRequest.Method, path: String) -> GatewayRoute {
+    static func classify(method: HTTPMethod, path: String) -> GatewayRoute {
         let parts = segments(path)
         switch parts.count {
-        case 1 where method == .get || method == .head:
+        case 1 where method == .GET || method == .HEAD:
             if parts[0] == "healthz" { return .healthz }
             if parts[0] == "readyz" { return .readyz }
-            if parts[0] == "metrics" && method == .get { return .metrics }
+            if parts[0] == "metrics" && method == .GET { return .metrics }
             return .proxy
         case 4 where parts == ["api", "v1", "tokens", "authn"]:
             switch method {
-            case .post: return .exchangeV1
-            case .get, .head: return .tokenCheck
+            case .POST: return .exchangeV1
+            case .GET, .HEAD: return .tokenCheck
             default: return .exchangeMethodNotAllowed(allow: "GET, HEAD, POST")
             }
         case 6 where parts[0] == "api" && parts[1] == "v2" && parts[3] == "profiles" && parts[4] == "sso":
-            return method == .post ? .exchangeV2 : .exchangeMethodNotAllowed(allow: "POST")
+            return method == .POST ? .exchangeV2 : .exchangeMethodNotAllowed(allow: "POST")
         default:
             guard parts.count >= 4, parts[0] == "api", parts[1] == "v2" else { return .proxy }
             switch (method, parts[3], parts.count) {
-            case (.post, "sessions", 6) where parts[4] == "sso": return .partnerStatus(.sessionsSSO)
-            case (.get, "profiles", 4), (.get, "profiles", 5): return .partnerStatus(.profiles)
-            case (.post, "decisions", 6) where parts[4] == "authorize" || parts[4] == "preauthorize": return .partnerStatus(.decisions)
-            case (.get, "logout", 4), (.get, "logout", 5): return .partnerStatus(.logout)
+            case (.POST, "sessions", 6) where parts[4] == "sso": return .partnerStatus(.sessionsSSO)
+            case (.GET, "profiles", 4), (.GET, "profiles", 5): return .partnerStatus(.profiles)
+            case (.POST, "decisions", 6) where parts[4] == "authorize" || parts[4] == "preauthorize": return .partnerStatus(.decisions)
+            case (.GET, "logout", 4), (.GET, "logout", 5): return .partnerStatus(.logout)
             default: return .proxy
             }
         }

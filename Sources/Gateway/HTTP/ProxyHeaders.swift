@@ -1,4 +1,3 @@
-import Hummingbird
 import NIOCore
 import NIOHTTP1
 
@@ -14,7 +13,8 @@ public enum ProxyHeaders {
 
     /// Set by the gateway or the client library, never copied: `Host` and `Content-Length`
     /// follow the upstream URL and the body actually sent.
-    static let replaced: Set<String> = ["host", "content-length", "x-request-id"]
+    /// `Expect` is answered by the gateway itself (it reads the body), so it is not passed on.
+    static let replaced: Set<String> = ["host", "content-length", "x-request-id", "expect"]
 
     /// Headers that make some frameworks route a request to another path or method than its
     /// request line says (IIS URL Rewrite and Symfony read `X-Original-URL` / `X-Rewrite-URL`,
@@ -52,22 +52,22 @@ public enum ProxyHeaders {
     /// (``hopClaims``) pass only from a trusted proxy; route overrides (``routeOverrides``) never.
     /// - Parameter peer: the TCP peer; `nil` (no address) adds no `X-Forwarded-For`.
     public static func upstreamRequest(
-        _ fields: HTTPFields, authority: String?, peer: SocketAddress?, trusting trustedProxies: TrustedProxies, requestID: String
+        _ fields: HTTPHeaders, authority: String?, peer: SocketAddress?, trusting trustedProxies: TrustedProxies, requestID: String
     ) -> HTTPHeaders {
-        let tokens = connectionTokens(fields[values: .connection])
+        let tokens = connectionTokens(fields["connection"])
         let trusted = peer.map(trustedProxies.contains) ?? false
         var headers = HTTPHeaders()
         headers.reserveCapacity(fields.count + 3)
         var forwardedFor: String?
         var keptHost = false
         var keptProto = false
-        for field in fields {
-            let name = field.name.canonicalName
+        for (fieldName, value) in fields {
+            let name = fieldName.lowercased()
             if hopByHop.contains(name) || tokens.contains(name) || Self.replaced.contains(name) || Self.routeOverrides.contains(name)
                 || (!trusted && Self.hopClaims.contains(name)) { continue }
             switch name {
             case "x-forwarded-for":
-                if trusted { forwardedFor = forwardedFor.map { $0 + ", " + field.value } ?? field.value }
+                if trusted { forwardedFor = forwardedFor.map { $0 + ", " + value } ?? value }
                 continue
             case "x-forwarded-host":
                 guard trusted else { continue }
@@ -80,7 +80,7 @@ public enum ProxyHeaders {
             default:
                 break
             }
-            headers.add(name: field.name.rawName, value: field.value)
+            headers.add(name: fieldName, value: value)
         }
         if let host = authority, !keptHost {
             headers.add(name: "X-Forwarded-Host", value: host)
@@ -96,25 +96,16 @@ public enum ProxyHeaders {
     }
 
     /// The upstream's response headers for the client.
-    static func clientResponse(_ headers: HTTPHeaders, requestID: String) -> HTTPFields {
-        let tokens = connectionTokens(headers[canonicalForm: "connection"].map(String.init))
-        var fields = HTTPFields()
+    static func clientResponse(_ headers: HTTPHeaders, requestID: String) -> HTTPHeaders {
+        let tokens = connectionTokens(headers["connection"])
+        var fields = HTTPHeaders()
+        fields.reserveCapacity(headers.count + 1)
         for (name, value) in headers {
             let lower = name.lowercased()
             if hopByHop.contains(lower) || tokens.contains(lower) || lower == "x-request-id" { continue }
-            guard let fieldName = HeaderField.Name(name) else { continue }
-            fields.append(HeaderField(name: fieldName, value: value))
+            fields.add(name: name, value: value)
         }
-        fields[.requestID] = requestID
+        fields.add(name: "X-Request-Id", value: requestID)
         return fields
     }
-}
-
-/// swift-http-types' `HTTPField` (Hummingbird re-exports `HTTPFields` but not its element).
-typealias HeaderField = HTTPFields.Element
-
-extension HeaderField.Name {
-    static let requestID: Self = Self("X-Request-Id")!
-    static let partnerFrameworkStatus: Self = Self("AP-Partner-Framework-Status")!
-    static let deviceIdentifier: Self = Self("AP-Device-Identifier")!
 }

@@ -20,8 +20,8 @@
 ///   decoding to valid UTF-8 without control characters, and not double-encoded (`%25` followed
 ///   by two hex digits); forwarded as received.
 ///
-/// An absolute-form target (`http://host/path`) reaches the gateway already split by the HTTP
-/// layer: its path is parsed here like any other, its authority stands in for `Host`.
+/// An absolute-form target (`http://host/path`) is split first (``parse(requestLine:)``): its
+/// path is parsed like any other, its authority stands in for `Host`.
 ///
 /// Refused: asterisk- and authority-form; a fragment; `;` path parameters; backslash, control
 /// characters, NUL and non-ASCII in the path, raw or escaped; an escaped `/`, `%`, `?` or `#`;
@@ -40,6 +40,25 @@ struct RequestTarget: Sendable, Equatable {
 
     /// The code of every refusal.
     static let errorCode = "invalid_request_target"
+
+    /// A request line's target, origin-form or absolute-form (`http://host/path`; a server must
+    /// accept the latter, RFC 9112 §3.2.2): the parsed target, and the authority that stands in
+    /// for `Host` when the form is absolute. The authority must be a plain `host[:port]`
+    /// (no userinfo).
+    static func parse(requestLine uri: String) throws(GatewayError) -> (target: RequestTarget, authority: String?) {
+        let scheme = uri.utf8.prefix(8).map { $0 | 0x20 }
+        let schemeLength = scheme.starts(with: "http://".utf8) ? 7 : scheme.starts(with: "https://".utf8) ? 8 : 0
+        guard schemeLength > 0 else { return (try parse(uri), nil) }
+        let rest = uri.utf8.dropFirst(schemeLength)
+        let end = rest.firstIndex(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) ?? rest.endIndex
+        let authority = rest[..<end]
+        guard !authority.isEmpty, authority.allSatisfy({ authorityCharacters[Int($0)] }) else {
+            throw refusal("the authority of an absolute-form target must be host[:port]")
+        }
+        let remainder = String(Substring(rest[end...]))
+        let target = remainder.hasPrefix("/") ? remainder : "/" + remainder
+        return (try parse(target), String(Substring(authority)))
+    }
 
     static func parse(_ target: String) throws(GatewayError) -> RequestTarget {
         var target = target
@@ -206,6 +225,17 @@ struct RequestTarget: Sendable, Equatable {
             return true
         default:
             return "-._~!$&'()*+,=:@".utf8.contains(byte)
+        }
+    }
+
+    /// Characters of a `host[:port]` authority: a registered name, IPv4, or a bracketed IPv6.
+    private static let authorityCharacters: [Bool] = (0..<256).map { value in
+        let byte = UInt8(value)
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return true
+        default:
+            return "-._:[]".utf8.contains(byte)
         }
     }
 

@@ -1,0 +1,522 @@
+import Dispatch
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+import SAMLVerification
+
+/// One client connection of the data plane: routes each request, answers the local ones, streams
+/// pass-through requests to a backend and their answers back (``UpstreamTrip``), and buffers only
+/// token-exchange bodies, which the workers verify and encode before the trip.
+///
+/// Everything here runs on the connection's event loop, and so does the upstream connection of
+/// its trip: no locks, no hops between threads, except the exchange's one round trip to a worker.
+/// `HTTPServerPipelineHandler` before it hands over one request at a time (pipelined ones wait
+/// until the answer's end is written), so the handler holds at most one ``InFlight``.
+///
+/// Backpressure both ways: the client's body is read only as fast as the backend takes it, and
+/// the backend's answer only as fast as the client takes it (``UpstreamTrip/pauseResponse()``).
+final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundIn = HTTPServerResponsePart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    /// What happens to the body of the request in flight.
+    private enum Body {
+        /// The answer does not depend on it: read and dropped.
+        case discard
+        /// Streamed to the backend.
+        case forward(UpstreamTrip)
+        /// A token exchange, collected for the workers.
+        case collect(ByteBuffer, ExchangeStart)
+        /// Complete (or given up); a worker or the backend is answering.
+        case done
+    }
+
+    /// What the exchange needs once its body is complete.
+    private struct ExchangeStart {
+        let route: ExchangeRoute
+        let store: TrustStore
+        let target: RequestTarget
+    }
+
+    /// The request being answered.
+    private struct InFlight {
+        let head: HTTPRequestHead
+        let requestID: String
+        let started: UInt64
+        var route: String
+        var body: Body
+        var bodyEnded = false
+        var responseStarted = false
+        var responseEnded = false
+        var status = 0
+        /// Close once the answer is written (no keep-alive, or an unread body left behind).
+        var closeAfterResponse: Bool
+        var trip: UpstreamTrip?
+        /// The client's `Expect: 100-continue` not yet answered.
+        var expectsContinue: Bool
+        /// The absolute-form target's authority, else `Host`: what `X-Forwarded-Host` reports.
+        var authority: String?
+    }
+
+    private let core: GatewayCore
+    private let pool: UpstreamConnectionPool
+    private var context: ChannelHandlerContext?
+    private var request: InFlight?
+    /// Counts requests, so that a worker's answer for a request given up on is recognised.
+    private var generation = 0
+    private var readPaused = false
+    private var readHeld = false
+
+    init(core: GatewayCore, pool: UpstreamConnectionPool) {
+        self.core = core
+        self.pool = pool
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+    }
+
+    // MARK: the client's request
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head): begin(head, context: context)
+        case .body(let part): body(part)
+        case .end: endOfBody()
+        }
+    }
+
+    private func begin(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
+        generation &+= 1
+        let requestID = RequestID.make(incoming: head.headers.first(name: "x-request-id"))
+        let expectsContinue = head.version >= .http1_1 && head.headers["expect"].contains { $0.lowercased() == "100-continue" }
+        request = InFlight(
+            head: head, requestID: requestID, started: DispatchTime.now().uptimeNanoseconds, route: "proxy", body: .discard,
+            closeAfterResponse: !head.isKeepAlive, expectsContinue: expectsContinue)
+        let target: RequestTarget
+        let authority: String?
+        do throws(GatewayError) {
+            // Parsed once: routed on, and forwarded, in this one spelling (see ``RequestTarget``).
+            (target, authority) = try RequestTarget.parse(requestLine: head.uri)
+            if head.headers["host"].count > 1 {
+                throw GatewayError(status: 400, code: "duplicate_header", message: "the header Host is given more than once",
+                                   details: [("header", .string("Host"))])
+            }
+        } catch {
+            request?.route = "invalid_target"
+            refuse(error)
+            return
+        }
+        request?.authority = authority ?? head.headers.first(name: "host")
+        switch GatewayRoute.classify(method: head.method, path: target.path) {
+        case .healthz:
+            request?.route = "healthz"
+            answer(status: 200, json: "{\"status\":\"up\"}")
+        case .readyz:
+            request?.route = "readyz"
+            readiness()
+        case .metrics:
+            request?.route = "metrics"
+            let bytes = core.metrics.exposition(queueDepth: core.pool.queueDepth)
+            answer(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: ByteBuffer(bytes: bytes))
+        case .exchangeV1:
+            request?.route = ExchangeRoute.v1Label
+            admitExchange(head, target: target, partner: false)
+        case .exchangeV2:
+            request?.route = ExchangeRoute.v2Label
+            admitExchange(head, target: target, partner: true)
+        case .exchangeMethodNotAllowed(let allow):
+            request?.route = "exchange_method"
+            refuse(.methodNotAllowed(head.method.rawValue), extraHeaders: [("Allow", allow)])
+        case .tokenCheck:
+            if Self.hasBody(head) {
+                request?.route = "v1_token_check"
+                refuse(GatewayError(status: 400, code: "invalid_request", message: "a token check carries no body"))
+            } else {
+                proxy(head, target: target)
+            }
+        case .partnerStatus(let partnerRoute):
+            request?.route = partnerRoute.label
+            ExchangeAdmission.countPartnerStatus(head.headers, route: partnerRoute, metrics: core.metrics)
+            proxy(head, target: target)
+        case .proxy:
+            if head.method == .TRACE && Self.hasBody(head) {
+                refuse(GatewayError(status: 400, code: "invalid_request", message: "a TRACE request carries no body"))
+            } else {
+                proxy(head, target: target)
+            }
+        }
+    }
+
+    private func body(_ part: ByteBuffer) {
+        guard var current = request, !current.bodyEnded else { return }
+        switch current.body {
+        case .discard, .done:
+            return
+        case .forward(let trip):
+            trip.send(part)
+            if !trip.wantsBody { pauseReading() }
+        case .collect(var collected, let start):
+            let limit = core.configuration.bodyLimit
+            guard collected.readableBytes + part.readableBytes <= limit else {
+                current.body = .discard
+                request = current
+                refuse(.bodyTooLarge(limit), closing: true)
+                return
+            }
+            current.body = .done  // no second reference to `collected` while it grows
+            request = current
+            if collected.readableBytes == 0 {
+                collected = part
+            } else {
+                var part = part
+                collected.writeBuffer(&part)
+            }
+            request?.body = .collect(collected, start)
+        }
+    }
+
+    private func endOfBody() {
+        guard var current = request else { return }
+        current.bodyEnded = true
+        let body = current.body
+        current.body = .done
+        request = current
+        switch body {
+        case .forward(let trip): trip.end()
+        case .collect(let collected, let start): prepareExchange(collected, start)
+        case .discard, .done: finishIfComplete()
+        }
+    }
+
+    // MARK: pass-through
+
+    private func proxy(_ head: HTTPRequestHead, target: RequestTarget) {
+        guard let context, let current = request else { return }
+        var headers = ProxyHeaders.upstreamRequest(
+            head.headers, authority: current.authority, peer: context.channel.remoteAddress, trusting: core.trustedProxies,
+            requestID: current.requestID)
+        let hasBody = Self.hasBody(head)
+        if let length = head.headers.first(name: "content-length") {
+            headers.add(name: "Content-Length", value: length)
+        } else if hasBody {
+            headers.add(name: "Transfer-Encoding", value: "chunked")
+        }
+        let trip = UpstreamTrip(
+            client: core.upstream, pool: pool,
+            head: HTTPRequestHead(version: .http1_1, method: head.method, uri: target.forwarded, headers: headers),
+            body: hasBody ? nil : ByteBuffer(), delegate: self, logger: core.logger)
+        request?.trip = trip
+        request?.body = hasBody ? .forward(trip) : .discard
+        continueIfExpected()
+        trip.start()
+    }
+
+    /// Whether the request announces a body (a chunked one, or a `Content-Length` above 0).
+    private static func hasBody(_ head: HTTPRequestHead) -> Bool {
+        head.headers.contains(name: "transfer-encoding") || (head.headers.first(name: "content-length").flatMap(Int.init) ?? 0) > 0
+    }
+
+    // MARK: token exchange
+
+    private func admitExchange(_ head: HTTPRequestHead, target: RequestTarget, partner: Bool) {
+        do throws(GatewayError) {
+            try ExchangeAdmission.check(head.headers, target: target, partner: partner)
+            // One trust snapshot for the whole request, so a reload cannot split it.
+            let store = core.trustStore.current
+            let route = partner ? try ExchangeAdmission.partnerRoute(head.headers, store: store, metrics: core.metrics) : .v1
+            let limit = core.configuration.bodyLimit
+            if let length = head.headers.first(name: "content-length").flatMap(Int.init), length > limit {
+                throw GatewayError.bodyTooLarge(limit)
+            }
+            request?.body = .collect(ByteBuffer(), ExchangeStart(route: route, store: store, target: target))
+            continueIfExpected()
+        } catch {
+            refuse(error, closing: Self.hasBody(head))
+        }
+    }
+
+    private func prepareExchange(_ body: ByteBuffer, _ start: ExchangeStart) {
+        guard let context else { return }
+        let queued = DispatchTime.now().uptimeNanoseconds
+        let processor = core.processor
+        let eventLoop = context.eventLoop
+        let handler = NIOLoopBound(self, eventLoop: eventLoop)
+        let generation = self.generation
+        let refused = core.pool.enqueue {
+            let outcome = processor.prepare(body: body, route: start.route, store: start.store)
+            eventLoop.execute { handler.value.exchangePrepared(outcome, start: start, queued: queued, generation: generation) }
+        }
+        if let refused { refuse(.overloaded(shuttingDown: refused == .stopped)) }
+    }
+
+    private func exchangePrepared(_ outcome: Result<PreparedExchange, GatewayError>, start: ExchangeStart, queued: UInt64, generation: Int) {
+        guard generation == self.generation, let current = request, !current.responseStarted, let context else { return }
+        switch outcome {
+        case .failure(let error):
+            if error.isVerificationFailure { core.metrics.verificationFailure(code: error.code) }
+            refuse(error)
+        case .success(let prepared):
+            core.metrics.exchange(prepared)
+            core.metrics.stage("queue", nanos: DispatchTime.now().uptimeNanoseconds - queued
+                - prepared.parseNanos - prepared.verifyNanos - prepared.encodeNanos)
+            var headers = ProxyHeaders.upstreamRequest(
+                current.head.headers, authority: current.authority, peer: context.channel.remoteAddress,
+                trusting: core.trustedProxies, requestID: current.requestID)
+            // The body is the gateway's own: plain form encoding, whatever parameters the client's
+            // type carried (a charset the backend would decode with differently).
+            headers.replaceOrAdd(name: "Content-Type", value: ExchangeAdmission.formType)
+            headers.add(name: "Content-Length", value: String(prepared.upstreamBody.readableBytes))
+            let trip = UpstreamTrip(
+                client: core.upstream, pool: pool,
+                head: HTTPRequestHead(version: .http1_1, method: .POST, uri: start.target.path, headers: headers),
+                body: prepared.upstreamBody, delegate: self, logger: core.logger)
+            request?.trip = trip
+            trip.start()
+        }
+    }
+
+    // MARK: the backend's answer (UpstreamTripDelegate)
+
+    func tripResponded(_ head: HTTPResponseHead) {
+        guard var current = request, let context else { return }
+        var headers = ProxyHeaders.clientResponse(head.headers, requestID: current.requestID)
+        // An HTTP/1.0 client cannot take a chunked body: an answer of unknown length ends with the connection.
+        if current.head.version < .http1_1 && !headers.contains(name: "content-length") { current.closeAfterResponse = true }
+        if current.closeAfterResponse { headers.replaceOrAdd(name: "Connection", value: "close") }
+        current.responseStarted = true
+        current.status = Int(head.status.code)
+        request = current
+        let version = current.head.version < .http1_1 ? current.head.version : .http1_1
+        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: version, status: head.status, headers: headers))), promise: nil)
+    }
+
+    func tripBody(_ part: ByteBuffer) {
+        guard let context else { return }
+        context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(part))), promise: nil)
+        if !context.channel.isWritable { request?.trip?.pauseResponse() }
+    }
+
+    func tripFinished() {
+        request?.trip = nil
+        endResponse()
+    }
+
+    func tripFailed(_ failure: UpstreamFailure, responseStarted: Bool) {
+        request?.trip = nil
+        if responseStarted {
+            // Part of the answer is out: the client can only learn of the failure by the close.
+            context?.close(promise: nil)
+            return
+        }
+        refuse(failure.gatewayError, closing: request.map { !$0.bodyEnded } ?? false)
+    }
+
+    func tripWantsBody() {
+        resumeReading()
+    }
+
+    // MARK: answering
+
+    /// Sends `100 Continue` to a client waiting for it, once its body is wanted.
+    private func continueIfExpected() {
+        guard request?.expectsContinue == true, let context else { return }
+        request?.expectsContinue = false
+        context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .continue))), promise: nil)
+    }
+
+    /// A refusal in the backend's enhanced error shape, counted and logged.
+    /// - Parameter closing: close after the answer (a body the gateway will not read follows).
+    private func refuse(_ error: GatewayError, closing: Bool = false, extraHeaders: [(String, String)] = []) {
+        guard let current = request else { return }
+        core.metrics.error(code: error.code)
+        core.logger.notice("refused", metadata: [
+            "request_id": .string(current.requestID), "code": .string(error.code), "status": .stringConvertible(error.status),
+        ])
+        var headers = extraHeaders
+        if let retryAfter = error.retryAfter { headers.append(("Retry-After", String(retryAfter))) }
+        if closing || current.expectsContinue && !current.bodyEnded { request?.closeAfterResponse = true }
+        request?.trip?.cancel()
+        request?.trip = nil
+        if !current.bodyEnded { request?.body = .discard }
+        answer(status: error.status, json: error.jsonBody(trace: current.requestID, helpURL: core.configuration.helpURL), extraHeaders: headers)
+    }
+
+    private func readiness() {
+        let mvpds = core.trustStore.current.providers.count
+        let healthy = core.upstream.healthyCount
+        let ready = mvpds > 0 && healthy > 0
+        var body = JSONLine()
+        body.add("status", ready ? "ready" : "not_ready")
+        body.add("mvpds", mvpds)
+        body.add("upstreamsHealthy", healthy)
+        body.add("upstreams", core.upstream.endpoints.count)
+        answer(status: ready ? 200 : 503, json: body.json)
+    }
+
+    private func answer(status: Int, json: String, extraHeaders: [(String, String)] = []) {
+        answer(status: status, contentType: "application/json", body: ByteBuffer(string: json), extraHeaders: extraHeaders)
+    }
+
+    /// A whole answer of the gateway's own.
+    private func answer(status: Int, contentType: String, body: ByteBuffer, extraHeaders: [(String, String)] = []) {
+        guard var current = request, !current.responseStarted, let context else { return }
+        var headers = HTTPHeaders()
+        headers.reserveCapacity(4 + extraHeaders.count)
+        headers.add(name: "Content-Type", value: contentType)
+        headers.add(name: "Content-Length", value: String(body.readableBytes))
+        headers.add(name: "X-Request-Id", value: current.requestID)
+        for (name, value) in extraHeaders { headers.add(name: name, value: value) }
+        if current.closeAfterResponse { headers.add(name: "Connection", value: "close") }
+        current.responseStarted = true
+        current.status = status
+        request = current
+        let version = current.head.version < .http1_1 ? current.head.version : .http1_1
+        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: version, status: HTTPResponseStatus(statusCode: status), headers: headers))),
+                      promise: nil)
+        if current.head.method != .HEAD { context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
+        endResponse()
+    }
+
+    private func endResponse() {
+        guard var current = request, let context else { return }
+        current.responseEnded = true
+        request = current
+        if current.closeAfterResponse {
+            context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+            record(current)
+            request = nil
+            return
+        }
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        // Reads may have been paused for the backend; the rest of the body is dropped at full speed.
+        resumeReading()
+        finishIfComplete()
+    }
+
+    /// Once the answer is written and the body read: the request is done.
+    private func finishIfComplete() {
+        guard let current = request, current.responseEnded, current.bodyEnded else { return }
+        record(current)
+        request = nil
+    }
+
+    /// The request's metrics and log line.
+    private func record(_ current: InFlight) {
+        core.metrics.request(route: current.route, status: current.status)
+        guard current.route != "metrics" && current.route != "healthz" && current.route != "readyz" else { return }
+        let elapsed = DispatchTime.now().uptimeNanoseconds - current.started
+        core.metrics.stage("total", nanos: elapsed)
+        core.logger.info("request", metadata: [
+            "request_id": .string(current.requestID), "route": .string(current.route), "method": .string(current.head.method.rawValue),
+            "status": .stringConvertible(current.status), "duration_us": .stringConvertible(elapsed / 1000),
+        ])
+    }
+
+    // MARK: connection events
+
+    func read(context: ChannelHandlerContext) {
+        if readPaused {
+            readHeld = true
+        } else {
+            context.read()
+        }
+    }
+
+    private func pauseReading() {
+        readPaused = true
+    }
+
+    private func resumeReading() {
+        guard readPaused else { return }
+        readPaused = false
+        if readHeld, let context {
+            readHeld = false
+            context.read()
+        }
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable { request?.trip?.resumeResponse() }
+        context.fireChannelWritabilityChanged()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        guard let idle = event as? IdleStateHandler.IdleStateEvent, idle == .read else {
+            context.fireUserInboundEventTriggered(event)
+            return
+        }
+        guard let current = request else {
+            context.close(promise: nil)
+            return
+        }
+        // A client silent while its answer is being prepared is waiting, not idle.
+        guard !current.bodyEnded else { return }
+        clientBodyFailed()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        guard let parserError = error as? HTTPParserError else {
+            request?.trip?.cancel()
+            context.close(promise: nil)
+            return
+        }
+        if request != nil {
+            // The head was fine, the body is not (a bad chunk size, a connection cut mid-body).
+            clientBodyFailed()
+            return
+        }
+        // The head itself: answered here, before the decoder closes the connection.
+        generation &+= 1
+        request = InFlight(
+            head: HTTPRequestHead(version: .http1_1, method: .GET, uri: "/"), requestID: RequestID.make(incoming: nil),
+            started: DispatchTime.now().uptimeNanoseconds, route: "malformed", body: .discard, closeAfterResponse: true,
+            expectsContinue: false)
+        request?.bodyEnded = true
+        if case .headerOverflow = parserError {
+            refuse(GatewayError(status: 431, code: "request_header_too_large", message: "the request head exceeds the size limit"))
+        } else {
+            refuse(GatewayError(status: 400, code: "malformed_request", message: "the request is not valid HTTP/1.1"))
+        }
+    }
+
+    /// The client's body broke off (a malformed chunk, a stall past the idle timeout, a close):
+    /// the client's fault, `400 malformed_request`; the backend's connection is dropped.
+    private func clientBodyFailed() {
+        guard var current = request else { return }
+        current.trip?.cancel()
+        current.trip = nil
+        current.body = .discard
+        current.closeAfterResponse = true
+        request = current
+        if current.responseStarted {
+            core.metrics.error(code: GatewayError.unreadableBody.code)
+            record(current)
+            request = nil
+            context?.close(promise: nil)
+        } else {
+            refuse(.unreadableBody, closing: true)
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        if let current = request, !current.bodyEnded {
+            // Gone mid-body: counted like a broken body; there is nobody left to answer.
+            current.trip?.cancel()
+            core.metrics.error(code: GatewayError.unreadableBody.code)
+            var failed = current
+            if !failed.responseStarted { failed.status = 400 }
+            record(failed)
+        } else {
+            request?.trip?.cancel()
+        }
+        request = nil
+        context.fireChannelInactive()
+    }
+}

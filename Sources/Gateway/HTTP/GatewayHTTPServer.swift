@@ -1,0 +1,53 @@
+import Logging
+import NIOCore
+import NIOExtras
+import NIOHTTP1
+import NIOPosix
+import ServerSupport
+import ServiceLifecycle
+
+/// The gateway's HTTP/1.1 listener on SwiftNIO: one channel pipeline per client connection, on
+/// the event loop that accepted it, ending in a ``GatewayConnectionHandler``.
+///
+/// The pipeline: NIO's HTTP/1.1 codec (request smuggling defences live in its parser: a
+/// `Content-Length` beside `Transfer-Encoding`, two lengths, a bad chunk size are errors, and the
+/// connection is closed after the `400`), `HTTPServerPipelineHandler` (pipelined requests
+/// answered in order, half-close, quiescing), an idle timer, and the gateway's handler.
+///
+/// A service of the gateway's group: on graceful shutdown it stops accepting, lets every
+/// connection finish the request in flight (idle ones are closed), then returns.
+struct GatewayHTTPServer: Service {
+    let core: GatewayCore
+    let port: ListeningPort
+    let eventLoopGroup: MultiThreadedEventLoopGroup
+
+    func run() async throws {
+        let core = self.core
+        let quiesce = ServerQuiescingHelper(group: eventLoopGroup)
+        let idleTimeout = TimeAmount.nanoseconds(Int64(core.configuration.idleTimeout * 1e9))
+        let channel = try await ServerBootstrap(group: eventLoopGroup)
+            .serverChannelOption(.backlog, value: 1024)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .serverChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(quiesce.makeServerChannelHandler(channel: channel))
+                }
+            }
+            .childChannelOption(.allowRemoteHalfClosure, value: true)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let pipeline = channel.pipeline.syncOperations
+                    try pipeline.configureHTTPServerPipeline(withPipeliningAssistance: true, withErrorHandling: false)
+                    try pipeline.addHandler(IdleStateHandler(readTimeout: idleTimeout))
+                    try pipeline.addHandler(GatewayConnectionHandler(core: core, pool: core.upstream.pool(on: channel.eventLoop)))
+                }
+            }
+            .bind(host: core.configuration.host, port: core.configuration.port)
+            .get()
+        port.publish(channel.localAddress?.port ?? 0)
+        try? await gracefulShutdown()
+        let drained = eventLoopGroup.next().makePromise(of: Void.self)
+        quiesce.initiateShutdown(promise: drained)
+        try await drained.futureResult.get()
+    }
+}

@@ -1,0 +1,85 @@
+import Dispatch
+import Logging
+import NIOCore
+import NIOSSL
+import Synchronization
+
+/// The backends as the data plane sees them: the endpoints with their passive health, the
+/// round-robin cursor, the timeouts, and one ``UpstreamConnectionPool`` per event loop.
+///
+/// A timeout or refusal maps to what the gateway documents: connect failure → 502
+/// `upstream_unavailable` (after the other healthy upstreams were tried), read/total timeout →
+/// 504 `upstream_timeout`.
+public final class UpstreamClient: Sendable {
+    public let endpoints: [UpstreamEndpoint]
+    let metrics: GatewayMetrics
+    let coolDownNanos: UInt64
+    let readTimeout: TimeAmount
+    let totalTimeout: TimeAmount
+    private let cursor = Atomic<Int>(0)
+    /// Keyed by the event loop's identity; each box is used only on its loop.
+    private let pools: [ObjectIdentifier: NIOLoopBoundBox<UpstreamConnectionPool>]
+
+    public init(configuration: GatewayConfiguration, metrics: GatewayMetrics, eventLoopGroup: any EventLoopGroup) throws(ConfigurationError) {
+        let endpoints = configuration.upstreams.map(UpstreamEndpoint.init(baseURL:))
+        self.endpoints = endpoints
+        self.metrics = metrics
+        coolDownNanos = UInt64(configuration.upstreamCooldown * 1e9)
+        readTimeout = Self.amount(configuration.readTimeout)
+        totalTimeout = Self.amount(configuration.totalTimeout)
+        var tls: NIOSSLContext?
+        if endpoints.contains(where: \.usesTLS) {
+            do {
+                tls = try NIOSSLContext(configuration: .makeClientConfiguration())
+            } catch {
+                throw ConfigurationError("TLS to the upstreams cannot be set up: \(error)")
+            }
+        }
+        var pools: [ObjectIdentifier: NIOLoopBoundBox<UpstreamConnectionPool>] = [:]
+        for eventLoop in eventLoopGroup.makeIterator() {
+            let pool = UpstreamConnectionPool(
+                eventLoop: eventLoop, endpoints: endpoints, tls: tls, connectTimeout: Self.amount(configuration.connectTimeout),
+                maxIdlePerEndpoint: configuration.poolSize)
+            pools[ObjectIdentifier(eventLoop)] = .makeBoxSendingValue(pool, eventLoop: eventLoop)
+        }
+        self.pools = pools
+    }
+
+    static func amount(_ seconds: Double) -> TimeAmount {
+        .nanoseconds(Int64(seconds * 1e9))
+    }
+
+    /// The pool of `eventLoop` (call on that loop).
+    func pool(on eventLoop: any EventLoop) -> UpstreamConnectionPool {
+        pools[ObjectIdentifier(eventLoop)]!.value
+    }
+
+    /// Upstreams not cooling down.
+    public var healthyCount: Int {
+        let now = DispatchTime.now().uptimeNanoseconds
+        return endpoints.count { $0.isHealthy(at: now) }
+    }
+
+    /// Indices of the healthy upstreams starting at the round-robin cursor; when none is
+    /// healthy, all of them (a cooling upstream is better than certain failure).
+    func pickOrder() -> [Int] {
+        let count = endpoints.count
+        guard count > 1 else { return Array(0..<count) }
+        let start = cursor.wrappingAdd(1, ordering: .relaxed).oldValue
+        let now = DispatchTime.now().uptimeNanoseconds
+        var order: [Int] = []
+        order.reserveCapacity(count)
+        for offset in 0..<count {
+            let index = (start &+ offset) % count
+            if endpoints[index].isHealthy(at: now) { order.append(index) }
+        }
+        return order.isEmpty ? Array(0..<count) : order
+    }
+
+    /// Closes the idle connections of every loop.
+    public func shutdown() async {
+        for box in pools.values {
+            try? await box.eventLoop.submit { box.value.closeAll() }.get()
+        }
+    }
+}

@@ -1,0 +1,104 @@
+import NIOCore
+import NIOHTTP1
+
+/// One keep-alive HTTP/1.1 connection to a backend: the last handler of its channel, used by one
+/// ``UpstreamTrip`` at a time and kept in its event loop's ``UpstreamConnectionPool`` between trips.
+///
+/// It holds back the channel's reads while the client cannot take more of the answer
+/// (``pauseReading()``), which is what keeps a large answer from piling up in memory.
+final class UpstreamConnection: ChannelDuplexHandler {
+    typealias InboundIn = HTTPClientResponsePart
+    typealias OutboundIn = HTTPClientRequestPart
+    typealias OutboundOut = HTTPClientRequestPart
+
+    let endpointIndex: Int
+    /// The trip using the connection; `nil` while it is idle in the pool.
+    weak var trip: UpstreamTrip?
+    /// Set when the pool takes it back; cancelled when a trip takes it.
+    var idleClose: Scheduled<Void>?
+    /// Served at least one complete exchange (so a failure may be a stale keep-alive).
+    var reused = false
+    private var context: ChannelHandlerContext?
+    private var paused = false
+    private var readHeld = false
+
+    init(endpointIndex: Int) {
+        self.endpointIndex = endpointIndex
+    }
+
+    var isActive: Bool { context?.channel.isActive ?? false }
+    var isWritable: Bool { context?.channel.isWritable ?? false }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+    }
+
+    func write(_ part: HTTPClientRequestPart, promise: EventLoopPromise<Void>? = nil) {
+        guard let context else {
+            promise?.fail(ChannelError.ioOnClosedChannel)
+            return
+        }
+        context.write(wrapOutboundOut(part), promise: promise)
+    }
+
+    func flush() {
+        context?.flush()
+    }
+
+    func close() {
+        idleClose?.cancel()
+        idleClose = nil
+        context?.close(promise: nil)
+    }
+
+    func pauseReading() {
+        paused = true
+    }
+
+    func resumeReading() {
+        guard paused else { return }
+        paused = false
+        if readHeld, let context {
+            readHeld = false
+            context.read()
+        }
+    }
+
+    // MARK: channel events
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head): trip?.upstreamHead(head)
+        case .body(let part): trip?.upstreamBody(part)
+        case .end: trip?.upstreamEnd()
+        }
+    }
+
+    func read(context: ChannelHandlerContext) {
+        if paused {
+            readHeld = true
+        } else {
+            context.read()
+        }
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable { trip?.upstreamWritable() }
+        context.fireChannelWritabilityChanged()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        idleClose?.cancel()
+        idleClose = nil
+        trip?.upstreamClosed()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        trip?.upstreamError(error)
+        context.close(promise: nil)
+    }
+}

@@ -1,0 +1,98 @@
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+
+/// Idle keep-alive connections to the backends, one pool per event loop — the way nginx and
+/// Envoy keep one per worker. A request's upstream connection lives on the event loop of its
+/// client connection, so relaying between the two never leaves the thread and needs no locks.
+///
+/// Used only on its event loop (``UpstreamClient`` hands each loop its own).
+final class UpstreamConnectionPool {
+    /// How long an unused connection is kept before it is closed.
+    static let idleTimeout: TimeAmount = .seconds(60)
+
+    let eventLoop: any EventLoop
+    private let endpoints: [UpstreamEndpoint]
+    private let tls: NIOSSLContext?
+    private let connectTimeout: TimeAmount
+    private let maxIdlePerEndpoint: Int
+    /// Per endpoint, most recently used last.
+    private var idle: [[UpstreamConnection]]
+
+    init(eventLoop: any EventLoop, endpoints: [UpstreamEndpoint], tls: NIOSSLContext?, connectTimeout: TimeAmount, maxIdlePerEndpoint: Int) {
+        self.eventLoop = eventLoop
+        self.endpoints = endpoints
+        self.tls = tls
+        self.connectTimeout = connectTimeout
+        self.maxIdlePerEndpoint = maxIdlePerEndpoint
+        idle = Array(repeating: [], count: endpoints.count)
+    }
+
+    /// A pooled open connection to the endpoint, most recently used first; closed ones are dropped.
+    func takeIdle(_ index: Int) -> UpstreamConnection? {
+        while let connection = idle[index].popLast() {
+            connection.idleClose?.cancel()
+            connection.idleClose = nil
+            if connection.isActive { return connection }
+        }
+        return nil
+    }
+
+    /// Opens a new connection to the endpoint; `completion` runs on this event loop.
+    func connect(_ index: Int, _ completion: @escaping (Result<UpstreamConnection, UpstreamFailure>) -> Void) {
+        let endpoint = endpoints[index]
+        let tls = endpoint.usesTLS ? self.tls : nil
+        let serverName = endpoint.serverName
+        ClientBootstrap(group: eventLoop)
+            .connectTimeout(connectTimeout)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let pipeline = channel.pipeline.syncOperations
+                    if let tls {
+                        try pipeline.addHandler(NIOSSLClientHandler(context: tls, serverHostname: serverName))
+                    }
+                    try pipeline.addHTTPClientHandlers()
+                    try pipeline.addHandler(UpstreamConnection(endpointIndex: index))
+                }
+            }
+            .connect(host: endpoint.host, port: endpoint.port)
+            .assumeIsolated()
+            .whenComplete { result in
+                switch result {
+                case .success(let channel):
+                    do {
+                        completion(.success(try channel.pipeline.syncOperations.handler(type: UpstreamConnection.self)))
+                    } catch {
+                        channel.close(promise: nil)
+                        completion(.failure(.connecting(error)))
+                    }
+                case .failure(let error):
+                    completion(.failure(.connecting(error)))
+                }
+            }
+    }
+
+    /// Takes back a connection after a complete exchange (or closes it when the pool is full).
+    func release(_ connection: UpstreamConnection) {
+        connection.trip = nil
+        connection.resumeReading()
+        guard connection.isActive, idle[connection.endpointIndex].count < maxIdlePerEndpoint else {
+            connection.close()
+            return
+        }
+        connection.reused = true
+        connection.idleClose = eventLoop.assumeIsolated().scheduleTask(in: Self.idleTimeout) { [weak connection] in
+            connection?.close()
+        }
+        idle[connection.endpointIndex].append(connection)
+    }
+
+    /// Closes every idle connection (at shutdown).
+    func closeAll() {
+        for connections in idle {
+            for connection in connections { connection.close() }
+        }
+        idle = Array(repeating: [], count: endpoints.count)
+    }
+}

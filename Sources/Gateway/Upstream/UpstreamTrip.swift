@@ -1,0 +1,310 @@
+import Dispatch
+import Logging
+import NIOCore
+import NIOHTTP1
+
+/// What a trip reports to the client connection that started it (on that connection's loop).
+protocol UpstreamTripDelegate: AnyObject {
+    /// The backend's answer head (never an interim 1xx).
+    func tripResponded(_ head: HTTPResponseHead)
+    func tripBody(_ part: ByteBuffer)
+    /// The answer is complete.
+    func tripFinished()
+    /// No answer, or the answer broke off; `responseStarted` says whether a head was relayed.
+    func tripFailed(_ failure: UpstreamFailure, responseStarted: Bool)
+    /// The trip takes more of the client's body again (after ``UpstreamTrip/wantsBody`` was false).
+    func tripWantsBody()
+}
+
+/// One request's way to a backend and back: picks the endpoint (round-robin over the healthy
+/// ones), takes a pooled connection or opens one, writes the request — streamed as the client
+/// sends it, or from memory — relays the answer to its delegate, and hands the connection back
+/// to the pool when the exchange completed cleanly.
+///
+/// Retries: only when nothing was sent (the connection could not be made, or a pooled connection
+/// turned out closed before the request went out); then the next endpoint gets it. The body parts
+/// that arrive before a connection is ready are held, up to ``pendingLimit`` (the client is paused
+/// beyond it), so a retry never lacks what the client already sent.
+///
+/// Timeouts: `read` between the request and each part of the answer, `total` for the whole trip.
+final class UpstreamTrip {
+    /// Body bytes held while no connection is ready before the client is paused.
+    static let pendingLimit = 256 * 1024
+
+    private let client: UpstreamClient
+    private let pool: UpstreamConnectionPool
+    private let head: HTTPRequestHead
+    private let order: [Int]
+    private var attempt = 0
+    private weak var delegate: (any UpstreamTripDelegate)?
+    private let logger: Logger
+
+    private var connection: UpstreamConnection?
+    /// Parts not yet written: everything until a connection is ready.
+    private var pending: [HTTPClientRequestPart] = []
+    private var pendingBytes = 0
+    private var requestEnded = false
+    private var requestWritten = false
+    private var responseStarted = false
+    /// An interim 1xx answer is being skipped (its end belongs to it).
+    private var skippingInterim = false
+    private var responseKeepAlive = true
+    private var readPaused = false
+    private var done = false
+    private var started: UInt64 = 0
+    private var readTimer: Scheduled<Void>?
+    private var totalTimer: Scheduled<Void>?
+    private var lastFailure: UpstreamFailure?
+
+    /// - Parameters:
+    ///   - head: method, path (without the endpoint's prefix) and headers; `Host` is added per endpoint.
+    ///   - body: the whole body when it is in memory (then ``send(_:)`` and ``end()`` are not used).
+    init(client: UpstreamClient, pool: UpstreamConnectionPool, head: HTTPRequestHead, body: ByteBuffer?,
+         delegate: any UpstreamTripDelegate, logger: Logger) {
+        self.client = client
+        self.pool = pool
+        self.head = head
+        order = client.pickOrder()
+        self.delegate = delegate
+        self.logger = logger
+        if let body {
+            if body.readableBytes > 0 { pending.append(.body(.byteBuffer(body))) }
+            pending.append(.end(nil))
+            requestEnded = true
+        }
+    }
+
+    /// Whether the trip takes more of the client's body now; when false, the client's reads stop
+    /// until ``UpstreamTripDelegate/tripWantsBody()``.
+    var wantsBody: Bool {
+        if let connection { return connection.isWritable }
+        return pendingBytes < Self.pendingLimit
+    }
+
+    func start() {
+        started = DispatchTime.now().uptimeNanoseconds
+        totalTimer = pool.eventLoop.assumeIsolated().scheduleTask(in: client.totalTimeout) { [weak self] in
+            self?.fail(.totalTimeout)
+        }
+        nextAttempt()
+    }
+
+    /// A part of the client's streamed body.
+    func send(_ part: ByteBuffer) {
+        guard !done else { return }
+        if let connection {
+            connection.write(.body(.byteBuffer(part)), promise: nil)
+            connection.flush()
+        } else {
+            pendingBytes += part.readableBytes
+            pending.append(.body(.byteBuffer(part)))
+        }
+    }
+
+    /// The end of the client's streamed body.
+    func end() {
+        guard !done else { return }
+        requestEnded = true
+        if let connection {
+            requestWritten = true
+            connection.write(.end(nil), promise: nil)
+            connection.flush()
+            armReadTimer()
+        } else {
+            pending.append(.end(nil))
+        }
+    }
+
+    /// The client cannot take more of the answer for now / again.
+    func pauseResponse() {
+        readPaused = true
+        connection?.pauseReading()
+    }
+
+    func resumeResponse() {
+        readPaused = false
+        connection?.resumeReading()
+    }
+
+    /// The client went away or its body broke: drop the connection, report nothing.
+    func cancel() {
+        guard !done else { return }
+        done = true
+        cancelTimers()
+        connection?.trip = nil
+        connection?.close()
+        connection = nil
+    }
+
+    // MARK: connecting
+
+    private func nextAttempt() {
+        guard !done else { return }
+        guard attempt < order.count else {
+            fail(lastFailure ?? UpstreamFailure(.connect, "no upstream configured"), counted: false)
+            return
+        }
+        let index = order[attempt]
+        attempt += 1
+        if let pooled = pool.takeIdle(index) {
+            attach(pooled)
+            return
+        }
+        pool.connect(index) { [self] result in
+            switch result {
+            case .success(let opened):
+                if done {
+                    opened.close()
+                } else {
+                    attach(opened)
+                }
+            case .failure(let failure):
+                guard !done else { return }
+                record(failure, endpoint: client.endpoints[index])
+                lastFailure = failure
+                nextAttempt()
+            }
+        }
+    }
+
+    private func attach(_ opened: UpstreamConnection) {
+        connection = opened
+        opened.trip = self
+        if readPaused { opened.pauseReading() }
+        let endpoint = client.endpoints[opened.endpointIndex]
+        var head = self.head
+        head.uri = endpoint.pathPrefix + head.uri
+        head.headers.add(name: "Host", value: endpoint.authority)
+        // A pooled connection closed by the backend between requests fails this first write
+        // before any byte left: then nothing was sent, and the next connection may have it.
+        let headWritten = pool.eventLoop.makePromise(of: Void.self)
+        opened.write(.head(head), promise: headWritten)
+        headWritten.futureResult.assumeIsolated().whenFailure { [weak self, weak opened] error in
+            guard let self, let opened, connection === opened, !responseStarted else { return }
+            opened.trip = nil
+            connection = nil
+            if opened.reused, Self.isClosedChannel(error) {
+                attempt -= 1
+                nextAttempt()
+            } else {
+                fail(.broken(error))
+            }
+        }
+        for part in pending {
+            if case .end = part { requestWritten = true }
+            opened.write(part, promise: nil)
+        }
+        pending = []
+        pendingBytes = 0
+        opened.flush()
+        armReadTimer()
+        if !requestEnded && opened.isWritable { delegate?.tripWantsBody() }
+    }
+
+    private static func isClosedChannel(_ error: any Error) -> Bool {
+        if let channel = error as? ChannelError, channel == .ioOnClosedChannel || channel == .alreadyClosed { return true }
+        return false
+    }
+
+    // MARK: the answer (called by the connection)
+
+    func upstreamHead(_ head: HTTPResponseHead) {
+        guard !done else { return }
+        armReadTimer()
+        if head.status.code < 200 && head.status != .switchingProtocols {
+            skippingInterim = true
+            return
+        }
+        responseStarted = true
+        responseKeepAlive = head.isKeepAlive
+        client.endpoints[connection?.endpointIndex ?? 0].markHealthy()
+        client.metrics.upstreamLatency(
+            endpoint: client.endpoints[connection?.endpointIndex ?? 0].baseURL, nanos: DispatchTime.now().uptimeNanoseconds - started)
+        delegate?.tripResponded(head)
+    }
+
+    func upstreamBody(_ part: ByteBuffer) {
+        guard !done else { return }
+        armReadTimer()
+        delegate?.tripBody(part)
+    }
+
+    func upstreamEnd() {
+        guard !done else { return }
+        if skippingInterim {
+            skippingInterim = false
+            return
+        }
+        done = true
+        cancelTimers()
+        if let connection {
+            self.connection = nil
+            // Reusable only after a complete exchange: a backend that answered before reading the
+            // whole body would read the rest as the next request.
+            if requestWritten && responseKeepAlive && head.isKeepAlive {
+                pool.release(connection)
+            } else {
+                connection.trip = nil
+                connection.close()
+            }
+        }
+        delegate?.tripFinished()
+    }
+
+    func upstreamWritable() {
+        guard !done, !requestEnded else { return }
+        delegate?.tripWantsBody()
+    }
+
+    func upstreamClosed() {
+        guard !done else { return }
+        fail(.closed)
+    }
+
+    func upstreamError(_ error: any Error) {
+        guard !done else { return }
+        fail(.broken(error))
+    }
+
+    // MARK: failing
+
+    private func armReadTimer() {
+        readTimer?.cancel()
+        readTimer = pool.eventLoop.assumeIsolated().scheduleTask(in: client.readTimeout) { [weak self] in
+            self?.fail(.readTimeout)
+        }
+    }
+
+    private func cancelTimers() {
+        readTimer?.cancel()
+        readTimer = nil
+        totalTimer?.cancel()
+        totalTimer = nil
+    }
+
+    /// Counts a failure against an endpoint: metrics, the log, and passive health.
+    private func record(_ failure: UpstreamFailure, endpoint: UpstreamEndpoint) {
+        client.metrics.upstreamError(endpoint: endpoint.baseURL, kind: failure.kind)
+        logger.warning("upstream request failed", metadata: [
+            "upstream": .string(endpoint.baseURL), "failure": .string(failure.kind.rawValue), "attempt": .stringConvertible(attempt),
+        ])
+        if failure.kind.marksUnhealthy { endpoint.markFailed(coolDownNanos: client.coolDownNanos) }
+    }
+
+    /// - Parameter counted: false when the failure was already recorded per endpoint.
+    private func fail(_ failure: UpstreamFailure, counted: Bool = true) {
+        guard !done else { return }
+        done = true
+        cancelTimers()
+        if let connection {
+            self.connection = nil
+            connection.trip = nil
+            connection.close()
+            if counted { record(failure, endpoint: client.endpoints[connection.endpointIndex]) }
+        } else if counted, attempt > 0 {
+            // Still connecting (the total timeout): the endpoint being tried.
+            record(failure, endpoint: client.endpoints[order[attempt - 1]])
+        }
+        delegate?.tripFailed(failure, responseStarted: responseStarted)
+    }
+}
