@@ -546,11 +546,13 @@ def openapi_codes():
     return path, found, mentioned
 
 
-def compare(where, line, label, have, want):
+def compare(where, line, label, have, want, lines=None):
+    """`have` (listed) against `want` (produced); `lines` gives the line of each listed code."""
+    lines = lines or {}
     for code in sorted(want - have):
         fail(where, line, f"{label}: {code} is missing")
     for code in sorted(have - want):
-        fail(where, line, f"{label}: {code} is listed but the program cannot produce it")
+        fail(where, lines.get(code, line), f"{label}: {code} is listed but the program cannot produce it")
 
 
 def check_codes():
@@ -560,23 +562,25 @@ def check_codes():
     everything = produced.gateway | produced.verifier | produced.encoding | produced.batch | produced.cli
 
     page, index, headings, reference = errors_page()
-    compare(page, 1, "the index table (code | HTTP | reported by)", set(index), everything)
+    rows = {code: number for code, (number, _, _) in index.items()}
+    table = min(rows.values(), default=1)
+    compare(page, table, "the index table (code | HTTP | reported by)", set(index), everything, rows)
     answered = {code for code, (_, status, _) in index.items() if re.search(r"\d{3}", status)}
-    compare(page, 1, "codes with an HTTP status in the index (the gateway's)", answered, http)
+    compare(page, table, "codes with an HTTP status in the index (the gateway's)", answered, http, rows)
     in_batch = {code for code, (_, _, by) in index.items() if "`batch`" in by}
-    compare(page, 1, "codes the index says `batch` reports", in_batch, batch)
+    compare(page, table, "codes the index says `batch` reports", in_batch, batch, rows)
     library = {code for code, (_, status, by) in index.items() if "library" in by.lower()}
-    compare(page, 1, "codes the index marks library-only", library, LIBRARY_ONLY & produced.verifier)
+    compare(page, table, "codes the index marks library-only", library, LIBRARY_ONLY & produced.verifier, rows)
     for code, (number, _, _) in index.items():
         if code not in headings:
             fail(page, number, f"{code} has no '### {code}' section (the gateway's helpUrl points at it)")
     for code, (number, section) in headings.items():
         if code not in index:
             fail(page, number, f"### {code} is not in the index table")
-    compare(page, 1, "the Reference upstream table", set(reference), produced.reference)
+    compare(page, min(reference.values(), default=1), "the Reference upstream table", set(reference), produced.reference, reference)
 
     spec, enums, mentioned = openapi_codes()
-    compare(spec, 1, "the error-code enums", enums, http)
+    compare(spec, 1, "the error-code enums", enums, http, mentioned)
     for code in sorted(set(mentioned) & (everything - http)):
         fail(spec, mentioned[code], f"mentions {code}, which the gateway never answers")
 
