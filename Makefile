@@ -5,7 +5,7 @@ APT_PACKAGES := libxml2-dev libxmlsec1-dev libssl-dev zlib1g-dev libjemalloc-dev
 SAMPLE := samples/response.xml
 BIN := .build/release/samlgate
 
-.PHONY: deps deps-load build release test openapi-check run demo load load-compare bench bench-check bench-thresholds bench-verify clean
+.PHONY: deps deps-load build release test openapi-check docs-check run demo load load-compare bench bench-check bench-thresholds bench-verify clean
 
 ## deps: install the system libraries (apt-get) when xmlsec1-openssl, zlib or jemalloc is not found.
 deps:
@@ -27,14 +27,20 @@ deps-load: deps
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq wrk nginx-light; \
 	fi
 
-## test: the whole test suite (what CI runs): Swift tests, then the OpenAPI document check.
+## test: the whole test suite (what CI runs): Swift tests, the OpenAPI document check, then the
+## documentation check (links, command lines against the built CLI, error codes against the sources).
 test: deps
 	$(SWIFT) test
 	$(MAKE) openapi-check
+	$(MAKE) docs-check
 
 ## openapi-check: validate docs/openapi.yaml (openapi-spec-validator in .build/tools-venv).
 openapi-check:
 	./scripts/check-openapi.sh
+
+## docs-check: links, samlgate command lines and error codes in README.md and docs/ (needs .build/debug/samlgate).
+docs-check:
+	./scripts/check-docs.sh
 
 ## run: the reference upstream and the gateway on loopback (test IdP and trust store in .run/),
 ## with a ready-to-paste curl; Ctrl-C stops both.

@@ -7,32 +7,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 SPEC="${1:-docs/openapi.yaml}"
-VENV=.build/tools-venv
 
 if [ ! -f "$SPEC" ]; then
     echo "openapi: $SPEC not found" >&2
     exit 1
 fi
 
-if [ ! -x "$VENV/bin/python" ]; then
-    if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
-        echo "openapi: python3 cannot create virtual environments (no venv/ensurepip module)." >&2
-        echo "openapi: run 'make deps' (it installs the Debian package python3-venv), then retry." >&2
-        exit 1
-    fi
-    mkdir -p "$(dirname "$VENV")"
-    if ! python3 -m venv "$VENV"; then
-        rm -rf "$VENV"
-        echo "openapi: 'python3 -m venv $VENV' failed; 'make deps' installs python3-venv." >&2
-        exit 1
-    fi
-fi
+. scripts/tools-venv.sh
+tools_venv openapi openapi_spec_validator=openapi-spec-validator yaml=pyyaml
 
-if ! "$VENV/bin/python" -c 'import openapi_spec_validator, yaml' >/dev/null 2>&1; then
-    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check openapi-spec-validator
-fi
-
-"$VENV/bin/python" - "$SPEC" <<'PY'
+"$TOOLS_PYTHON" - "$SPEC" <<'PY'
 import sys
 import yaml
 from openapi_spec_validator import validate
@@ -46,11 +30,11 @@ CONTRACT = {
             duplicate_header unknown_mvpd invalid_utf8
             malformed_percent_encoding malformed_base64 unrecognized_saml_form double_encoded
             forbidden_dtd too_large too_deep too_many_attributes too_many_namespaces too_many_nodes
-            malformed_xml unsupported_encrypted_assertion VSA503 APPL_ERROR""",
+            malformed_xml unsupported_encrypted_assertion malformed_request VSA503 APPL_ERROR""",
     401: """signature_missing signature_invalid key_not_trusted reference_mismatch
             algorithm_not_allowed duplicate_id assertion_count status_not_success issuer_mismatch
             wrong_audience not_yet_valid expired replayed unbounded_validity
-            in_response_to_mismatch destination_mismatch normalization_changes_document APPL_ERROR""",
+            normalization_changes_document APPL_ERROR""",
     403: "VSA403 VSA404",
     405: "method_not_allowed",
     413: "body_too_large",

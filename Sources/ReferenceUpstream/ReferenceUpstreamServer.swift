@@ -8,7 +8,7 @@ import ServiceLifecycle
 
 /// `samlgate upstream`: an in-memory stand-in for the authentication backend (Adobe Pass REST
 /// API v1 and v2), complete for the Apple SSO cookbook flows, so the gateway can be run, tested
-/// and demonstrated on one machine. The routes are listed in README ("The reference upstream")
+/// and demonstrated on one machine. The routes are listed in docs/reference-upstream.md
 /// and docs/openapi.yaml; what it knows (requestors, MVPDs, lifetimes) comes from
 /// ``ReferenceConfiguration``.
 public final class ReferenceUpstreamServer: Sendable {

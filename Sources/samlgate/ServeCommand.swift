@@ -5,7 +5,7 @@ import Logging
 import ServerSupport
 
 /// `samlgate serve`: the gateway. Settings: defaults < `--config` file < `SAMLGATE_*`
-/// environment < flags (every setting is documented in README and deploy/samlgate.example.yaml).
+/// environment < flags (every setting is documented in docs/configuration.md and deploy/samlgate.example.yaml).
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
