@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import SAMLVerification
+import ServerSupport
 
 /// One client connection of the data plane: routes each request, answers the local ones, streams
 /// pass-through requests to a backend and their answers back (``UpstreamTrip``), and buffers only
@@ -68,6 +69,10 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     private var generation = 0
     private var readPaused = false
     private var readHeld = false
+    /// The client half-closed: no request follows the one in flight.
+    private var inputClosed = false
+    /// The connection is being closed: later errors and events are the close's echo.
+    private var closing = false
 
     init(core: GatewayCore, pool: UpstreamConnectionPool) {
         self.core = core
@@ -95,7 +100,7 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     private func begin(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
         generation &+= 1
         let requestID = RequestID.make(incoming: head.headers.first(name: "x-request-id"))
-        let expectsContinue = head.version >= .http1_1 && head.headers["expect"].contains { $0.lowercased() == "100-continue" }
+        let expectsContinue = !Self.predates11(head.version) && head.headers["expect"].contains { $0.lowercased() == "100-continue" }
         request = InFlight(
             head: head, requestID: requestID, started: DispatchTime.now().uptimeNanoseconds, route: "proxy", body: .discard,
             closeAfterResponse: !head.isKeepAlive, expectsContinue: expectsContinue)
@@ -218,6 +223,11 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         trip.start()
     }
 
+    /// HTTP/1.0 (or older): no chunked bodies, no interim answers, no keep-alive unless asked.
+    private static func predates11(_ version: HTTPVersion) -> Bool {
+        version.major < 1 || (version.major == 1 && version.minor == 0)
+    }
+
     /// Whether the request announces a body (a chunked one, or a `Content-Length` above 0).
     private static func hasBody(_ head: HTTPRequestHead) -> Bool {
         head.headers.contains(name: "transfer-encoding") || (head.headers.first(name: "content-length").flatMap(Int.init) ?? 0) > 0
@@ -288,12 +298,12 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         guard var current = request, let context else { return }
         var headers = ProxyHeaders.clientResponse(head.headers, requestID: current.requestID)
         // An HTTP/1.0 client cannot take a chunked body: an answer of unknown length ends with the connection.
-        if current.head.version < .http1_1 && !headers.contains(name: "content-length") { current.closeAfterResponse = true }
+        if Self.predates11(current.head.version) && !headers.contains(name: "content-length") { current.closeAfterResponse = true }
         if current.closeAfterResponse { headers.replaceOrAdd(name: "Connection", value: "close") }
         current.responseStarted = true
         current.status = Int(head.status.code)
         request = current
-        let version = current.head.version < .http1_1 ? current.head.version : .http1_1
+        let version = Self.predates11(current.head.version) ? current.head.version : .http1_1
         context.write(wrapOutboundOut(.head(HTTPResponseHead(version: version, status: head.status, headers: headers))), promise: nil)
     }
 
@@ -312,7 +322,7 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         request?.trip = nil
         if responseStarted {
             // Part of the answer is out: the client can only learn of the failure by the close.
-            context?.close(promise: nil)
+            closeConnection()
             return
         }
         refuse(failure.gatewayError, closing: request.map { !$0.bodyEnded } ?? false)
@@ -377,7 +387,7 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         current.responseStarted = true
         current.status = status
         request = current
-        let version = current.head.version < .http1_1 ? current.head.version : .http1_1
+        let version = Self.predates11(current.head.version) ? current.head.version : .http1_1
         context.write(wrapOutboundOut(.head(HTTPResponseHead(version: version, status: HTTPResponseStatus(statusCode: status), headers: headers))),
                       promise: nil)
         if current.head.method != .HEAD { context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
@@ -388,10 +398,11 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         guard var current = request, let context else { return }
         current.responseEnded = true
         request = current
-        if current.closeAfterResponse {
-            context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+        if current.closeAfterResponse || inputClosed {
+            closing = true
             record(current)
             request = nil
+            context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
             return
         }
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
@@ -448,12 +459,18 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let event = event as? ChannelEvent, event == .inputClosed {
+            // Nothing more will come: close now when idle, else once the answer is written.
+            inputClosed = true
+            if request == nil { closeConnection() }
+            return
+        }
         guard let idle = event as? IdleStateHandler.IdleStateEvent, idle == .read else {
             context.fireUserInboundEventTriggered(event)
             return
         }
         guard let current = request else {
-            context.close(promise: nil)
+            closeConnection()
             return
         }
         // A client silent while its answer is being prepared is waiting, not idle.
@@ -462,9 +479,10 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        guard !closing else { return }
         guard let parserError = error as? HTTPParserError else {
             request?.trip?.cancel()
-            context.close(promise: nil)
+            closeConnection()
             return
         }
         if request != nil {
@@ -472,18 +490,18 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
             clientBodyFailed()
             return
         }
-        // The head itself: answered here, before the decoder closes the connection.
-        generation &+= 1
-        request = InFlight(
-            head: HTTPRequestHead(version: .http1_1, method: .GET, uri: "/"), requestID: RequestID.make(incoming: nil),
-            started: DispatchTime.now().uptimeNanoseconds, route: "malformed", body: .discard, closeAfterResponse: true,
-            expectsContinue: false)
-        request?.bodyEnded = true
-        if case .headerOverflow = parserError {
-            refuse(GatewayError(status: 431, code: "request_header_too_large", message: "the request head exceeds the size limit"))
-        } else {
-            refuse(GatewayError(status: 400, code: "malformed_request", message: "the request is not valid HTTP/1.1"))
-        }
+        // The head itself is not HTTP/1.1 (a smuggling attempt among others): the parser's
+        // plain refusal, written before the decoder closes the connection.
+        closing = true
+        let status: HTTPResponseStatus = parserError == .headerOverflow ? .requestHeaderFieldsTooLarge : .badRequest
+        let headers = HTTPHeaders([("Connection", "close"), ("Content-Length", "0")])
+        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+    }
+
+    private func closeConnection() {
+        closing = true
+        context?.close(promise: nil)
     }
 
     /// The client's body broke off (a malformed chunk, a stall past the idle timeout, a close):
@@ -499,24 +517,25 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
             core.metrics.error(code: GatewayError.unreadableBody.code)
             record(current)
             request = nil
-            context?.close(promise: nil)
+            closeConnection()
         } else {
             refuse(.unreadableBody, closing: true)
         }
     }
 
+    /// Also reached from inside a write to a connection the client has closed: the request is
+    /// recorded here once, and the code that was writing finds no request left.
     func channelInactive(context: ChannelHandlerContext) {
-        if let current = request, !current.bodyEnded {
-            // Gone mid-body: counted like a broken body; there is nobody left to answer.
+        if var current = request {
+            request = nil
             current.trip?.cancel()
-            core.metrics.error(code: GatewayError.unreadableBody.code)
-            var failed = current
-            if !failed.responseStarted { failed.status = 400 }
-            record(failed)
-        } else {
-            request?.trip?.cancel()
+            if !current.responseStarted && !current.bodyEnded {
+                // Gone mid-body before any answer: counted like a broken body.
+                core.metrics.error(code: GatewayError.unreadableBody.code)
+                current.status = 400
+            }
+            record(current)
         }
-        request = nil
         context.fireChannelInactive()
     }
 }
