@@ -5,7 +5,7 @@ APT_PACKAGES := libxml2-dev libxmlsec1-dev libssl-dev zlib1g-dev libjemalloc-dev
 SAMPLE := samples/response.xml
 BIN := .build/release/samlgate
 
-.PHONY: deps deps-load build release test openapi-check docs-check run demo load load-compare bench bench-check bench-thresholds bench-verify clean
+.PHONY: deps deps-load build release test openapi-check docs-check run demo load load-compare stream-check bench bench-check bench-thresholds bench-verify clean
 
 ## deps: install the system libraries (apt-get) when xmlsec1-openssl, zlib or jemalloc is not found.
 deps:
@@ -59,6 +59,10 @@ load: release deps-load
 ## 1/16/64/256 connections; a table, .run/load/compare.csv and plots (ROUNDS=3 DURATION=5).
 load-compare: release deps-load
 	./scripts/load-compare.sh
+
+## stream-check: a 200 MB answer and a 200 MB upload through the gateway, its memory sampled.
+stream-check: release
+	./scripts/stream-check.sh
 
 ## bench: the benchmark package (separate, so tests never build ordo-one/benchmark).
 bench: deps

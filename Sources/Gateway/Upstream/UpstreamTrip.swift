@@ -26,7 +26,8 @@ protocol UpstreamTripDelegate: AnyObject {
 /// that arrive before a connection is ready are held, up to ``pendingLimit`` (the client is paused
 /// beyond it), so a retry never lacks what the client already sent.
 ///
-/// Timeouts: `read` between the request and each part of the answer, `total` for the whole trip.
+/// Timeouts: `read` from the end of the request to the answer and between its parts, `total`
+/// for the whole trip (answer included).
 final class UpstreamTrip {
     /// Body bytes held while no connection is ready before the client is paused.
     static let pendingLimit = 256 * 1024
@@ -197,7 +198,8 @@ final class UpstreamTrip {
         pending = []
         pendingBytes = 0
         opened.flush()
-        armReadTimer()
+        // The read timeout runs from the end of the request (an upload may take longer than it).
+        if requestWritten { armReadTimer() }
         if !requestEnded && opened.isWritable { delegate?.tripWantsBody() }
     }
 
