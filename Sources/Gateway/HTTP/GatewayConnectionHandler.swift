@@ -67,6 +67,7 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     private var request: InFlight?
     /// Counts requests, so that a worker's answer for a request given up on is recognised.
     private var generation = 0
+    private var requestIDs = RequestIDSequence()
     private var readPaused = false
     private var readHeld = false
     /// The client half-closed: no request follows the one in flight.
@@ -99,7 +100,7 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
 
     private func begin(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
         generation &+= 1
-        let requestID = RequestID.make(incoming: head.headers.first(name: "x-request-id"))
+        let requestID = RequestID.make(incoming: head.headers.first(name: "x-request-id"), fresh: &requestIDs)
         let expectsContinue = !Self.predates11(head.version) && head.headers["expect"].contains { $0.lowercased() == "100-continue" }
         request = InFlight(
             head: head, requestID: requestID, started: DispatchTime.now().uptimeNanoseconds, route: "proxy", body: .discard,
@@ -166,7 +167,11 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
             return
         case .forward(let trip):
             trip.send(part)
-            if !trip.wantsBody { pauseReading() }
+            if !trip.wantsBody {
+                // Pause first (see ``tripBody(_:)``): the flush may make the backend writable again.
+                pauseReading()
+                trip.flushBody()
+            }
         case .collect(var collected, let start):
             let limit = core.configuration.bodyLimit
             guard collected.readableBytes + part.readableBytes <= limit else {
@@ -309,8 +314,17 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
 
     func tripBody(_ part: ByteBuffer) {
         guard let context else { return }
-        context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(part))), promise: nil)
-        if !context.channel.isWritable { request?.trip?.pauseResponse() }
+        context.write(wrapOutboundOut(.body(.byteBuffer(part))), promise: nil)
+        if !context.channel.isWritable {
+            // Pause first: the flush may drain the buffer at once, and the writability change it
+            // reports then is what resumes the backend's reads.
+            request?.trip?.pauseResponse()
+            context.flush()
+        }
+    }
+
+    func tripFlush() {
+        context?.flush()
     }
 
     func tripFinished() {
@@ -431,6 +445,11 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     }
 
     // MARK: connection events
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        if case .forward(let trip) = request?.body { trip.flushBody() }
+        context.fireChannelReadComplete()
+    }
 
     func read(context: ChannelHandlerContext) {
         if readPaused {

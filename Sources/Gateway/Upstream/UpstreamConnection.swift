@@ -78,6 +78,11 @@ final class UpstreamConnection: ChannelDuplexHandler {
         }
     }
 
+    func channelReadComplete(context: ChannelHandlerContext) {
+        trip?.upstreamReadComplete()
+        context.fireChannelReadComplete()
+    }
+
     func read(context: ChannelHandlerContext) {
         if paused {
             readHeld = true

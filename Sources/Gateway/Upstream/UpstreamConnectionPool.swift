@@ -46,6 +46,7 @@ final class UpstreamConnectionPool {
         let serverName = endpoint.serverName
         ClientBootstrap(group: eventLoop)
             .connectTimeout(connectTimeout)
+            .channelOption(.recvAllocator, value: GatewayHTTPServer.readBuffers)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let pipeline = channel.pipeline.syncOperations

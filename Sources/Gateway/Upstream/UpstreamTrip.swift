@@ -14,6 +14,8 @@ protocol UpstreamTripDelegate: AnyObject {
     func tripFailed(_ failure: UpstreamFailure, responseStarted: Bool)
     /// The trip takes more of the client's body again (after ``UpstreamTrip/wantsBody`` was false).
     func tripWantsBody()
+    /// Send what was relayed so far (the end of a batch of reads from the backend).
+    func tripFlush()
 }
 
 /// One request's way to a backend and back: picks the endpoint (round-robin over the healthy
@@ -53,8 +55,13 @@ final class UpstreamTrip {
     private var readPaused = false
     private var done = false
     private var started: UInt64 = 0
-    private var readTimer: Scheduled<Void>?
-    private var totalTimer: Scheduled<Void>?
+    /// The trip's one timer: it fires at the earlier of the total deadline and the read deadline
+    /// it last knew of, and re-arms itself when reads moved the read deadline on (scheduling a
+    /// timer per read would cost more than the read).
+    private var timer: Scheduled<Void>?
+    private var totalDeadline: NIODeadline = .distantFuture
+    /// The read timeout runs from here; `nil` until the request is written.
+    private var lastActivity: NIODeadline?
     private var lastFailure: UpstreamFailure?
 
     /// - Parameters:
@@ -84,22 +91,27 @@ final class UpstreamTrip {
 
     func start() {
         started = DispatchTime.now().uptimeNanoseconds
-        totalTimer = pool.eventLoop.assumeIsolated().scheduleTask(in: client.totalTimeout) { [weak self] in
-            self?.fail(.totalTimeout)
-        }
+        totalDeadline = .now() + client.totalTimeout
+        schedule(at: totalDeadline)
         nextAttempt()
     }
 
-    /// A part of the client's streamed body.
+    /// A part of the client's streamed body; written out at the next ``flushBody()``.
     func send(_ part: ByteBuffer) {
         guard !done else { return }
         if let connection {
             connection.write(.body(.byteBuffer(part)), promise: nil)
-            connection.flush()
         } else {
             pendingBytes += part.readableBytes
             pending.append(.body(.byteBuffer(part)))
         }
+    }
+
+    /// Sends what ``send(_:)`` wrote: once per batch of reads from the client, so a body that
+    /// arrives in several reads costs one write to the backend per batch, not one per read.
+    func flushBody() {
+        guard !done else { return }
+        connection?.flush()
     }
 
     /// The end of the client's streamed body.
@@ -253,6 +265,12 @@ final class UpstreamTrip {
         delegate?.tripFinished()
     }
 
+    /// The end of a batch of reads from the backend: what was relayed goes out now.
+    func upstreamReadComplete() {
+        guard !done else { return }
+        delegate?.tripFlush()
+    }
+
     func upstreamWritable() {
         guard !done, !requestEnded else { return }
         delegate?.tripWantsBody()
@@ -270,18 +288,36 @@ final class UpstreamTrip {
 
     // MARK: failing
 
+    /// Starts (or moves on) the read timeout: something was written or read.
     private func armReadTimer() {
-        readTimer?.cancel()
-        readTimer = pool.eventLoop.assumeIsolated().scheduleTask(in: client.readTimeout) { [weak self] in
-            self?.fail(.readTimeout)
+        let first = lastActivity == nil
+        lastActivity = .now()
+        if first, let lastActivity, lastActivity + client.readTimeout < totalDeadline {
+            schedule(at: lastActivity + client.readTimeout)
         }
     }
 
+    private func schedule(at deadline: NIODeadline) {
+        timer?.cancel()
+        timer = pool.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [weak self] in
+            self?.timerFired()
+        }
+    }
+
+    private func timerFired() {
+        timer = nil
+        guard !done else { return }
+        let now = NIODeadline.now()
+        if now >= totalDeadline { return fail(.totalTimeout) }
+        guard let lastActivity else { return schedule(at: totalDeadline) }
+        let readDeadline = lastActivity + client.readTimeout
+        if now >= readDeadline { return fail(.readTimeout) }
+        schedule(at: min(readDeadline, totalDeadline))
+    }
+
     private func cancelTimers() {
-        readTimer?.cancel()
-        readTimer = nil
-        totalTimer?.cancel()
-        totalTimer = nil
+        timer?.cancel()
+        timer = nil
     }
 
     /// Counts a failure against an endpoint: metrics, the log, and passive health.
