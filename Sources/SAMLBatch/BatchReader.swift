@@ -84,6 +84,13 @@ final class BatchReader {
             }
             return
         }
+        switch kind {
+        case .document: readDocument(name)
+        case .jsonLines: readLines(name, file: file)
+        case .har: readHAR(name)
+        }
+    }
+
     /// Reads until a few bytes are buffered (pipes may deliver one byte at a time), for the
     /// gzip magic number and the kind detection.
     private func fillPrefix() throws(RecordError) {

@@ -60,7 +60,7 @@ struct BatchFileNameTests {
         #expect(sources == [fixture.path("x.xml\\x0Asamlgate batch: passwd: unreadable_input: forged line"), "\(lines):1", fixture.path("a.jsonl\\x3A1")])
         #expect(Set(sources).count == 3)
         // encode reports the name escaped as well.
-        let encode = try SamlgateProcess.run(["encode", broken])
+        let encode = try SamlgateProcess.run(["encode", "--detect", broken])
         #expect(encode.status == 1)
         #expect(!encode.stderr.contains("\nsamlgate batch: passwd"), "\(encode.stderr)")
         #expect(encode.stderr.contains("x.xml\\x0Asamlgate batch: "), "\(encode.stderr)")
