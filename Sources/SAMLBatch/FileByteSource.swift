@@ -19,8 +19,8 @@ final class FileByteSource: ByteSource {
     ///
     /// `regularOnly` (files found in a directory): the file must still be a regular file once
     /// open. The walk saw one, but an entry swapped for a FIFO in between would block the run
-    /// forever, so the open does not wait (`O_NONBLOCK`) and the type is checked on the
-    /// descriptor itself; `skippedInput` when it is not one.
+    /// forever, so the open does not wait (`O_NONBLOCK`, which regular files ignore, so it stays
+    /// set) and the type is checked on the descriptor itself; `skipped_input` when it is not one.
     static func open(path: RawPath, regularOnly: Bool = false) throws(RecordError) -> FileByteSource {
         let fd = path.withCString { Glibc.open($0, O_RDONLY | O_CLOEXEC | (regularOnly ? O_NONBLOCK : 0)) }
         guard fd >= 0 else { throw RecordError(.unreadableInput, String(cString: strerror(errno))) }
@@ -30,7 +30,6 @@ final class FileByteSource: ByteSource {
                 Glibc.close(fd)
                 throw RecordError(.skippedInput, "not a regular file any more when opened (not read)")
             }
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
         }
         return FileByteSource(fd: fd, ownsDescriptor: true)
     }

@@ -1,9 +1,11 @@
 import CLITestSupport
 import Foundation
+import TestIdP
 import Testing
 
 /// File names are bytes: names that are not UTF-8 still open and never share a `source`, and
-/// nothing in a name can forge a line on standard error or a formula in a spreadsheet.
+/// nothing in a name (or in a message quoting a document) can forge a line on standard error or
+/// a formula in a spreadsheet.
 @Suite("batch file names")
 struct BatchFileNameTests {
     /// Creates `directory/name` from raw bytes (Foundation paths are strings).
@@ -64,6 +66,22 @@ struct BatchFileNameTests {
         #expect(encode.status == 1)
         #expect(!encode.stderr.contains("\nsamlgate batch: passwd"), "\(encode.stderr)")
         #expect(encode.stderr.contains("x.xml\\x0Asamlgate batch: "), "\(encode.stderr)")
+    }
+
+    @Test("a message quoting a forged document (a StatusCode holding a line break) is escaped on standard error")
+    func messageQuotingTheDocument() throws {
+        let fixture = try BatchFixture()
+        let pem = try fixture.write("idp.pem", BatchFixture.keyPair.certificatePEM)
+        var options = IssueOptions(mvpd: BatchFixture.mvpd, user: "user@example.com")
+        options.statusCode = "urn:placeholder"
+        // Only the assertion is signed: the Response's status is the forger's to write.
+        let xml = String(decoding: try BatchFixture.idp.issue(options), as: UTF8.self)
+            .replacingOccurrences(of: "urn:placeholder", with: "urn:x&#10;samlgate batch: other.xml: valid")
+        let file = try fixture.write("status.xml", xml)
+        let result = try fixture.batch([file, "--verify", "--trust", pem])
+        #expect(BatchFixture.errorCode(try #require(BatchFixture.records(result).first)) == "status_not_success")
+        #expect(!result.stderr.contains("\nsamlgate batch: other.xml"), "\(result.stderr)")
+        #expect(result.stderr.contains("urn:x\\x0Asamlgate batch: other.xml: valid"), "\(result.stderr)")
     }
 
     @Test("CSV: a cell starting with = + - @ is neutralised with a leading quote")
