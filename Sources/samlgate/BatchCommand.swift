@@ -28,7 +28,7 @@ struct BatchCommand: ParsableCommand {
     @Argument(help: "Input files or directories; '-' for standard input.")
     var inputs: [String] = []
 
-    @Option(help: "Where records go: a file (written whole at the end), or an existing directory for one .encoded file per record. Default: standard output.")
+    @Option(help: "Where records go: a file (written whole at the end), or an existing directory for one .encoded file per record (with --verify, per record that verifies). Default: standard output.")
     var out: String?
 
     @Option(help: "Output format: jsonl or csv.")
