@@ -23,9 +23,13 @@ enum RawArguments {
         return arguments.map { argument in
             guard argument.unicodeScalars.contains("\u{FFFD}") else { return RawPath(argument) }
             while next < raw.count {
-                let candidate = raw[next]
+                var candidate = raw[next][...]
                 next += 1
-                if String(decoding: candidate, as: UTF8.self) == argument { return RawPath(bytes: candidate) }
+                // `--out=VALUE` spells an option and its value in one argument.
+                if candidate.starts(with: Array("--".utf8)), let equals = candidate.firstIndex(of: UInt8(ascii: "=")) {
+                    candidate = candidate[(equals + 1)...]
+                }
+                if String(decoding: candidate, as: UTF8.self) == argument { return RawPath(bytes: Array(candidate)) }
             }
             return RawPath(argument)
         }

@@ -38,6 +38,16 @@ struct BatchFileNameTests {
         let batch = try SamlgateProcess.run(byteArguments: [Array("batch".utf8), Array("--progress".utf8), Array("none".utf8), argument])
         #expect(BatchFixture.records(batch).map { $0["source"] as? String } == [tree + "/caf\\xE9.xml"])
         #expect(BatchFixture.records(batch).first.map(BatchFixture.errorCode) == .some(nil), "\(batch.stdoutText)")
+        // --out FILE with such a name (also spelled --out=FILE) is created under its bytes.
+        for (index, spelling) in [["--out"], ["--out="]].enumerated() {
+            let out = Array(tree.utf8) + Array("/../out\(index)".utf8) + [0xE9] + Array(".jsonl".utf8)
+            let arguments = spelling == ["--out"] ? [Array("--out".utf8), out] : [Array("--out=".utf8) + out]
+            let written = try SamlgateProcess.run(byteArguments: [Array("batch".utf8), Array("--progress".utf8), Array("none".utf8), argument] + arguments)
+            #expect(written.status == 0, "\(written.stderr)")
+            let fd = (out + [0]).withUnsafeBufferPointer { $0.withMemoryRebound(to: CChar.self) { open($0.baseAddress!, O_RDONLY) } }
+            #expect(fd >= 0, "the output is not under the bytes it was named with")
+            if fd >= 0 { close(fd) }
+        }
         let encode = try SamlgateProcess.run(byteArguments: [Array("encode".utf8), argument])
         #expect(encode.status == 0, "\(encode.stderr)")
         #expect(encode.stdoutText == BatchFixture.encoded(BatchFixture.responses[0]) + "\n")
