@@ -24,10 +24,32 @@ public struct SamlgateProcess: Sendable {
 
     /// - Parameter timeout: seconds after which a process still running is terminated (SIGTERM),
     ///   so a command that should have exited at once makes its test fail instead of hang.
-    public static func run(_ arguments: [String], stdin: Data = Data(), timeout: Double? = nil) throws -> SamlgateProcess {
+    /// - Parameter directory: the working directory (default: the test's own).
+    public static func run(_ arguments: [String], stdin: Data = Data(), timeout: Double? = nil, directory: String? = nil) throws -> SamlgateProcess {
+        try launch(executable, arguments, stdin: stdin, timeout: timeout, directory: directory)
+    }
+
+    /// Runs samlgate with arguments given as bytes, which need not be UTF-8 (file names on
+    /// Linux are bytes). `Process` only takes strings, so `/bin/sh` rebuilds each argument
+    /// from an octal-escaped spelling with `printf '%b'` and then becomes samlgate.
+    public static func run(byteArguments arguments: [[UInt8]], stdin: Data = Data(), timeout: Double? = nil) throws -> SamlgateProcess {
+        // The trailing "x" keeps a final line break from being eaten by the substitution.
+        let script = #"bin=$1; shift; n=$#; for a do v=$(printf '%bx' "$a"); set -- "$@" "${v%x}"; done; shift $n; exec "$bin" "$@""#
+        let escaped = arguments.map { bytes in
+            bytes.map { byte in
+                guard !(0x21...0x7E).contains(byte) || byte == UInt8(ascii: "\\") else { return String(UnicodeScalar(byte)) }
+                let octal = String(byte, radix: 8)
+                return "\\0" + String(repeating: "0", count: 3 - octal.count) + octal  // always three digits
+            }.joined()
+        }
+        return try launch(URL(fileURLWithPath: "/bin/sh"), ["-c", script, "sh", executable.path] + escaped, stdin: stdin, timeout: timeout, directory: nil)
+    }
+
+    private static func launch(_ program: URL, _ arguments: [String], stdin: Data, timeout: Double?, directory: String?) throws -> SamlgateProcess {
         let process = Process()
-        process.executableURL = executable
+        process.executableURL = program
         process.arguments = arguments
+        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         let input = Pipe(), output = Pipe(), error = Pipe()
         process.standardInput = input
         process.standardOutput = output

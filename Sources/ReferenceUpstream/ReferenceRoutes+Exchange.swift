@@ -96,7 +96,9 @@ extension ReferenceRoutes {
         guard valid else {
             throw Refusal(400, "malformed_base64", "SAMLResponse is not valid base64")
         }
-        guard decoded.first == UInt8(ascii: "<") else {
+        // XML as the cookbook encodes it: a byte-order mark the client's file started with is
+        // kept, so it may come first.
+        guard decoded.withUnsafeBytes(SAMLForm.startsLikeXML) else {
             throw Refusal(400, "invalid_parameter_saml_response", "SAMLResponse does not decode to an XML document")
         }
         return decoded

@@ -1,4 +1,5 @@
 import NIOCore
+import SAMLEncoding
 
 /// Reads the inputs one after the other, in order, and turns them into records: a document is
 /// one record, a JSON line is one, a HAR entry with a `SAMLResponse` is one. Gzip is undone on
@@ -7,7 +8,7 @@ import NIOCore
 final class BatchReader {
     private var builder: ChunkBuilder
     private let reader: StreamReader
-    private let scanner: JSONLineScanner
+    private var scanner: JSONLineScanner
     private let maxRecordBytes: Int
     private let progress: BatchProgress
     private let shouldStop: () -> Bool
@@ -30,23 +31,28 @@ final class BatchReader {
             if shouldStop() { break }
             switch entry {
             case .unreadable(let path, let reason):
-                unreadable(path, RecordError(.unreadableInput, "\(path): \(reason)"))
+                unreadable(RecordSource.name(of: path), RecordError(.unreadableInput, reason))
+            case .skipped(let path, let reason):
+                builder.fail(RecordSource(path: RecordSource.name(of: path), locator: .whole), RecordError(.skippedInput, reason))
             case .standardInput:
                 read(FileByteSource(fd: 0, ownsDescriptor: false), name: "-")
-            case .file(let path):
+            case .file(let path, let inDirectory):
+                let name = RecordSource.name(of: path)
                 do {
-                    read(try FileByteSource.open(path: path), name: path)
+                    read(try FileByteSource.open(path: path, regularOnly: inDirectory), name: name)
+                } catch where error.code == RecordError.Code.skippedInput.rawValue {
+                    builder.fail(RecordSource(path: name, locator: .whole), error)
                 } catch {
-                    unreadable(path, error)
+                    unreadable(name, error)
                 }
             }
         }
         builder.flush()
     }
 
-    private func unreadable(_ path: String, _ error: RecordError) {
-        unreadableInputs.append(path)
-        builder.fail(RecordSource(path: path, locator: .whole), error)
+    private func unreadable(_ name: String, _ error: RecordError) {
+        unreadableInputs.append(name)
+        builder.fail(RecordSource(path: name, locator: .whole), error)
     }
 
     private func read(_ file: FileByteSource, name: String) {
@@ -72,7 +78,7 @@ final class BatchReader {
             }
         } catch {
             if error.code == RecordError.Code.unreadableInput.rawValue {
-                unreadable(name, RecordError(.unreadableInput, "\(name): \(error.message)"))
+                unreadable(name, error)
             } else {
                 builder.fail(RecordSource(path: name, locator: .whole), error)
             }
@@ -156,6 +162,10 @@ final class BatchReader {
                 case .bytes(let bytes):
                     let exchange: HARExchange
                     do throws(RecordError) {
+                        // JSON text is UTF-8; repairing it would turn a broken value into a good one.
+                        if let bad = UTF8Validator.firstInvalidOffset(in: bytes) {
+                            throw RecordError(.invalidJSON, "the entry is not valid UTF-8 (byte \(bad) of the entry)")
+                        }
                         guard let found = try HARExchange.extract(from: try JSONValue.parse(bytes)) else { return }
                         exchange = found
                     } catch {

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import NIOCore
+import ServerSupport
 import Workers
 
 #if canImport(Glibc)
@@ -12,10 +13,18 @@ import Glibc
 /// input order. At most `3 × jobs` chunks are in flight, read or unwritten, so memory stays
 /// bounded whatever the input's size.
 public enum BatchRunner {
-    /// Runs over `inputs` (files, directories, `-`); `diagnostics` receives everything meant
-    /// for standard error (progress, failed records).
+    /// Runs over `inputs` (files, directories, `-`) named by UTF-8 paths.
     public static func run(
         inputs: [String], options: BatchOptions, diagnostics: @escaping @Sendable (String) -> Void
+    ) -> BatchReport {
+        run(paths: inputs.map(RawPath.init), options: options, diagnostics: diagnostics)
+    }
+
+    /// Runs over `paths` (files, directories, `-`), kept as bytes so that names which are not
+    /// UTF-8 still open; `diagnostics` receives everything meant for standard error (progress,
+    /// failed records).
+    public static func run(
+        paths inputs: [RawPath], options: BatchOptions, diagnostics: @escaping @Sendable (String) -> Void
     ) -> BatchReport {
         let clock = ContinuousClock()
         let started = clock.now
@@ -36,7 +45,7 @@ public enum BatchRunner {
                     wallSeconds: 0, peakResidentBytes: PeakMemory.residentBytes())
             }
         }
-        var directory: String?
+        var directory: RawPath?
         if case .directory(let path) = options.output { directory = path }
         let formatter = RecordFormatter(format: options.format, verify: options.verification != nil)
         let processor = RecordProcessor(formatter: formatter, verification: options.verification, directory: directory)
@@ -87,10 +96,10 @@ public enum BatchRunner {
             if shouldStop() { return nil }
             switch entry {
             case .standardInput: return nil
-            case .unreadable: continue
-            case .file(let path):
+            case .unreadable, .skipped: continue
+            case .file(let path, _):
                 var info = stat()
-                if stat(path, &info) == 0 { total += Int(info.st_size) }
+                if path.withCString({ stat($0, &info) }) == 0 { total += Int(info.st_size) }
             }
         }
         return total

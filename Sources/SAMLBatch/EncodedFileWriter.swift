@@ -1,4 +1,5 @@
 import NIOCore
+import ServerSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -24,13 +25,14 @@ enum EncodedFileWriter {
         return "\(padded)-\(source).encoded"
     }
 
-    static func write(_ bytes: ByteBuffer, directory: String, record: BatchRecord) throws(RecordError) {
-        let path = directory + "/" + fileName(for: record)
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw RecordError(.outputFailed, "\(path): \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        if let failure = OutputSink.writeAll(fd: fd, bytes) {
-            throw RecordError(.outputFailed, "\(path): \(failure)")
+    /// Writes the file through an ``ExclusiveFile``: the names are predictable, so a link or
+    /// file planted under one in a shared directory is replaced, never written through.
+    static func write(_ bytes: ByteBuffer, directory: RawPath, record: BatchRecord) throws(RecordError) {
+        let file = try ExclusiveFile.create(directory.appending(Array(fileName(for: record).utf8)))
+        if let failure = OutputSink.writeAll(fd: file.fd, bytes) {
+            _ = file.finish(keep: false, sync: false)
+            throw RecordError(.outputFailed, "\(file.finalPath): \(failure)")
         }
+        if let failure = file.finish(keep: true, sync: false) { throw RecordError(.outputFailed, failure) }
     }
 }

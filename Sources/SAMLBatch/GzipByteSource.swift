@@ -42,6 +42,23 @@ final class GzipByteSource: ByteSource {
         input.deallocate()
     }
 
+    /// Consumes the rest of the input, which must be all zero bytes.
+    private func skipZeroPadding() throws(RecordError) {
+        while true {
+            let available = UnsafeRawBufferPointer(start: stream.pointee.next_in, count: Int(stream.pointee.avail_in))
+            if let offset = available.firstIndex(where: { $0 != 0 }) {
+                let at = inner.consumedBytes - available.count + offset
+                throw RecordError(
+                    .trailingGzipData, "data after the last gzip member, from compressed byte \(at), is neither another member nor zero padding")
+            }
+            stream.pointee.avail_in = 0
+            let n = try inner.read(into: input)
+            if n == 0 { return }
+            stream.pointee.next_in = input.baseAddress!.assumingMemoryBound(to: Bytef.self)
+            stream.pointee.avail_in = uInt(n)
+        }
+    }
+
     func read(into buffer: UnsafeMutableRawBufferPointer) throws(RecordError) -> Int {
         guard let out = buffer.baseAddress, !buffer.isEmpty else { return 0 }
         while !finished {
@@ -58,9 +75,11 @@ final class GzipByteSource: ByteSource {
                 stream.pointee.avail_in = uInt(n)
             }
             if memberEnded {
-                // Another member follows only if it starts with the magic number; anything else
-                // (zero padding from tape or block tools) is ignored, as gzip(1) does.
+                // Another member follows only if it starts with the magic number. Zero padding
+                // (tape and block tools write it) carries nothing and is passed over; anything
+                // else is reported, never dropped in silence.
                 guard stream.pointee.next_in.pointee == 0x1F else {
+                    try skipZeroPadding()
                     finished = true
                     return 0
                 }

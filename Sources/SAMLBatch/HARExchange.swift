@@ -2,7 +2,8 @@ import SAMLEncoding
 import ServerSupport
 
 /// The `SAMLResponse` one HAR entry carries, with what the output keeps of the request: method,
-/// URL without its query (queries can hold device ids), and the time it started.
+/// URL without what can hold personal data (user name and password, path parameters such as
+/// `;deviceId=…`, the query, the fragment), and the time it started.
 struct HARExchange {
     var value: [UInt8]
     var mvpd: String?
@@ -21,34 +22,40 @@ struct HARExchange {
         guard let request = entry["request"] else { throw RecordError(.invalidJSON, "the entry has no request") }
         let method = request["method"]?.string
         let url = request["url"]?.string ?? ""
-        let (path, query) = split(url: url)
+        let (fullPath, query) = split(url: url)
+        let path = withoutPersonalData(fullPath)
         var meta = JSONLine()
         meta.add("method", method)
         meta.add("url", path)
         meta.add("startedDateTime", entry["startedDateTime"]?.string)
 
+        // Field names are matched decoded (`SAML%52esponse` is `SAMLResponse`), as a backend
+        // reads them.
         var value: [UInt8]?
         var mvpd: String?
         if let postData = request["postData"] {
-            if let text = postData["text"]?.string, text.contains("SAMLResponse") {
-                let fields = try formFields(Array(text.utf8))
-                value = fields.response
-                mvpd = fields.mvpd
-            } else if let params = postData["params"]?.array {
+            if let text = postData["text"]?.string {
+                (value, mvpd) = try formFields(Array(text.utf8))
+            }
+            if value == nil, let params = postData["params"]?.array {
+                var names: [String] = []
                 for param in params {
-                    if param["name"]?.string == "SAMLResponse", value == nil { value = param["value"]?.string.map { Array($0.utf8) } }
-                    if param["name"]?.string == "mvpd", mvpd == nil { mvpd = param["value"]?.string }
+                    guard let name = param["name"]?.string else { continue }
+                    names.append(name)
+                    if name == "SAMLResponse" { value = param["value"]?.string.map { Array($0.utf8) } }
+                    if name == "mvpd" { mvpd = param["value"]?.string }
                 }
+                if value != nil { try refuseRepeats(names) }
             }
         }
-        if value == nil, let query, query.contains("SAMLResponse") {
+        if value == nil, let query {
             let fields = try formFields(Array(query.utf8))
             value = fields.response
             mvpd = mvpd ?? fields.mvpd
         }
         guard let value else {
             if isExchangePath(path) {
-                throw RecordError(.missingField, "the \(method ?? "") request to an exchange path carries no SAMLResponse")
+                throw RecordError(.missingField, "a request to an exchange path carries no SAMLResponse")
             }
             return nil
         }
@@ -60,6 +67,37 @@ struct HARExchange {
         let withoutFragment = url.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? url
         let parts = withoutFragment.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
         return (String(parts[0]), parts.count > 1 ? String(parts[1]) : nil)
+    }
+
+    /// A URL without query and fragment, stripped of its userinfo (`user:password@`) and of every
+    /// path segment's parameters (`/authn;deviceId=…` → `/authn`).
+    static func withoutPersonalData(_ url: String) -> String {
+        var rest = Substring(url)
+        var kept = ""
+        if let scheme = rest.range(of: "://") {
+            kept += rest[..<scheme.upperBound]
+            rest = rest[scheme.upperBound...]
+            // The authority ends at the first slash (or backslash, which browsers read as one).
+            let end = rest.firstIndex { $0 == "/" || $0 == "\\" } ?? rest.endIndex
+            let authority = rest[..<end]
+            kept += authority.lastIndex(of: "@").map { authority[authority.index(after: $0)...] } ?? authority
+            rest = rest[end...]
+        }
+        return kept + rest.split(separator: "/", omittingEmptySubsequences: false).map { $0.prefix { $0 != ";" } }.joined(separator: "/")
+    }
+
+    /// Refuses a second `SAMLResponse` or `mvpd` field among the `names` of a request that
+    /// carries a response (in any letter case, as the gateway does): the batch tool would read
+    /// one copy and a backend might read the other.
+    private static func refuseRepeats(_ names: [String]) throws(RecordError) {
+        var seen = Set<String>()
+        for name in names {
+            let folded = name.lowercased()
+            guard folded == "samlresponse" || folded == "mvpd" else { continue }
+            guard seen.insert(folded).inserted else {
+                throw RecordError(.duplicateKey, "the request gives the \(folded == "mvpd" ? "mvpd" : "SAMLResponse") field twice")
+            }
+        }
     }
 
     /// `POST /api/v1/tokens/authn` or `POST /api/v2/{sp}/profiles/sso/{partner}`, in any URL.
@@ -74,11 +112,13 @@ struct HARExchange {
     static func formFields(_ form: [UInt8]) throws(RecordError) -> (response: [UInt8]?, mvpd: String?) {
         var response: [UInt8]?
         var mvpd: String?
+        var names: [String] = []
         for pair in form.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
             let parts = pair.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
             // Other fields may hold anything (a JSON body, a stray '%'): only the two we read
             // must decode.
             let name = (try? decode(Array(parts[0]))) ?? Array(parts[0])
+            names.append(String(decoding: name, as: UTF8.self))
             let rawValue = parts.count > 1 ? Array(parts[1]) : []
             if name == responseField, response == nil {
                 response = try decode(rawValue)
@@ -86,6 +126,7 @@ struct HARExchange {
                 mvpd = String(decoding: decoded, as: UTF8.self)
             }
         }
+        if response != nil { try refuseRepeats(names) }
         return (response, mvpd)
     }
 

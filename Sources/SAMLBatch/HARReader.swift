@@ -67,34 +67,53 @@ final class HARReader {
     // MARK: Streaming structure
 
     /// Walks the members of the object whose `{` was just read; `handle` returns `true` when it
-    /// consumed the member's value, `false` to have it skipped.
+    /// consumed the member's value, `false` to have it skipped. Keys are compared unescaped and
+    /// may not repeat: a second `log` (or `entries`) would hand out entries that a JSON parser
+    /// reading the same file never sees.
     private func members(_ handle: (String) throws(RecordError) -> Bool) throws(RecordError) {
         try skipWhitespace()
         if try reader.peekByte() == UInt8(ascii: "}") {
             _ = try reader.nextByte()
             return
         }
+        var keys = JSONKeySet()
         while true {
             try skipWhitespace()
-            let key = try readKey()
-            try expect(UInt8(ascii: ":"), "expected ':' after \"\(key)\"")
+            let key = try readKey(into: &keys)
+            try expect(UInt8(ascii: ":"), "expected ':' after a key")
             if try !handle(key) { _ = try copyValue(capture: false) }
             try skipWhitespace()
             switch try reader.nextByte() {
             case UInt8(ascii: ","): continue
             case UInt8(ascii: "}"): return
-            default: throw failure("expected ',' or '}' after \"\(key)\"")
+            default: throw failure("expected ',' or '}' after a member")
             }
         }
     }
 
-    private func readKey() throws(RecordError) -> String {
+    /// Keys of the file's structure (top level, `log`) are short; a longer one is refused
+    /// rather than held.
+    private static let maximumKeyBytes = 1024
+
+    /// Reads a key (its opening quote next) and adds it, unescaped, to `keys`.
+    private func readKey(into keys: inout JSONKeySet) throws(RecordError) -> String {
         guard try reader.nextByte() == 0x22 else { throw failure("expected a key") }
-        var key: [UInt8] = []
+        var raw: [UInt8] = [0x22]
+        var escaped = false
         while let c = try reader.nextByte() {
-            if c == 0x22 { return String(decoding: key, as: UTF8.self) }
-            if c == 0x5C { _ = try reader.nextByte() }
-            if key.count < 256 { key.append(c) }
+            raw.append(c)
+            if raw.count > Self.maximumKeyBytes + 2 { throw failure("a key longer than \(Self.maximumKeyBytes) bytes") }
+            if escaped {
+                escaped = false
+            } else if c == 0x5C {
+                escaped = true
+            } else if c == 0x22 {
+                var result: Result<ArraySlice<UInt8>, RecordError> = .success([])
+                raw.withUnsafeBytes { text in
+                    result = Result { () throws(RecordError) in try keys.insert(text, string: 0..<text.count, escaped: raw.contains(0x5C)) }
+                }
+                return String(decoding: try result.get(), as: UTF8.self)
+            }
         }
         throw failure("the file ends inside a key")
     }

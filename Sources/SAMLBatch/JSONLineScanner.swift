@@ -7,10 +7,16 @@ import Glibc
 /// Takes one JSON Lines record apart: the response field is unescaped straight into the chunk's
 /// payload storage, every other member is copied verbatim (it was syntax-checked) into the
 /// record's `meta` object, and a string `mvpd` member is kept to pick the trust for `--verify`.
+///
+/// Keys are matched as a JSON parser reads them, after unescaping (`"mvp\u0064"` is `mvpd`), and
+/// a record that repeats a key is refused: whatever reads the output must see the same fields
+/// this scanner acted on.
 struct JSONLineScanner {
     /// The field holding the response (`--field`).
     let field: [UInt8]
     private static let mvpdKey: [UInt8] = Array("mvpd".utf8)
+    /// The current record's keys (storage reused from record to record).
+    private var keys = JSONKeySet()
 
     init(field: String) {
         self.field = Array(field.utf8)
@@ -24,7 +30,8 @@ struct JSONLineScanner {
     }
 
     /// Scans `line`; on success the response value has been appended to `payload`.
-    func scan(_ line: UnsafeRawBufferPointer, payload: inout ByteBuffer) throws(RecordError) -> Carried {
+    mutating func scan(_ line: UnsafeRawBufferPointer, payload: inout ByteBuffer) throws(RecordError) -> Carried {
+        keys.removeAll()
         var i = 0
         JSONSyntax.skipWhitespace(line, &i)
         guard i < line.count, line[i] == UInt8(ascii: "{") else { throw JSONSyntax.error("the line is not a JSON object", at: i) }
@@ -41,15 +48,14 @@ struct JSONLineScanner {
                 guard i < line.count, line[i] == 0x22 else { throw JSONSyntax.error("expected a key", at: i) }
                 let keyStart = i
                 let (keyEnd, keyEscaped) = try JSONSyntax.endOfString(line, from: i)
-                let key = UnsafeRawBufferPointer(rebasing: line[(keyStart + 1)..<(keyEnd - 1)])
+                let key = try keys.insert(line, string: keyStart..<keyEnd, escaped: keyEscaped)
                 i = keyEnd
                 JSONSyntax.skipWhitespace(line, &i)
                 guard i < line.count, line[i] == UInt8(ascii: ":") else { throw JSONSyntax.error("expected ':'", at: i) }
                 i += 1
                 JSONSyntax.skipWhitespace(line, &i)
                 let valueStart = i
-                if !keyEscaped, key.elementsEqual(field) {
-                    guard !found else { throw RecordError(.invalidJSON, "the field \(String(decoding: field, as: UTF8.self)) is given twice") }
+                if key.elementsEqual(field) {
                     guard valueStart < line.count else { throw JSONSyntax.error("missing value", at: valueStart) }
                     guard line[valueStart] == 0x22 else {
                         throw RecordError(.missingField, "the field \(String(decoding: field, as: UTF8.self)) is not a string")
@@ -73,13 +79,12 @@ struct JSONLineScanner {
                     found = true
                     i = end
                 } else {
-                    try JSONSyntax.validateString(line, keyStart..<keyEnd)
                     i = try JSONSyntax.endOfValue(line, from: valueStart)
                     if meta.count > 1 { meta.append(UInt8(ascii: ",")) }
                     meta.append(contentsOf: UnsafeRawBufferPointer(rebasing: line[keyStart..<keyEnd]))
                     meta.append(UInt8(ascii: ":"))
                     meta.append(contentsOf: UnsafeRawBufferPointer(rebasing: line[valueStart..<i]))
-                    if !keyEscaped, key.elementsEqual(Self.mvpdKey), line[valueStart] == 0x22 {
+                    if key.elementsEqual(Self.mvpdKey), line[valueStart] == 0x22 {
                         mvpd = try JSONSyntax.string(line, valueStart..<i)
                     }
                 }

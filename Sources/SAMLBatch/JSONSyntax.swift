@@ -145,13 +145,16 @@ enum JSONSyntax {
             i += 1
             skipWhitespace(text, &i)
             if i < text.count, text[i] == close { return i + 1 }
+            // Carried values are copied verbatim: an object in one must not repeat a key either.
+            var keys = JSONKeySet()
             while true {
                 if isObject {
                     skipWhitespace(text, &i)
                     guard i < text.count, text[i] == 0x22 else { throw error("expected a key", at: i) }
                     let keyStart = i
-                    i = try endOfString(text, from: i).end
-                    try validateString(text, keyStart..<i)
+                    let (keyEnd, escaped) = try endOfString(text, from: i)
+                    try keys.insert(text, string: keyStart..<keyEnd, escaped: escaped)
+                    i = keyEnd
                     skipWhitespace(text, &i)
                     guard i < text.count, text[i] == UInt8(ascii: ":") else { throw error("expected ':'", at: i) }
                     i += 1

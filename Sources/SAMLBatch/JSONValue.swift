@@ -21,10 +21,11 @@ indirect enum JSONValue: Equatable {
         }
     }
 
-    /// The first member named `key` of an object.
+    /// The member named `key` of an object (keys are unique: ``parse(_:)`` refuses repeats),
+    /// compared as bytes, not as Unicode-equivalent text.
     subscript(key: String) -> JSONValue? {
         guard case .object(let members) = self else { return nil }
-        return members.first { $0.key == key }?.value
+        return members.first { $0.key.utf8.elementsEqual(key.utf8) }?.value
     }
 
     var string: String? {
@@ -64,11 +65,13 @@ indirect enum JSONValue: Equatable {
                 i += 1
                 return .object(members)
             }
+            // A repeated key is refused: `subscript` reads the first copy, other parsers the last.
+            var keys = JSONKeySet()
             while true {
                 JSONSyntax.skipWhitespace(text, &i)
                 guard i < text.count, text[i] == 0x22 else { throw JSONSyntax.error("expected a key", at: i) }
-                let end = try JSONSyntax.endOfString(text, from: i).end
-                let key = try JSONSyntax.string(text, i..<end)
+                let (end, escaped) = try JSONSyntax.endOfString(text, from: i)
+                let key = String(decoding: try keys.insert(text, string: i..<end, escaped: escaped), as: UTF8.self)
                 i = end
                 JSONSyntax.skipWhitespace(text, &i)
                 guard i < text.count, text[i] == UInt8(ascii: ":") else { throw JSONSyntax.error("expected ':'", at: i) }

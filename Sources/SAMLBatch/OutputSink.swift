@@ -1,4 +1,5 @@
 import NIOCore
+import ServerSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -9,28 +10,23 @@ import Glibc
 /// half-written file under the name asked for), or nowhere (`--out DIR`, benchmarks).
 final class OutputSink: Sendable {
     private let fd: Int32
-    private let temporaryPath: String?
-    private let finalPath: String?
+    /// `--out FILE`: the file being written.
+    private let file: ExclusiveFile?
 
-    private init(fd: Int32, temporaryPath: String?, finalPath: String?) {
+    private init(fd: Int32, file: ExclusiveFile?) {
         self.fd = fd
-        self.temporaryPath = temporaryPath
-        self.finalPath = finalPath
+        self.file = file
     }
 
-    static func standardOutput() -> OutputSink { OutputSink(fd: STDOUT_FILENO, temporaryPath: nil, finalPath: nil) }
+    static func standardOutput() -> OutputSink { OutputSink(fd: STDOUT_FILENO, file: nil) }
 
-    static func discard() -> OutputSink { OutputSink(fd: -1, temporaryPath: nil, finalPath: nil) }
+    static func discard() -> OutputSink { OutputSink(fd: -1, file: nil) }
 
-    static func file(_ path: String) throws(RecordError) -> OutputSink {
-        // A hidden name, so a run writing into one of its own input directories never reads it.
-        let slash = path.lastIndex(of: "/")
-        let folder = slash.map { String(path[...$0]) } ?? ""
-        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
-        let temporary = "\(folder).\(name).partial-\(getpid())"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw RecordError(.outputFailed, "\(path): \(String(cString: strerror(errno)))") }
-        return OutputSink(fd: fd, temporaryPath: temporary, finalPath: path)
+    /// The temporary name is hidden, so a run writing into one of its own input directories
+    /// never reads it, and unpredictable (see ``ExclusiveFile``).
+    static func file(_ path: RawPath) throws(RecordError) -> OutputSink {
+        let file = try ExclusiveFile.create(path)
+        return OutputSink(fd: file.fd, file: file)
     }
 
     /// Writes all of `bytes`; returns the reason when it could not.
@@ -41,16 +37,7 @@ final class OutputSink: Sendable {
 
     /// Closes the file and moves it into place (`keep`), or removes it.
     func finish(keep: Bool) -> String? {
-        guard let temporaryPath, let finalPath else { return nil }
-        var failure: String?
-        if fsync(fd) != 0 { failure = String(cString: strerror(errno)) }
-        close(fd)
-        if keep, failure == nil {
-            if rename(temporaryPath, finalPath) == 0 { return nil }
-            failure = String(cString: strerror(errno))
-        }
-        unlink(temporaryPath)
-        return failure.map { "\(finalPath): \($0)" }
+        file?.finish(keep: keep, sync: true)
     }
 
     static func writeAll(fd: Int32, _ bytes: ByteBuffer) -> String? {

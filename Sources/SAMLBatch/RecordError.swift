@@ -35,8 +35,16 @@ public struct RecordError: Error, Sendable, Hashable {
         case truncatedGzip = "truncated_gzip"
         /// A gzip stream is damaged (bad header, checksum or data).
         case corruptGzip = "corrupt_gzip"
+        /// Bytes after the last gzip member that are neither another member nor zero padding.
+        case trailingGzipData = "trailing_gzip_data"
+        /// An entry found in a directory input that is not read: a FIFO, socket or device, or a
+        /// symbolic link to a directory.
+        case skippedInput = "skipped_input"
         /// A JSON Lines record or HAR file is not valid JSON.
         case invalidJSON = "invalid_json"
+        /// A JSON object repeats a key (also when one copy is spelled with escapes), or a HAR
+        /// form repeats `SAMLResponse` or `mvpd`: parsers disagree on which copy counts.
+        case duplicateKey = "duplicate_key"
         /// A JSON Lines record has no string field with the response (`--field`), or an
         /// exchange request in a HAR file carries no `SAMLResponse`.
         case missingField = "missing_field"

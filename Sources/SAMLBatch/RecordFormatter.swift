@@ -86,7 +86,17 @@ struct RecordFormatter: Sendable {
     }
 
     /// A CSV cell, quoted when it holds a comma, quote or line break.
+    ///
+    /// Spreadsheets run a cell that starts with `=`, `+`, `-` or `@` (or a tab or carriage
+    /// return before one) as a formula: a file named `=HYPERLINK(…).xml` would become a live
+    /// link. Such a cell gets a leading `'`, the usual defence, which spreadsheets show as text.
     static func csvCell(_ text: String) -> String {
+        var text = text
+        if let first = text.utf8.first, first == UInt8(ascii: "=") || first == UInt8(ascii: "+") || first == UInt8(ascii: "-")
+            || first == UInt8(ascii: "@") || first == 0x09 || first == 0x0D
+        {
+            text = "'" + text
+        }
         // On UTF-8 bytes: "\r\n" is a single Character, equal to neither "\r" nor "\n".
         guard text.utf8.contains(where: { $0 == 0x2C || $0 == 0x22 || $0 == 0x0A || $0 == 0x0D }) else { return text }
         return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""

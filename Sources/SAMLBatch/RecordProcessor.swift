@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import SAMLEncoding
 import SAMLVerification
+import ServerSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -15,8 +16,9 @@ import Glibc
 struct RecordProcessor: Sendable {
     let formatter: RecordFormatter
     let verification: BatchVerification?
-    /// `--out DIR`: one `.encoded` file per record instead of output records.
-    let directory: String?
+    /// `--out DIR`: one `.encoded` file per record instead of output records (with `--verify`,
+    /// per valid record: a replay directory must not hold forged responses).
+    let directory: RawPath?
 
     func process(_ chunk: RecordChunk) -> ChunkResult {
         var statistics = BatchStatistics()
@@ -62,7 +64,9 @@ struct RecordProcessor: Sendable {
                         }
                     }
                     if let directory {
-                        try EncodedFileWriter.write(fileBuffer, directory: directory, record: record)
+                        if verifyError == nil {
+                            try EncodedFileWriter.write(fileBuffer, directory: directory, record: record)
+                        }
                     } else {
                         formatter.writeTail(
                             &out, encoded: true, bytesIn: record.payload.count, bytesOut: count, error: verifyError,
@@ -72,13 +76,13 @@ struct RecordProcessor: Sendable {
                     statistics.bytesOut += count
                     if let verifyError {
                         statistics.fail(verifyError.code)
-                        reports.append("\(record.source): \(verifyError.code): \(verifyError.message)")
+                        reports.append(Self.report(record, verifyError))
                     } else if fields?.valid == true {
                         statistics.valid += 1
                     }
                 } catch {
                     statistics.fail(error.code)
-                    reports.append("\(record.source): \(error.code): \(error.message)")
+                    reports.append(Self.report(record, error))
                     if directory == nil {
                         formatter.writeHead(&out, source: record.source, form: form, encoded: false)
                         formatter.writeTail(
@@ -150,6 +154,12 @@ struct RecordProcessor: Sendable {
             throw RecordError(error)
         }
         return out.writerIndex - before
+    }
+
+    /// The line naming a failed record on standard error. The source is printable already; the
+    /// message is made so too, in case it quotes anything from the input.
+    private static func report(_ record: BatchRecord, _ error: RecordError) -> String {
+        "\(record.source): \(error.code): \(RawPath.printable(Array(error.message.utf8)[...], escapingBackslash: false))"
     }
 
     private func wrap<T>(_ body: () throws(SAMLEncodingError) -> T) throws(RecordError) -> T {

@@ -50,15 +50,15 @@ struct PrefixSniffer {
             let prefix = UnsafeRawBufferPointer(rebasing: raw[..<n])
             if SAMLForm.startsLikeXML(prefix) { return false }
             guard let base = prefix.baseAddress else { return true }
-            // All whitespace so far (or a BOM cut short): undecided, so not "definitely not".
-            var i = 0
-            while i < n {
-                let w = CookbookWhitespace.trimmableLength(base, at: i, end: n)
-                if w == 0 { break }
-                i += w
-            }
-            let rest = n - i
+            // All whitespace so far, around at most one BOM (or a BOM cut short): undecided, so
+            // not "definitely not".
+            var i = SAMLForm.skipTrimmable(base, from: 0, count: n)
             let bom: [UInt8] = [0xEF, 0xBB, 0xBF]
+            let rest = n - i
+            if rest >= 3, prefix[i] == bom[0], prefix[i + 1] == bom[1], prefix[i + 2] == bom[2] {
+                i = SAMLForm.skipTrimmable(base, from: i + 3, count: n)
+                return i < n
+            }
             if rest == 0 { return n == 0 }
             if rest < 3, (0..<rest).allSatisfy({ prefix[i + $0] == bom[$0] }) { return false }
             return true

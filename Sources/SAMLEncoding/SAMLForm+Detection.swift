@@ -70,24 +70,35 @@ extension SAMLForm {
         return hasEscape ? .encoded : .base64
     }
 
-    /// Whether `bytes` start like an XML document: optional cookbook whitespace, then `<`, or a
-    /// byte-order mark immediately followed by `<`.
+    /// Whether `bytes` start like an XML document: `<` after cookbook whitespace, with at most
+    /// one byte-order mark among that whitespace (before it, or before and after it: files saved
+    /// on Windows start with a BOM and then often a line break before the XML).
+    ///
+    /// The bytes are not changed here: the value is encoded as it is, BOM included, exactly as
+    /// `samlgate encode` encodes it, and whoever verifies it verifies the same bytes.
     public static func startsLikeXML(_ bytes: UnsafeRawBufferPointer) -> Bool {
         guard let base = bytes.baseAddress else { return false }
         let count = bytes.count
-        var i = 0
+        var i = skipTrimmable(base, from: 0, count: count)
+        if i + 3 < count, base.load(fromByteOffset: i, as: UInt8.self) == 0xEF,
+            base.load(fromByteOffset: i + 1, as: UInt8.self) == 0xBB,
+            base.load(fromByteOffset: i + 2, as: UInt8.self) == 0xBF
+        {
+            i = skipTrimmable(base, from: i + 3, count: count)
+        }
+        return i < count && base.load(fromByteOffset: i, as: UInt8.self) == UInt8(ascii: "<")
+    }
+
+    /// The offset of the first byte from `i` on that does not start a trimmable scalar.
+    @inline(__always)
+    static func skipTrimmable(_ base: UnsafeRawPointer, from start: Int, count: Int) -> Int {
+        var i = start
         while i < count {
             let n = CookbookWhitespace.trimmableLength(base, at: i, end: count)
             if n == 0 { break }
             i += n
         }
-        if i + 3 < count, base.load(fromByteOffset: i, as: UInt8.self) == 0xEF,
-            base.load(fromByteOffset: i + 1, as: UInt8.self) == 0xBB,
-            base.load(fromByteOffset: i + 2, as: UInt8.self) == 0xBF
-        {
-            i += 3
-        }
-        return i < count && base.load(fromByteOffset: i, as: UInt8.self) == UInt8(ascii: "<")
+        return i
     }
 
     @inline(__always)

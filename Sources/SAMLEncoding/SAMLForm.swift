@@ -4,7 +4,7 @@
 /// Knowing which lets us bring every one of them to the cookbook form exactly once — never
 /// encoding an encoded value a second time.
 public enum SAMLForm: String, Sendable, CaseIterable {
-    /// XML text: the first non-whitespace byte is `<`, or a BOM immediately followed by `<`.
+    /// XML text: the first byte that is neither whitespace nor a byte-order mark is `<`.
     case raw
     /// Base64 (standard alphabet, padded) of XML, not percent-encoded.
     case base64

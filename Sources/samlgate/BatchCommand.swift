@@ -2,6 +2,11 @@ import ArgumentParser
 import SAMLBatch
 import Foundation
 import SAMLVerification
+import ServerSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `samlgate batch`: re-encodes (and optionally verifies) captured responses by the million.
 struct BatchCommand: ParsableCommand {
@@ -23,7 +28,7 @@ struct BatchCommand: ParsableCommand {
     @Argument(help: "Input files or directories; '-' for standard input.")
     var inputs: [String] = []
 
-    @Option(help: "Where records go: a file (written whole at the end), or an existing directory for one .encoded file per record. Default: standard output.")
+    @Option(help: "Where records go: a file (written whole at the end), or an existing directory for one .encoded file per record (with --verify, per record that verifies). Default: standard output.")
     var out: String?
 
     @Option(help: "Output format: jsonl or csv.")
@@ -97,16 +102,17 @@ struct BatchCommand: ParsableCommand {
         options.progress = ProgressMode(rawValue: progress)!
         options.statusInterval = statusInterval
         if let out {
-            var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: out, isDirectory: &isDirectory), isDirectory.boolValue {
-                options.output = .directory(out)
+            let path = RawArguments.paths([out])[0]
+            var info = stat()
+            if path.withCString({ stat($0, &info) }) == 0, info.st_mode & S_IFMT == S_IFDIR {
+                options.output = .directory(path)
             } else {
-                options.output = .file(out)
+                options.output = .file(path)
             }
         }
         if verify { options.verification = try makeVerification() }
 
-        let report = BatchRunner.run(inputs: inputs, options: options) { StandardStreams.writeError($0) }
+        let report = BatchRunner.run(paths: RawArguments.paths(inputs), options: options) { StandardStreams.writeError($0) }
         StandardStreams.writeError(BatchSummary.render(report, verify: verify))
         for path in report.unreadableInputs {
             StandardStreams.writeError("samlgate batch: \(path): could not be read (see unreadable_input above)\n")

@@ -1,4 +1,5 @@
 import NIOCore
+import ServerSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -15,9 +16,10 @@ enum InputReader {
 
     static let standardInputName = "-"
 
-    static func read(_ path: String) throws(Failure) -> ByteBuffer {
-        if path == standardInputName { return try readAll(fd: STDIN_FILENO, sizeHint: 64 * 1024) }
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+    /// Reads `path`, opened with its bytes (see ``RawPath``).
+    static func read(_ path: RawPath) throws(Failure) -> ByteBuffer {
+        if path.bytes == Array(standardInputName.utf8) { return try readAll(fd: STDIN_FILENO, sizeHint: 64 * 1024) }
+        let fd = path.withCString { open($0, O_RDONLY | O_CLOEXEC) }
         guard fd >= 0 else { throw Failure(message: String(cString: strerror(errno))) }
         defer { close(fd) }
         var info = stat()

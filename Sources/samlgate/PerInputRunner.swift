@@ -1,6 +1,7 @@
 import ArgumentParser
 import NIOCore
 import SAMLEncoding
+import ServerSupport
 
 /// The loop every byte-transforming verb shares: read each input (standard input when none),
 /// transform it into one output line, and report a bad input as
@@ -12,10 +13,12 @@ enum PerInputRunner {
     ) throws {
         var failed = false
         var output = ByteBuffer()
-        for name in files.isEmpty ? [InputReader.standardInputName] : files {
+        for path in RawArguments.paths(files.isEmpty ? [InputReader.standardInputName] : files) {
             output.clear()
+            // Printed names are escaped: a name may hold a line break or bytes that are not UTF-8.
+            let name = path.description
             do {
-                var input = try InputReader.read(name)
+                var input = try InputReader.read(path)
                 try transform(&input, &output)
                 output.writeInteger(UInt8(ascii: "\n"))
                 StandardStreams.write(output)

@@ -53,11 +53,11 @@ struct VerifyCommand: ParsableCommand {
         let verifier = Verifier(trustStore: store, options: trust.verificationOptions, replayCache: noReplayCheck ? nil : InMemoryReplayCache())
 
         var allValid = true
-        for name in files {
+        for path in RawArguments.paths(files) {
             var line = JSONLine()
-            line.add("file", name)
+            line.add("file", path.description)
             do {
-                let document = try Self.readDocument(name)
+                let document = try Self.readDocument(path)
                 let verified = try Self.verifyAsForwarded(document, verifier: verifier, mvpd: mvpdID)
                 line.add("valid", true)
                 line.add("error", json: nil)
@@ -95,8 +95,8 @@ struct VerifyCommand: ParsableCommand {
     }
 
     /// Reads an input and, when it is base64 or cookbook-encoded, decodes it to XML.
-    static func readDocument(_ name: String) throws -> ByteBuffer {
-        var input = try InputReader.read(name)
+    static func readDocument(_ path: RawPath) throws -> ByteBuffer {
+        var input = try InputReader.read(path)
         let form = try input.withUnsafeReadableBytes { bytes throws(SAMLEncodingError) in try SAMLForm.detect(bytes) }
         if form == .raw { return input }
         input.trimASCIIWhitespace()

@@ -30,6 +30,22 @@ struct ExchangeTests {
         }
     }
 
+    @Test("v1: a byte-order mark and a line break before raw XML (Windows files): the document verified is the one forwarded")
+    func byteOrderMarkThenLineBreak() async throws {
+        try await withHarness { h in
+            for index in 0..<2 {
+                let document: [UInt8] = [0xEF, 0xBB, 0xBF, 0x0D, 0x0A] + GatewayHarness.issue()
+                let value = index == 0 ? String(decoding: document, as: UTF8.self) : GatewayHarness.base64(document)
+                let reply = try await h.exchangeV1(value, device: "device-\(index)")
+                #expect(reply.status == 204, "\(reply.body)")
+                // The cookbook's normalization of the document (BOM kept, line break gone): the
+                // bytes the gateway verified, encoded without a second normalization.
+                #expect(h.upstream?.store.exchanges.last?.samlResponse == GatewayHarness.cookbook(document))
+            }
+            #expect(h.upstream?.store.exchanges.count == 2)
+        }
+    }
+
     @Test("v1: the other form fields are forwarded byte for byte, in order")
     func v1FieldsVerbatim() async throws {
         try await withHarness { h in
