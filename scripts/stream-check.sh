@@ -22,11 +22,14 @@ cleanup() { for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; d
 trap cleanup EXIT INT TERM
 python3 scripts/load/stream_upstream.py "$UPSTREAM_PORT" "$SIZE" "$RATE" &
 pids+=($!)
+# The backend must be up before the gateway's first request: a refused connection cools it down.
+for _ in $(seq 1 100); do curl -sS -o /dev/null -I "http://127.0.0.1:$UPSTREAM_PORT/" 2>/dev/null && break; sleep 0.1; done
 "$BIN" serve --port "$GATEWAY_PORT" --upstream "http://127.0.0.1:$UPSTREAM_PORT" --trust-store "$DIR/trust" \
     --log-level warning --body-limit 1048576 --read-timeout 60 --total-timeout 120 >/dev/null 2>"$DIR/gateway.log" &
 gateway=$!
 pids+=($gateway)
 for _ in $(seq 1 100); do curl -fsS -o /dev/null "http://127.0.0.1:$GATEWAY_PORT/healthz" 2>/dev/null && break; sleep 0.1; done
+
 
 rss() { awk '/^VmRSS/ {print $2}' "/proc/$gateway/status"; }
 # measure NAME COMMAND...: runs the transfer while sampling the gateway's RSS every 0.1 s.
