@@ -137,6 +137,28 @@ struct HTTPProtocolTests {
         }
     }
 
+    @Test("an absolute-form target is forwarded in origin-form; its authority is the forwarded host")
+    func absoluteForm() async throws {
+        try await EchoUpstream.withGateway { _, echo, port in
+            let answer = try await RawHTTP.send(port: port, method: "GET", target: "http://app.example.test/abs?x=1")
+            #expect(answer.status == 200)
+            #expect(echo.requests.map(\.target) == ["/abs?x=1"])
+            #expect(echo.requests.first?.header("x-forwarded-host") == ["app.example.test"])
+            let userinfo = try await RawHTTP.send(port: port, method: "GET", target: "http://user@app.example.test/abs")
+            #expect(userinfo.status == 400 && userinfo.code == "invalid_request_target")
+            #expect(echo.requests.count == 1)
+        }
+    }
+
+    @Test("two Host headers: 400 duplicate_header, nothing forwarded")
+    func duplicateHost() async throws {
+        try await EchoUpstream.withGateway { _, echo, port in
+            let answer = try await RawHTTP.send(port: port, method: "GET", target: "/x", headers: [("Host", "other.example.test")])
+            #expect(answer.status == 400 && answer.code == "duplicate_header", "\(answer.head)")
+            #expect(echo.requests.isEmpty)
+        }
+    }
+
     static func header(_ name: String, in answer: RawHTTP.Answer) -> String? {
         for line in answer.head.split(separator: "\r\n").dropFirst() {
             let parts = line.split(separator: ":", maxSplits: 1)

@@ -14,7 +14,12 @@ final class RawConnection: @unchecked Sendable {
     private var pending: [UInt8] = []
 
     init(port: Int, readTimeout seconds: Int = 30) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        fd = try Self.connectedSocket(port: port, readTimeout: seconds)
+    }
+
+    /// A blocking TCP socket connected to `127.0.0.1:port`, reads timing out after `seconds`.
+    static func connectedSocket(port: Int, readTimeout seconds: Int) throws -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw POSIXError(.EIO) }
         var timeout = timeval(tv_sec: seconds, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
@@ -29,6 +34,7 @@ final class RawConnection: @unchecked Sendable {
             close(fd)
             throw POSIXError(.ECONNREFUSED)
         }
+        return fd
     }
 
     deinit { close(fd) }

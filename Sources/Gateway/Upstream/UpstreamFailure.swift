@@ -10,10 +10,6 @@ public struct UpstreamFailure: Sendable, Error {
         case timeout
         /// The connection broke after the request may have been sent (reset, closed early).
         case broken
-        /// The request cannot be sent as the client gave it (a head the encoder refuses): the
-        /// client's fault, answered `400 invalid_request`, and no mark against the upstream — one
-        /// such request must not take an upstream out of rotation.
-        case request
     }
 
     let kind: Kind
@@ -46,7 +42,6 @@ public struct UpstreamFailure: Sendable, Error {
     var gatewayError: GatewayError {
         switch kind {
         case .timeout: return .upstreamTimeout(summary)
-        case .request: return GatewayError(status: 400, code: "invalid_request", message: summary)
         case .connect, .broken: return .upstreamUnavailable(summary)
         }
     }
