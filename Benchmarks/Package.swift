@@ -10,8 +10,6 @@ let package = Package(
         .package(name: "samlgate", path: "../"),
         .package(url: "https://github.com/ordo-one/benchmark.git", from: "1.38.1", traits: ["MallocInterposer"]),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
-        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
-        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
     ],
     targets: [
         .executableTarget(
@@ -42,9 +40,8 @@ let package = Package(
                 .product(name: "SAMLEncoding", package: "samlgate"),
                 .product(name: "SAMLVerification", package: "samlgate"),
                 .product(name: "TestIdP", package: "samlgate"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             path: "Benchmarks/GatewayExchange",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]

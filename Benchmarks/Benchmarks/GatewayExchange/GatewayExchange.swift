@@ -1,15 +1,14 @@
-import AsyncHTTPClient
 import Benchmark
 import Foundation
 import Gateway
 import NIOCore
-import Hummingbird
+import NIOHTTP1
 import SAMLEncoding
 import SAMLVerification
 import TestIdP
 
 /// One token exchange in process, without the network: form parse → verify → encode → the
-/// upstream request built (`gateway-exchange`), next to the verification alone on the same
+/// upstream request head built as the data plane builds it (`gateway-exchange`), next to the verification alone on the same
 /// response (`verify-only`), so the overhead of everything but the signature check is the
 /// difference of the two rows of one run. Responses are ~8 KB, RSA-2048, cookbook-encoded in the
 /// form body as apps send them. Replay protection is off (one response, many iterations).
@@ -37,22 +36,22 @@ let benchmarks: @Sendable () -> Void = {
     let trust = ReloadableTrustStore(store)
     let processor = ExchangeProcessor(trustStore: trust, options: VerificationOptions(), replayCache: nil, forwardForm: .cookbook)
     let verifier = Verifier(trustStore: store, options: VerificationOptions(), replayCache: nil)
-    var incoming = HTTPFields()
-    incoming[.contentType] = "application/x-www-form-urlencoded"
-    incoming[.userAgent] = "AppleTV/1.0"
-    incoming[.accept] = "application/json"
+    var incoming = HTTPHeaders()
+    incoming.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+    incoming.add(name: "User-Agent", value: "AppleTV/1.0")
+    incoming.add(name: "Accept", value: "application/json")
     let peer = try! SocketAddress(ipAddress: "127.0.0.1", port: 50_000)
     let trustedProxies = TrustedProxies()
 
     Benchmark("gateway-exchange/8KB") { benchmark in
         for _ in benchmark.scaledIterations {
             let prepared = try! processor.prepare(body: body, route: .v1).get()
-            var request = HTTPClientRequest(url: "http://127.0.0.1:9090/api/v1/tokens/authn")
-            request.method = .POST
-            request.headers = ProxyHeaders.upstreamRequest(
+            var headers = ProxyHeaders.upstreamRequest(
                 incoming, authority: "gateway", peer: peer, trusting: trustedProxies, requestID: "0123456789abcdef")
-            request.body = .bytes(prepared.upstreamBody)
-            blackHole(request)
+            headers.replaceOrAdd(name: "Content-Type", value: "application/x-www-form-urlencoded")
+            headers.add(name: "Content-Length", value: String(prepared.upstreamBody.readableBytes))
+            blackHole(HTTPRequestHead(version: .http1_1, method: .POST, uri: "/api/v1/tokens/authn", headers: headers))
+            blackHole(prepared.upstreamBody)
         }
     }
 

@@ -41,13 +41,15 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         let target: RequestTarget
     }
 
-    /// The request being answered.
-    private struct InFlight {
+    /// The request being answered. A class: it is read and updated on every event of the
+    /// request, and a struct this size would be copied (its references retained and released)
+    /// each time.
+    private final class InFlight {
         let head: HTTPRequestHead
         let requestID: String
         let started: UInt64
         var route: String
-        var body: Body
+        var body: Body = .discard
         var bodyEnded = false
         var responseStarted = false
         var responseEnded = false
@@ -59,6 +61,15 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         var expectsContinue: Bool
         /// The absolute-form target's authority, else `Host`: what `X-Forwarded-Host` reports.
         var authority: String?
+
+        init(head: HTTPRequestHead, requestID: String, expectsContinue: Bool) {
+            self.head = head
+            self.requestID = requestID
+            started = DispatchTime.now().uptimeNanoseconds
+            route = "proxy"
+            closeAfterResponse = !head.isKeepAlive
+            self.expectsContinue = expectsContinue
+        }
     }
 
     private let core: GatewayCore
@@ -68,8 +79,7 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     /// Counts requests, so that a worker's answer for a request given up on is recognised.
     private var generation = 0
     private var requestIDs = RequestIDSequence()
-    private var readPaused = false
-    private var readHeld = false
+    private var reads = ReadGate()
     /// The client half-closed: no request follows the one in flight.
     private var inputClosed = false
     /// The connection is being closed: later errors and events are the close's echo.
@@ -102,9 +112,7 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         generation &+= 1
         let requestID = RequestID.make(incoming: head.headers.first(name: "x-request-id"), fresh: &requestIDs)
         let expectsContinue = !Self.predates11(head.version) && head.headers["expect"].contains { $0.lowercased() == "100-continue" }
-        request = InFlight(
-            head: head, requestID: requestID, started: DispatchTime.now().uptimeNanoseconds, route: "proxy", body: .discard,
-            closeAfterResponse: !head.isKeepAlive, expectsContinue: expectsContinue)
+        request = InFlight(head: head, requestID: requestID, expectsContinue: expectsContinue)
         let target: RequestTarget
         let authority: String?
         do throws(GatewayError) {
@@ -161,7 +169,7 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     }
 
     private func body(_ part: ByteBuffer) {
-        guard var current = request, !current.bodyEnded else { return }
+        guard let current = request, !current.bodyEnded else { return }
         switch current.body {
         case .discard, .done:
             return
@@ -176,12 +184,10 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
             let limit = core.configuration.bodyLimit
             guard collected.readableBytes + part.readableBytes <= limit else {
                 current.body = .discard
-                request = current
                 refuse(.bodyTooLarge(limit), closing: true)
                 return
             }
             current.body = .done  // no second reference to `collected` while it grows
-            request = current
             if collected.readableBytes == 0 {
                 collected = part
             } else {
@@ -193,11 +199,10 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     }
 
     private func endOfBody() {
-        guard var current = request else { return }
+        guard let current = request else { return }
         current.bodyEnded = true
         let body = current.body
         current.body = .done
-        request = current
         switch body {
         case .forward(let trip): trip.end()
         case .collect(let collected, let start): prepareExchange(collected, start)
@@ -300,14 +305,13 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     // MARK: the backend's answer (UpstreamTripDelegate)
 
     func tripResponded(_ head: HTTPResponseHead) {
-        guard var current = request, let context else { return }
+        guard let current = request, let context else { return }
         var headers = ProxyHeaders.clientResponse(head.headers, requestID: current.requestID)
         // An HTTP/1.0 client cannot take a chunked body: an answer of unknown length ends with the connection.
         if Self.predates11(current.head.version) && !headers.contains(name: "content-length") { current.closeAfterResponse = true }
         if current.closeAfterResponse { headers.replaceOrAdd(name: "Connection", value: "close") }
         current.responseStarted = true
         current.status = Int(head.status.code)
-        request = current
         let version = Self.predates11(current.head.version) ? current.head.version : .http1_1
         context.write(wrapOutboundOut(.head(HTTPResponseHead(version: version, status: head.status, headers: headers))), promise: nil)
     }
@@ -390,7 +394,7 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
 
     /// A whole answer of the gateway's own.
     private func answer(status: Int, contentType: String, body: ByteBuffer, extraHeaders: [(String, String)] = []) {
-        guard var current = request, !current.responseStarted, let context else { return }
+        guard let current = request, !current.responseStarted, let context else { return }
         var headers = HTTPHeaders()
         headers.reserveCapacity(4 + extraHeaders.count)
         headers.add(name: "Content-Type", value: contentType)
@@ -400,7 +404,6 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         if current.closeAfterResponse { headers.add(name: "Connection", value: "close") }
         current.responseStarted = true
         current.status = status
-        request = current
         let version = Self.predates11(current.head.version) ? current.head.version : .http1_1
         context.write(wrapOutboundOut(.head(HTTPResponseHead(version: version, status: HTTPResponseStatus(statusCode: status), headers: headers))),
                       promise: nil)
@@ -409,9 +412,8 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     }
 
     private func endResponse() {
-        guard var current = request, let context else { return }
+        guard let current = request, let context else { return }
         current.responseEnded = true
-        request = current
         if current.closeAfterResponse || inputClosed {
             closing = true
             record(current)
@@ -452,24 +454,15 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     }
 
     func read(context: ChannelHandlerContext) {
-        if readPaused {
-            readHeld = true
-        } else {
-            context.read()
-        }
+        if reads.admits() { context.read() }
     }
 
     private func pauseReading() {
-        readPaused = true
+        reads.pause()
     }
 
     private func resumeReading() {
-        guard readPaused else { return }
-        readPaused = false
-        if readHeld, let context {
-            readHeld = false
-            context.read()
-        }
+        if reads.open(), let context { context.read() }
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
@@ -526,12 +519,11 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     /// The client's body broke off (a malformed chunk, a stall past the idle timeout, a close):
     /// the client's fault, `400 malformed_request`; the backend's connection is dropped.
     private func clientBodyFailed() {
-        guard var current = request else { return }
+        guard let current = request else { return }
         current.trip?.cancel()
         current.trip = nil
         current.body = .discard
         current.closeAfterResponse = true
-        request = current
         if current.responseStarted {
             core.metrics.error(code: GatewayError.unreadableBody.code)
             record(current)
@@ -545,7 +537,7 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     /// Also reached from inside a write to a connection the client has closed: the request is
     /// recorded here once, and the code that was writing finds no request left.
     func channelInactive(context: ChannelHandlerContext) {
-        if var current = request {
+        if let current = request {
             request = nil
             current.trip?.cancel()
             if !current.responseStarted && !current.bodyEnded {

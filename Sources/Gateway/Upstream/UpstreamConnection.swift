@@ -19,8 +19,7 @@ final class UpstreamConnection: ChannelDuplexHandler {
     /// Served at least one complete exchange (so a failure may be a stale keep-alive).
     var reused = false
     private var context: ChannelHandlerContext?
-    private var paused = false
-    private var readHeld = false
+    private var reads = ReadGate()
 
     init(endpointIndex: Int) {
         self.endpointIndex = endpointIndex
@@ -56,16 +55,11 @@ final class UpstreamConnection: ChannelDuplexHandler {
     }
 
     func pauseReading() {
-        paused = true
+        reads.pause()
     }
 
     func resumeReading() {
-        guard paused else { return }
-        paused = false
-        if readHeld, let context {
-            readHeld = false
-            context.read()
-        }
+        if reads.open(), let context { context.read() }
     }
 
     // MARK: channel events
@@ -84,11 +78,7 @@ final class UpstreamConnection: ChannelDuplexHandler {
     }
 
     func read(context: ChannelHandlerContext) {
-        if paused {
-            readHeld = true
-        } else {
-            context.read()
-        }
+        if reads.admits() { context.read() }
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
