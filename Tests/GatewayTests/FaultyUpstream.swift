@@ -62,4 +62,25 @@ enum FaultyUpstream {
             context.close(promise: nil)
         }
     }
+
+    /// A TCP server that answers every read with `101 Switching Protocols` and bytes that are not
+    /// HTTP, keeping the connection open: a backend that upgrades unasked.
+    static func startSwitching() async throws -> (url: String, stop: @Sendable () async -> Void) {
+        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { channel in channel.pipeline.addHandler(SwitchOnRead()) }
+            .bind(host: "127.0.0.1", port: 0).get()
+        let port = channel.localAddress!.port!
+        return ("http://127.0.0.1:\(port)", { try? await channel.close() })
+    }
+
+    final class SwitchOnRead: ChannelInboundHandler, Sendable {
+        typealias InboundIn = ByteBuffer
+        typealias OutboundOut = ByteBuffer
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            let answer = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\nNOT-HTTP\r\n"
+            context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: answer)), promise: nil)
+        }
+    }
 }

@@ -20,6 +20,7 @@ struct HTTPProtocolTests {
               "POST /x HTTP/1.1\r\nHost: h\r\nContent-Length: +5\r\n\r\nhello",
               "POST /x HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip\r\n\r\n0\r\n\r\n",
               "POST /x HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked, identity\r\n\r\n0\r\n\r\n",
+              "POST /x HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip, chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
           ])
     func conflictingFraming(_ request: String) async throws {
         try await EchoUpstream.withGateway { _, echo, port in

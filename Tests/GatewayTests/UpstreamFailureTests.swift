@@ -36,6 +36,21 @@ struct UpstreamFailureTests {
         await slow.stop()
     }
 
+    @Test("an upstream that switches protocols unasked: 502, and its connection never carries another request")
+    func switchingProtocols() async throws {
+        let switching = try await FaultyUpstream.startSwitching()
+        try await withHarness(upstreamURL: switching.url, configure: { $0.readTimeout = 5; $0.totalTimeout = 10 }) { h in
+            // Twice: the second request must get a connection of its own, not the upgraded one
+            // (which would leave it waiting for the read timeout: 504).
+            for _ in 0..<2 {
+                let reply = try await h.send(.GET, "/ws")
+                ErrorCodeTests.expectError(reply, 502, "upstream_unavailable")
+            }
+            #expect(try await h.send(.GET, "/readyz").status == 200, "one client's request took the upstream out of rotation")
+        }
+        await switching.stop()
+    }
+
     @Test("upstream closing the connection: 502 upstream_unavailable, no retry of the exchange")
     func reset() async throws {
         let resetting = try await FaultyUpstream.startResetting()

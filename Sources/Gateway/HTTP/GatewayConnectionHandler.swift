@@ -128,6 +128,12 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
             return
         }
         request?.authority = authority ?? head.headers.first(name: "host")
+        if !Self.hasPlainFraming(head) {
+            request?.route = "invalid_request"
+            refuse(GatewayError(status: 400, code: "invalid_request", message: "the only transfer coding accepted is chunked"),
+                   closing: true)
+            return
+        }
         switch GatewayRoute.classify(method: head.method, path: target.path) {
         case .healthz:
             request?.route = "healthz"
@@ -236,6 +242,13 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     /// HTTP/1.0 (or older): no chunked bodies, no interim answers, no keep-alive unless asked.
     private static func predates11(_ version: HTTPVersion) -> Bool {
         version.major < 1 || (version.major == 1 && version.minor == 0)
+    }
+
+    /// No transfer coding but `chunked`: the gateway forwards bodies chunked or by length, and a
+    /// coding it dropped on the way (`gzip, chunked`) would reach the backend unannounced.
+    private static func hasPlainFraming(_ head: HTTPRequestHead) -> Bool {
+        let codings = head.headers["transfer-encoding"]
+        return codings.isEmpty || (codings.count == 1 && codings[0].trimmingCharacters(in: .whitespaces).lowercased() == "chunked")
     }
 
     /// Whether the request announces a body (a chunked one, or a `Content-Length` above 0).

@@ -225,7 +225,13 @@ final class UpstreamTrip {
     func upstreamHead(_ head: HTTPResponseHead) {
         guard !done else { return }
         armReadTimer()
-        if head.status.code < 200 && head.status != .switchingProtocols {
+        if head.status == .switchingProtocols {
+            // The gateway never asks for an upgrade (it drops `Upgrade`): after a 101 the
+            // connection is no longer HTTP and must not carry another request. Not held against
+            // the upstream's health: a client may be able to provoke it.
+            return fail(UpstreamFailure(.broken, "the backend switched protocols unasked"), counted: false)
+        }
+        if head.status.code < 200 {
             skippingInterim = true
             return
         }
