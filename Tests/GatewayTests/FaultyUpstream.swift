@@ -47,9 +47,17 @@ enum FaultyUpstream {
 
     /// A TCP server that accepts, reads a little and closes the connection without answering.
     static func startResetting() async throws -> (url: String, stop: @Sendable () async -> Void) {
+        try await startRaw { CloseOnRead() }
+    }
+
+    /// A TCP server giving each connection a fresh handler from `makeHandler`: for backends that
+    /// break HTTP in ways an HTTP server library will not.
+    private static func startRaw(
+        _ makeHandler: @escaping @Sendable () -> any ChannelHandler & Sendable
+    ) async throws -> (url: String, stop: @Sendable () async -> Void) {
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelInitializer { channel in channel.pipeline.addHandler(CloseOnRead()) }
+            .childChannelInitializer { channel in channel.pipeline.addHandler(makeHandler()) }
             .bind(host: "127.0.0.1", port: 0).get()
         let port = channel.localAddress!.port!
         return ("http://127.0.0.1:\(port)", { try? await channel.close() })
@@ -66,12 +74,7 @@ enum FaultyUpstream {
     /// A TCP server that answers every read with `101 Switching Protocols` and bytes that are not
     /// HTTP, keeping the connection open: a backend that upgrades unasked.
     static func startSwitching() async throws -> (url: String, stop: @Sendable () async -> Void) {
-        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelInitializer { channel in channel.pipeline.addHandler(SwitchOnRead()) }
-            .bind(host: "127.0.0.1", port: 0).get()
-        let port = channel.localAddress!.port!
-        return ("http://127.0.0.1:\(port)", { try? await channel.close() })
+        try await startRaw { SwitchOnRead() }
     }
 
     final class SwitchOnRead: ChannelInboundHandler, Sendable {

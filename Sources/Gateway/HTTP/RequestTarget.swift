@@ -218,24 +218,21 @@ struct RequestTarget: Sendable, Equatable {
     }
 
     /// Characters a canonical path segment may hold unescaped: RFC 3986 `pchar` without `%` and `;`.
-    private static let pathCharacters: [Bool] = (0..<256).map { value in
-        let byte = UInt8(value)
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-            return true
-        default:
-            return "-._~!$&'()*+,=:@".utf8.contains(byte)
-        }
-    }
+    private static let pathCharacters = asciiAlphanumerics(and: "-._~!$&'()*+,=:@")
 
     /// Characters of a `host[:port]` authority: a registered name, IPv4, or a bracketed IPv6.
-    private static let authorityCharacters: [Bool] = (0..<256).map { value in
-        let byte = UInt8(value)
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-            return true
-        default:
-            return "-._:[]".utf8.contains(byte)
+    private static let authorityCharacters = asciiAlphanumerics(and: "-._:[]")
+
+    /// A byte table: ASCII letters and digits, and the bytes of `extra`.
+    private static func asciiAlphanumerics(and extra: String) -> [Bool] {
+        (0..<256).map { value in
+            let byte = UInt8(value)
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                return true
+            default:
+                return extra.utf8.contains(byte)
+            }
         }
     }
 
