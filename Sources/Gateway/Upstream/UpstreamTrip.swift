@@ -63,6 +63,8 @@ final class UpstreamTrip {
     /// The read timeout runs from here; `nil` until the request is written.
     private var lastActivity: NIODeadline?
     private var lastFailure: UpstreamFailure?
+    /// The held parts went to the current connection: a retry after this would lack them.
+    private var partsHandedOver = false
 
     /// - Parameters:
     ///   - head: method, path (without the endpoint's prefix) and headers; `Host` is added per endpoint.
@@ -183,6 +185,7 @@ final class UpstreamTrip {
     private func attach(_ opened: UpstreamConnection) {
         connection = opened
         opened.trip = self
+        partsHandedOver = false
         if readPaused { opened.pauseReading() }
         let endpoint = client.endpoints[opened.endpointIndex]
         var head = self.head
@@ -196,19 +199,22 @@ final class UpstreamTrip {
             guard let self, let opened, connection === opened, !responseStarted else { return }
             opened.trip = nil
             connection = nil
-            if opened.reused, Self.isClosedChannel(error) {
+            if opened.reused, Self.isClosedChannel(error), !partsHandedOver {
                 attempt -= 1
                 nextAttempt()
             } else {
                 fail(.broken(error))
             }
         }
+        // Failed at once on a closed pooled connection: the next attempt has taken over.
+        guard connection === opened else { return }
         for part in pending {
             if case .end = part { requestWritten = true }
             opened.write(part, promise: nil)
         }
         pending = []
         pendingBytes = 0
+        partsHandedOver = true
         opened.flush()
         // The read timeout runs from the end of the request (an upload may take longer than it).
         if requestWritten { armReadTimer() }
