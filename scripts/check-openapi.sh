@@ -37,6 +37,7 @@ CONTRACT = {
             normalization_changes_document APPL_ERROR""",
     403: "VSA403 VSA404",
     405: "method_not_allowed",
+    408: "header_timeout",
     413: "body_too_large",
     415: "unsupported_media_type",
     500: "internal_error",

@@ -54,6 +54,7 @@ extension GatewayConfiguration {
         case .readTimeout: readTimeout = try seconds()
         case .totalTimeout: totalTimeout = try seconds()
         case .idleTimeout: idleTimeout = try seconds()
+        case .headerTimeout: headerTimeout = try seconds()
         case .poolSize: poolSize = try integer(1...10_000)
         case .upstreamCooldown: upstreamCooldown = try seconds()
         case .replayCapacity: replayCapacity = try integer(1...100_000_000)

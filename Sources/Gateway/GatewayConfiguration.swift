@@ -38,6 +38,9 @@ public struct GatewayConfiguration: Sendable {
     /// requests (idle keep-alive) and in the middle of a request body (a stalled upload), so
     /// idle or deliberately slow clients cannot hold connections and request tasks forever.
     public var idleTimeout: Double = 60
+    /// A request head must be complete this long after its first bytes, seconds: a head that
+    /// trickles in a byte at a time resets the idle clock forever, not this one.
+    public var headerTimeout: Double = 10
     /// Keep-alive connections per upstream.
     public var poolSize: Int = 64
     /// Seconds a failing upstream is skipped before it is tried again.

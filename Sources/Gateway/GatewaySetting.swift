@@ -8,6 +8,7 @@ public enum GatewaySetting: String, Sendable, CaseIterable {
     case readTimeout = "read-timeout"
     case totalTimeout = "total-timeout"
     case idleTimeout = "idle-timeout"
+    case headerTimeout = "header-timeout"
     case poolSize = "pool-size"
     case upstreamCooldown = "upstream-cooldown"
     case replayCapacity = "replay-capacity"

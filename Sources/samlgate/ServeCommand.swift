@@ -27,6 +27,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("read-timeout"), help: "Upstream read timeout, seconds (default 10).") var readTimeout: String?
     @Option(name: .customLong("total-timeout"), help: "Upstream deadline per request, seconds (default 15).") var totalTimeout: String?
     @Option(name: .customLong("idle-timeout"), help: "Close a client connection silent this long, seconds (default 60).") var idleTimeout: String?
+    @Option(name: .customLong("header-timeout"), help: "Time for a request head to arrive whole once begun, seconds (default 10).")
+    var headerTimeout: String?
     @Option(name: .customLong("pool-size"), help: "Keep-alive connections per upstream (default 64).") var poolSize: String?
     @Option(name: .customLong("upstream-cooldown"), help: "Seconds a failing upstream is skipped (default 5).") var upstreamCooldown: String?
     @Option(name: .customLong("replay-capacity"), help: "Assertion ids remembered against replay (default 200000).") var replayCapacity: String?
@@ -104,7 +106,7 @@ struct ServeCommand: AsyncParsableCommand {
             (.host, host), (.port, port), (.trustStore, trustStore), (.audience, audience), (.skew, skew),
             (.allowSHA1, allowSHA1 ? "true" : nil), (.workers, workers), (.queue, queue), (.bodyLimit, bodyLimit),
             (.connectTimeout, connectTimeout), (.readTimeout, readTimeout), (.totalTimeout, totalTimeout), (.idleTimeout, idleTimeout),
-            (.poolSize, poolSize),
+            (.headerTimeout, headerTimeout), (.poolSize, poolSize),
             (.upstreamCooldown, upstreamCooldown), (.replayCapacity, replayCapacity), (.logLevel, logLevel),
             (.logFormat, logFormat), (.forwardForm, forwardForm), (.helpURL, helpURL), (.trustedProxies, trustedProxies),
         ]

@@ -68,6 +68,77 @@ struct HTTPProtocolTests {
         }
     }
 
+    @Test("five hundred pipelined requests in one write, local and proxied: all answered, in order")
+    func manyPipelined() async throws {
+        try await EchoUpstream.withGateway { _, echo, port in
+            let connection = try RawConnection(port: port)
+            // ~60 KB: several reads, each stopped while queued requests wait for their turn.
+            let count = 500
+            try await connection.write((0..<count).map { index in
+                let target = index % 3 == 0 ? "/healthz" : "/p\(index)"
+                return "GET \(target) HTTP/1.1\r\nHost: h\r\nX-Request-Id: r\(index)\r\nX-Pad: \(String(repeating: "x", count: 40))\r\n\r\n"
+            }.joined())
+            var ids: [String] = []
+            for _ in 0..<count {
+                guard let answer = try await connection.readAnswer(), answer.status == 200 else { break }
+                ids.append(Self.header("x-request-id", in: answer) ?? "?")
+            }
+            #expect(ids.count == count)
+            #expect(ids == (0..<count).map { "r\($0)" })
+            #expect(echo.requests.map(\.target) == (0..<count).filter { $0 % 3 != 0 }.map { "/p\($0)" })
+        }
+    }
+
+    @Test("pipelined requests, then a half-close: every one is answered before the connection closes")
+    func pipelinedThenHalfClose() async throws {
+        try await EchoUpstream.withGateway { _, echo, port in
+            let connection = try RawConnection(port: port)
+            try await connection.write(
+                "POST /one HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n\r\nabc"
+                    + "GET /two HTTP/1.1\r\nHost: h\r\n\r\n"
+                    + "GET /three HTTP/1.1\r\nHost: h\r\n\r\n")
+            connection.shutdownWrite()
+            for _ in 0..<3 {
+                let answer = try #require(try await connection.readAnswer())
+                #expect(answer.status == 200)
+            }
+            #expect(try await connection.closedByServer())
+            #expect(echo.requests.map(\.target) == ["/one", "/two", "/three"])
+        }
+    }
+
+    @Test("a malformed request pipelined behind a good one: the good one is answered, then 400 and close")
+    func malformedBehindGood() async throws {
+        try await EchoUpstream.withGateway { _, echo, port in
+            let connection = try RawConnection(port: port)
+            try await connection.write("GET /good HTTP/1.1\r\nHost: h\r\n\r\n" + Self.smuggled)
+            let first = try #require(try await connection.readAnswer())
+            #expect(first.status == 200)
+            let second = try #require(try await connection.readAnswer())
+            #expect(second.status == 400)
+            #expect(try await connection.closedByServer())
+            #expect(echo.requests.map(\.target) == ["/good"])
+        }
+    }
+
+    @Test("a head trickled in past header-timeout: 408 header_timeout and close, though bytes keep coming; nothing forwarded")
+    func trickledHead() async throws {
+        try await EchoUpstream.withGateway(configure: { $0.headerTimeout = 1 }) { _, echo, port in
+            let connection = try RawConnection(port: port)
+            try await connection.write("GET /slow HTTP/1.1\r\nHost: h\r\n")
+            // A header line every 100 ms: never idle, never a complete head. Stops at the answer.
+            for index in 0..<60 where !connection.hasIncoming() {
+                try await connection.write("X-Slow-\(index): a\r\n")
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            let answer = try #require(try await connection.readAnswer())
+            #expect(answer.status == 408)
+            #expect(answer.code == "header_timeout")
+            #expect(try await connection.closedByServer())
+            #expect(echo.requests.isEmpty)
+        }
+    }
+
     @Test("Expect: 100-continue gets 100 Continue before the body, then the answer; the expectation is not forwarded")
     func expectContinue() async throws {
         try await EchoUpstream.withGateway { _, echo, port in

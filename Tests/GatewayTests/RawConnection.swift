@@ -51,6 +51,14 @@ final class RawConnection: @unchecked Sendable {
         }
     }
 
+    /// Whether the server has sent something not read yet (or closed), without waiting.
+    func hasIncoming() -> Bool {
+        guard pending.isEmpty else { return true }
+        var byte: UInt8 = 0
+        let n = recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
+        return n >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK)
+    }
+
     /// Half-closes: the server reads the end of the stream, the connection stays open for answers.
     func shutdownWrite() {
         shutdown(fd, Int32(SHUT_WR))

@@ -71,6 +71,31 @@ struct ServeCommandTests {
         try? FileManager.default.removeItem(atPath: trust)
     }
 
+    @Test("SIGTERM drains: an idle connection is closed, a request in flight gets its answer with Connection: close, exit 0")
+    func drainOnTerminate() async throws {
+        let trust = try GatewayHarness.makeTrustStore()
+        defer { try? FileManager.default.removeItem(atPath: trust) }
+        let slow = try await FaultyUpstream.start(.slow(.milliseconds(1500)))
+        let (process, url, _, _) = try Self.start(["--port", "0", "--upstream", slow.url, "--trust-store", trust, "--workers", "1"])
+        defer { if process.isRunning { process.terminate() } }
+        let port = Int(url.split(separator: ":").last!)!
+        let idle = try RawConnection(port: port)
+        try await idle.write("GET /healthz HTTP/1.1\r\nHost: h\r\n\r\n")
+        #expect(try await idle.readAnswer()?.status == 200)
+        let busy = try RawConnection(port: port)
+        try await busy.write("POST /slow HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\n\r\nhi")
+        try await Task.sleep(for: .milliseconds(300))
+        kill(process.processIdentifier, SIGTERM)
+        #expect(try await idle.closedByServer())
+        let answer = try #require(try await busy.readAnswer())
+        #expect(answer.status == 204)
+        #expect(answer.head.lowercased().contains("connection: close"))
+        #expect(try await busy.closedByServer())
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        await slow.stop()
+    }
+
     @Test("configuration errors exit 2 and name the setting")
     func configurationErrors() throws {
         let missing = try SamlgateProcess.run(["serve", "--port", "0", "--trust-store", "/nonexistent"])

@@ -12,8 +12,12 @@ import ServerSupport
 ///
 /// Everything here runs on the connection's event loop, and so does the upstream connection of
 /// its trip: no locks, no hops between threads, except the exchange's one round trip to a worker.
-/// `HTTPServerPipelineHandler` before it hands over one request at a time (pipelined ones wait
-/// until the answer's end is written), so the handler holds at most one ``InFlight``.
+///
+/// One request at a time: the parts of a pipelined request that arrive while the one before is
+/// still being answered wait in ``queued`` (reads stop meanwhile) and are taken up in order once
+/// that answer is written. NIO's `HTTPServerPipelineHandler` would do the same, but it withholds
+/// the connection's reads during every answer, which costs two `epoll_ctl` calls per request
+/// whether the client pipelines or not; here reads stop only when something is queued.
 ///
 /// Backpressure both ways: the client's body is read only as fast as the backend takes it, and
 /// the backend's answer only as fast as the client takes it (``UpstreamTrip/pauseResponse()``).
@@ -72,6 +76,13 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         }
     }
 
+    /// What arrived for later: parts of pipelined requests, and what followed them.
+    private enum Queued {
+        case part(HTTPServerRequestPart)
+        case parserError(HTTPParserError)
+        case inputClosed
+    }
+
     private let core: GatewayCore
     private let pool: UpstreamConnectionPool
     private var context: ChannelHandlerContext?
@@ -84,32 +95,84 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     private var inputClosed = false
     /// The connection is being closed: later errors and events are the close's echo.
     private var closing = false
+    /// Within a batch of reads: `channelReadComplete` follows and flushes the trip's writes.
+    private var readBatchOpen = false
+    /// A part arrived in the current batch of reads (a batch without one carried part of a head).
+    private var deliveredInBatch = false
+    /// Pipelined requests behind the one in flight, in order (see the type's documentation).
+    private var queued = CircularBuffer<Queued>(initialCapacity: 0)
+    /// Within ``takeUpQueued()``: a request answered meanwhile does not start another round.
+    private var takingUpQueued = false
+    private var deadlines: ClientDeadlines
+    private var timer: Scheduled<Void>?
+    private var timerAt: NIODeadline = .distantFuture
 
     init(core: GatewayCore, pool: UpstreamConnectionPool) {
         self.core = core
         self.pool = pool
+        deadlines = ClientDeadlines(idle: Self.amount(core.configuration.idleTimeout),
+                                    header: Self.amount(core.configuration.headerTimeout), now: .now())
+    }
+
+    private static func amount(_ seconds: Double) -> TimeAmount {
+        .nanoseconds(Int64(seconds * 1e9))
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
+        deadlines.noteRead(at: .now())
+        arm(at: deadlines.nextCheck)
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
+        timer?.cancel()
+        timer = nil
         self.context = nil
     }
 
     // MARK: the client's request
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        switch unwrapInboundIn(data) {
+        readBatchOpen = true
+        deliveredInBatch = true
+        let part = unwrapInboundIn(data)
+        if let current = request, current.bodyEnded || !queued.isEmpty {
+            // A pipelined request behind the one being answered; none follows a closing answer.
+            guard !current.closeAfterResponse && !closing else { return }
+            queued.append(.part(part))
+            pauseReading()
+            return
+        }
+        take(part, context: context)
+    }
+
+    private func take(_ part: HTTPServerRequestPart, context: ChannelHandlerContext) {
+        switch part {
         case .head(let head): begin(head, context: context)
         case .body(let part): body(part)
         case .end: endOfBody()
         }
     }
 
+    /// Takes up what waited behind the request just finished, until a request is in flight
+    /// with its body complete (its answer pending) or nothing is left; reads resume then.
+    private func takeUpQueued() {
+        guard !takingUpQueued, let context else { return }
+        takingUpQueued = true
+        defer { takingUpQueued = false }
+        while !closing, request.map({ !$0.bodyEnded }) ?? true, let next = queued.popFirst() {
+            switch next {
+            case .part(let part): take(part, context: context)
+            case .parserError(let error): parserFailed(error, context: context)
+            case .inputClosed: clientInputClosed()
+            }
+        }
+        if queued.isEmpty && !closing { resumeReading() }
+    }
+
     private func begin(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
         generation &+= 1
+        deadlines.headComplete()
         let requestID = RequestID.make(incoming: head.headers.first(name: "x-request-id"), fresh: &requestIDs)
         let expectsContinue = !Self.predates11(head.version) && head.headers["expect"].contains { $0.lowercased() == "100-continue" }
         request = InFlight(head: head, requestID: requestID, expectsContinue: expectsContinue)
@@ -184,7 +247,7 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
             if !trip.wantsBody {
                 // Pause first (see ``tripBody(_:)``): the flush may make the backend writable again.
                 pauseReading()
-                trip.flushBody()
+                trip.flush()
             }
         case .collect(var collected, let start):
             let limit = core.configuration.bodyLimit
@@ -236,7 +299,7 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         request?.trip = trip
         request?.body = hasBody ? .forward(trip) : .discard
         continueIfExpected()
-        trip.start()
+        trip.start(flushingLater: readBatchOpen)
     }
 
     /// HTTP/1.0 (or older): no chunked bodies, no interim answers, no keep-alive unless asked.
@@ -435,16 +498,19 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
             return
         }
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
-        // Reads may have been paused for the backend; the rest of the body is dropped at full speed.
-        resumeReading()
+        // Reads may have been paused for the backend; the rest of the body is dropped at full
+        // speed. (Paused for pipelined requests instead: those are taken up first.)
+        if queued.isEmpty { resumeReading() }
         finishIfComplete()
     }
 
-    /// Once the answer is written and the body read: the request is done.
+    /// Once the answer is written and the body read: the request is done, and the next one
+    /// that waited behind it is taken up.
     private func finishIfComplete() {
         guard let current = request, current.responseEnded, current.bodyEnded else { return }
         record(current)
         request = nil
+        if !queued.isEmpty { takeUpQueued() }
     }
 
     /// The request's metrics and log line.
@@ -462,7 +528,14 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     // MARK: connection events
 
     func channelReadComplete(context: ChannelHandlerContext) {
-        if case .forward(let trip) = request?.body { trip.flushBody() }
+        let now = NIODeadline.now()
+        deadlines.noteRead(at: now)
+        if !deliveredInBatch && request == nil && !closing, let deadline = deadlines.headStarted(at: now), deadline < timerAt {
+            arm(at: deadline)
+        }
+        deliveredInBatch = false
+        readBatchOpen = false
+        request?.trip?.flush()
         context.fireChannelReadComplete()
     }
 
@@ -485,22 +558,83 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if let event = event as? ChannelEvent, event == .inputClosed {
-            // Nothing more will come: close now when idle, else once the answer is written.
-            inputClosed = true
-            if request == nil { closeConnection() }
+            if queued.isEmpty { clientInputClosed() } else { queued.append(.inputClosed) }
             return
         }
-        guard let idle = event as? IdleStateHandler.IdleStateEvent, idle == .read else {
-            context.fireUserInboundEventTriggered(event)
+        if event is ChannelShouldQuiesceEvent {
+            // Shutting down: idle connections close now, a request in flight is answered
+            // (`Connection: close`) and the connection closed; pipelined ones are dropped.
+            queued.removeAll()
+            if let current = request, !current.responseEnded {
+                current.closeAfterResponse = true
+            } else {
+                // Idle, or answered with the rest of a body still coming: not waited for.
+                closeConnection()
+            }
             return
         }
-        guard let current = request else {
-            closeConnection()
-            return
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    /// Nothing more will come: close now when idle, else once the answer is written.
+    private func clientInputClosed() {
+        inputClosed = true
+        if request == nil { closeConnection() }
+    }
+
+    // MARK: timeouts
+
+    private func arm(at deadline: NIODeadline) {
+        guard let context else { return }
+        timer?.cancel()
+        timerAt = deadline
+        timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [weak self] in
+            self?.timerFired()
         }
-        // A client silent while its answer is being prepared is waiting, not idle.
-        guard !current.bodyEnded else { return }
-        clientBodyFailed()
+    }
+
+    private func timerFired() {
+        timer = nil
+        timerAt = .distantFuture
+        guard !closing else { return }
+        let now = NIODeadline.now()
+        switch deadlines.expired(at: now) {
+        case .header:
+            headerTimedOut()
+        case .idle:
+            if let current = request, current.bodyEnded {
+                // A client silent while its answer is being prepared is waiting, not idle.
+                deadlines.noteRead(at: now)
+                arm(at: deadlines.nextCheck)
+            } else if request != nil {
+                clientBodyFailed()
+            } else {
+                closeConnection()
+            }
+        case nil:
+            arm(at: deadlines.nextCheck)
+        }
+    }
+
+    /// A head begun but not complete within `header-timeout`: `408 header_timeout`, closed.
+    private func headerTimedOut() {
+        guard let context else { return }
+        closing = true
+        let error = GatewayError(status: 408, code: "header_timeout", message: "the request head did not arrive whole within header-timeout")
+        let requestID = RequestID.make(incoming: nil, fresh: &requestIDs)
+        core.metrics.error(code: error.code)
+        core.metrics.request(route: "header_timeout", status: error.status)
+        core.logger.notice("refused", metadata: [
+            "request_id": .string(requestID), "code": .string(error.code), "status": .stringConvertible(error.status),
+        ])
+        let body = ByteBuffer(string: error.jsonBody(trace: requestID, helpURL: core.configuration.helpURL))
+        let headers = HTTPHeaders([
+            ("Content-Type", "application/json"), ("Content-Length", String(body.readableBytes)),
+            ("X-Request-Id", requestID), ("Connection", "close"),
+        ])
+        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .requestTimeout, headers: headers))), promise: nil)
+        context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
@@ -510,6 +644,15 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
             closeConnection()
             return
         }
+        if let current = request, current.bodyEnded || !queued.isEmpty {
+            // It belongs to a pipelined request: answered in its turn.
+            queued.append(.parserError(parserError))
+            return
+        }
+        parserFailed(parserError, context: context)
+    }
+
+    private func parserFailed(_ parserError: HTTPParserError, context: ChannelHandlerContext) {
         if request != nil {
             // The head was fine, the body is not (a bad chunk size, a connection cut mid-body).
             clientBodyFailed()

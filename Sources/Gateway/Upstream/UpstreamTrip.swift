@@ -65,6 +65,8 @@ final class UpstreamTrip {
     private var lastFailure: UpstreamFailure?
     /// The held parts went to the current connection: a retry after this would lack them.
     private var partsHandedOver = false
+    /// Within ``start(flushingLater:)``: a connection attached now is flushed by the caller.
+    private var holdingFlush = false
 
     /// - Parameters:
     ///   - head: method, path (without the endpoint's prefix) and headers; `Host` is added per endpoint.
@@ -91,14 +93,19 @@ final class UpstreamTrip {
         return pendingBytes < Self.pendingLimit
     }
 
-    func start() {
+    /// - Parameter flushingLater: started from inside a read of the client's connection, whose
+    ///   end calls ``flush()``: the head then leaves with the body parts of that read in one
+    ///   write (and the backend reads it once) instead of a write of its own.
+    func start(flushingLater: Bool = false) {
         started = DispatchTime.now().uptimeNanoseconds
         totalDeadline = .now() + client.totalTimeout
         schedule(at: totalDeadline)
+        holdingFlush = flushingLater
         nextAttempt()
+        holdingFlush = false
     }
 
-    /// A part of the client's streamed body; written out at the next ``flushBody()``.
+    /// A part of the client's streamed body; written out at the next ``flush()``.
     func send(_ part: ByteBuffer) {
         guard !done else { return }
         if let connection {
@@ -109,9 +116,9 @@ final class UpstreamTrip {
         }
     }
 
-    /// Sends what ``send(_:)`` wrote: once per batch of reads from the client, so a body that
-    /// arrives in several reads costs one write to the backend per batch, not one per read.
-    func flushBody() {
+    /// Sends what was written: once per batch of reads from the client, so a body that arrives in
+    /// several reads costs one write to the backend per batch, not one per read.
+    func flush() {
         guard !done else { return }
         connection?.flush()
     }
@@ -215,7 +222,7 @@ final class UpstreamTrip {
         pending = []
         pendingBytes = 0
         partsHandedOver = true
-        opened.flush()
+        if !holdingFlush { opened.flush() }
         // The read timeout runs from the end of the request (an upload may take longer than it).
         if requestWritten { armReadTimer() }
         if !requestEnded && opened.isWritable { delegate?.tripWantsBody() }
