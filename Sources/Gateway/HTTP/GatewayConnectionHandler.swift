@@ -135,10 +135,13 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         readBatchOpen = true
         deliveredInBatch = true
+        // Nothing is taken up on a connection being closed (after a refusal that closes, a
+        // header timeout, a closing answer): what a client sent after it is never forwarded.
+        guard !closing else { return }
         let part = unwrapInboundIn(data)
         if let current = request, current.bodyEnded || !queued.isEmpty {
             // A pipelined request behind the one being answered; none follows a closing answer.
-            guard !current.closeAfterResponse && !closing else { return }
+            guard !current.closeAfterResponse else { return }
             queued.append(.part(part))
             pauseReading()
             return

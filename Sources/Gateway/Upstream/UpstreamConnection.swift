@@ -14,8 +14,8 @@ final class UpstreamConnection: ChannelDuplexHandler {
     let endpointIndex: Int
     /// The trip using the connection; `nil` while it is idle in the pool.
     weak var trip: UpstreamTrip?
-    /// Set when the pool takes it back; cancelled when a trip takes it.
-    var idleClose: Scheduled<Void>?
+    /// When the pool took it back (its idle connections are closed by age, see ``UpstreamConnectionPool``).
+    var idleSince: NIODeadline = .distantFuture
     /// Served at least one complete exchange (so a failure may be a stale keep-alive).
     var reused = false
     private var context: ChannelHandlerContext?
@@ -49,8 +49,6 @@ final class UpstreamConnection: ChannelDuplexHandler {
     }
 
     func close() {
-        idleClose?.cancel()
-        idleClose = nil
         context?.close(promise: nil)
     }
 
@@ -87,8 +85,6 @@ final class UpstreamConnection: ChannelDuplexHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        idleClose?.cancel()
-        idleClose = nil
         trip?.upstreamClosed()
     }
 

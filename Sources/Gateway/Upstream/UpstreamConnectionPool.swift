@@ -11,14 +11,18 @@ import NIOSSL
 final class UpstreamConnectionPool {
     /// How long an unused connection is kept before it is closed.
     static let idleTimeout: TimeAmount = .seconds(60)
+    /// How often the idle connections are looked at, while there are any. One look for all
+    /// instead of a timer per connection, which would be set and cancelled on every request.
+    static let sweepInterval: TimeAmount = .seconds(5)
 
     let eventLoop: any EventLoop
     private let endpoints: [UpstreamEndpoint]
     private let tls: NIOSSLContext?
     private let connectTimeout: TimeAmount
     private let maxIdlePerEndpoint: Int
-    /// Per endpoint, most recently used last.
+    /// Per endpoint, most recently used last (so the longest idle lead).
     private var idle: [[UpstreamConnection]]
+    private var sweep: Scheduled<Void>?
 
     init(eventLoop: any EventLoop, endpoints: [UpstreamEndpoint], tls: NIOSSLContext?, connectTimeout: TimeAmount, maxIdlePerEndpoint: Int) {
         self.eventLoop = eventLoop
@@ -32,8 +36,6 @@ final class UpstreamConnectionPool {
     /// A pooled open connection to the endpoint, most recently used first; closed ones are dropped.
     func takeIdle(_ index: Int) -> UpstreamConnection? {
         while let connection = idle[index].popLast() {
-            connection.idleClose?.cancel()
-            connection.idleClose = nil
             if connection.isActive { return connection }
         }
         return nil
@@ -83,14 +85,33 @@ final class UpstreamConnectionPool {
             return
         }
         connection.reused = true
-        connection.idleClose = eventLoop.assumeIsolated().scheduleTask(in: Self.idleTimeout) { [weak connection] in
-            connection?.close()
-        }
+        connection.idleSince = .now()
         idle[connection.endpointIndex].append(connection)
+        if sweep == nil { scheduleSweep() }
+    }
+
+    private func scheduleSweep() {
+        sweep = eventLoop.assumeIsolated().scheduleTask(in: Self.sweepInterval) { [weak self] in
+            self?.closeStale()
+        }
+    }
+
+    /// Closes the connections idle past ``idleTimeout``; looks again later while any are left.
+    private func closeStale() {
+        sweep = nil
+        let cutoff = NIODeadline.now() - Self.idleTimeout
+        for index in idle.indices {
+            let stale = idle[index].prefix { $0.idleSince <= cutoff || !$0.isActive }
+            for connection in stale { connection.close() }
+            idle[index].removeFirst(stale.count)
+        }
+        if idle.contains(where: { !$0.isEmpty }) { scheduleSweep() }
     }
 
     /// Closes every idle connection (at shutdown).
     func closeAll() {
+        sweep?.cancel()
+        sweep = nil
         for connections in idle {
             for connection in connections { connection.close() }
         }

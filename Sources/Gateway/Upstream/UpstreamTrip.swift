@@ -98,8 +98,11 @@ final class UpstreamTrip {
     ///   write (and the backend reads it once) instead of a write of its own.
     func start(flushingLater: Bool = false) {
         started = DispatchTime.now().uptimeNanoseconds
-        totalDeadline = .now() + client.totalTimeout
-        schedule(at: totalDeadline)
+        let now = NIODeadline.now()
+        totalDeadline = now + client.totalTimeout
+        // No deadline can fall before this first look (the read timeout runs from the end of
+        // the request, not earlier than now): one timer for a trip that ends before it fires.
+        schedule(at: min(totalDeadline, now + client.readTimeout))
         holdingFlush = flushingLater
         nextAttempt()
         holdingFlush = false
@@ -307,13 +310,10 @@ final class UpstreamTrip {
 
     // MARK: failing
 
-    /// Starts (or moves on) the read timeout: something was written or read.
+    /// Starts (or moves on) the read timeout: something was written or read. Only noted: the
+    /// timer set at the start looks no later than the earliest deadline this can make.
     private func armReadTimer() {
-        let first = lastActivity == nil
         lastActivity = .now()
-        if first, let lastActivity, lastActivity + client.readTimeout < totalDeadline {
-            schedule(at: lastActivity + client.readTimeout)
-        }
     }
 
     private func schedule(at deadline: NIODeadline) {
