@@ -42,7 +42,16 @@ let package = Package(
             providers: [.apt(["libxmlsec1-dev", "libxml2-dev", "libssl-dev", "pkg-config"])]
         ),
         .target(name: "CXMLSec", dependencies: ["CXMLSecSystem"], path: "Sources/CXMLSec/Shim"),
-        .target(name: "SAMLVerification", dependencies: ["CXMLSec", "SAMLEncoding"]),
+        // Crypto and X509 read what a trust store shows of each key (fingerprint, certificate expiry).
+        .target(
+            name: "SAMLVerification",
+            dependencies: [
+                "CXMLSec",
+                "SAMLEncoding",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+            ]
+        ),
         // The fixed set of threads for CPU-bound work, shared by the gateway and the batch tool.
         .target(name: "Workers", dependencies: [.product(name: "NIOCore", package: "swift-nio")]),
         // zlib, for gzip-compressed batch inputs.

@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import Workers
 import NIOCore
@@ -22,7 +23,7 @@ public final class GatewayCore: Sendable {
         do {
             trustStore = try ReloadableTrustStore(directory: configuration.trustStore!)
         } catch {
-            throw ConfigurationError("trust store: \(error.message)")
+            throw ConfigurationError("trust store: \(error.description)")
         }
         var options = VerificationOptions()
         options.audience = configuration.audience
@@ -38,6 +39,7 @@ public final class GatewayCore: Sendable {
         upstream = try UpstreamClient(configuration: configuration, metrics: metrics, eventLoopGroup: eventLoopGroup)
         self.logger = logger
         trustedProxies = configuration.trustedProxies
+        trustStoreLoaded(trustStore.current)
     }
 
     /// Re-reads the trust store directory; the previous snapshot stays on failure.
@@ -47,11 +49,44 @@ public final class GatewayCore: Sendable {
             let store = try trustStore.reload()
             metrics.trustStoreReload(succeeded: true, mvpds: store.providers.count)
             logger.notice("trust store reloaded", metadata: ["mvpds": .stringConvertible(store.providers.count)])
+            trustStoreLoaded(store)
             return true
         } catch {
             metrics.trustStoreReload(succeeded: false, mvpds: 0)
-            logger.error("trust store reload failed; keeping the previous one", metadata: ["error": .string(error.message)])
+            logger.error("trust store reload failed; keeping the previous one", metadata: [
+                "code": .string(error.code.rawValue), "error": .string(error.message),
+            ])
             return false
+        }
+    }
+
+    /// How far ahead a certificate's or metadata's expiry is logged as a warning.
+    static let expiryWarning: TimeInterval = 30 * 86_400
+
+    /// What every load (start-up, reload) reports of a store: the expiry gauges, an error per
+    /// MVPD whose metadata has expired (not ready), a warning per certificate or metadata that
+    /// expires within 30 days. Names MVPDs, key fingerprints and dates only.
+    func trustStoreLoaded(_ store: TrustStore, now: Date = Date()) {
+        metrics.trustStoreLoaded(store)
+        for mvpd in store.mvpds {
+            guard let provider = store.provider(for: mvpd) else { continue }
+            if let validUntil = provider.validUntil {
+                if validUntil <= now {
+                    logger.error("MVPD not ready: its metadata has expired", metadata: [
+                        "code": "metadata_expired", "mvpd": .string(mvpd), "valid_until": .string(validUntil.ISO8601Format()),
+                    ])
+                } else if validUntil.timeIntervalSince(now) < Self.expiryWarning {
+                    logger.warning("metadata expires within 30 days", metadata: [
+                        "mvpd": .string(mvpd), "valid_until": .string(validUntil.ISO8601Format()),
+                    ])
+                }
+            }
+            for key in provider.keys {
+                guard let notAfter = key.notAfter, notAfter.timeIntervalSince(now) < Self.expiryWarning else { continue }
+                logger.warning(notAfter <= now ? "trusted certificate has expired (still pinned)" : "trusted certificate expires within 30 days", metadata: [
+                    "mvpd": .string(mvpd), "key": .string(key.shortFingerprint), "not_after": .string(notAfter.ISO8601Format()),
+                ])
+            }
         }
     }
 

@@ -1,5 +1,6 @@
 import CoreMetrics
 import SAMLEncoding
+import SAMLVerification
 import Prometheus
 
 /// The gateway's metrics, through swift-metrics with a Prometheus factory owned by this gateway
@@ -12,7 +13,9 @@ import Prometheus
 /// normalized document is the same tree and is forwarded), `stage_duration_seconds{stage}` (parse, verify,
 /// encode, queue, total), `worker_queue_depth`, `upstream_duration_seconds{upstream}`,
 /// `upstream_errors_total{upstream,kind}`, `trust_store_reloads_total{result}`,
-/// `trust_store_mvpds`, `partner_status_total{route,verdict}`.
+/// `trust_store_mvpds`, `partner_status_total{route,verdict}`, `verifications_by_key_total{mvpd,key}`
+/// (which trusted key, by short fingerprint, verified each accepted response), and the expiry
+/// gauges of ``TrustExpiryGauges``.
 public final class GatewayMetrics: Sendable {
     public let registry: PrometheusCollectorRegistry
     private let factory: PrometheusMetricsFactory
@@ -26,6 +29,8 @@ public final class GatewayMetrics: Sendable {
     private let stages: MetricHandles<String, CoreMetrics.Timer>
     private let upstreamDurations: MetricHandles<String, CoreMetrics.Timer>
     private let partnerStatuses: MetricHandles<PartnerStatusKey, CoreMetrics.Counter>
+    private let verifyingKeys: MetricHandles<VerifyingKey, CoreMetrics.Counter>
+    private let trustExpiry: TrustExpiryGauges
 
     struct RequestKey: Hashable, Sendable {
         let route: String
@@ -35,6 +40,11 @@ public final class GatewayMetrics: Sendable {
     struct PartnerStatusKey: Hashable, Sendable {
         let route: String
         let verdict: String
+    }
+
+    struct VerifyingKey: Hashable, Sendable {
+        let mvpd: String
+        let key: String
     }
 
     public init() {
@@ -63,6 +73,10 @@ public final class GatewayMetrics: Sendable {
         partnerStatuses = MetricHandles { key in
             CoreMetrics.Counter(label: "samlgate_partner_status_total", dimensions: [("route", key.route), ("verdict", key.verdict)], factory: made)
         }
+        verifyingKeys = MetricHandles { key in
+            CoreMetrics.Counter(label: "samlgate_verifications_by_key_total", dimensions: [("mvpd", key.mvpd), ("key", key.key)], factory: made)
+        }
+        trustExpiry = TrustExpiryGauges(registry: registry)
         upstreamDurations = MetricHandles { endpoint in
             CoreMetrics.Timer(label: "samlgate_upstream_duration_seconds", dimensions: [("upstream", endpoint)], factory: made)
         }
@@ -88,6 +102,7 @@ public final class GatewayMetrics: Sendable {
 
     public func exchange(_ prepared: PreparedExchange) {
         forms[prepared.form].increment()
+        verifyingKeys[VerifyingKey(mvpd: prepared.mvpd, key: prepared.keyFingerprint)].increment()
         switch prepared.normalization {
         case .original: preservingForwards.increment()
         case .equivalent: equivalentForwards.increment()
@@ -121,9 +136,15 @@ public final class GatewayMetrics: Sendable {
         mvpdCount.record(mvpds)
     }
 
+    /// The expiry gauges of a freshly loaded store (replacing the previous store's).
+    public func trustStoreLoaded(_ store: TrustStore) {
+        trustExpiry.replace(with: store)
+    }
+
     /// The Prometheus text exposition, with the point-in-time gauges refreshed first.
     public func exposition(queueDepth depth: Int) -> [UInt8] {
         queueDepth.record(depth)
+        trustExpiry.refresh()
         var bytes: [UInt8] = []
         bytes.reserveCapacity(8192)
         registry.emit(into: &bytes)

@@ -13,6 +13,8 @@ public struct PreparedExchange: Sendable {
     /// Which document was verified and forwarded: the normalized one, or (`signature-preserving`,
     /// when normalization breaks the signature) the original.
     public var normalization: NormalizationOutcome
+    /// ``TrustedKey/shortFingerprint`` of the key that verified the signature.
+    public var keyFingerprint: String
     /// Stage timings in nanoseconds, for the latency histograms.
     public var parseNanos: UInt64
     public var verifyNanos: UInt64

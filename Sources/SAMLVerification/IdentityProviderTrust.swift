@@ -1,20 +1,34 @@
+import Foundation
+
 /// What is trusted for one MVPD: its IdP keys (several during a rotation) and, optionally,
-/// the issuer its assertions must name.
+/// the issuer its assertions must name and the date its metadata stops being usable.
 public struct IdentityProviderTrust: Sendable {
     public let mvpd: String
     /// Tried in order; any one verifying the signature is enough.
     public let keys: [TrustedKey]
-    /// When set, the Assertion's `Issuer` must equal it (`issuer_mismatch`).
+    /// When set, the Assertion's `Issuer` must equal it (`issuer_mismatch`): the `issuer` file,
+    /// else the metadata's `entityID`.
     public let issuer: String?
     /// The id Apple's VSA framework reports for this provider (`frameworkProviderInfo.id`);
     /// the MVPD id unless configured otherwise.
     public let platformMappingID: String
+    /// The `entityID` of the metadata the keys came from, if any.
+    public let entityID: String?
+    /// The metadata's `validUntil`: from then on the MVPD is not ready and its responses are
+    /// refused with `metadata_expired`, so stale metadata is never trusted forever.
+    public let validUntil: Date?
+    /// Where the trust came from: `pem`, `metadata`, `aggregate`, or several joined with `+`.
+    public let source: String
 
-    public init(mvpd: String, keys: [TrustedKey], issuer: String? = nil, platformMappingID: String? = nil) {
+    public init(mvpd: String, keys: [TrustedKey], issuer: String? = nil, platformMappingID: String? = nil,
+                entityID: String? = nil, validUntil: Date? = nil, source: String = "pem") {
         self.mvpd = mvpd
         self.keys = keys
         self.issuer = issuer
         self.platformMappingID = platformMappingID ?? mvpd
+        self.entityID = entityID
+        self.validUntil = validUntil
+        self.source = source
     }
 
     /// Loads each PEM (certificate or public key) into a key value.
@@ -24,5 +38,11 @@ public struct IdentityProviderTrust: Sendable {
             keys.append(try TrustedKey(pem: pem, source: "\(mvpd)#\(index)"))
         }
         self.init(mvpd: mvpd, keys: keys, issuer: issuer)
+    }
+
+    /// Whether responses for this MVPD can be verified at `now` (its metadata has not expired).
+    public func isReady(at now: Date) -> Bool {
+        guard let validUntil else { return true }
+        return now < validUntil
     }
 }

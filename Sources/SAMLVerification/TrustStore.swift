@@ -34,9 +34,26 @@ public final class TrustStore: Sendable {
     /// MVPD ids, sorted.
     public var mvpds: [String] { providers.keys.sorted() }
 
-    /// Loads `<directory>/<mvpd>/*.pem` (each file may hold several PEM blocks) and the optional
-    /// one-line `<directory>/<mvpd>/issuer` and `<directory>/<mvpd>/platform-mapping-id`. Subdirectories without a PEM file are refused, so a
-    /// typo cannot silently leave an MVPD without keys.
+    /// MVPDs whose responses can be verified at `now` (see ``IdentityProviderTrust/isReady(at:)``).
+    public func readyCount(at now: Date = Date()) -> Int {
+        providers.values.reduce(0) { $0 + ($1.isReady(at: now) ? 1 : 0) }
+    }
+
+    /// Loads the trust store directory; the one loading function behind start-up, reloads and
+    /// the command line, so they can never disagree about what a directory means.
+    ///
+    /// - `<directory>/<mvpd>/*.pem`: certificates or public keys (each file may hold several
+    ///   PEM blocks);
+    /// - `<directory>/<mvpd>/metadata.xml`: the IdP's SAML metadata (an `EntityDescriptor`):
+    ///   its signing certificates, its `entityID` as the expected Issuer, its `validUntil`;
+    /// - `<directory>/metadata.xml` + `<directory>/metadata.map`: an aggregate
+    ///   (`EntitiesDescriptor`) and the lines `<mvpd> <entityID>` that pick its entities;
+    /// - the optional one-line `<directory>/<mvpd>/issuer` (overrides the `entityID`) and
+    ///   `<directory>/<mvpd>/platform-mapping-id`.
+    ///
+    /// An MVPD directory with no key source is refused, so a typo cannot silently leave an MVPD
+    /// without keys. Expired metadata loads (the MVPD is listed, not ready, and its responses are
+    /// refused with `metadata_expired`), so the rest of the store keeps working.
     public static func load(directory: String) throws(TrustStoreError) -> TrustStore {
         let fm = FileManager.default
         let base = URL(fileURLWithPath: directory, isDirectory: true)
@@ -46,36 +63,87 @@ public final class TrustStore: Sendable {
         } catch {
             throw TrustStoreError("cannot read trust store directory \(directory)")
         }
+        var aggregate = try loadAggregate(base)
         var providers: [IdentityProviderTrust] = []
         for name in names where !name.hasPrefix(".") {
             let dir = base.appendingPathComponent(name, isDirectory: true)
             var isDirectory: ObjCBool = false
             guard fm.fileExists(atPath: dir.path, isDirectory: &isDirectory), isDirectory.boolValue else { continue }
-            let files = ((try? fm.contentsOfDirectory(atPath: dir.path)) ?? []).filter { $0.hasSuffix(".pem") }.sorted()
-            guard !files.isEmpty else {
-                throw TrustStoreError("trust store entry \(name) has no .pem file")
-            }
-            var keys: [TrustedKey] = []
-            for file in files {
-                let path = dir.appendingPathComponent(file).path
-                guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
-                    throw TrustStoreError("cannot read \(path)")
-                }
-                try refusePrivateKey(text, path: path)
-                let blocks = pemBlocks(text)
-                guard !blocks.isEmpty else { throw TrustStoreError("\(path) holds no PEM block") }
-                for (index, block) in blocks.enumerated() {
-                    keys.append(try TrustedKey(pem: block, source: blocks.count == 1 ? "\(name)/\(file)" : "\(name)/\(file)#\(index)"))
-                }
-            }
-            let issuer = try oneLineFile(dir.appendingPathComponent("issuer").path)
-            let mapping = try oneLineFile(dir.appendingPathComponent("platform-mapping-id").path)
-            if let other = providers.first(where: { $0.platformMappingID == (mapping ?? name) }) {
-                throw TrustStoreError("trust store entries \(other.mvpd) and \(name) share the platform-mapping-id \(mapping ?? name)")
-            }
-            providers.append(IdentityProviderTrust(mvpd: name, keys: keys, issuer: issuer, platformMappingID: mapping))
+            let mapped = aggregate.removeValue(forKey: name)
+            providers.append(try loadEntry(name, dir, aggregated: mapped, existing: providers))
+        }
+        for (name, entity) in aggregate.sorted(by: { $0.key < $1.key }) {
+            providers.append(try provider(name, pemKeys: [], entity: entity, metadataLabel: "metadata.xml", source: "aggregate",
+                                          issuer: nil, mapping: nil, existing: providers))
         }
         return TrustStore(providers: providers)
+    }
+
+    /// One `<directory>/<name>/`: its PEM files, its metadata file or the aggregate's entity
+    /// mapped to it, its one-line files.
+    private static func loadEntry(_ name: String, _ dir: URL, aggregated: MetadataEntity?,
+                                  existing: [IdentityProviderTrust]) throws(TrustStoreError) -> IdentityProviderTrust {
+        let files = ((try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []).filter { $0.hasSuffix(".pem") }.sorted()
+        var keys: [TrustedKey] = []
+        for file in files {
+            let path = dir.appendingPathComponent(file).path
+            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+                throw TrustStoreError("cannot read \(path)")
+            }
+            try refusePrivateKey(text, path: path)
+            let blocks = pemBlocks(text)
+            guard !blocks.isEmpty else { throw TrustStoreError("\(path) holds no PEM block") }
+            for (index, block) in blocks.enumerated() {
+                keys.append(try TrustedKey(pem: block, source: blocks.count == 1 ? "\(name)/\(file)" : "\(name)/\(file)#\(index)"))
+            }
+        }
+        let metadataPath = dir.appendingPathComponent("metadata.xml").path
+        var entity = aggregated
+        var label = "metadata.xml"
+        var sources = keys.isEmpty ? [] : ["pem"]
+        if FileManager.default.fileExists(atPath: metadataPath) {
+            if aggregated != nil {
+                throw TrustStoreError("\(name) has its own metadata.xml and an entity in the aggregate's metadata.map; keep one")
+            }
+            label = "\(name)/metadata.xml"
+            let entities = try MetadataReader.read(path: metadataPath, label: label, limit: MetadataReader.entityFileLimit)
+            guard entities.count == 1 else {
+                throw TrustStoreError(.metadataMalformed, "\(label): holds \(entities.count) entities; one MVPD's metadata.xml holds one EntityDescriptor")
+            }
+            entity = entities[0]
+            sources.append("metadata")
+        } else if aggregated != nil {
+            sources.append("aggregate")
+        }
+        guard !keys.isEmpty || entity != nil else {
+            throw TrustStoreError("trust store entry \(name) has no .pem file or metadata.xml")
+        }
+        return try provider(name, pemKeys: keys, entity: entity, metadataLabel: label, source: sources.joined(separator: "+"),
+                            issuer: try oneLineFile(dir.appendingPathComponent("issuer").path),
+                            mapping: try oneLineFile(dir.appendingPathComponent("platform-mapping-id").path), existing: existing)
+    }
+
+    /// The trust of one MVPD from its PEM keys and metadata entity.
+    private static func provider(_ name: String, pemKeys: [TrustedKey], entity: MetadataEntity?, metadataLabel: String, source: String,
+                                 issuer: String?, mapping: String?, existing: [IdentityProviderTrust]) throws(TrustStoreError) -> IdentityProviderTrust {
+        var keys = pemKeys
+        if let entity {
+            guard !entity.signingCertificates.isEmpty else {
+                throw TrustStoreError(.metadataNoSigningKey, "\(metadataLabel): entity \(entity.entityID) has no signing certificate")
+            }
+            for (index, certificate) in entity.signingCertificates.enumerated() {
+                do {
+                    keys.append(try TrustedKey(pem: MetadataEntity.pem(certificate), source: "\(metadataLabel)#\(entity.entityID)#\(index)"))
+                } catch {
+                    throw TrustStoreError(.metadataMalformed, error.message)
+                }
+            }
+        }
+        if let other = existing.first(where: { $0.platformMappingID == (mapping ?? name) }) {
+            throw TrustStoreError("trust store entries \(other.mvpd) and \(name) share the platform-mapping-id \(mapping ?? name)")
+        }
+        return IdentityProviderTrust(mvpd: name, keys: keys, issuer: issuer ?? entity?.entityID, platformMappingID: mapping,
+                                     entityID: entity?.entityID, validUntil: entity?.validUntil, source: source)
     }
 
     /// Throws when `text` holds a private key (`PRIVATE KEY`, `RSA PRIVATE KEY`, `EC PRIVATE KEY`,

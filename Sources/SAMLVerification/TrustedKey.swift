@@ -1,4 +1,7 @@
 import CXMLSec
+import Crypto
+import Foundation
+import X509
 
 /// One IdP public key, loaded once and shared read-only by every worker thread.
 ///
@@ -17,6 +20,17 @@ public final class TrustedKey: @unchecked Sendable, CustomStringConvertible {
     public let source: String
     /// `"RSA"`, `"EC"` or the xmlsec key data name.
     public let algorithm: String
+    /// SHA-256 of the DER the PEM carries (the certificate, or the `SubjectPublicKeyInfo` of a
+    /// bare public key), lower-case hex: what `openssl x509 -fingerprint -sha256` prints, so an
+    /// operator can match a key to the certificate an MVPD sent.
+    public let fingerprint: String
+    /// The certificate's `notAfter`; `nil` for a bare public key. Shown and measured only: the
+    /// key is pinned, so an expired certificate still verifies (IdPs often sign with one).
+    public let notAfter: Date?
+
+    /// The first 8 hex digits of ``fingerprint``: the metrics label and the short form in
+    /// `samlgate trust list`.
+    public var shortFingerprint: String { String(fingerprint.prefix(8)) }
 
     /// Loads the public key of a PEM certificate (`BEGIN CERTIFICATE`) or a PEM public key
     /// (`BEGIN PUBLIC KEY`). Certificate validity dates are not checked: the key is pinned.
@@ -59,6 +73,27 @@ public final class TrustedKey: @unchecked Sendable, CustomStringConvertible {
         }
         self.key = bare
         self.source = source
+        let der = Self.derBytes(pem)
+        fingerprint = SHA256.hash(data: der).map { String(format: "%02x", $0) }.joined()
+        notAfter = isCertificate ? (try? Certificate(derEncoded: der))?.notValidAfter : nil
+    }
+
+    /// The base64 body of the first PEM block, decoded (empty when it is not base64, which
+    /// xmlsec would already have refused).
+    static func derBytes(_ pem: String) -> [UInt8] {
+        var body = ""
+        var inside = false
+        for line in pem.split(whereSeparator: \.isNewline) {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            if trimmed.hasPrefix("-----BEGIN ") {
+                inside = true
+            } else if trimmed.hasPrefix("-----END ") {
+                break
+            } else if inside && !trimmed.contains(":") {
+                body += trimmed
+            }
+        }
+        return Data(base64Encoded: body).map { Array($0) } ?? []
     }
 
     deinit {

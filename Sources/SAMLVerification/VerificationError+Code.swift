@@ -81,6 +81,10 @@ extension VerificationError {
         /// letting the cache forget one (which would make a captured assertion replayable).
         public static let replayCacheFull = Code(rawValue: "replay_cache_full")
 
+        /// The MVPD's metadata has passed its `validUntil`: its keys are no longer trusted until
+        /// fresh metadata is loaded (the response itself may well be genuine; 503).
+        public static let metadataExpired = Code(rawValue: "metadata_expired")
+
         /// The XML libraries failed for a reason unrelated to the input (initialisation, memory).
         public static let internalError = Code(rawValue: "internal_error")
 
@@ -88,7 +92,7 @@ extension VerificationError {
         public var isTrustFailure: Bool {
             switch self {
             case .forbiddenDTD, .tooLarge, .tooDeep, .tooManyAttributes, .tooManyNamespaces, .tooManyNodes, .malformedXML, .unsupportedEncryptedAssertion,
-                .unknownMVPD, .internalError, .replayCacheFull:
+                .unknownMVPD, .internalError, .replayCacheFull, .metadataExpired:
                 return false
             default:
                 return true

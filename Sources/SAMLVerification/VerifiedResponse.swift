@@ -34,9 +34,12 @@ public struct VerifiedResponse: Sendable {
     public var survivesNormalization: Bool? { normalization?.signatureSurvives }
     /// Which trusted key verified (``TrustedKey/source``), for rotation monitoring.
     public let keySource: String
+    /// ``TrustedKey/shortFingerprint`` of that key: the metrics label that shows when a
+    /// rotated-out key stops being used.
+    public let keyFingerprint: String
 
     init(mvpd: String, facts: ResponseFacts, responseID: String, signed: SignedElementKind, audience: String,
-         normalization: NormalizationOutcome?, keySource: String) {
+         normalization: NormalizationOutcome?, key: TrustedKey) {
         self.mvpd = mvpd
         self.issuer = facts.signedIssuer(responseSigned: signed != .assertion)
         self.signed = signed
@@ -49,6 +52,7 @@ public struct VerifiedResponse: Sendable {
         self.sessionNotOnOrAfter = facts.sessionNotOnOrAfter
         self.audience = audience
         self.normalization = normalization
-        self.keySource = keySource
+        self.keySource = key.source
+        self.keyFingerprint = key.shortFingerprint
     }
 }

@@ -62,7 +62,7 @@ public struct Verifier: Sendable {
     /// Use ``verify(original:normalized:fallback:mvpd:now:expectedInResponseTo:)`` when the
     /// document will be forwarded in the cookbook's normalized form.
     public func verify(_ bytes: UnsafeRawBufferPointer, mvpd: String, now: Date = Date(), expectedInResponseTo: String? = nil) throws(VerificationError) -> VerifiedResponse {
-        let provider = try admit(bytes.count, mvpd: mvpd)
+        let provider = try admit(bytes.count, mvpd: mvpd, now: now)
         let context = try VerificationThreadContext.current()
         let checked = try check(bytes, provider: provider, retry: true, now: now, expectedInResponseTo: expectedInResponseTo, context: context)
         return try accept(checked, provider: provider, mvpd: mvpd, normalization: nil, now: now)
@@ -88,7 +88,7 @@ public struct Verifier: Sendable {
     /// canonicalizations.
     public func verify(original: UnsafeRawBufferPointer, normalized: UnsafeRawBufferPointer, fallback: NormalizationFallback,
                        mvpd: String, now: Date = Date(), expectedInResponseTo: String? = nil) throws(VerificationError) -> VerifiedResponse {
-        let provider = try admit(original.count, mvpd: mvpd)
+        let provider = try admit(original.count, mvpd: mvpd, now: now)
         let context = try VerificationThreadContext.current()
         if normalized.count == original.count && (original.isEmpty || memcmp(original.baseAddress!, normalized.baseAddress!, original.count) == 0) {
             let checked = try check(original, provider: provider, retry: true, now: now, expectedInResponseTo: expectedInResponseTo, context: context)
@@ -127,13 +127,16 @@ public struct Verifier: Sendable {
         }
     }
 
-    /// Size, then a known MVPD: the checks before any parsing.
-    private func admit(_ count: Int, mvpd: String) throws(VerificationError) -> IdentityProviderTrust {
+    /// Size, then a known MVPD whose metadata has not expired: the checks before any parsing.
+    private func admit(_ count: Int, mvpd: String, now: Date) throws(VerificationError) -> IdentityProviderTrust {
         guard count <= options.maxSize else {
             throw VerificationError(.tooLarge, "document of \(count) bytes exceeds the \(options.maxSize)-byte limit")
         }
         guard let provider = trustStore.provider(for: mvpd) else {
             throw VerificationError(.unknownMVPD, "no trust configuration for this MVPD")
+        }
+        guard provider.isReady(at: now) else {
+            throw VerificationError(.metadataExpired, "the MVPD's metadata passed its validUntil; the gateway needs fresh metadata")
         }
         return provider
     }
@@ -193,7 +196,7 @@ public struct Verifier: Sendable {
         }
         return VerifiedResponse(mvpd: mvpd, facts: facts, responseID: checked.responseID, signed: checked.outcome.kind,
                                 audience: options.audience, normalization: normalization,
-                                keySource: provider.keys[checked.outcome.keyIndex].source)
+                                key: provider.keys[checked.outcome.keyIndex])
     }
 
     struct SignatureOutcome {

@@ -16,7 +16,7 @@ struct ResponseTemplate {
     let certificateBase64: String
 
     var issuer: String {
-        options.issuer ?? "https://idp.\(options.mvpd.lowercased()).example.com/saml2/idp"
+        options.issuer ?? IdPMetadata.defaultEntityID(mvpd: options.mvpd)
     }
 
     func render(paddingBytes: Int) -> String {

@@ -4,7 +4,7 @@ import ArgumentParser
 struct IdPCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "idp",
-        abstract: "A test identity provider: make keys, issue signed attribute-query responses.",
-        subcommands: [IdPKeygenCommand.self, IdPIssueCommand.self]
+        abstract: "A test identity provider: make keys, issue signed attribute-query responses, print its metadata.",
+        subcommands: [IdPKeygenCommand.self, IdPIssueCommand.self, IdPMetadataCommand.self]
     )
 }

@@ -16,7 +16,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Listen address (default 127.0.0.1).") var host: String?
     @Option(help: "Listen port; 0 picks a free one (default 8080).") var port: String?
     @Option(help: "Backend base URL, e.g. http://127.0.0.1:9090 (repeatable).") var upstream: [String] = []
-    @Option(name: .customLong("trust-store"), help: "Directory of <mvpd>/*.pem [+ issuer, platform-mapping-id].") var trustStore: String?
+    @Option(name: .customLong("trust-store"), help: "Directory of <mvpd>/*.pem or <mvpd>/metadata.xml [+ issuer, platform-mapping-id], or metadata.xml + metadata.map.") var trustStore: String?
     @Option(help: "Required audience (default https://saml.sp.auth.adobe.com).") var audience: String?
     @Option(help: "Clock skew in seconds (default 120).") var skew: String?
     @Flag(name: .customLong("allow-sha1"), help: "Accept SHA-1 signatures and digests.") var allowSHA1 = false

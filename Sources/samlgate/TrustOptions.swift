@@ -8,7 +8,7 @@ struct TrustOptions: ParsableArguments {
     @Option(name: .customLong("trust"), help: "A trusted IdP certificate or public key (PEM). Repeatable.")
     var trustPEMs: [String] = []
 
-    @Option(name: .customLong("trust-store"), help: "Trust-store directory: DIR/<mvpd>/*.pem, optional DIR/<mvpd>/issuer.")
+    @Option(name: .customLong("trust-store"), help: "Trust-store directory: DIR/<mvpd>/*.pem or DIR/<mvpd>/metadata.xml (optional DIR/<mvpd>/issuer), or DIR/metadata.xml + DIR/metadata.map.")
     var trustStore: String?
 
     @Option(help: "The audience every AudienceRestriction must name.")

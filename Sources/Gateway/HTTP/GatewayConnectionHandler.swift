@@ -456,12 +456,14 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     }
 
     private func readiness() {
-        let mvpds = core.trustStore.current.providers.count
+        let store = core.trustStore.current
+        let mvpds = store.providers.count, mvpdsReady = store.readyCount()
         let healthy = core.upstream.healthyCount
-        let ready = mvpds > 0 && healthy > 0
+        let ready = mvpdsReady > 0 && healthy > 0
         var body = JSONLine()
         body.add("status", ready ? "ready" : "not_ready")
         body.add("mvpds", mvpds)
+        body.add("mvpdsReady", mvpdsReady)
         body.add("upstreamsHealthy", healthy)
         body.add("upstreams", core.upstream.endpoints.count)
         answer(status: ready ? 200 : 503, json: body.json)

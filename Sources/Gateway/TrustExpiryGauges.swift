@@ -1,0 +1,61 @@
+import Foundation
+import Prometheus
+import SAMLVerification
+import Synchronization
+
+/// The gauges that make rotation and expiry visible before they break sign-ins:
+/// `samlgate_trust_certificate_expiry_seconds{mvpd,key}` (seconds until each trusted
+/// certificate's `notAfter`) and `samlgate_trust_metadata_expiry_seconds{mvpd}` (seconds until
+/// each metadata's `validUntil`); negative once passed.
+///
+/// Replaced as a whole on every trust-store load, so a key rotated out or an MVPD removed
+/// stops being reported instead of lingering with a stale value. The values count down: they
+/// are recomputed from the stored dates each time the metrics are read.
+final class TrustExpiryGauges: Sendable {
+    private let registry: PrometheusCollectorRegistry
+    private let current = Mutex<[(gauge: Gauge, date: Date)]>([])
+
+    static let certificate = MetricNameDescriptor(
+        namespace: "samlgate", metricName: "trust_certificate_expiry", unitName: "seconds",
+        helpText: "Seconds until a trusted certificate's notAfter (negative once passed)")
+    static let metadata = MetricNameDescriptor(
+        namespace: "samlgate", metricName: "trust_metadata_expiry", unitName: "seconds",
+        helpText: "Seconds until an MVPD's metadata validUntil (negative once passed)")
+
+    init(registry: PrometheusCollectorRegistry) {
+        self.registry = registry
+    }
+
+    /// Forgets the previous store's gauges and makes this one's.
+    func replace(with store: TrustStore) {
+        var made: [(gauge: Gauge, date: Date)] = []
+        for mvpd in store.mvpds {
+            guard let provider = store.provider(for: mvpd) else { continue }
+            var seen: Set<String> = []
+            for key in provider.keys {
+                guard let notAfter = key.notAfter, seen.insert(key.shortFingerprint).inserted else { continue }
+                made.append((registry.makeGauge(descriptor: Self.certificate, labels: [("mvpd", mvpd), ("key", key.shortFingerprint)]), notAfter))
+            }
+            if let validUntil = provider.validUntil {
+                made.append((registry.makeGauge(descriptor: Self.metadata, labels: [("mvpd", mvpd)]), validUntil))
+            }
+        }
+        let old = current.withLock { gauges in
+            let old = gauges
+            gauges = made
+            return old
+        }
+        let kept = Set(made.map { ObjectIdentifier($0.gauge) })
+        for (gauge, _) in old where !kept.contains(ObjectIdentifier(gauge)) {
+            registry.unregisterGauge(gauge)
+        }
+        refresh()
+    }
+
+    /// Sets each gauge to the seconds left from `now`.
+    func refresh(now: Date = Date()) {
+        for (gauge, date) in current.withLock({ $0 }) {
+            gauge.set(date.timeIntervalSince(now).rounded())
+        }
+    }
+}

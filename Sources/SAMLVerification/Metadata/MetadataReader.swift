@@ -1,0 +1,109 @@
+import CXMLSec
+import Foundation
+
+/// Reads SAML 2.0 metadata (an `EntityDescriptor`, or an `EntitiesDescriptor` aggregate) with
+/// the verifier's hardened parser: no DOCTYPE (so no entities, no external fetches), markup
+/// limits checked by a byte scan before libxml2 runs, a depth limit, and a size limit checked
+/// before the file is read. Metadata comes from outside (an MVPD, a federation), so it is
+/// parsed as the untrusted input it is.
+///
+/// Like the verifier, navigation goes through direct children only: a certificate counts when
+/// it sits at `EntityDescriptor/<role>/KeyDescriptor/ds:KeyInfo/ds:X509Data/ds:X509Certificate`,
+/// never because it appears somewhere below.
+enum MetadataReader {
+    /// The largest `DIR/<mvpd>/metadata.xml` (one entity: a few kilobytes in practice).
+    static let entityFileLimit = 1 << 20
+    /// The largest aggregate `DIR/metadata.xml` (federation aggregates run to tens of MiB).
+    static let aggregateFileLimit = 64 << 20
+    /// `EntitiesDescriptor`s nest; real aggregates use one or two levels.
+    static let maxDepth = 64
+
+    /// The entities of the file at `path` (named `label` in errors), at most `limit` bytes.
+    static func read(path: String, label: String, limit: Int) throws(TrustStoreError) -> [MetadataEntity] {
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? nil
+        guard let size else { throw TrustStoreError("cannot read \(label)") }
+        guard size <= limit else {
+            throw TrustStoreError(.metadataMalformed, "\(label): \(size) bytes exceeds the \(limit)-byte metadata limit")
+        }
+        guard let data = FileManager.default.contents(atPath: path) else { throw TrustStoreError("cannot read \(label)") }
+        return try entities(Array(data.prefix(limit)), label: label)
+    }
+
+    /// The entities of one metadata document.
+    static func entities(_ bytes: [UInt8], label: String) throws(TrustStoreError) -> [MetadataEntity] {
+        let result: Result<[MetadataEntity], VerificationError> = bytes.withUnsafeBytes { buffer in
+            do throws(VerificationError) {
+                return .success(try entities(buffer))
+            } catch {
+                return .failure(error)
+            }
+        }
+        switch result {
+        case .success(let found): return found
+        case .failure(let error): throw TrustStoreError(.metadataMalformed, "\(label): \(error.code.rawValue): \(error.message)")
+        }
+    }
+
+    private static func entities(_ buffer: UnsafeRawBufferPointer) throws(VerificationError) -> [MetadataEntity] {
+        let context = try VerificationThreadContext.current()
+        let document = try SecureXMLParser.parse(buffer, limits: MarkupLimits(), maxDepth: maxDepth, context: context)
+        guard let root = document.root else { throw VerificationError(.malformedXML, "no root element") }
+        var found: [MetadataEntity] = []
+        if XMLTree.isElement(root, "EntityDescriptor", ns: SAMLNamespace.metadataNS) {
+            found.append(try entity(root, inherited: nil))
+        } else if XMLTree.isElement(root, "EntitiesDescriptor", ns: SAMLNamespace.metadataNS) {
+            try collect(root, inherited: nil, into: &found)
+        } else {
+            throw VerificationError(.malformedXML, "the root is not an md:EntityDescriptor or md:EntitiesDescriptor")
+        }
+        return found
+    }
+
+    private static func collect(_ node: XMLTree.Node, inherited: Date?, into found: inout [MetadataEntity]) throws(VerificationError) {
+        let until = try earliest(inherited, node)
+        for child in XMLTree.childElements(node) {
+            if XMLTree.isElement(child, "EntityDescriptor", ns: SAMLNamespace.metadataNS) {
+                found.append(try entity(child, inherited: until))
+            } else if XMLTree.isElement(child, "EntitiesDescriptor", ns: SAMLNamespace.metadataNS) {
+                try collect(child, inherited: until, into: &found)
+            }
+        }
+    }
+
+    private static func entity(_ node: XMLTree.Node, inherited: Date?) throws(VerificationError) -> MetadataEntity {
+        guard let entityID = XMLTree.attribute(node, "entityID").map(XMLTree.trimXMLWhitespace), !entityID.isEmpty else {
+            throw VerificationError(.malformedXML, "an EntityDescriptor has no entityID")
+        }
+        var until = try earliest(inherited, node)
+        var certificates: [String] = []
+        for role in XMLTree.childElements(node)
+        where XMLTree.isElement(role, "IDPSSODescriptor", ns: SAMLNamespace.metadataNS)
+            || XMLTree.isElement(role, "AttributeAuthorityDescriptor", ns: SAMLNamespace.metadataNS) {
+            until = try earliest(until, role)
+            for descriptor in XMLTree.children(role, "KeyDescriptor", ns: SAMLNamespace.metadataNS) {
+                if let use = XMLTree.attribute(descriptor, "use"), use != "signing" { continue }
+                guard let keyInfo = try XMLTree.uniqueChild(descriptor, "KeyInfo", ns: SAMLNamespace.dsigNS) else { continue }
+                for data in XMLTree.children(keyInfo, "X509Data", ns: SAMLNamespace.dsigNS) {
+                    for certificate in XMLTree.children(data, "X509Certificate", ns: SAMLNamespace.dsigNS) {
+                        let base64 = String(XMLTree.textContent(certificate).unicodeScalars.filter { !$0.properties.isWhitespace })
+                        guard !base64.isEmpty, Data(base64Encoded: base64) != nil else {
+                            throw VerificationError(.malformedXML, "entity \(entityID): an X509Certificate is not base64")
+                        }
+                        if !certificates.contains(base64) { certificates.append(base64) }
+                    }
+                }
+            }
+        }
+        return MetadataEntity(entityID: entityID, validUntil: until, signingCertificates: certificates)
+    }
+
+    /// The earlier of `date` and the `validUntil` of `node`.
+    private static func earliest(_ date: Date?, _ node: XMLTree.Node) throws(VerificationError) -> Date? {
+        guard let text = XMLTree.attribute(node, "validUntil") else { return date }
+        guard let own = SAMLInstant.parse(text) else {
+            throw VerificationError(.malformedXML, "validUntil is not an xs:dateTime")
+        }
+        guard let date else { return own }
+        return min(date, own)
+    }
+}

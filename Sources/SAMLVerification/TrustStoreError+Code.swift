@@ -1,0 +1,27 @@
+extension TrustStoreError {
+    /// A stable trust-store error code (`"metadata_malformed"`). These codes never reach an HTTP
+    /// client: they stop start-up, fail a reload, or show in `samlgate trust list`.
+    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        public var rawValue: String
+
+        public init(rawValue: String) {
+            self.rawValue = rawValue
+        }
+
+        public var description: String { rawValue }
+
+        /// The directory or a file in it is unusable: unreadable, no key for an MVPD, not a PEM
+        /// certificate or public key, a private key, two MVPDs sharing a platform-mapping id.
+        public static let trustStoreInvalid = Code(rawValue: "trust_store_invalid")
+        /// A metadata file is not XML the hardened parser accepts (DOCTYPE, size, markup limits),
+        /// or not SAML metadata of the expected shape (root, `entityID`, a certificate's base64,
+        /// a `validUntil` that is not a date).
+        public static let metadataMalformed = Code(rawValue: "metadata_malformed")
+        /// An entity's metadata offers no certificate for signing (every `KeyDescriptor` is
+        /// `use="encryption"`, or none carries an `X509Certificate`).
+        public static let metadataNoSigningKey = Code(rawValue: "metadata_no_signing_key")
+        /// The aggregate's mapping file is malformed, names an entity the aggregate does not hold,
+        /// or there is an aggregate without a mapping file.
+        public static let metadataEntityMissing = Code(rawValue: "metadata_entity_missing")
+    }
+}

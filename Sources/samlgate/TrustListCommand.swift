@@ -1,0 +1,106 @@
+import ArgumentParser
+import Foundation
+import SAMLVerification
+import ServerSupport
+
+/// `samlgate trust list`: per MVPD, its issuer, its keys (fingerprint, algorithm, not-after),
+/// where they came from and whether the gateway would use them — read with the gateway's own
+/// loader, so what it prints is what `serve`, `verify` and `batch` trust.
+struct TrustListCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "list",
+        abstract: "List each MVPD's issuer, keys and status in a trust store.",
+        discussion: "Exit status 0 when the store loads and every MVPD is ready, 1 otherwise."
+    )
+
+    @Argument(help: "The trust-store directory (default: $SAMLGATE_TRUST_STORE).")
+    var directory: String?
+
+    @Flag(help: "Print one JSON object instead of a table.")
+    var json = false
+
+    /// A certificate expiring sooner than this is listed as `expires_soon`.
+    static let soon: TimeInterval = 30 * 86_400
+
+    func run() throws {
+        guard let directory = directory ?? ProcessInfo.processInfo.environment["SAMLGATE_TRUST_STORE"] else {
+            throw ValidationError("give the trust-store directory (or set SAMLGATE_TRUST_STORE)")
+        }
+        let store: TrustStore
+        do {
+            store = try TrustStore.load(directory: directory)
+        } catch {
+            StandardStreams.reportFailure(input: directory, code: error.code.rawValue, message: error.message)
+            throw ExitCode.failure
+        }
+        let now = Date()
+        let providers = store.mvpds.compactMap { store.provider(for: $0) }
+        StandardStreams.write(json ? Self.json(providers, directory: directory, now: now) + "\n" : Self.table(providers, now: now))
+        if providers.contains(where: { !$0.isReady(at: now) }) || providers.isEmpty { throw ExitCode.failure }
+    }
+
+    static func status(_ provider: IdentityProviderTrust, now: Date) -> String {
+        provider.isReady(at: now) ? "ready" : "metadata_expired"
+    }
+
+    static func status(_ key: TrustedKey, now: Date) -> String {
+        guard let notAfter = key.notAfter else { return "ok" }
+        if notAfter <= now { return "certificate_expired" }
+        return notAfter.timeIntervalSince(now) < soon ? "expires_soon" : "ok"
+    }
+
+    static func instant(_ date: Date?) -> String? {
+        date.map { $0.ISO8601Format() }
+    }
+
+    static func table(_ providers: [IdentityProviderTrust], now: Date) -> String {
+        var rows = [["MVPD", "STATUS", "ISSUER", "VALID UNTIL", "KEY", "ALG", "NOT AFTER", "KEY STATUS", "SOURCE"]]
+        for provider in providers {
+            for key in provider.keys {
+                rows.append([
+                    provider.mvpd, status(provider, now: now), provider.issuer ?? "-", instant(provider.validUntil) ?? "-",
+                    key.shortFingerprint, key.algorithm, instant(key.notAfter) ?? "-", status(key, now: now), key.source,
+                ])
+            }
+        }
+        var widths = Array(repeating: 0, count: rows[0].count)
+        for row in rows {
+            for (index, cell) in row.enumerated() { widths[index] = max(widths[index], cell.count) }
+        }
+        return rows.map { row in
+            row.enumerated().map { index, cell in
+                index == row.count - 1 ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
+            }.joined(separator: "  ")
+        }.joined(separator: "\n") + "\n"
+    }
+
+    static func json(_ providers: [IdentityProviderTrust], directory: String, now: Date) -> String {
+        var entries: [String] = []
+        for provider in providers {
+            var keys: [String] = []
+            for key in provider.keys {
+                var line = JSONLine()
+                line.add("fingerprint", key.fingerprint)
+                line.add("algorithm", key.algorithm)
+                line.add("notAfter", instant(key.notAfter))
+                line.add("status", status(key, now: now))
+                line.add("source", key.source)
+                keys.append(line.json)
+            }
+            var line = JSONLine()
+            line.add("mvpd", provider.mvpd)
+            line.add("status", status(provider, now: now))
+            line.add("issuer", provider.issuer)
+            line.add("entityID", provider.entityID)
+            line.add("platformMappingId", provider.platformMappingID)
+            line.add("validUntil", instant(provider.validUntil))
+            line.add("source", provider.source)
+            line.add("keys", json: "[" + keys.joined(separator: ",") + "]")
+            entries.append(line.json)
+        }
+        var line = JSONLine()
+        line.add("directory", directory)
+        line.add("mvpds", json: "[" + entries.joined(separator: ",") + "]")
+        return line.json
+    }
+}
