@@ -15,12 +15,16 @@ final class TrustExpiryGauges: Sendable {
     private let registry: PrometheusCollectorRegistry
     private let current = Mutex<[(gauge: Gauge, date: Date)]>([])
 
-    static let certificate = MetricNameDescriptor(
-        namespace: "samlgate", metricName: "trust_certificate_expiry", unitName: "seconds",
-        helpText: "Seconds until a trusted certificate's notAfter (negative once passed)")
-    static let metadata = MetricNameDescriptor(
-        namespace: "samlgate", metricName: "trust_metadata_expiry", unitName: "seconds",
-        helpText: "Seconds until an MVPD's metadata validUntil (negative once passed)")
+    static var certificate: MetricNameDescriptor {
+        MetricNameDescriptor(
+            namespace: "samlgate", metricName: "trust_certificate_expiry", unitName: "seconds",
+            helpText: "Seconds until a trusted certificate's notAfter (negative once passed)")
+    }
+    static var metadata: MetricNameDescriptor {
+        MetricNameDescriptor(
+            namespace: "samlgate", metricName: "trust_metadata_expiry", unitName: "seconds",
+            helpText: "Seconds until an MVPD's metadata validUntil (negative once passed)")
+    }
 
     init(registry: PrometheusCollectorRegistry) {
         self.registry = registry

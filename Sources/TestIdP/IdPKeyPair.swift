@@ -16,8 +16,10 @@ public struct IdPKeyPair: Sendable {
         self.certificatePEM = certificatePEM
     }
 
-    /// Generates an RSA-2048 or P-256 key and a self-signed certificate valid for ten years.
-    public static func generate(_ algorithm: KeyAlgorithm, commonName: String = "samlgate test IdP") throws(TestIdPError) -> IdPKeyPair {
+    /// Generates an RSA-2048 or P-256 key and a self-signed certificate valid for `validity`
+    /// seconds (ten years unless told otherwise; shorter to exercise expiry warnings).
+    public static func generate(_ algorithm: KeyAlgorithm, commonName: String = "samlgate test IdP",
+                                validity: TimeInterval = 10 * 365 * 86_400) throws(TestIdPError) -> IdPKeyPair {
         do {
             let certificateKey: Certificate.PrivateKey
             let privatePEM: String
@@ -44,7 +46,7 @@ public struct IdPKeyPair: Sendable {
                 serialNumber: Certificate.SerialNumber(),
                 publicKey: certificateKey.publicKey,
                 notValidBefore: now.addingTimeInterval(-3600),
-                notValidAfter: now.addingTimeInterval(10 * 365 * 86_400),
+                notValidAfter: now.addingTimeInterval(validity),
                 issuer: name,
                 subject: name,
                 signatureAlgorithm: signatureAlgorithm,

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import TestIdP
 
 /// `samlgate idp keygen`: a private key and a self-signed certificate for a test IdP.
@@ -14,9 +15,16 @@ struct IdPKeygenCommand: ParsableCommand {
     @Option(help: "Key algorithm: rsa2048 or p256.")
     var alg: KeyAlgorithm = .rsa2048
 
+    @Option(name: .customLong("valid-days"), help: "Days the certificate is valid.")
+    var validDays: Int = 3650
+
+    func validate() throws {
+        if validDays < 1 { throw ValidationError("--valid-days must be at least 1") }
+    }
+
     func run() throws {
         do {
-            let pair = try IdPKeyPair.generate(alg)
+            let pair = try IdPKeyPair.generate(alg, validity: TimeInterval(validDays) * 86_400)
             let paths = try pair.write(to: out)
             StandardStreams.write("\(paths.key)\n\(paths.certificate)\n")
         } catch {
