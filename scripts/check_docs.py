@@ -11,7 +11,8 @@
             each of its flags; docs/configuration.md has a row for every `samlgate serve` setting.
 3. codes    docs/errors.md and docs/openapi.yaml list exactly the error codes the program can
             produce. The codes are read from the sources (see `produced_codes`): the encoder's and
-            the verifier's `Code(rawValue:)` constants, the gateway's `GatewayError(… code: "…")`,
+            the verifier's `Code(rawValue:)` constants, the trust store's (`TrustStoreError*.swift`,
+            which never reach an HTTP client), the gateway's `GatewayError(… code: "…")`,
             the batch tool's `RecordError.Code` cases, the CLI's reported codes and the reference
             upstream's refusals. A code passed as anything but a string literal in one of those
             places fails the check (so a new way of making codes cannot slip past it).
@@ -348,7 +349,7 @@ class Produced:
     """The codes the sources can produce, by where they surface."""
 
     def __init__(self):
-        self.verifier, self.encoding, self.gateway, self.batch, self.cli, self.reference = (set() for _ in range(6))
+        self.verifier, self.encoding, self.gateway, self.batch, self.cli, self.reference, self.trust = (set() for _ in range(7))
 
 
 # Expressions that pass on a code already counted elsewhere (a parameter, a typed code's raw value).
@@ -461,8 +462,12 @@ def collect(files, pattern, target, argument_index=0):
 
 def produced_codes():
     produced = Produced()
-    # Typed codes: `public static let x = Code(rawValue: "x")`.
-    collect(swift_files("Sources/SAMLVerification"), r"\bCode\(rawValue:\s*", produced.verifier)
+    # Typed codes: `public static let x = Code(rawValue: "x")`. The trust store's own codes
+    # (loading a store: start-up, reload, the CLI) are kept apart from the verifier's.
+    verification = swift_files("Sources/SAMLVerification")
+    trust_files = [path for path in verification if path.name.startswith("TrustStoreError")]
+    collect([path for path in verification if path not in trust_files], r"\bCode\(rawValue:\s*", produced.verifier)
+    collect(trust_files, r"\bCode\(rawValue:\s*", produced.trust)
     collect(swift_files("Sources/SAMLEncoding"), r"\bCode\(rawValue:\s*", produced.encoding)
     # The gateway: every GatewayError built from a status and a code, and the request-target code constant.
     collect(swift_files("Sources/Gateway"), r"\b(?:GatewayError|self\.init)\(\s*status:[^,]+,\s*code:\s*", produced.gateway)
@@ -559,7 +564,7 @@ def check_codes():
     produced = produced_codes()
     http = (produced.gateway | produced.verifier | produced.encoding) - LIBRARY_ONLY
     batch = (produced.batch | produced.verifier | produced.encoding) - LIBRARY_ONLY
-    everything = produced.gateway | produced.verifier | produced.encoding | produced.batch | produced.cli
+    everything = produced.gateway | produced.verifier | produced.encoding | produced.batch | produced.cli | produced.trust
 
     page, index, headings, reference = errors_page()
     rows = {code: number for code, (number, _, _) in index.items()}
