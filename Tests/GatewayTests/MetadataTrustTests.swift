@@ -206,7 +206,7 @@ struct MetadataTrustTests {
         #expect(try SamlgateProcess.run(["trust", "list"]).status == 2, "no directory and no SAMLGATE_TRUST_STORE")
     }
 
-    @Test("samlgate verify accepts a metadata trust store: Issuer from the entityID, metadata_expired once validUntil has passed")
+    @Test("samlgate verify and batch --verify accept a metadata trust store: Issuer from the entityID, metadata_expired once validUntil has passed")
     func verifyCommand() throws {
         let root = try Self.metadataStore([GatewayHarness.idpPair])
         defer { try? FileManager.default.removeItem(atPath: root) }
@@ -215,10 +215,14 @@ struct MetadataTrustTests {
         let ok = try SamlgateProcess.run(["verify", "--trust-store", root, "--mvpd", GatewayHarness.mvpd, response])
         #expect(ok.status == 0, "\(ok.stdoutText) \(ok.stderr)")
         #expect(ok.stdoutText.contains("\"issuer\":\"\(Self.entityID)\""))
+        let batch = try SamlgateProcess.run(["batch", response, "--verify", "--trust-store", root, "--mvpd", GatewayHarness.mvpd])
+        #expect(batch.status == 0 && batch.stdoutText.contains("\"valid\":true"), "\(batch.stdoutText) \(batch.stderr)")
         try Self.writeMetadata([GatewayHarness.idpPair], validUntil: Date().addingTimeInterval(-60), root: root)
         let expired = try SamlgateProcess.run(["verify", "--trust-store", root, "--mvpd", GatewayHarness.mvpd, response])
         #expect(expired.status == 1)
         #expect(expired.stdoutText.contains("\"code\":\"metadata_expired\""), "\(expired.stdoutText)")
+        let expiredBatch = try SamlgateProcess.run(["batch", response, "--verify", "--trust-store", root, "--mvpd", GatewayHarness.mvpd])
+        #expect(expiredBatch.stdoutText.contains("metadata_expired"), "\(expiredBatch.stdoutText)")
         try "not metadata".write(toFile: "\(root)/Cablevision/metadata.xml", atomically: true, encoding: .utf8)
         let broken = try SamlgateProcess.run(["verify", "--trust-store", root, "--mvpd", GatewayHarness.mvpd, response])
         #expect(broken.status == 2)
