@@ -41,24 +41,7 @@ struct ResponseStructure {
             if depth > maxDepth {
                 throw VerificationError(.tooDeep, "elements nest deeper than \(maxDepth) levels")
             }
-            var idValue: UnsafePointer<xmlChar>?
-            if let attr = XMLTree.attributeNode(node, "ID") {
-                guard let text = attr.pointee.children, text.pointee.type == XML_TEXT_NODE, text.pointee.next == nil,
-                    let value = text.pointee.content, value.pointee != 0
-                else {
-                    throw VerificationError(.malformedXML, "empty or non-text ID attribute")
-                }
-                // An ID must be a name. Anything else could be read by xmlsec as more
-                // than a name: `#xpointer(...)` in a Reference runs an XPath expression, before
-                // the signature is checked, with cost cubic in the document size.
-                guard Self.isNameLike(value) else {
-                    throw VerificationError(.malformedXML, "an ID attribute is not an XML name")
-                }
-                if xmlAddID(nil, doc, value, attr) == nil {
-                    throw VerificationError(.duplicateID, "two elements claim the same ID")
-                }
-                idValue = UnsafePointer(value)
-            }
+            let idValue = try IDAttribute.register(node, in: doc)
             if let ns = node.pointee.ns, XMLTree.equals(ns.pointee.href, SAMLNamespace.assertionNS) {
                 if XMLTree.equals(node.pointee.name, "Assertion") {
                     assertions.append((node, idValue))
@@ -68,14 +51,14 @@ struct ResponseStructure {
             }
             if node == root { responseID = idValue }
 
-            if let child = try Self.nextElement(from: node.pointee.children) {
+            if let child = try IDAttribute.nextElement(from: node.pointee.children) {
                 node = child
                 depth += 1
                 continue walk
             }
             while true {
                 if node == root { break walk }
-                if let sibling = try Self.nextElement(from: node.pointee.next) {
+                if let sibling = try IDAttribute.nextElement(from: node.pointee.next) {
                     node = sibling
                     continue walk
                 }
@@ -112,24 +95,8 @@ struct ResponseStructure {
         self.assertionSignature = try Self.signature(of: assertion)
     }
 
-    /// The first element at or after `start` among siblings; entity references are refused.
-    private static func nextElement(from start: UnsafeMutablePointer<xmlNode>?) throws(VerificationError) -> Node? {
-        var current = start
-        while let node = current {
-            switch node.pointee.type {
-            case XML_ELEMENT_NODE:
-                return node
-            case XML_ENTITY_REF_NODE, XML_ENTITY_NODE, XML_DTD_NODE, XML_ENTITY_DECL:
-                throw VerificationError(.forbiddenDTD, "entity references are not accepted")
-            default:
-                current = node.pointee.next
-            }
-        }
-        return nil
-    }
-
     /// The `ds:Signature` that is a direct child of `element`; several are refused.
-    private static func signature(of element: Node) throws(VerificationError) -> Node? {
+    static func signature(of element: Node) throws(VerificationError) -> Node? {
         var found: Node?
         for child in XMLTree.childElements(element) where XMLTree.isElement(child, "Signature", ns: SAMLNamespace.dsigNS) {
             if found != nil {
@@ -143,20 +110,5 @@ struct ResponseStructure {
     /// ID of the element a signature belongs to.
     func id(of element: Node) -> UnsafePointer<xmlChar> {
         element == response ? responseID : assertionID
-    }
-
-    /// Whether `value` is name-like: ASCII letters, digits, `.`, `-`, `_`, or non-ASCII bytes.
-    /// Slightly wider than xs:ID's NCName (a leading digit is tolerated: some IdPs emit bare
-    /// UUIDs), but never `(`, `/`, `[`, `#` or anything else XPointer syntax needs.
-    static func isNameLike(_ value: UnsafePointer<xmlChar>) -> Bool {
-        var p = value
-        while p.pointee != 0 {
-            let c = p.pointee
-            let ok = (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || (c >= 0x30 && c <= 0x39)
-                || c == 0x5F || c == 0x2E || c == 0x2D || c >= 0x80
-            guard ok else { return false }
-            p += 1
-        }
-        return p != value
     }
 }

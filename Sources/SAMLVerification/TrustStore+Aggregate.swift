@@ -21,7 +21,9 @@ extension TrustStore {
         guard let text = try? String(contentsOfFile: mapPath, encoding: .utf8) else {
             throw TrustStoreError("cannot read \(mapPath)")
         }
-        let entities = try MetadataReader.read(path: aggregatePath, label: "metadata.xml", limit: MetadataReader.aggregateFileLimit)
+        let signers = try metadataSigners(base.appendingPathComponent(metadataSignerFile).path, label: metadataSignerFile)
+        let entities = try MetadataReader.read(path: aggregatePath, label: "metadata.xml", limit: MetadataReader.aggregateFileLimit,
+                                               signers: signers)
         var byID: [String: MetadataEntity] = [:]
         for entity in entities where byID[entity.entityID] == nil {
             byID[entity.entityID] = entity

@@ -49,7 +49,9 @@ public final class TrustStore: Sendable {
     /// - `<directory>/metadata.xml` + `<directory>/metadata.map`: an aggregate
     ///   (`EntitiesDescriptor`) and the lines `<mvpd> <entityID>` that pick its entities;
     /// - the optional one-line `<directory>/<mvpd>/issuer` (overrides the `entityID`) and
-    ///   `<directory>/<mvpd>/platform-mapping-id`.
+    ///   `<directory>/<mvpd>/platform-mapping-id`;
+    /// - `metadata-signer.pem` beside a `metadata.xml`: the pinned certificate(s) its enveloped
+    ///   signature must verify with (never an IdP key itself).
     ///
     /// An MVPD directory with no key source is refused, so a typo cannot silently leave an MVPD
     /// without keys. Expired metadata loads (the MVPD is listed, not ready, and its responses are
@@ -83,7 +85,7 @@ public final class TrustStore: Sendable {
     /// mapped to it, its one-line files.
     private static func loadEntry(_ name: String, _ dir: URL, aggregated: MetadataEntity?,
                                   existing: [IdentityProviderTrust]) throws(TrustStoreError) -> IdentityProviderTrust {
-        let files = ((try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []).filter { $0.hasSuffix(".pem") }.sorted()
+        let files = ((try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []).filter { $0.hasSuffix(".pem") && $0 != metadataSignerFile }.sorted()
         var keys: [TrustedKey] = []
         for file in files {
             let path = dir.appendingPathComponent(file).path
@@ -106,7 +108,8 @@ public final class TrustStore: Sendable {
                 throw TrustStoreError("\(name) has its own metadata.xml and an entity in the aggregate's metadata.map; keep one")
             }
             label = "\(name)/metadata.xml"
-            let entities = try MetadataReader.read(path: metadataPath, label: label, limit: MetadataReader.entityFileLimit)
+            let signers = try metadataSigners(dir.appendingPathComponent(metadataSignerFile).path, label: "\(name)/\(metadataSignerFile)")
+            let entities = try MetadataReader.read(path: metadataPath, label: label, limit: MetadataReader.entityFileLimit, signers: signers)
             guard entities.count == 1 else {
                 throw TrustStoreError(.metadataMalformed, "\(label): holds \(entities.count) entities; one MVPD's metadata.xml holds one EntityDescriptor")
             }
@@ -144,6 +147,26 @@ public final class TrustStore: Sendable {
         }
         return IdentityProviderTrust(mvpd: name, keys: keys, issuer: issuer ?? entity?.entityID, platformMappingID: mapping,
                                      entityID: entity?.entityID, validUntil: entity?.validUntil, source: source)
+    }
+
+    /// The file that pins the signer of the `metadata.xml` beside it.
+    static let metadataSignerFile = "metadata-signer.pem"
+
+    /// The pinned metadata signer keys in `path`, or `nil` when the file does not exist (the
+    /// metadata's signature, if any, is then not checked).
+    static func metadataSigners(_ path: String, label: String) throws(TrustStoreError) -> [TrustedKey]? {
+        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+            throw TrustStoreError("cannot read \(path)")
+        }
+        try refusePrivateKey(text, path: path)
+        let blocks = pemBlocks(text)
+        guard !blocks.isEmpty else { throw TrustStoreError("\(path) holds no PEM block") }
+        var keys: [TrustedKey] = []
+        for (index, block) in blocks.enumerated() {
+            keys.append(try TrustedKey(pem: block, source: blocks.count == 1 ? label : "\(label)#\(index)"))
+        }
+        return keys
     }
 
     /// Throws when `text` holds a private key (`PRIVATE KEY`, `RSA PRIVATE KEY`, `EC PRIVATE KEY`,

@@ -20,6 +20,10 @@ extension TrustStoreError {
         /// An entity's metadata offers no certificate for signing (every `KeyDescriptor` is
         /// `use="encryption"`, or none carries an `X509Certificate`).
         public static let metadataNoSigningKey = Code(rawValue: "metadata_no_signing_key")
+        /// A pinned metadata signer (`metadata-signer.pem`) is configured and the metadata's
+        /// enveloped signature is missing, does not verify with it, or fails the verifier's
+        /// defences (the verifier's code is in the message).
+        public static let metadataSignatureInvalid = Code(rawValue: "metadata_signature_invalid")
         /// The aggregate's mapping file is malformed, names an entity the aggregate does not hold,
         /// or there is an aggregate without a mapping file.
         public static let metadataEntityMissing = Code(rawValue: "metadata_entity_missing")

@@ -15,6 +15,8 @@ public struct IdPMetadata: Sendable {
     public var unspecifiedCertificates: [String] = []
     /// `validUntil` on the `EntityDescriptor`, if any.
     public var validUntil: Date?
+    /// The `ID` of the `EntityDescriptor` (what a signature references); signing sets one.
+    public var id: String?
 
     public init(entityID: String, signingCertificates: [String], validUntil: Date? = nil) {
         self.entityID = entityID
@@ -32,19 +34,40 @@ public struct IdPMetadata: Sendable {
 
     /// The document, with an XML declaration, indented.
     public func render() -> String {
+        render(signatureTemplate: nil)
+    }
+
+    /// The document with an enveloped signature on the `EntityDescriptor` by `signer` (the
+    /// IdP's own key or a federation's), as an MVPD that signs its metadata publishes it.
+    public func render(signedBy signer: TestIdentityProvider) throws(TestIdPError) -> String {
+        var signed = self
+        let id = signed.id ?? "_metadata"
+        signed.id = id
+        let text = signed.render(signatureTemplate: signer.signatureTemplate(referenceID: id, level: 1))
+        return String(decoding: try signer.signEnveloped(text), as: UTF8.self)
+    }
+
+    private func render(signatureTemplate: String?) -> String {
         var w = XMLWriter(pretty: true)
         w.raw("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n")
-        w.raw(descriptor(level: 0, namespaces: true))
+        w.raw(descriptor(level: 0, namespaces: true, signatureTemplate: signatureTemplate))
         return w.text
     }
 
     /// The `md:EntityDescriptor` element alone (for an aggregate), indented from `level`.
     public func descriptor(level: Int, namespaces: Bool) -> String {
+        descriptor(level: level, namespaces: namespaces, signatureTemplate: nil)
+    }
+
+    private func descriptor(level: Int, namespaces: Bool, signatureTemplate: String?) -> String {
         var w = XMLWriter(pretty: true, level: level)
         var attributes: [(String, String)] = namespaces ? [("xmlns:md", Self.metadataNS), ("xmlns:ds", Self.dsigNS)] : []
+        if let id { attributes.append(("ID", id)) }
         attributes.append(("entityID", entityID))
         if let validUntil { attributes.append(("validUntil", SAMLTimestamp.format(validUntil))) }
         w.open("md:EntityDescriptor", attributes)
+        // The signature comes first (the metadata schema's order).
+        if let signatureTemplate { w.raw(signatureTemplate + "\n") }
         w.open("md:IDPSSODescriptor", [("protocolSupportEnumeration", "urn:oasis:names:tc:SAML:2.0:protocol")])
         for (use, certificates) in [("signing", signingCertificates), ("encryption", encryptionCertificates), ("", unspecifiedCertificates)] {
             for certificate in certificates {
@@ -67,11 +90,26 @@ public struct IdPMetadata: Sendable {
 
     /// An aggregate (`md:EntitiesDescriptor`) of several entities.
     public static func aggregate(_ entities: [IdPMetadata], name: String = "samlgate test federation", validUntil: Date? = nil) -> String {
+        aggregate(entities, name: name, validUntil: validUntil, signatureTemplate: nil)
+    }
+
+    /// The aggregate with an enveloped signature on the `EntitiesDescriptor` by `signer` (a
+    /// federation's key).
+    public static func aggregate(_ entities: [IdPMetadata], name: String = "samlgate test federation", validUntil: Date? = nil,
+                                 signedBy signer: TestIdentityProvider) throws(TestIdPError) -> String {
+        let text = aggregate(entities, name: name, validUntil: validUntil, signatureTemplate: signer.signatureTemplate(referenceID: "_aggregate", level: 1))
+        return String(decoding: try signer.signEnveloped(text), as: UTF8.self)
+    }
+
+    private static func aggregate(_ entities: [IdPMetadata], name: String, validUntil: Date?, signatureTemplate: String?) -> String {
         var w = XMLWriter(pretty: true)
         w.raw("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n")
-        var attributes = [("xmlns:md", metadataNS), ("xmlns:ds", dsigNS), ("Name", name)]
+        var attributes = [("xmlns:md", metadataNS), ("xmlns:ds", dsigNS)]
+        if signatureTemplate != nil { attributes.append(("ID", "_aggregate")) }
+        attributes.append(("Name", name))
         if let validUntil { attributes.append(("validUntil", SAMLTimestamp.format(validUntil))) }
         w.open("md:EntitiesDescriptor", attributes)
+        if let signatureTemplate { w.raw(signatureTemplate + "\n") }
         for entity in entities {
             w.raw(entity.descriptor(level: 1, namespaces: false))
         }

@@ -49,7 +49,7 @@ public final class TestIdentityProvider: @unchecked Sendable {
 
     /// Mints one response as UTF-8 bytes (with an XML declaration).
     public func issue(_ options: IssueOptions) throws(TestIdPError) -> [UInt8] {
-        let algorithm = options.signatureAlgorithm ?? (keyIsEC ? .ecdsaSHA256 : .rsaSHA256)
+        let algorithm = options.signatureAlgorithm ?? defaultAlgorithm
         let template = ResponseTemplate(
             options: options,
             responseID: options.responseID ?? Self.newID(),
@@ -75,13 +75,7 @@ public final class TestIdentityProvider: @unchecked Sendable {
     }
 
     private func sign(_ text: String, options: IssueOptions, algorithm: SignatureAlgorithm) throws(TestIdPError) -> [UInt8] {
-        let bytes = Array(text.utf8)
-        let parsed = bytes.withUnsafeBufferPointer { buffer in
-            buffer.withMemoryRebound(to: CChar.self) {
-                xmlReadMemory($0.baseAddress, Int32($0.count), nil, "UTF-8", Int32(bitPattern: XML_PARSE_NONET.rawValue))
-            }
-        }
-        guard let doc = parsed else { throw TestIdPError("internal error: template is not well-formed") }
+        let doc = try Self.parse(text)
         defer { xmlFreeDoc(doc) }
         guard let response = xmlDocGetRootElement(doc),
             let assertion = Self.child(response, "Assertion", ResponseTemplate.assertionNS)
@@ -100,6 +94,47 @@ public final class TestIdentityProvider: @unchecked Sendable {
         if options.sign == .response || options.sign == .both {
             try signSignature(in: response, options: options, algorithm: algorithm)
         }
+        return try Self.serialize(doc)
+    }
+
+    /// Signs a document whose root carries an `ID` and, as a child, a signature template
+    /// referencing it (signed metadata: ``IdPMetadata/render(signedBy:)``).
+    func signEnveloped(_ text: String) throws(TestIdPError) -> [UInt8] {
+        let doc = try Self.parse(text)
+        defer { xmlFreeDoc(doc) }
+        guard let root = xmlDocGetRootElement(doc), let attr = xmlHasProp(root, "ID"), let value = xmlGetProp(root, "ID") else {
+            throw TestIdPError("internal error: the root has no ID")
+        }
+        defer { cxmlsec_xml_free(value) }
+        guard xmlAddID(nil, doc, value, attr) != nil else { throw TestIdPError("duplicate ID") }
+        var options = IssueOptions(mvpd: "", user: "")
+        options.pretty = true
+        try signSignature(in: root, options: options, algorithm: defaultAlgorithm)
+        return try Self.serialize(doc)
+    }
+
+    /// An enveloped-signature template (exclusive C14N, the default algorithm, the certificate
+    /// in `KeyInfo`) referencing `#referenceID`.
+    func signatureTemplate(referenceID: String, level: Int) -> String {
+        ResponseTemplate(options: IssueOptions(mvpd: "", user: ""), responseID: referenceID, assertionID: referenceID,
+                         signatureAlgorithm: defaultAlgorithm, certificateBase64: keyPair.certificateBase64)
+            .signatureTemplate(referenceID: referenceID, level: level)
+    }
+
+    private var defaultAlgorithm: SignatureAlgorithm { keyIsEC ? .ecdsaSHA256 : .rsaSHA256 }
+
+    private static func parse(_ text: String) throws(TestIdPError) -> UnsafeMutablePointer<xmlDoc> {
+        let bytes = Array(text.utf8)
+        let parsed = bytes.withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) {
+                xmlReadMemory($0.baseAddress, Int32($0.count), nil, "UTF-8", Int32(bitPattern: XML_PARSE_NONET.rawValue))
+            }
+        }
+        guard let doc = parsed else { throw TestIdPError("internal error: template is not well-formed") }
+        return doc
+    }
+
+    private static func serialize(_ doc: UnsafeMutablePointer<xmlDoc>) throws(TestIdPError) -> [UInt8] {
         var memory: UnsafeMutablePointer<xmlChar>?
         var size: Int32 = 0
         xmlDocDumpMemoryEnc(doc, &memory, &size, "UTF-8")

@@ -26,10 +26,17 @@ struct IdPMetadataCommand: ParsableCommand {
     @Option(name: .customLong("valid-until"), help: "Set validUntil to this instant (2027-01-31T00:00:00Z).")
     var validUntil: String?
 
+    @Option(name: .customLong("signer-key"), help: "Sign the metadata with this private key (PEM); needs --signer-cert.")
+    var signerKey: String?
+
+    @Option(name: .customLong("signer-cert"), help: "The signer's certificate (PEM), put in the signature's KeyInfo.")
+    var signerCert: String?
+
     func validate() throws {
         if cert.isEmpty { throw ValidationError("give at least one --cert") }
         if mvpd == nil && entityID == nil { throw ValidationError("give --mvpd or --entity-id") }
         if validFor != nil && validUntil != nil { throw ValidationError("use either --valid-for or --valid-until") }
+        if (signerKey == nil) != (signerCert == nil) { throw ValidationError("--signer-key and --signer-cert go together") }
         if let validFor, validFor <= 0 { throw ValidationError("--valid-for must be positive") }
         if let validUntil, ISO8601DateFormatter().date(from: validUntil) == nil {
             throw ValidationError("--valid-until '\(validUntil)' is not an instant such as 2027-01-31T00:00:00Z")
@@ -54,6 +61,18 @@ struct IdPMetadataCommand: ParsableCommand {
         if let validUntil { until = ISO8601DateFormatter().date(from: validUntil) }
         let metadata = IdPMetadata(
             entityID: entityID ?? IdPMetadata.defaultEntityID(mvpd: mvpd ?? ""), signingCertificates: certificates, validUntil: until)
-        StandardStreams.write(metadata.render())
+        guard let signerKey, let signerCert else {
+            StandardStreams.write(metadata.render())
+            return
+        }
+        do {
+            guard let keyPEM = try? String(contentsOfFile: signerKey, encoding: .utf8) else { throw TestIdPError("cannot read \(signerKey)") }
+            guard let certPEM = try? String(contentsOfFile: signerCert, encoding: .utf8) else { throw TestIdPError("cannot read \(signerCert)") }
+            let signer = try TestIdentityProvider(privateKeyPEM: keyPEM, certificatePEM: certPEM)
+            StandardStreams.write(try metadata.render(signedBy: signer))
+        } catch {
+            StandardStreams.reportFailure(input: signerKey, code: "issue_failed", message: "\(error)")
+            throw ExitCode.failure
+        }
     }
 }

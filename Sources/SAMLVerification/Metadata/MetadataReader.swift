@@ -18,36 +18,62 @@ enum MetadataReader {
     /// `EntitiesDescriptor`s nest; real aggregates use one or two levels.
     static let maxDepth = 64
 
-    /// The entities of the file at `path` (named `label` in errors), at most `limit` bytes.
-    static func read(path: String, label: String, limit: Int) throws(TrustStoreError) -> [MetadataEntity] {
+    /// The entities of the file at `path` (named `label` in errors), at most `limit` bytes; when
+    /// `signers` is given, only after its signature verified with one of them.
+    static func read(path: String, label: String, limit: Int, signers: [TrustedKey]? = nil) throws(TrustStoreError) -> [MetadataEntity] {
         let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? nil
         guard let size else { throw TrustStoreError("cannot read \(label)") }
         guard size <= limit else {
             throw TrustStoreError(.metadataMalformed, "\(label): \(size) bytes exceeds the \(limit)-byte metadata limit")
         }
         guard let data = FileManager.default.contents(atPath: path) else { throw TrustStoreError("cannot read \(label)") }
-        return try entities(Array(data.prefix(limit)), label: label)
+        return try entities(Array(data.prefix(limit)), label: label, signers: signers)
     }
 
     /// The entities of one metadata document.
-    static func entities(_ bytes: [UInt8], label: String) throws(TrustStoreError) -> [MetadataEntity] {
-        let result: Result<[MetadataEntity], VerificationError> = bytes.withUnsafeBytes { buffer in
-            do throws(VerificationError) {
-                return .success(try entities(buffer))
+    static func entities(_ bytes: [UInt8], label: String, signers: [TrustedKey]? = nil) throws(TrustStoreError) -> [MetadataEntity] {
+        let result: Result<[MetadataEntity], TrustStoreError> = bytes.withUnsafeBytes { buffer in
+            do throws(TrustStoreError) {
+                return .success(try entities(buffer, label: label, signers: signers))
             } catch {
                 return .failure(error)
             }
         }
-        switch result {
-        case .success(let found): return found
-        case .failure(let error): throw TrustStoreError(.metadataMalformed, "\(label): \(error.code.rawValue): \(error.message)")
+        return try result.get()
+    }
+
+    private static func entities(_ buffer: UnsafeRawBufferPointer, label: String, signers: [TrustedKey]?) throws(TrustStoreError) -> [MetadataEntity] {
+        func failure(_ code: TrustStoreError.Code, _ error: VerificationError) -> TrustStoreError {
+            TrustStoreError(code, "\(label): \(error.code.rawValue): \(error.message)")
+        }
+        let context: VerificationThreadContext
+        do throws(VerificationError) {
+            context = try VerificationThreadContext.current()
+        } catch {
+            throw failure(.metadataMalformed, error)
+        }
+        let document: ParsedDocument
+        do throws(VerificationError) {
+            document = try SecureXMLParser.parse(buffer, limits: MarkupLimits(), maxDepth: maxDepth, context: context)
+        } catch {
+            throw failure(.metadataMalformed, error)
+        }
+        guard let root = document.root else { throw TrustStoreError(.metadataMalformed, "\(label): no root element") }
+        if let signers {
+            do throws(VerificationError) {
+                try MetadataSignature.verify(document, root: root, signers: signers, context: context)
+            } catch {
+                throw failure(.metadataSignatureInvalid, error)
+            }
+        }
+        do throws(VerificationError) {
+            return try entities(root)
+        } catch {
+            throw failure(.metadataMalformed, error)
         }
     }
 
-    private static func entities(_ buffer: UnsafeRawBufferPointer) throws(VerificationError) -> [MetadataEntity] {
-        let context = try VerificationThreadContext.current()
-        let document = try SecureXMLParser.parse(buffer, limits: MarkupLimits(), maxDepth: maxDepth, context: context)
-        guard let root = document.root else { throw VerificationError(.malformedXML, "no root element") }
+    private static func entities(_ root: XMLTree.Node) throws(VerificationError) -> [MetadataEntity] {
         var found: [MetadataEntity] = []
         if XMLTree.isElement(root, "EntityDescriptor", ns: SAMLNamespace.metadataNS) {
             found.append(try entity(root, inherited: nil))
