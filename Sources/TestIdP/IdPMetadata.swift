@@ -117,7 +117,11 @@ public struct IdPMetadata: Sendable {
         return w.text
     }
 
-    /// The base64 body of a PEM certificate, on one line.
+    /// The base64 body of a PEM certificate, on one line: the content of `ds:X509Certificate`.
+    public static func base64Certificate(_ pem: String) -> String {
+        base64(pem)
+    }
+
     static func base64(_ pem: String) -> String {
         pem.split(whereSeparator: \.isNewline).filter { !$0.hasPrefix("-----") }.joined()
     }

@@ -228,4 +228,30 @@ struct MetadataTrustTests {
         #expect(broken.status == 2)
         #expect(broken.stderr.contains("metadata_malformed"), "\(broken.stderr)")
     }
+
+    @Test("samlgate idp metadata --signer-key/--signer-cert: metadata a store pinning that signer loads, and one pinning another refuses")
+    func signedByCLI() throws {
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("samlgate-mdsign-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        for name in ["idp", "signer", "other"] {
+            #expect(try SamlgateProcess.run(["idp", "keygen", "--out", "\(base)/\(name)"]).status == 0)
+        }
+        let signed = try SamlgateProcess.run(["idp", "metadata", "--cert", "\(base)/idp/cert.pem", "--mvpd", GatewayHarness.mvpd,
+                                              "--signer-key", "\(base)/signer/key.pem", "--signer-cert", "\(base)/signer/cert.pem"])
+        #expect(signed.status == 0, "\(signed.stderr)")
+        #expect(signed.stdoutText.contains("<ds:SignatureValue>"))
+        let dir = "\(base)/trust/\(GatewayHarness.mvpd)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        try signed.stdout.write(to: URL(fileURLWithPath: dir + "/metadata.xml"))
+        try FileManager.default.copyItem(atPath: "\(base)/signer/cert.pem", toPath: dir + "/metadata-signer.pem")
+        let listed = try SamlgateProcess.run(["trust", "list", "--json", "\(base)/trust"])
+        #expect(listed.status == 0, "\(listed.stderr)")
+        #expect(listed.stdoutText.components(separatedBy: "\"fingerprint\"").count == 2, "the signer is not an IdP key: \(listed.stdoutText)")
+        try FileManager.default.removeItem(atPath: dir + "/metadata-signer.pem")
+        try FileManager.default.copyItem(atPath: "\(base)/other/cert.pem", toPath: dir + "/metadata-signer.pem")
+        let refused = try SamlgateProcess.run(["trust", "list", "\(base)/trust"])
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("metadata_signature_invalid: Cablevision/metadata.xml: key_not_trusted"), "\(refused.stderr)")
+        #expect(try SamlgateProcess.run(["idp", "metadata", "--cert", "\(base)/idp/cert.pem", "--mvpd", "X", "--signer-key", "\(base)/signer/key.pem"]).status == 2)
+    }
 }

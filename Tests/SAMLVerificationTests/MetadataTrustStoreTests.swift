@@ -234,3 +234,89 @@ struct MetadataTrustStoreTests {
         #expect(code(rotatedIdP) == nil, "the previous store stays in place")
     }
 }
+
+/// Signed metadata against a pinned signer (`metadata-signer.pem`), checked with the response
+/// verifier's signature code and defences.
+@Suite("Trust store: signed SAML metadata")
+struct SignedMetadataTests {
+    static let federationPair = try! IdPKeyPair.generate(.rsa2048, commonName: "federation signer")
+    static let federation = try! TestIdentityProvider(keyPair: federationPair)
+    static let entry = "\(Fixtures.mvpd)/metadata.xml"
+    static let signer = "\(Fixtures.mvpd)/metadata-signer.pem"
+
+    static func signed(_ signer: TestIdentityProvider = federation) throws -> String {
+        try MetadataTrustStoreTests.metadata().render(signedBy: signer)
+    }
+
+    @Test("metadata signed by the pinned signer loads; the signer's certificate is never an IdP key")
+    func pinned() throws {
+        let root = try MetadataTrustStoreTests.store([Self.entry: try Self.signed(), Self.signer: Self.federationPair.certificatePEM])
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let store = try TrustStore.load(directory: root)
+        #expect(store.provider(for: Fixtures.mvpd)?.keys.count == 1)
+        let verifier = Verifier(trustStore: store, options: VerificationOptions(), replayCache: nil)
+        #expect(MetadataTrustStoreTests.code(Fixtures.issue(), verifier) == nil)
+        #expect(MetadataTrustStoreTests.code(Fixtures.issue(idp: Self.federation), verifier) == .keyNotTrusted)
+    }
+
+    /// A signed document with `change` applied after signing.
+    static func tampered(_ change: (String) -> String) throws -> String {
+        change(try signed())
+    }
+
+    /// What is wrong, the verifier's code in the message, the document.
+    static let refusals: [(String, String, @Sendable () throws -> String)] = [
+        ("unsigned", "signature_missing", { MetadataTrustStoreTests.metadata().render() }),
+        ("signed by another key", "key_not_trusted", { try signed(Fixtures.attackerIdP) }),
+        ("a certificate swapped after signing", "signature_invalid", {
+            try tampered { $0.replacingOccurrences(of: IdPMetadata.base64Certificate(Fixtures.rsaPair.certificatePEM),
+                                                   with: IdPMetadata.base64Certificate(Fixtures.attackerPair.certificatePEM)) }
+        }),
+        ("validUntil added after signing", "signature_invalid", {
+            try tampered { $0.replacingOccurrences(of: "entityID=", with: "validUntil=\"2099-01-01T00:00:00Z\" entityID=") }
+        }),
+        ("the signature referencing another element", "reference_mismatch", {
+            try tampered {
+                $0.replacingOccurrences(of: "URI=\"#_metadata\"", with: "URI=\"#_other\"")
+                    .replacingOccurrences(of: "<md:IDPSSODescriptor ", with: "<md:IDPSSODescriptor ID=\"_other\" ")
+            }
+        }),
+        ("two elements with the root's ID (wrapping)", "duplicate_id", {
+            try tampered { $0.replacingOccurrences(of: "<md:IDPSSODescriptor ", with: "<md:IDPSSODescriptor ID=\"_metadata\" ") }
+        }),
+        ("SHA-1 digests", "algorithm_not_allowed", {
+            try tampered { $0.replacingOccurrences(of: "http://www.w3.org/2001/04/xmlenc#sha256", with: "http://www.w3.org/2000/09/xmldsig#sha1") }
+        }),
+    ]
+
+    @Test("with a pinned signer, unsigned, wrongly signed, tampered or wrapped metadata is refused: metadata_signature_invalid",
+          arguments: refusals)
+    func refused(_ what: String, _ code: String, _ make: @Sendable () throws -> String) throws {
+        let root = try MetadataTrustStoreTests.store([Self.entry: try make(), Self.signer: Self.federationPair.certificatePEM])
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let error = try #require(MetadataTrustStoreTests.loadFailure(root), "\(what) was accepted")
+        #expect(error.code == .metadataSignatureInvalid, "\(what): \(error)")
+        #expect(error.message.hasPrefix("\(Fixtures.mvpd)/metadata.xml: \(code): "), "\(error.message)")
+    }
+
+    @Test("without a pinned signer the signature is not checked; a private key as signer is refused")
+    func unpinned() throws {
+        let root = try MetadataTrustStoreTests.store([Self.entry: try Self.signed(Fixtures.attackerIdP)])
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        #expect(try TrustStore.load(directory: root).provider(for: Fixtures.mvpd)?.keys.count == 1)
+        try Self.federationPair.privateKeyPEM.write(toFile: root + "/" + Self.signer, atomically: true, encoding: .utf8)
+        #expect(MetadataTrustStoreTests.loadFailure(root)?.code == .trustStoreInvalid)
+    }
+
+    @Test("a signed aggregate with DIR/metadata-signer.pem")
+    func aggregate() throws {
+        let entities = [MetadataTrustStoreTests.metadata()]
+        let map = "\(Fixtures.mvpd) \(MetadataTrustStoreTests.entityID)\n"
+        let good = try IdPMetadata.aggregate(entities, signedBy: Self.federation)
+        let root = try MetadataTrustStoreTests.store(["metadata.xml": good, "metadata.map": map, "metadata-signer.pem": Self.federationPair.certificatePEM])
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        #expect(try TrustStore.load(directory: root).provider(for: Fixtures.mvpd) != nil)
+        try (try IdPMetadata.aggregate(entities, signedBy: Fixtures.attackerIdP)).write(toFile: root + "/metadata.xml", atomically: true, encoding: .utf8)
+        #expect(MetadataTrustStoreTests.loadFailure(root)?.code == .metadataSignatureInvalid)
+    }
+}
