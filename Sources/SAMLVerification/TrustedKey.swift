@@ -29,8 +29,8 @@ public final class TrustedKey: @unchecked Sendable, CustomStringConvertible {
     public let notAfter: Date?
 
     /// The first 8 hex digits of ``fingerprint``: the metrics label and the short form in
-    /// `samlgate trust list`.
-    public var shortFingerprint: String { String(fingerprint.prefix(8)) }
+    /// `samlgate trust list`. Stored, since every accepted response reports it.
+    public let shortFingerprint: String
 
     /// Loads the public key of a PEM certificate (`BEGIN CERTIFICATE`) or a PEM public key
     /// (`BEGIN PUBLIC KEY`). Certificate validity dates are not checked: the key is pinned.
@@ -75,6 +75,7 @@ public final class TrustedKey: @unchecked Sendable, CustomStringConvertible {
         self.source = source
         let der = Self.derBytes(pem)
         fingerprint = SHA256.hash(data: der).map { String(format: "%02x", $0) }.joined()
+        shortFingerprint = String(fingerprint.prefix(8))
         notAfter = isCertificate ? (try? Certificate(derEncoded: der))?.notValidAfter : nil
     }
 
