@@ -41,8 +41,11 @@ public struct GatewayConfiguration: Sendable {
     /// A request head must be complete this long after its first bytes, seconds: a head that
     /// trickles in a byte at a time resets the idle clock forever, not this one.
     public var headerTimeout: Double = 10
-    /// Keep-alive connections per upstream.
-    public var poolSize: Int = 64
+    /// Idle keep-alive connections kept per upstream on each event loop. Under load a pool must
+    /// hold as many connections as that loop has requests in flight, or every answer beyond it
+    /// closes a connection the next request opens again (measured: at 256 client connections a
+    /// pool of 64 costs a pass-through 64 µs of CPU where 256 costs 44 µs).
+    public var poolSize: Int = 256
     /// Seconds a failing upstream is skipped before it is tried again.
     public var upstreamCooldown: Double = 5
     /// Assertion ids remembered for replay protection.

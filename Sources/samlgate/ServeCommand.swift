@@ -29,7 +29,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("idle-timeout"), help: "Close a client connection silent this long, seconds (default 60).") var idleTimeout: String?
     @Option(name: .customLong("header-timeout"), help: "Time for a request head to arrive whole once begun, seconds (default 10).")
     var headerTimeout: String?
-    @Option(name: .customLong("pool-size"), help: "Keep-alive connections per upstream (default 64).") var poolSize: String?
+    @Option(name: .customLong("pool-size"), help: "Idle keep-alive connections per upstream and event loop (default 256).") var poolSize: String?
     @Option(name: .customLong("upstream-cooldown"), help: "Seconds a failing upstream is skipped (default 5).") var upstreamCooldown: String?
     @Option(name: .customLong("replay-capacity"), help: "Assertion ids remembered against replay (default 200000).") var replayCapacity: String?
     @Option(name: .customLong("log-level"), help: "trace|debug|info|notice|warning|error|critical (default info).") var logLevel: String?
