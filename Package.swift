@@ -94,10 +94,20 @@ let package = Package(
             name: "ServerSupport",
             dependencies: [.product(name: "Logging", package: "swift-log"), .product(name: "Yams", package: "Yams")]
         ),
+        // A small Redis (RESP2) client on SwiftNIO: what the shared replay store needs and no more.
+        .target(
+            name: "RESP",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
         .target(
             name: "Gateway",
             dependencies: [
                 "ServerSupport",
+                "RESP",
                 "SAMLEncoding",
                 "SAMLVerification",
                 "Workers",
@@ -112,6 +122,7 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOExtras", package: "swift-nio-extras"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         .target(
@@ -177,6 +188,10 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+        .testTarget(
+            name: "RESPTests",
+            dependencies: ["RESP", "CLITestSupport", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio")]
         ),
         // Runs the built executable for the CLI tests; used only by test targets.
         .target(name: "CLITestSupport", path: "Sources/CLITestSupport"),

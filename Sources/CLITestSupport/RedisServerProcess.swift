@@ -1,0 +1,111 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A real `redis-server` (the Debian package `make deps` installs) on a free loopback port, for
+/// the tests of the Redis client and the shared replay store. Nothing is saved to disk.
+///
+/// Use ``with(arguments:_:)``: it stops the server when the body returns or throws. ``stop()``
+/// and ``start()`` take the same server down and up again on the same port (an outage, a
+/// restart).
+public final class RedisServerProcess: @unchecked Sendable {
+    public let port: Int
+    private let arguments: [String]
+    private let directory: URL
+    private let lock = NSLock()
+    private var process: Process?
+
+    /// - Parameter arguments: extra configuration, e.g. `["--requirepass", "secret"]`.
+    public init(arguments: [String] = []) throws {
+        port = try Self.freePort()
+        self.arguments = arguments
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("samlgate-redis-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    /// Starts a server, runs `body`, and stops the server whatever happens.
+    public static func with<T>(arguments: [String] = [], _ body: (RedisServerProcess) async throws -> T) async throws -> T {
+        let server = try RedisServerProcess(arguments: arguments)
+        defer { server.stop(removingFiles: true) }
+        try server.start()
+        return try await body(server)
+    }
+
+    public var url: String { "redis://127.0.0.1:\(port)" }
+
+    /// Starts the server and returns once it accepts connections (at most 10 s).
+    public func start() throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.executable)
+        process.arguments = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+                             "--daemonize", "no", "--loglevel", "warning", "--dir", directory.path] + arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        lock.withLock { self.process = process }
+        for _ in 0..<500 {
+            if Self.accepts(port: port) { return }
+            guard process.isRunning else { break }
+            usleep(20_000)
+        }
+        stop()
+        throw RedisServerError("redis-server did not start on port \(port)")
+    }
+
+    /// Stops the server (SIGKILL, then waits); a no-op when it is not running. SIGKILL because a
+    /// child started from the test process inherits its blocked signals (SIGTERM among them),
+    /// and this server has nothing to save.
+    public func stop() {
+        stop(removingFiles: false)
+    }
+
+    private func stop(removingFiles: Bool) {
+        let running = lock.withLock { () -> Process? in
+            defer { process = nil }
+            return process
+        }
+        if let running, running.isRunning {
+            kill(running.processIdentifier, SIGKILL)
+            running.waitUntilExit()
+        }
+        if removingFiles { try? FileManager.default.removeItem(at: directory) }
+    }
+
+    static var executable: String {
+        for path in ["/usr/bin/redis-server", "/usr/local/bin/redis-server"] where FileManager.default.isExecutableFile(atPath: path) {
+            return path
+        }
+        return "/usr/bin/redis-server"
+    }
+
+    /// A port the kernel just handed out for loopback, released for the server to take.
+    public static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw RedisServerError("socket() failed") }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound else { throw RedisServerError("bind() failed") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    static func accepts(port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        return withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+    }
+}

@@ -1,0 +1,53 @@
+import NIOCore
+import NIOSSL
+
+/// A small Redis client on SwiftNIO: only what the gateway's shared replay store needs (any
+/// command as bulk strings, AUTH and SELECT at login, pipelining, timeouts, reconnection), with
+/// one ``RESPConnectionPool`` per event loop, as the gateway keeps its upstream connections.
+///
+/// Call ``send(_:on:)`` on the event loop it names: the command and its reply stay on that loop.
+public final class RESPClient: Sendable {
+    public let url: RedisURL
+    private let health = RESPHealth()
+    /// Keyed by the event loop's identity; each box is used only on its loop.
+    private let pools: [ObjectIdentifier: NIOLoopBoundBox<RESPConnectionPool>]
+
+    /// - Parameters:
+    ///   - connectionsPerLoop: connections each event loop keeps (commands are pipelined on each).
+    ///   - connectTimeout: TCP (and TLS) connect timeout.
+    ///   - commandTimeout: a reply later than this fails the command and drops its connection.
+    public init(url: RedisURL, eventLoopGroup: any EventLoopGroup, connectionsPerLoop: Int = 1,
+                connectTimeout: TimeAmount, commandTimeout: TimeAmount) throws {
+        self.url = url
+        let tls: NIOSSLContext? = url.tls ? try NIOSSLContext(configuration: .makeClientConfiguration()) : nil
+        var pools: [ObjectIdentifier: NIOLoopBoundBox<RESPConnectionPool>] = [:]
+        for eventLoop in eventLoopGroup.makeIterator() {
+            let pool = RESPConnectionPool(
+                eventLoop: eventLoop, url: url, tls: tls, size: connectionsPerLoop, connectTimeout: connectTimeout,
+                commandTimeout: commandTimeout, health: health)
+            pools[ObjectIdentifier(eventLoop)] = .makeBoxSendingValue(pool, eventLoop: eventLoop)
+        }
+        self.pools = pools
+    }
+
+    /// Sends `command` on `eventLoop`'s pool. Call on `eventLoop`.
+    public func send(_ command: RESPCommand, on eventLoop: any EventLoop) -> EventLoopFuture<RESPValue> {
+        pools[ObjectIdentifier(eventLoop)]!.value.send(command)
+    }
+
+    /// Sends `command` from any thread (hops to `eventLoop` first).
+    public func submit(_ command: RESPCommand, on eventLoop: any EventLoop) -> EventLoopFuture<RESPValue> {
+        if eventLoop.inEventLoop { return send(command, on: eventLoop) }
+        return eventLoop.flatSubmit { self.send(command, on: eventLoop) }
+    }
+
+    /// Whether the last command or connection attempt, on any loop, reached Redis (`nil`: none yet).
+    public var isReachable: Bool? { health.isUp }
+
+    /// Closes every connection; commands sent afterwards fail with ``RESPError/Kind/shutdown``.
+    public func shutdown() async {
+        for box in pools.values {
+            try? await box.eventLoop.submit { box.value.closeAll() }.get()
+        }
+    }
+}

@@ -1,0 +1,113 @@
+import NIOCore
+
+/// One connection to Redis, pipelined: commands are written as they come, without waiting for
+/// earlier replies, and Redis answers in order, so the oldest unanswered command owns the next
+/// reply.
+///
+/// A command unanswered after the command timeout fails with ``RESPError/Kind/timeout`` and
+/// takes the connection down with it (and every command behind it): a reply arriving later
+/// could not be told apart from the next command's. Used only on its event loop.
+final class RESPConnection: ChannelInboundHandler {
+    typealias InboundIn = RESPValue
+    typealias OutboundOut = ByteBuffer
+
+    private struct Pending {
+        let promise: EventLoopPromise<RESPValue>
+        let timeout: Scheduled<Void>?
+    }
+
+    let eventLoop: any EventLoop
+    private let commandTimeout: TimeAmount
+    private var context: ChannelHandlerContext?
+    private var pending = CircularBuffer<Pending>(initialCapacity: 16)
+    /// Set once the channel is going away: later commands fail at once.
+    private var failure: RESPError?
+    /// Told once when the connection is gone (closed by either side or failed).
+    var onClose: (() -> Void)?
+
+    init(eventLoop: any EventLoop, commandTimeout: TimeAmount) {
+        self.eventLoop = eventLoop
+        self.commandTimeout = commandTimeout
+    }
+
+    var isActive: Bool { failure == nil && context?.channel.isActive == true }
+
+    /// Commands written and not yet answered.
+    var inFlight: Int { pending.count }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+    }
+
+    /// Writes `command` and returns its reply. A `-ERR` reply fails the future with
+    /// ``RESPError/Kind/server`` (the error's first word only: Redis may quote arguments).
+    func send(_ command: RESPCommand) -> EventLoopFuture<RESPValue> {
+        guard let context, failure == nil else {
+            return eventLoop.makeFailedFuture(failure ?? RESPError(.closed, "connection closed"))
+        }
+        let promise = context.eventLoop.makePromise(of: RESPValue.self)
+        var timeout: Scheduled<Void>?
+        if commandTimeout > .zero {
+            timeout = context.eventLoop.assumeIsolated().scheduleTask(in: commandTimeout) { [weak self] in
+                self?.fail(RESPError(.timeout, "no reply within \(Self.milliseconds(self?.commandTimeout ?? .zero)) ms"))
+            }
+        }
+        pending.append(Pending(promise: promise, timeout: timeout))
+        var buffer = context.channel.allocator.buffer(capacity: 64)
+        command.write(into: &buffer)
+        context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
+        return promise.futureResult
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let value = unwrapInboundIn(data)
+        guard let first = pending.popFirst() else {
+            // Nothing asked for this: the stream is out of step with the commands.
+            fail(RESPError(.protocol, "a reply no command was waiting for"))
+            return
+        }
+        first.timeout?.cancel()
+        if case .error(let text) = value {
+            let word = text.split(separator: " ", maxSplits: 1).first.map(String.init) ?? "ERR"
+            first.promise.fail(RESPError(.server, word))
+        } else {
+            first.promise.succeed(value)
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        fail((error as? RESPError) ?? RESPError(.closed, "connection error: \(error)"))
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        fail(RESPError(.closed, "connection closed"))
+        context.fireChannelInactive()
+    }
+
+    /// Fails every unanswered command with `error` and closes the connection (once).
+    func fail(_ error: RESPError) {
+        if failure == nil { failure = error }
+        while let first = pending.popFirst() {
+            first.timeout?.cancel()
+            first.promise.fail(error)
+        }
+        context?.close(promise: nil)
+        if let onClose {
+            self.onClose = nil
+            onClose()
+        }
+    }
+
+    /// Closes the connection; unanswered commands fail with `error`.
+    func close(_ error: RESPError) {
+        fail(error)
+    }
+
+    static func milliseconds(_ amount: TimeAmount) -> Int64 {
+        amount.nanoseconds / 1_000_000
+    }
+}

@@ -1,0 +1,191 @@
+import NIOCore
+import NIOPosix
+import NIOSSL
+
+/// The Redis connections of one event loop (a fixed number of slots, each connected on first
+/// use), so a command never leaves the loop of the request that sends it and needs no locks.
+///
+/// A slot connects on demand and logs in (AUTH, SELECT) before any command goes out on it;
+/// commands sent meanwhile wait for the login. When a connection attempt fails, the pool backs
+/// off (``initialBackoff`` doubling to ``maximumBackoff``): until then commands fail at once with
+/// ``RESPError/Kind/backoff`` instead of each waiting for a connect timeout against a server
+/// that is down. A connection that closes (a restarted server) is replaced by the next command.
+///
+/// Used only on its event loop (``RESPClient`` hands each loop its own).
+final class RESPConnectionPool {
+    static let initialBackoff: TimeAmount = .milliseconds(100)
+    static let maximumBackoff: TimeAmount = .seconds(2)
+
+    private struct Waiter {
+        let command: RESPCommand
+        let promise: EventLoopPromise<RESPValue>
+    }
+
+    private enum Slot {
+        case empty
+        case connecting([Waiter])
+        case ready(RESPConnection)
+    }
+
+    let eventLoop: any EventLoop
+    private let url: RedisURL
+    private let tls: NIOSSLContext?
+    private let connectTimeout: TimeAmount
+    private let commandTimeout: TimeAmount
+    private let health: RESPHealth
+    private var slots: [Slot]
+    private var cursor = 0
+    private var failures = 0
+    private var retryAt: NIODeadline?
+    private var stopped = false
+
+    init(eventLoop: any EventLoop, url: RedisURL, tls: NIOSSLContext?, size: Int, connectTimeout: TimeAmount, commandTimeout: TimeAmount,
+         health: RESPHealth) {
+        precondition(size > 0, "a pool has at least one connection")
+        self.eventLoop = eventLoop
+        self.url = url
+        self.tls = tls
+        self.connectTimeout = connectTimeout
+        self.commandTimeout = commandTimeout
+        self.health = health
+        slots = Array(repeating: .empty, count: size)
+    }
+
+    /// Sends `command` on the next slot (round-robin), connecting it first when needed.
+    func send(_ command: RESPCommand) -> EventLoopFuture<RESPValue> {
+        guard !stopped else { return eventLoop.makeFailedFuture(RESPError(.shutdown, "the Redis client is shut down")) }
+        let index = cursor
+        cursor = (cursor + 1) % slots.count
+        switch slots[index] {
+        case .ready(let connection) where connection.isActive:
+            return observe(connection.send(command))
+        case .connecting(var waiters):
+            let promise = eventLoop.makePromise(of: RESPValue.self)
+            waiters.append(Waiter(command: command, promise: promise))
+            slots[index] = .connecting(waiters)
+            return promise.futureResult
+        case .ready, .empty:
+            if let retryAt, NIODeadline.now() < retryAt {
+                return eventLoop.makeFailedFuture(RESPError(.backoff, "Redis was unreachable moments ago; retrying shortly"))
+            }
+            let promise = eventLoop.makePromise(of: RESPValue.self)
+            slots[index] = .connecting([Waiter(command: command, promise: promise)])
+            connect(index)
+            return promise.futureResult
+        }
+    }
+
+    /// Counts the outcome for ``RESPHealth``: a reply (even `-ERR`) means the server is there.
+    private func observe(_ reply: EventLoopFuture<RESPValue>) -> EventLoopFuture<RESPValue> {
+        let health = self.health
+        reply.whenComplete { result in
+            switch result {
+            case .success: health.record(up: true)
+            case .failure(let error as RESPError) where error.kind == .server: health.record(up: true)
+            case .failure: health.record(up: false)
+            }
+        }
+        return reply
+    }
+
+    private func connect(_ index: Int) {
+        let commandTimeout = self.commandTimeout
+        let tls = url.tls ? self.tls : nil
+        let host = url.host
+        ClientBootstrap(group: eventLoop)
+            .connectTimeout(connectTimeout)
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let pipeline = channel.pipeline.syncOperations
+                    if let tls {
+                        // An address has no name to check against the certificate's.
+                        let serverName = (try? SocketAddress(ipAddress: host, port: 0)) == nil ? host : nil
+                        try pipeline.addHandler(NIOSSLClientHandler(context: tls, serverHostname: serverName))
+                    }
+                    try pipeline.addHandler(ByteToMessageHandler(RESPValueDecoder()))
+                    try pipeline.addHandler(RESPConnection(eventLoop: channel.eventLoop, commandTimeout: commandTimeout))
+                }
+            }
+            .connect(host: url.host, port: url.port)
+            .assumeIsolated()
+            .whenComplete { result in
+                switch result {
+                case .success(let channel):
+                    guard let connection = try? channel.pipeline.syncOperations.handler(type: RESPConnection.self) else {
+                        channel.close(promise: nil)
+                        self.connectFailed(index, RESPError(.connect, "connection pipeline missing"))
+                        return
+                    }
+                    self.logIn(index, connection)
+                case .failure(let error):
+                    self.connectFailed(index, RESPError(.connect, "cannot connect to \(self.url): \(error)"))
+                }
+            }
+    }
+
+    /// AUTH and SELECT, answered before any waiting command is written: a command sent to the
+    /// wrong database would record its key where no other replica looks.
+    private func logIn(_ index: Int, _ connection: RESPConnection) {
+        var steps: [EventLoopFuture<RESPValue>] = []
+        if let password = url.password {
+            steps.append(connection.send(url.user.map { RESPCommand("AUTH", $0, password) } ?? RESPCommand("AUTH", password)))
+        }
+        if url.database != 0 {
+            steps.append(connection.send(RESPCommand("SELECT", String(url.database))))
+        }
+        EventLoopFuture.whenAllSucceed(steps, on: eventLoop).assumeIsolated().whenComplete { result in
+            switch result {
+            case .success:
+                self.connected(index, connection)
+            case .failure(let error):
+                connection.close(RESPError(.closed, "login failed"))
+                self.connectFailed(index, (error as? RESPError) ?? RESPError(.connect, "login failed"))
+            }
+        }
+    }
+
+    private func connected(_ index: Int, _ connection: RESPConnection) {
+        guard !stopped, case .connecting(let waiters) = slots[index] else {
+            connection.close(RESPError(.shutdown, "the Redis client is shut down"))
+            return
+        }
+        failures = 0
+        retryAt = nil
+        health.record(up: true)
+        slots[index] = .ready(connection)
+        connection.onClose = { [weak self, weak connection] in
+            guard let self, let connection, case .ready(let current) = self.slots[index], current === connection else { return }
+            self.slots[index] = .empty
+        }
+        for waiter in waiters {
+            observe(connection.send(waiter.command)).cascade(to: waiter.promise)
+        }
+    }
+
+    private func connectFailed(_ index: Int, _ error: RESPError) {
+        failures += 1
+        let shift = min(failures - 1, 8)
+        let delay = min(Self.initialBackoff.nanoseconds << shift, Self.maximumBackoff.nanoseconds)
+        retryAt = .now() + .nanoseconds(delay)
+        health.record(up: false)
+        guard case .connecting(let waiters) = slots[index] else { return }
+        slots[index] = .empty
+        for waiter in waiters { waiter.promise.fail(error) }
+    }
+
+    /// Closes every connection; later commands fail with ``RESPError/Kind/shutdown``.
+    func closeAll() {
+        stopped = true
+        for index in slots.indices {
+            let slot = slots[index]
+            slots[index] = .empty
+            switch slot {
+            case .ready(let connection): connection.close(RESPError(.shutdown, "the Redis client is shut down"))
+            case .connecting(let waiters):
+                for waiter in waiters { waiter.promise.fail(RESPError(.shutdown, "the Redis client is shut down")) }
+            case .empty: break
+            }
+        }
+    }
+}
