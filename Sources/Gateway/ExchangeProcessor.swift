@@ -128,6 +128,6 @@ public struct ExchangeProcessor: Sendable {
         }
         let encoded = DispatchTime.now().uptimeNanoseconds
         return PreparedExchange(
-            upstreamBody: out, mvpd: mvpd, form: form, normalization: outcome, keyFingerprint: verified.keyFingerprint, parseNanos: parsed - start, verifyNanos: checked - parsed, encodeNanos: encoded - checked)
+            upstreamBody: out, mvpd: mvpd, form: form, normalization: outcome, keyFingerprint: verified.keyFingerprint, replayClaim: verified.replayClaim, parseNanos: parsed - start, verifyNanos: checked - parsed, encodeNanos: encoded - checked)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import RESP
 import ServerSupport
 import Yams
 
@@ -58,6 +59,25 @@ extension GatewayConfiguration {
         case .poolSize: poolSize = try integer(1...10_000)
         case .upstreamCooldown: upstreamCooldown = try seconds()
         case .replayCapacity: replayCapacity = try integer(1...100_000_000)
+        case .replayStore:
+            if value.lowercased() == "memory" {
+                replayStore = .memory
+            } else {
+                do {
+                    replayStore = .redis(try RedisURL(parsing: value))
+                } catch {
+                    // The message never repeats the value: it may hold a password.
+                    throw ConfigurationError("\(source): replay-store must be memory or redis://[user:password@]host:port[/db] (or rediss://…): \(error.message)")
+                }
+            }
+        case .replayStoreFailure:
+            guard let policy = ReplayStoreFailurePolicy(rawValue: value.lowercased()) else { throw bad("closed or open") }
+            replayStoreFailure = policy
+        case .replayStoreTimeout: replayStoreTimeout = try seconds()
+        case .replayStoreConnections: replayStoreConnections = try integer(1...64)
+        case .trustStorePoll:
+            guard let number = Double(value), number >= 0, number <= 86_400 else { throw bad("seconds in 0...86400 (0: off)") }
+            trustStorePoll = number
         case .logLevel:
             guard let level = Logger.Level(rawValue: value.lowercased()) else {
                 throw bad("one of " + Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))

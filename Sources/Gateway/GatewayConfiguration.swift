@@ -48,8 +48,19 @@ public struct GatewayConfiguration: Sendable {
     public var poolSize: Int = 256
     /// Seconds a failing upstream is skipped before it is tried again.
     public var upstreamCooldown: Double = 5
-    /// Assertion ids remembered for replay protection.
+    /// Assertion ids remembered for replay protection (the `memory` store).
     public var replayCapacity: Int = 200_000
+    /// Where accepted assertion ids are recorded: this process, or a Redis every replica shares.
+    public var replayStore: ReplayStoreLocation = .memory
+    /// What an exchange does when the shared store cannot answer.
+    public var replayStoreFailure: ReplayStoreFailurePolicy = .closed
+    /// Connect and command timeout of the shared replay store, seconds.
+    public var replayStoreTimeout: Double = 0.5
+    /// Redis connections per event loop (commands are pipelined on each).
+    public var replayStoreConnections: Int = 1
+    /// Seconds between checks of the trust store directory for a change, reloaded as on SIGHUP
+    /// when one is seen (Kubernetes swaps a mounted volume's symlink and sends no signal); 0 off.
+    public var trustStorePoll: Double = 0
     public var logLevel: Logger.Level = .info
     public var logFormat: LogFormat = .json
     public var forwardForm: ForwardForm = .cookbook

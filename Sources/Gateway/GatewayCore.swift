@@ -12,6 +12,9 @@ public final class GatewayCore: Sendable {
     public let pool: WorkerPool
     public let upstream: UpstreamClient
     public let metrics: GatewayMetrics
+    /// The Redis every replica records accepted assertions in (`replay-store: redis://…`);
+    /// `nil` with the in-process store, which the verifier consults itself.
+    public let sharedReplayStore: SharedReplayStore?
     public let logger: Logger
     /// `configuration.trustedProxies`, kept at hand for the per-request header rewrite.
     public let trustedProxies: TrustedProxies
@@ -32,9 +35,20 @@ public final class GatewayCore: Sendable {
         options.maxSize = configuration.bodyLimit
         metrics = GatewayMetrics()
         metrics.setTrustStoreSize(trustStore.current.providers.count)
+        let replayCache: (any ReplayCache)?
+        switch configuration.replayStore {
+        case .memory:
+            replayCache = InMemoryReplayCache(capacity: configuration.replayCapacity)
+            sharedReplayStore = nil
+        case .redis(let url):
+            // Recorded on the event loop after verification (``GatewayConnectionHandler``), not
+            // by the verifier on a worker thread.
+            replayCache = nil
+            sharedReplayStore = try SharedReplayStore(
+                url: url, configuration: configuration, metrics: metrics, logger: logger, eventLoopGroup: eventLoopGroup)
+        }
         processor = ExchangeProcessor(
-            trustStore: trustStore, options: options, replayCache: InMemoryReplayCache(capacity: configuration.replayCapacity),
-            forwardForm: configuration.forwardForm)
+            trustStore: trustStore, options: options, replayCache: replayCache, forwardForm: configuration.forwardForm)
         pool = WorkerPool(threads: configuration.workerCount, queueLimit: configuration.queue)
         upstream = try UpstreamClient(configuration: configuration, metrics: metrics, eventLoopGroup: eventLoopGroup)
         self.logger = logger
@@ -90,9 +104,10 @@ public final class GatewayCore: Sendable {
         }
     }
 
-    /// Stops the workers (after queued jobs) and closes upstream connections.
+    /// Stops the workers (after queued jobs) and closes upstream and Redis connections.
     public func shutdown() async {
         pool.shutdown()
         await upstream.shutdown()
+        await sharedReplayStore?.shutdown()
     }
 }

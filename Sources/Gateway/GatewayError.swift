@@ -68,6 +68,13 @@ public struct GatewayError: Error, Sendable {
             details: [("retryAfter", .integer(1))], action: .retryAfter)
     }
 
+    /// The shared replay store could not record the assertion and `replay-store-failure` is
+    /// `closed`: nothing was forwarded, and the same response may be sent again shortly.
+    public static let replayStoreUnavailable = GatewayError(
+        status: 503, code: "replay_store_unavailable",
+        message: "replay protection cannot be checked right now (the shared replay store is unavailable); retry shortly",
+        details: [("retryAfter", .integer(SharedReplayStore.retrySeconds))], action: .retryAfter)
+
     public static func upstreamUnavailable(_ why: String) -> GatewayError {
         GatewayError(status: 502, code: "upstream_unavailable", message: "the backend could not be reached: \(why)", action: .retry)
     }

@@ -14,8 +14,11 @@ import Prometheus
 /// encode, queue, total), `worker_queue_depth`, `upstream_duration_seconds{upstream}`,
 /// `upstream_errors_total{upstream,kind}`, `trust_store_reloads_total{result}`,
 /// `trust_store_mvpds`, `partner_status_total{route,verdict}`, `verifications_by_key_total{mvpd,key}`
-/// (which trusted key, by short fingerprint, verified each accepted response), and the expiry
-/// gauges of ``TrustExpiryGauges``.
+/// (which trusted key, by short fingerprint, verified each accepted response), the expiry
+/// gauges of ``TrustExpiryGauges``, and with a shared replay store
+/// `replay_store_duration_seconds` (one `SET NX` round trip), `replay_store_errors_total{kind}`
+/// (timeout, connect, closed, backoff, server, protocol, shutdown) and
+/// `replay_store_unrecorded_total` (accepted unrecorded under `replay-store-failure: open`).
 public final class GatewayMetrics: Sendable {
     public let registry: PrometheusCollectorRegistry
     private let factory: PrometheusMetricsFactory
@@ -23,6 +26,8 @@ public final class GatewayMetrics: Sendable {
     private let mvpdCount: CoreMetrics.Gauge
     private let preservingForwards: CoreMetrics.Counter
     private let equivalentForwards: CoreMetrics.Counter
+    private let replayStoreDuration: CoreMetrics.Timer
+    private let replayStoreUnrecordedCount: CoreMetrics.Counter
     // The per-exchange metrics, kept (see ``MetricHandles``).
     private let requests: MetricHandles<RequestKey, CoreMetrics.Counter>
     private let forms: MetricHandles<SAMLForm, CoreMetrics.Counter>
@@ -60,6 +65,8 @@ public final class GatewayMetrics: Sendable {
         mvpdCount = CoreMetrics.Gauge(label: "samlgate_trust_store_mvpds", factory: factory)
         preservingForwards = CoreMetrics.Counter(label: "samlgate_signature_preserving_forwards_total", factory: factory)
         equivalentForwards = CoreMetrics.Counter(label: "samlgate_equivalent_normalized_forwards_total", factory: factory)
+        replayStoreDuration = CoreMetrics.Timer(label: "samlgate_replay_store_duration_seconds", factory: factory)
+        replayStoreUnrecordedCount = CoreMetrics.Counter(label: "samlgate_replay_store_unrecorded_total", factory: factory)
         let made = factory
         requests = MetricHandles { key in
             CoreMetrics.Counter(label: "samlgate_requests_total", dimensions: [("route", key.route), ("status", String(key.status))], factory: made)
@@ -124,6 +131,18 @@ public final class GatewayMetrics: Sendable {
     public func upstreamError(endpoint: String, kind: UpstreamFailure.Kind) {
         CoreMetrics.Counter(label: "samlgate_upstream_errors_total", dimensions: [("upstream", endpoint), ("kind", kind.rawValue)], factory: factory)
             .increment()
+    }
+
+    public func replayStoreLatency(nanos: UInt64) {
+        replayStoreDuration.recordNanoseconds(Int64(clamping: nanos))
+    }
+
+    public func replayStoreError(kind: String) {
+        CoreMetrics.Counter(label: "samlgate_replay_store_errors_total", dimensions: [("kind", kind)], factory: factory).increment()
+    }
+
+    public func replayStoreUnrecorded() {
+        replayStoreUnrecordedCount.increment()
     }
 
     public func trustStoreReload(succeeded: Bool, mvpds: Int) {

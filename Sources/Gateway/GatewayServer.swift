@@ -5,7 +5,8 @@ import NIOPosix
 import ServiceLifecycle
 import UnixSignals
 
-/// The running gateway: the HTTP server, the SIGHUP reloader and the resources that must be
+/// The running gateway: the HTTP server, the SIGHUP reloader (and the trust-store poller when
+/// `trust-store-poll` is set) and the resources that must be
 /// released after the last request (workers, upstream connections), in one service group.
 ///
 /// Shutdown (SIGTERM/SIGINT in `serve`, ``stop()`` in tests) is graceful: the server stops
@@ -22,6 +23,9 @@ public final class GatewayServer: Sendable {
         self.core = core
         var services: [any Service] = [ResourcesService(core: core)]
         if signals { services.append(TrustStoreReloadService(core: core)) }
+        if configuration.trustStorePoll > 0 {
+            services.append(TrustStorePollService(core: core, interval: .milliseconds(Int64(configuration.trustStorePoll * 1000))))
+        }
         services.append(GatewayHTTPServer(core: core, port: port, eventLoopGroup: eventLoopGroup))
         group = ServiceGroup(configuration: .init(
             services: services.map { .init(service: $0) },

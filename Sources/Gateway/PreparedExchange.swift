@@ -15,6 +15,9 @@ public struct PreparedExchange: Sendable {
     public var normalization: NormalizationOutcome
     /// ``TrustedKey/shortFingerprint`` of the key that verified the signature.
     public var keyFingerprint: String
+    /// What the shared replay store must record before the exchange is forwarded (already
+    /// recorded by the verifier when the processor has an in-process ``ReplayCache``).
+    public var replayClaim: ReplayClaim?
     /// Stage timings in nanoseconds, for the latency histograms.
     public var parseNanos: UInt64
     public var verifyNanos: UInt64

@@ -38,8 +38,13 @@ public struct VerifiedResponse: Sendable {
     /// rotated-out key stops being used.
     public let keyFingerprint: String
 
+    /// What replay protection records for this assertion (`nil` when it has no acceptance
+    /// bound, which ``ExpiryBoundPolicy`` refuses): already recorded when the verifier had a
+    /// ``ReplayCache``; to be recorded by the caller otherwise.
+    public let replayClaim: ReplayClaim?
+
     init(mvpd: String, facts: ResponseFacts, responseID: String, signed: SignedElementKind, audience: String,
-         normalization: NormalizationOutcome?, key: TrustedKey) {
+         normalization: NormalizationOutcome?, key: TrustedKey, replayClaim: ReplayClaim?) {
         self.mvpd = mvpd
         self.issuer = facts.signedIssuer(responseSigned: signed != .assertion)
         self.signed = signed
@@ -54,5 +59,6 @@ public struct VerifiedResponse: Sendable {
         self.normalization = normalization
         self.keySource = key.source
         self.keyFingerprint = key.shortFingerprint
+        self.replayClaim = replayClaim
     }
 }

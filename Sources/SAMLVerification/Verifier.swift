@@ -22,7 +22,9 @@ import Glibc
 public struct Verifier: Sendable {
     public let trustStore: TrustStore
     public let options: VerificationOptions
-    /// `nil` disables replay protection (CLI `--no-replay-check`, batch re-verification).
+    /// `nil` disables replay protection here (CLI `--no-replay-check`, batch re-verification), or
+    /// leaves it to the caller, which records ``VerifiedResponse/replayClaim`` itself (the
+    /// gateway's shared store).
     public let replayCache: (any ReplayCache)?
 
     private static let policies: [any ResponsePolicy] = [
@@ -183,12 +185,14 @@ public struct Verifier: Sendable {
                         now: Date) throws(VerificationError) -> VerifiedResponse {
         let facts = checked.facts
         let responseSigned = checked.outcome.kind != .assertion
-        if let replayCache, let bound = facts.acceptanceBound {
-            // Remember the id for as long as the assertion could be accepted, keyed by the
-            // signed issuer (not the caller-chosen MVPD name, which several entries may share).
-            let expiry = bound.addingTimeInterval(options.clockSkew)
+        var claim: ReplayClaim?
+        if let bound = facts.acceptanceBound {
+            // Remember the id for as long as the assertion could be accepted (see ``ReplayClaim``).
             let issuer = facts.signedIssuer(responseSigned: responseSigned) ?? "mvpd:" + mvpd
-            switch replayCache.insertIfAbsent(issuer + "\u{0}" + facts.assertionID, expiresAt: expiry, now: now) {
+            claim = ReplayClaim(key: issuer + "\u{0}" + facts.assertionID, expiresAt: bound.addingTimeInterval(options.clockSkew))
+        }
+        if let replayCache, let claim {
+            switch replayCache.insertIfAbsent(claim.key, expiresAt: claim.expiresAt, now: now) {
             case .recorded: break
             case .replayed: throw VerificationError(.replayed, "this assertion was already used")
             case .full: throw VerificationError(.replayCacheFull, "the replay cache is full; try again later")
@@ -196,7 +200,7 @@ public struct Verifier: Sendable {
         }
         return VerifiedResponse(mvpd: mvpd, facts: facts, responseID: checked.responseID, signed: checked.outcome.kind,
                                 audience: options.audience, normalization: normalization,
-                                key: provider.keys[checked.outcome.keyIndex])
+                                key: provider.keys[checked.outcome.keyIndex], replayClaim: claim)
     }
 
     struct SignatureOutcome {

@@ -32,6 +32,14 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("pool-size"), help: "Idle keep-alive connections per upstream and event loop (default 256).") var poolSize: String?
     @Option(name: .customLong("upstream-cooldown"), help: "Seconds a failing upstream is skipped (default 5).") var upstreamCooldown: String?
     @Option(name: .customLong("replay-capacity"), help: "Assertion ids remembered against replay (default 200000).") var replayCapacity: String?
+    @Option(name: .customLong("replay-store"), help: "memory, or redis://[user:password@]host:port[/db] / rediss://… shared by every replica (default memory).")
+    var replayStore: String?
+    @Option(name: .customLong("replay-store-failure"), help: "closed|open: refuse (503) or accept unrecorded when Redis cannot answer (default closed).")
+    var replayStoreFailure: String?
+    @Option(name: .customLong("replay-store-timeout"), help: "Redis connect and command timeout, seconds (default 0.5).") var replayStoreTimeout: String?
+    @Option(name: .customLong("replay-store-connections"), help: "Redis connections per event loop (default 1).") var replayStoreConnections: String?
+    @Option(name: .customLong("trust-store-poll"), help: "Seconds between checks of the trust store for a change; 0 = SIGHUP only (default 0).")
+    var trustStorePoll: String?
     @Option(name: .customLong("log-level"), help: "trace|debug|info|notice|warning|error|critical (default info).") var logLevel: String?
     @Option(name: .customLong("log-format"), help: "json|text (default json).") var logFormat: String?
     @Option(name: .customLong("forward-form"), help: "cookbook|signature-preserving (default cookbook).") var forwardForm: String?
@@ -107,7 +115,9 @@ struct ServeCommand: AsyncParsableCommand {
             (.allowSHA1, allowSHA1 ? "true" : nil), (.workers, workers), (.queue, queue), (.bodyLimit, bodyLimit),
             (.connectTimeout, connectTimeout), (.readTimeout, readTimeout), (.totalTimeout, totalTimeout), (.idleTimeout, idleTimeout),
             (.headerTimeout, headerTimeout), (.poolSize, poolSize),
-            (.upstreamCooldown, upstreamCooldown), (.replayCapacity, replayCapacity), (.logLevel, logLevel),
+            (.upstreamCooldown, upstreamCooldown), (.replayCapacity, replayCapacity), (.replayStore, replayStore),
+            (.replayStoreFailure, replayStoreFailure), (.replayStoreTimeout, replayStoreTimeout),
+            (.replayStoreConnections, replayStoreConnections), (.trustStorePoll, trustStorePoll), (.logLevel, logLevel),
             (.logFormat, logFormat), (.forwardForm, forwardForm), (.helpURL, helpURL), (.trustedProxies, trustedProxies),
         ]
         for case let (setting, value?) in flags {

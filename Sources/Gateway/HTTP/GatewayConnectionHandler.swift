@@ -365,20 +365,38 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
             core.metrics.exchange(prepared)
             core.metrics.stage("queue", nanos: DispatchTime.now().uptimeNanoseconds - queued
                 - prepared.parseNanos - prepared.verifyNanos - prepared.encodeNanos)
-            var headers = ProxyHeaders.upstreamRequest(
-                current.head.headers, authority: current.authority, peer: context.channel.remoteAddress,
-                trusting: core.trustedProxies, requestID: current.requestID)
-            // The body is the gateway's own: plain form encoding, whatever parameters the client's
-            // type carried (a charset the backend would decode with differently).
-            headers.replaceOrAdd(name: "Content-Type", value: ExchangeAdmission.formType)
-            headers.add(name: "Content-Length", value: String(prepared.upstreamBody.readableBytes))
-            let trip = UpstreamTrip(
-                client: core.upstream, pool: pool,
-                head: HTTPRequestHead(version: .http1_1, method: .POST, uri: start.target.path, headers: headers),
-                body: prepared.upstreamBody, delegate: self, logger: core.logger)
-            request?.trip = trip
-            trip.start()
+            guard let shared = core.sharedReplayStore, let claim = prepared.replayClaim else {
+                forwardExchange(prepared, start: start)
+                return
+            }
+            // The shared replay store, asked from this loop: forwarded only once recorded.
+            shared.admit(claim, on: context.eventLoop).assumeIsolated().whenSuccess { refusal in
+                guard generation == self.generation, let current = self.request, !current.responseStarted else { return }
+                if let refusal {
+                    if refusal.isVerificationFailure { self.core.metrics.verificationFailure(code: refusal.code) }
+                    self.refuse(refusal)
+                } else {
+                    self.forwardExchange(prepared, start: start)
+                }
+            }
         }
+    }
+
+    private func forwardExchange(_ prepared: PreparedExchange, start: ExchangeStart) {
+        guard let current = request, let context else { return }
+        var headers = ProxyHeaders.upstreamRequest(
+            current.head.headers, authority: current.authority, peer: context.channel.remoteAddress,
+            trusting: core.trustedProxies, requestID: current.requestID)
+        // The body is the gateway's own: plain form encoding, whatever parameters the client's
+        // type carried (a charset the backend would decode with differently).
+        headers.replaceOrAdd(name: "Content-Type", value: ExchangeAdmission.formType)
+        headers.add(name: "Content-Length", value: String(prepared.upstreamBody.readableBytes))
+        let trip = UpstreamTrip(
+            client: core.upstream, pool: pool,
+            head: HTTPRequestHead(version: .http1_1, method: .POST, uri: start.target.path, headers: headers),
+            body: prepared.upstreamBody, delegate: self, logger: core.logger)
+        request?.trip = trip
+        trip.start()
     }
 
     // MARK: the backend's answer (UpstreamTripDelegate)
@@ -466,6 +484,13 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         body.add("mvpdsReady", mvpdsReady)
         body.add("upstreamsHealthy", healthy)
         body.add("upstreams", core.upstream.endpoints.count)
+        // Reported, not required: with Redis down every replica would leave the load balancer at
+        // once, pass-through traffic with it (the failure policy answers the exchanges).
+        if let context, let shared = core.sharedReplayStore {
+            body.add("replayStore", shared.readiness(probingOn: context.eventLoop))
+        } else {
+            body.add("replayStore", "memory")
+        }
         answer(status: ready ? 200 : 503, json: body.json)
     }
 

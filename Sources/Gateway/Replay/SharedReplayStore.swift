@@ -1,0 +1,114 @@
+import Crypto
+import Dispatch
+import Foundation
+import Logging
+import NIOCore
+import RESP
+import SAMLVerification
+
+/// Replay protection shared by every replica: one atomic `SET <key> 1 NX PXAT <expiry>` per
+/// exchange on a Redis all replicas use, so of two replicas racing on the same assertion only
+/// one can record it.
+///
+/// Asked on the event loop of the client's connection, after the workers verified the response
+/// and before anything is forwarded: the round trip to Redis never holds a worker thread.
+/// The key is a SHA-256 of the signed issuer and the assertion ID (``ReplayClaim/key``), so
+/// Redis holds nothing readable about the assertion; it expires with the assertion.
+public final class SharedReplayStore: Sendable {
+    static let keyPrefix = "samlgate:replay:"
+    /// `Retry-After` of `replay_store_unavailable`.
+    static let retrySeconds = 1
+
+    public let client: RESPClient
+    let failurePolicy: ReplayStoreFailurePolicy
+    let metrics: GatewayMetrics
+    let logger: Logger
+
+    init(url: RedisURL, configuration: GatewayConfiguration, metrics: GatewayMetrics, logger: Logger,
+         eventLoopGroup: any EventLoopGroup) throws(ConfigurationError) {
+        let timeout = TimeAmount.nanoseconds(Int64(configuration.replayStoreTimeout * 1e9))
+        do {
+            client = try RESPClient(url: url, eventLoopGroup: eventLoopGroup, connectionsPerLoop: configuration.replayStoreConnections,
+                                    connectTimeout: timeout, commandTimeout: timeout)
+        } catch {
+            throw ConfigurationError("replay-store: TLS to Redis cannot be set up: \(error)")
+        }
+        failurePolicy = configuration.replayStoreFailure
+        self.metrics = metrics
+        self.logger = logger
+    }
+
+    /// Records `claim` unless it is recorded already. Succeeds with `nil` when the exchange may
+    /// go on, or with the refusal to answer (`replayed`; `replay_store_unavailable` when the
+    /// store cannot answer and the policy is `closed`). Call on `eventLoop`; never fails.
+    func admit(_ claim: ReplayClaim, on eventLoop: any EventLoop) -> EventLoopFuture<GatewayError?> {
+        let started = DispatchTime.now().uptimeNanoseconds
+        let command = RESPCommand.setIfAbsent(
+            key: Self.key(for: claim), value: ByteBuffer(string: "1"), expiresAtMilliseconds: Self.milliseconds(claim.expiresAt))
+        return client.send(command, on: eventLoop).map { reply -> GatewayError? in
+            switch reply {
+            case .simpleString("OK"):
+                self.metrics.replayStoreLatency(nanos: DispatchTime.now().uptimeNanoseconds - started)
+                return nil
+            case .null:
+                self.metrics.replayStoreLatency(nanos: DispatchTime.now().uptimeNanoseconds - started)
+                return GatewayError(VerificationError(.replayed, "this assertion was already used"))
+            default:
+                return self.unavailable(RESPError(.protocol, "unexpected reply to SET NX"))
+            }
+        }.recover { error in
+            self.unavailable((error as? RESPError) ?? RESPError(.closed, "\(error)"))
+        }
+    }
+
+    /// The store could not answer: counted by kind, then refused or accepted by the policy.
+    private func unavailable(_ error: RESPError) -> GatewayError? {
+        metrics.replayStoreError(kind: error.kind.rawValue)
+        switch failurePolicy {
+        case .closed:
+            return .replayStoreUnavailable
+        case .open:
+            metrics.replayStoreUnrecorded()
+            // The reason only: nothing about the assertion or the client.
+            logger.warning("replay store unavailable; assertion accepted unrecorded (replay-store-failure: open)",
+                           metadata: ["reason": .string(error.kind.rawValue)])
+            return nil
+        }
+    }
+
+    /// `up`, `down` or `unknown` (nothing asked yet), for `/readyz`. When not `up`, a `PING` goes
+    /// out on `eventLoop` so that a Redis back from an outage is noticed without an exchange.
+    func readiness(probingOn eventLoop: any EventLoop) -> String {
+        let reachable = client.isReachable
+        if reachable != true { _ = client.send(.ping, on: eventLoop) }
+        switch reachable {
+        case true?: return "up"
+        case false?: return "down"
+        case nil: return "unknown"
+        }
+    }
+
+    /// `samlgate:replay:` and the hex SHA-256 of the claim's key.
+    static func key(for claim: ReplayClaim) -> ByteBuffer {
+        let digest = SHA256.hash(data: Array(claim.key.utf8))
+        var buffer = ByteBuffer()
+        buffer.reserveCapacity(keyPrefix.utf8.count + 64)
+        buffer.writeString(keyPrefix)
+        for byte in digest {
+            buffer.writeInteger(hexDigits[Int(byte >> 4)])
+            buffer.writeInteger(hexDigits[Int(byte & 0x0F)])
+        }
+        return buffer
+    }
+
+    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
+
+    /// Unix time in milliseconds, rounded up: the record never ends before the assertion does.
+    static func milliseconds(_ date: Date) -> Int64 {
+        Int64((date.timeIntervalSince1970 * 1000).rounded(.up))
+    }
+
+    func shutdown() async {
+        await client.shutdown()
+    }
+}

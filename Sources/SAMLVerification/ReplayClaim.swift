@@ -1,0 +1,22 @@
+import Foundation
+
+/// What replay protection records for one accepted assertion: which assertion (``key``) and
+/// until when it could be accepted (``expiresAt``).
+///
+/// The verifier derives it once, in one place, for its own ``ReplayCache`` and for callers
+/// that keep the record elsewhere (the gateway's shared store, which must not be asked from a
+/// worker thread): both then treat the same assertion as the same one.
+public struct ReplayClaim: Sendable, Equatable {
+    /// The signed issuer (or `mvpd:<name>` when the document names none), a NUL, the assertion
+    /// ID. Keyed by the signed issuer, not the caller-chosen MVPD name, which several trust
+    /// entries may share. Not personal, but callers storing it outside the process hash it.
+    public let key: String
+    /// The assertion's acceptance bound (`NotOnOrAfter`) plus the clock skew: after this the
+    /// verifier refuses the assertion anyway, so the record can go.
+    public let expiresAt: Date
+
+    public init(key: String, expiresAt: Date) {
+        self.key = key
+        self.expiresAt = expiresAt
+    }
+}
