@@ -181,7 +181,7 @@ let package = Package(
             name: "GatewayTests",
             dependencies: [
                 "Gateway", "ReferenceUpstream", "ServerSupport", "TestIdP", "SAMLEncoding", "SAMLVerification", "samlgate", "Demo",
-                "CLITestSupport",
+                "CLITestSupport", "RESP",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),

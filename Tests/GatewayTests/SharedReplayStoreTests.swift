@@ -1,0 +1,186 @@
+import CLITestSupport
+import Foundation
+import Gateway
+import NIOCore
+import NIOPosix
+import RESP
+import Testing
+
+/// The shared replay store through the real interface: exchanges over HTTP to gateways whose
+/// `replay-store` is a real `redis-server` each test starts on a free loopback port (and stops).
+@Suite("Shared replay store (Redis)")
+struct SharedReplayStoreTests {
+    static func fresh() -> String {
+        GatewayHarness.base64(GatewayHarness.issue())
+    }
+
+    static func redisStore(_ url: String, failure: ReplayStoreFailurePolicy = .closed, timeout: Double = 0.5) -> (inout GatewayConfiguration) -> Void {
+        { configuration in
+            try! configuration.apply(.replayStore, value: url, source: "test")
+            configuration.replayStoreFailure = failure
+            configuration.replayStoreTimeout = timeout
+        }
+    }
+
+    /// What Redis holds, read with the client under test's own module.
+    static func keys(_ url: String) async throws -> [String] {
+        let client = try RESPClient(url: RedisURL(parsing: url), eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
+                                    connectTimeout: .seconds(2), commandTimeout: .seconds(2))
+        defer { Task { await client.shutdown() } }
+        let reply = try await client.submit(RESPCommand("KEYS", "*"), on: MultiThreadedEventLoopGroup.singleton.next()).get()
+        guard case .array(let items) = reply else { return [] }
+        return items.compactMap { if case .bulkString(let bytes) = $0 { String(buffer: bytes) } else { nil } }
+    }
+
+    @Test("accepted once, then refused as replayed; nothing of the assertion is readable in Redis")
+    func acceptedThenReplayed() async throws {
+        try await RedisServerProcess.with { redis in
+            try await withHarness(configure: Self.redisStore(redis.url)) { h in
+                let xml = GatewayHarness.issue()
+                let saml = GatewayHarness.base64(xml)
+                #expect(try await h.exchangeV1(saml).status == 204)
+                ErrorCodeTests.expectError(try await h.exchangeV1(saml, device: "other-device"), 401, "replayed")
+                #expect(h.upstream?.store.exchanges.count == 1)
+                let keys = try await Self.keys(redis.url)
+                #expect(keys.count == 1)
+                let key = keys.first ?? ""
+                #expect(key.hasPrefix("samlgate:replay:") && key.count == "samlgate:replay:".count + 64, "\(key)")
+                let text = String(decoding: xml, as: UTF8.self)
+                let assertionID = text.range(of: "<saml:Assertion").flatMap { text[$0.upperBound...].range(of: "ID=\"") }
+                    .map { text[$0.upperBound...].prefix { $0 != "\"" } } ?? ""
+                #expect(!assertionID.isEmpty && !key.contains(assertionID))
+                let metrics = try await h.send(.GET, "/metrics").body
+                #expect(metrics.contains("samlgate_replay_store_duration_seconds_count 2"), "\(metrics)")
+                #expect(metrics.contains("samlgate_verification_failures_total{code=\"replayed\"} 1"))
+            }
+        }
+    }
+
+    @Test("two gateways sharing one Redis: a response accepted by one is refused as a replay by the other")
+    func twoReplicas() async throws {
+        try await RedisServerProcess.with { redis in
+            try await withHarness(configure: Self.redisStore(redis.url)) { first in
+                try await withHarness(configure: Self.redisStore(redis.url)) { second in
+                    let saml = Self.fresh()
+                    #expect(try await first.exchangeV1(saml).status == 204)
+                    ErrorCodeTests.expectError(try await second.exchangeV1(saml), 401, "replayed")
+                    #expect(second.upstream?.store.exchanges.isEmpty == true)
+                    // And the other way round.
+                    let other = Self.fresh()
+                    #expect(try await second.exchangeV1(other).status == 204)
+                    ErrorCodeTests.expectError(try await first.exchangeV1(other), 401, "replayed")
+                }
+            }
+        }
+    }
+
+    @Test("Redis down, closed: 503 replay_store_unavailable with Retry-After, nothing forwarded; restarted: recovers without a gateway restart")
+    func downClosedThenRestarted() async throws {
+        try await RedisServerProcess.with { redis in
+            try await withHarness(configure: Self.redisStore(redis.url)) { h in
+                #expect(try await h.exchangeV1(Self.fresh()).status == 204)
+                redis.stop()
+                for _ in 0..<3 {
+                    let refused = try await h.exchangeV1(Self.fresh())
+                    ErrorCodeTests.expectError(refused, 503, "replay_store_unavailable")
+                    #expect(refused.headers.first(name: "Retry-After") == "1")
+                    #expect(refused.json?["action"] as? String == "retry-after")
+                }
+                #expect(h.upstream?.store.exchanges.count == 1)
+                let ready = try await h.send(.GET, "/readyz")
+                #expect(ready.status == 200)
+                #expect(ready.json?["replayStore"] as? String == "down", "\(ready.body)")
+                let metrics = try await h.send(.GET, "/metrics").body
+                #expect(metrics.contains("samlgate_errors_total{code=\"replay_store_unavailable\"} 3"), "\(metrics)")
+                #expect(metrics.contains("samlgate_replay_store_errors_total{kind="))
+
+                try redis.start()
+                var status = 0
+                for _ in 0..<60 where status != 204 {
+                    status = try await h.exchangeV1(Self.fresh()).status
+                    if status != 204 { try await Task.sleep(for: .milliseconds(100)) }
+                }
+                #expect(status == 204)
+                let saml = Self.fresh()
+                #expect(try await h.exchangeV1(saml).status == 204)
+                ErrorCodeTests.expectError(try await h.exchangeV1(saml), 401, "replayed")
+                let readyAgain = try await h.send(.GET, "/readyz")
+                #expect(readyAgain.json?["replayStore"] as? String == "up")
+            }
+        }
+    }
+
+    @Test("Redis down, open: the exchange is accepted unrecorded and counted")
+    func downOpen() async throws {
+        try await RedisServerProcess.with { redis in
+            try await withHarness(configure: Self.redisStore(redis.url, failure: .open)) { h in
+                redis.stop()
+                let saml = Self.fresh()
+                #expect(try await h.exchangeV1(saml).status == 204)
+                // Unrecorded: the same response goes through again while the store is down.
+                #expect(try await h.exchangeV1(saml, device: "other-device").status == 204)
+                #expect(h.upstream?.store.exchanges.count == 2)
+                let metrics = try await h.send(.GET, "/metrics").body
+                #expect(metrics.contains("samlgate_replay_store_unrecorded_total 2"), "\(metrics)")
+            }
+        }
+    }
+
+    @Test("AUTH and SELECT: with a password and a database in the URL, the record lands in that database")
+    func authAndSelect() async throws {
+        try await RedisServerProcess.with(arguments: ["--requirepass", "gate-secret"]) { redis in
+            let url = "redis://:gate-secret@127.0.0.1:\(redis.port)/5"
+            try await withHarness(configure: Self.redisStore(url)) { h in
+                let saml = Self.fresh()
+                #expect(try await h.exchangeV1(saml).status == 204)
+                ErrorCodeTests.expectError(try await h.exchangeV1(saml), 401, "replayed")
+                #expect(try await Self.keys(url).count == 1)
+                #expect(try await Self.keys("redis://:gate-secret@127.0.0.1:\(redis.port)/0").isEmpty)
+            }
+            // A wrong password cannot record: closed answers 503.
+            try await withHarness(configure: Self.redisStore("redis://:wrong@127.0.0.1:\(redis.port)/5")) { h in
+                ErrorCodeTests.expectError(try await h.exchangeV1(Self.fresh()), 503, "replay_store_unavailable")
+            }
+        }
+    }
+
+    @Test("a store that accepts the connection but never answers: 503 after the command timeout, nothing forwarded")
+    func commandTimeout() async throws {
+        let silent = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .childChannelInitializer { channel in channel.eventLoop.makeSucceededVoidFuture() }
+            .bind(host: "127.0.0.1", port: 0).get()
+        try await withHarness(configure: Self.redisStore("redis://127.0.0.1:\(silent.localAddress!.port!)", timeout: 0.2)) { h in
+            ErrorCodeTests.expectError(try await h.exchangeV1(Self.fresh()), 503, "replay_store_unavailable")
+            #expect(h.upstream?.store.exchanges.isEmpty == true)
+            #expect(try await h.send(.GET, "/metrics").body.contains("samlgate_replay_store_errors_total{kind=\"timeout\"} 1"))
+        }
+        try await silent.close()
+    }
+
+    @Test("the memory store is reported by /readyz and keeps its behaviour")
+    func memoryStore() async throws {
+        try await withHarness { h in
+            let ready = try await h.send(.GET, "/readyz")
+            #expect(ready.json?["replayStore"] as? String == "memory")
+        }
+    }
+
+    @Test("replay-store settings: URLs and policies parse; a bad URL's error never repeats its password")
+    func settings() throws {
+        var configuration = GatewayConfiguration()
+        try configuration.apply(.replayStore, value: "rediss://gate:pw@cache:6380/1", source: "test")
+        #expect(configuration.replayStore.description == "rediss://gate:***@cache:6380/1")
+        try configuration.apply(.replayStore, value: "memory", source: "test")
+        #expect(configuration.replayStore == .memory)
+        try configuration.apply(.replayStoreFailure, value: "open", source: "test")
+        #expect(configuration.replayStoreFailure == .open)
+        #expect(throws: ConfigurationError.self) { try configuration.apply(.replayStoreFailure, value: "maybe", source: "test") }
+        do {
+            try configuration.apply(.replayStore, value: "redis://gate:topsecret@cache:6379/notadb", source: "test")
+            Issue.record("a bad URL was accepted")
+        } catch {
+            #expect(!error.message.contains("topsecret"), "\(error.message)")
+            #expect(error.message.contains("replay-store"))
+        }
+    }
+}
