@@ -1,15 +1,17 @@
 # samlgate — build, test, run and measure. `make test` and `make run` install what they need.
 SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = "0" ] || echo sudo)
-APT_PACKAGES := libxml2-dev libxmlsec1-dev libssl-dev zlib1g-dev libjemalloc-dev pkg-config python3-venv gzip
+APT_PACKAGES := libxml2-dev libxmlsec1-dev libssl-dev zlib1g-dev libjemalloc-dev pkg-config python3-venv gzip redis-server
 SAMPLE := samples/response.xml
 BIN := .build/release/samlgate
 
 .PHONY: deps deps-load build release test openapi-check docs-check run demo load load-compare stream-check bench bench-check bench-thresholds bench-verify clean
 
-## deps: install the system libraries (apt-get) when xmlsec1-openssl, zlib or jemalloc is not found.
+## deps: install the system libraries (apt-get) when xmlsec1-openssl, zlib or jemalloc is not found,
+## and redis-server (the shared replay store's tests start their own).
 deps:
-	@if ! pkg-config --exists xmlsec1-openssl zlib jemalloc 2>/dev/null || ! command -v gzip >/dev/null || ! python3 -c 'import ensurepip, venv' 2>/dev/null; then \
+	@if ! pkg-config --exists xmlsec1-openssl zlib jemalloc 2>/dev/null || ! command -v gzip >/dev/null || ! python3 -c 'import ensurepip, venv' 2>/dev/null \
+		|| ! [ -x /usr/bin/redis-server ]; then \
 		echo "Installing $(APT_PACKAGES)"; \
 		$(SUDO) apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(APT_PACKAGES); \
