@@ -5,7 +5,7 @@ APT_PACKAGES := libxml2-dev libxmlsec1-dev libssl-dev zlib1g-dev libjemalloc-dev
 SAMPLE := samples/response.xml
 BIN := .build/release/samlgate
 
-.PHONY: deps deps-load build release test openapi-check docs-check run demo load load-compare stream-check bench bench-check bench-thresholds bench-verify clean
+.PHONY: deps deps-load build release test openapi-check docs-check deploy-check run demo load load-compare load-replay-store stream-check bench bench-check bench-thresholds bench-verify clean
 
 ## deps: install the system libraries (apt-get) when xmlsec1-openssl, zlib or jemalloc is not found,
 ## and redis-server (the shared replay store's tests start their own).
@@ -29,16 +29,23 @@ deps-load: deps
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq wrk nginx-light; \
 	fi
 
-## test: the whole test suite (what CI runs): Swift tests, the OpenAPI document check, then the
-## documentation check (links, command lines against the built CLI, error codes against the sources).
+## test: the whole test suite (what CI runs): Swift tests, the OpenAPI document check, the
+## documentation check (links, command lines against the built CLI, error codes against the sources),
+## then the deployment check (Kubernetes manifests, checkov, hadolint; offline).
 test: deps
 	$(SWIFT) test
 	$(MAKE) openapi-check
 	$(MAKE) docs-check
+	$(MAKE) deploy-check
 
 ## openapi-check: validate docs/openapi.yaml (openapi-spec-validator in .build/tools-venv).
 openapi-check:
 	./scripts/check-openapi.sh
+
+## deploy-check: deploy/kubernetes against the Kubernetes schemas, checkov's security checks, and
+## deploy/Dockerfile through hadolint (tools in .build/tools-venv, installed once).
+deploy-check:
+	./scripts/check-deploy.sh
 
 ## docs-check: links, samlgate command lines and error codes in README.md and docs/ (needs .build/debug/samlgate).
 docs-check:
@@ -61,6 +68,11 @@ load: release deps-load
 ## 1/16/64/256 connections; a table, .run/load/compare.csv and plots (ROUNDS=3 DURATION=5).
 load-compare: release deps-load
 	./scripts/load-compare.sh
+
+## load-replay-store: the exchange load with replay-store memory and redis (a redis-server on
+## loopback) in alternating rounds: requests/s, p99, gateway CPU per request, Redis CPU per exchange.
+load-replay-store: release deps-load
+	./scripts/load-replay-store.sh
 
 ## stream-check: a 200 MB answer and a 200 MB upload through the gateway, its memory sampled.
 stream-check: release

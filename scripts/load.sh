@@ -4,7 +4,8 @@
 # Knobs: DURATION (s, default 10), CONNECTIONS (64), THREADS (1: wrk runs each thread's Lua init after starting the previous thread, so with several threads the first one loads the gateway before the measured window opens), RESPONSES (minted, default
 # 70000 — more than the run can use, so no response is replayed), WORKERS (gateway, default cores),
 # PASS_THROUGH=1 (the same bodies to a path the gateway only proxies — the upstream answers 404 —
-# to measure what the HTTP server, client and kernel cost the gateway without the SAML work).
+# to measure what the HTTP server, client and kernel cost the gateway without the SAML work),
+# REPLAY_STORE (the gateway's replay-store: memory by default, or redis://…).
 set -euo pipefail
 BIN=${BIN:-.build/release/samlgate}
 DIR=${LOAD_DIR:-.run/load}
@@ -29,7 +30,7 @@ trap cleanup EXIT INT TERM
 upstream=$!
 pids+=($upstream)
 "$BIN" serve --port "$GATEWAY_PORT" --upstream "http://127.0.0.1:$UPSTREAM_PORT" --trust-store "$DIR/trust" \
-    --log-level warning ${WORKERS:+--workers "$WORKERS"} >/dev/null 2>"$DIR/gateway.log" &
+    --log-level warning ${WORKERS:+--workers "$WORKERS"} ${REPLAY_STORE:+--replay-store "$REPLAY_STORE"} >/dev/null 2>"$DIR/gateway.log" &
 gateway=$!
 pids+=($gateway)
 for _ in $(seq 1 100); do curl -fsS "http://127.0.0.1:$GATEWAY_PORT/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
@@ -69,3 +70,5 @@ awk -v r="$requests" -v a="$accepted" -v e="$errors" -v d="$duration" -v p50="$p
     printf "|---:|---:|---:|---:|---:|---:|---:|\n"
     printf "| %d | %.0f | %.0f | %d | %.2f ms | %.2f ms | %.0f µs |\n", c, r / secs, a / secs, e, p50 / 1000, p99 / 1000, (cpu / t) * 1e6 / (r > 0 ? r : 1)
 }'
+# One line for scripts that compare runs (scripts/load-replay-store.sh).
+echo "SUMMARY requests=$requests accepted=$accepted errors=$errors duration_us=$duration p99_us=$p99 gateway_ticks=$((after - before)) ticks=$ticks"
