@@ -5,7 +5,7 @@ APT_PACKAGES := libxml2-dev libxmlsec1-dev libssl-dev zlib1g-dev libjemalloc-dev
 SAMPLE := samples/response.xml
 BIN := .build/release/samlgate
 
-.PHONY: deps deps-load build release test openapi-check docs-check deploy-check run demo load load-compare load-replay-store stream-check bench bench-check bench-thresholds bench-verify clean
+.PHONY: deps deps-load build release test openapi-check docs-check deploy-check run demo load load-compare load-replay-store cluster-check stream-check bench bench-check bench-thresholds bench-verify clean
 
 ## deps: install the system libraries (apt-get) when xmlsec1-openssl, zlib or jemalloc is not found,
 ## and redis-server (the shared replay store's tests start their own).
@@ -73,6 +73,11 @@ load-compare: release deps-load
 ## loopback) in alternating rounds: requests/s, p99, gateway CPU per request, Redis CPU per exchange.
 load-replay-store: release deps-load
 	./scripts/load-replay-store.sh
+
+## cluster-check: Redis, two gateway replicas and nginx round-robin on loopback: a replay through
+## the other replica refused, Redis down (closed 503, open accepted), Redis back, a replica killed under load.
+cluster-check: release deps-load
+	./scripts/cluster-check.sh
 
 ## stream-check: a 200 MB answer and a 200 MB upload through the gateway, its memory sampled.
 stream-check: release
