@@ -28,14 +28,15 @@ public final class RedisServerProcess: @unchecked Sendable {
     public static func with<T>(arguments: [String] = [], _ body: (RedisServerProcess) async throws -> T) async throws -> T {
         let server = try RedisServerProcess(arguments: arguments)
         defer { server.stop(removingFiles: true) }
-        try server.start()
+        try await server.start()
         return try await body(server)
     }
 
     public var url: String { "redis://127.0.0.1:\(port)" }
 
-    /// Starts the server and returns once it accepts connections (at most 10 s).
-    public func start() throws {
+    /// Starts the server and returns once it accepts connections (at most 10 s). Waits by
+    /// sleeping the task, not the thread: tests share a few cooperative threads.
+    public func start() async throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.executable)
         process.arguments = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
@@ -47,7 +48,7 @@ public final class RedisServerProcess: @unchecked Sendable {
         for _ in 0..<500 {
             if Self.accepts(port: port) { return }
             guard process.isRunning else { break }
-            usleep(20_000)
+            try await Task.sleep(for: .milliseconds(20))
         }
         stop()
         throw RedisServerError("redis-server did not start on port \(port)")

@@ -22,21 +22,26 @@ struct SharedReplayStoreTests {
         }
     }
 
-    /// What Redis holds, read with the client under test's own module.
-    static func keys(_ url: String) async throws -> [String] {
+    /// One command to the test's Redis, with the client under test's own module.
+    static func command(_ url: String, _ command: RESPCommand) async throws -> RESPValue {
         let client = try RESPClient(url: RedisURL(parsing: url), eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
                                     connectTimeout: .seconds(2), commandTimeout: .seconds(2))
         defer { Task { await client.shutdown() } }
-        let reply = try await client.submit(RESPCommand("KEYS", "*"), on: MultiThreadedEventLoopGroup.singleton.next()).get()
-        guard case .array(let items) = reply else { return [] }
+        return try await client.submit(command, on: MultiThreadedEventLoopGroup.singleton.next()).get()
+    }
+
+    /// What Redis holds.
+    static func keys(_ url: String) async throws -> [String] {
+        guard case .array(let items) = try await command(url, RESPCommand("KEYS", "*")) else { return [] }
         return items.compactMap { if case .bulkString(let bytes) = $0 { String(buffer: bytes) } else { nil } }
     }
 
-    @Test("accepted once, then refused as replayed; nothing of the assertion is readable in Redis")
+    @Test("accepted once, then refused as replayed; nothing of the assertion is readable in Redis; the record ends with the assertion")
     func acceptedThenReplayed() async throws {
         try await RedisServerProcess.with { redis in
             try await withHarness(configure: Self.redisStore(redis.url)) { h in
-                let xml = GatewayHarness.issue()
+                let issued = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
+                let xml = GatewayHarness.issue { $0.now = issued }
                 let saml = GatewayHarness.base64(xml)
                 #expect(try await h.exchangeV1(saml).status == 204)
                 ErrorCodeTests.expectError(try await h.exchangeV1(saml, device: "other-device"), 401, "replayed")
@@ -49,6 +54,9 @@ struct SharedReplayStoreTests {
                 let assertionID = text.range(of: "<saml:Assertion").flatMap { text[$0.upperBound...].range(of: "ID=\"") }
                     .map { text[$0.upperBound...].prefix { $0 != "\"" } } ?? ""
                 #expect(!assertionID.isEmpty && !key.contains(assertionID))
+                // NotOnOrAfter (issued + the test IdP's 300 s) plus the gateway's 120 s skew.
+                let expiry = try await Self.command(redis.url, RESPCommand("PEXPIRETIME", key))
+                #expect(expiry == .integer(Int64(issued.timeIntervalSince1970 + 300 + 120) * 1000))
                 let metrics = try await h.send(.GET, "/metrics").body
                 #expect(metrics.contains("samlgate_replay_store_duration_seconds_count 2"), "\(metrics)")
                 #expect(metrics.contains("samlgate_verification_failures_total{code=\"replayed\"} 1"))
@@ -94,7 +102,7 @@ struct SharedReplayStoreTests {
                 #expect(metrics.contains("samlgate_errors_total{code=\"replay_store_unavailable\"} 3"), "\(metrics)")
                 #expect(metrics.contains("samlgate_replay_store_errors_total{kind="))
 
-                try redis.start()
+                try await redis.start()
                 var status = 0
                 for _ in 0..<60 where status != 204 {
                     status = try await h.exchangeV1(Self.fresh()).status
