@@ -72,10 +72,13 @@ struct ServeCommand: AsyncParsableCommand {
             let upstreams = configuration.upstreams.joined(separator: ", ")
             let workers = configuration.workerCount, mvpds = server.core.trustStore.current.providers.count
             let allocator = MemoryAllocator.description
+            // The replay store as configured, its password masked; named only when shared.
+            let replayStore = configuration.replayStore.description
+            let shared = configuration.replayStore == .memory ? "" : ", replay store \(replayStore)"
             console.listening(
-                "samlgate gateway listening on \(url) -> \(upstreams) (\(workers) workers, \(mvpds) MVPDs, allocator \(allocator))",
+                "samlgate gateway listening on \(url) -> \(upstreams) (\(workers) workers, \(mvpds) MVPDs\(shared), allocator \(allocator))",
                 fields: ["url": .string(url), "upstreams": .string(upstreams), "workers": .stringConvertible(workers),
-                         "mvpds": .stringConvertible(mvpds), "allocator": .string(allocator)])
+                         "mvpds": .stringConvertible(mvpds), "replayStore": .string(replayStore), "allocator": .string(allocator)])
         }
         do {
             try await server.run()

@@ -115,5 +115,30 @@ struct ServeCommandTests {
                                                   "--trust-store", "/tmp", "--log-format", "text"])
         #expect(badProxies.status == 2)
         #expect(badProxies.stderr.contains("--trusted-proxies: trusted-proxies: \"10.0.0.0/33\" is not a CIDR block"), "\(badProxies.stderr)")
+        // A bad Redis URL is refused without its password being repeated.
+        let badStore = try SamlgateProcess.run(["serve", "--replay-store", "redis://gate:topsecret@cache:6379/notadb", "--upstream", "http://x:1",
+                                                "--trust-store", "/tmp", "--log-format", "text"])
+        #expect(badStore.status == 2)
+        #expect(badStore.stderr.contains("--replay-store"), "\(badStore.stderr)")
+        #expect(!badStore.stderr.contains("topsecret"), "\(badStore.stderr)")
+    }
+
+    @Test("the start-up line names a shared replay store with its password masked; SIGTERM still exits 0")
+    func replayStoreStartUpLine() async throws {
+        let trust = try GatewayHarness.makeTrustStore()
+        defer { try? FileManager.default.removeItem(atPath: trust) }
+        try await RedisServerProcess.with(arguments: ["--requirepass", "topsecret"]) { redis in
+            let (process, url, line, _) = try Self.start([
+                "--port", "0", "--upstream", "http://127.0.0.1:1", "--trust-store", trust, "--workers", "1", "--log-format", "text",
+                "--replay-store", "redis://:topsecret@127.0.0.1:\(redis.port)/2",
+            ])
+            defer { if process.isRunning { process.terminate() } }
+            #expect(line.contains("replay store redis://:***@127.0.0.1:\(redis.port)/2"), "\(line)")
+            #expect(!line.contains("topsecret"))
+            #expect(try await Self.get(url + "/readyz").1["replayStore"] as? String != "memory")
+            kill(process.processIdentifier, SIGTERM)
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0)
+        }
     }
 }
