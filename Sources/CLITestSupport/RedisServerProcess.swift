@@ -16,17 +16,25 @@ public final class RedisServerProcess: @unchecked Sendable {
     private let lock = NSLock()
     private var process: Process?
 
-    /// - Parameter arguments: extra configuration, e.g. `["--requirepass", "secret"]`.
-    public init(arguments: [String] = []) throws {
+    /// - Parameters:
+    ///   - arguments: extra configuration, e.g. `["--requirepass", "secret"]`.
+    ///   - tls: serve TLS only (`rediss://`) with this certificate and key (PEM files).
+    public init(arguments: [String] = [], tls: (certificate: String, key: String)? = nil) throws {
         port = try Self.freePort()
-        self.arguments = arguments
+        if let tls {
+            self.arguments = ["--tls-port", String(port), "--tls-cert-file", tls.certificate, "--tls-key-file", tls.key,
+                              "--tls-auth-clients", "no"] + arguments
+        } else {
+            self.arguments = arguments
+        }
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("samlgate-redis-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     }
 
     /// Starts a server, runs `body`, and stops the server whatever happens.
-    public static func with<T>(arguments: [String] = [], _ body: (RedisServerProcess) async throws -> T) async throws -> T {
-        let server = try RedisServerProcess(arguments: arguments)
+    public static func with<T>(arguments: [String] = [], tls: (certificate: String, key: String)? = nil,
+                               _ body: (RedisServerProcess) async throws -> T) async throws -> T {
+        let server = try RedisServerProcess(arguments: arguments, tls: tls)
         defer { server.stop(removingFiles: true) }
         try await server.start()
         return try await body(server)
@@ -39,7 +47,9 @@ public final class RedisServerProcess: @unchecked Sendable {
     public func start() async throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.executable)
-        process.arguments = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+        // With TLS, the plain port is 0 (none) and `arguments` opens the TLS one.
+        let plainPort = arguments.contains("--tls-port") ? 0 : port
+        process.arguments = ["--port", String(plainPort), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
                              "--daemonize", "no", "--loglevel", "warning", "--dir", directory.path] + arguments
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice

@@ -75,6 +75,9 @@ extension GatewayConfiguration {
             replayStoreFailure = policy
         case .replayStoreTimeout: replayStoreTimeout = try seconds()
         case .replayStoreConnections: replayStoreConnections = try integer(1...64)
+        case .replayStoreCA:
+            guard !value.isEmpty else { throw bad("a PEM file of certificate authorities") }
+            replayStoreCA = value
         case .trustStorePoll:
             guard let number = Double(value), number >= 0, number <= 86_400 else { throw bad("seconds in 0...86400 (0: off)") }
             trustStorePoll = number

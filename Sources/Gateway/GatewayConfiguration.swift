@@ -58,6 +58,8 @@ public struct GatewayConfiguration: Sendable {
     public var replayStoreTimeout: Double = 0.5
     /// Redis connections per event loop (commands are pipelined on each).
     public var replayStoreConnections: Int = 1
+    /// For `rediss://`: a PEM file of the certificate authorities to trust (default: the system's).
+    public var replayStoreCA: String?
     /// Seconds between checks of the trust store directory for a change, reloaded as on SIGHUP
     /// when one is seen (Kubernetes swaps a mounted volume's symlink and sends no signal); 0 off.
     public var trustStorePoll: Double = 0

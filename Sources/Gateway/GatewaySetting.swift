@@ -16,6 +16,7 @@ public enum GatewaySetting: String, Sendable, CaseIterable {
     case replayStoreFailure = "replay-store-failure"
     case replayStoreTimeout = "replay-store-timeout"
     case replayStoreConnections = "replay-store-connections"
+    case replayStoreCA = "replay-store-ca"
     case trustStorePoll = "trust-store-poll"
     case logLevel = "log-level"
     case logFormat = "log-format"

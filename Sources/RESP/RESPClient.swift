@@ -16,10 +16,20 @@ public final class RESPClient: Sendable {
     ///   - connectionsPerLoop: connections each event loop keeps (commands are pipelined on each).
     ///   - connectTimeout: TCP (and TLS) connect timeout.
     ///   - commandTimeout: a reply later than this fails the command and drops its connection.
+    ///   - trustedCertificatesFile: for `rediss://`, a PEM file of the certificate authorities to
+    ///     trust instead of the system's (a Redis with a private CA); the name, or the address,
+    ///     in the URL must match the server's certificate either way.
     public init(url: RedisURL, eventLoopGroup: any EventLoopGroup, connectionsPerLoop: Int = 1,
-                connectTimeout: TimeAmount, commandTimeout: TimeAmount) throws {
+                connectTimeout: TimeAmount, commandTimeout: TimeAmount, trustedCertificatesFile: String? = nil) throws {
         self.url = url
-        let tls: NIOSSLContext? = url.tls ? try NIOSSLContext(configuration: .makeClientConfiguration()) : nil
+        var tls: NIOSSLContext?
+        if url.tls {
+            var configuration = TLSConfiguration.makeClientConfiguration()
+            if let trustedCertificatesFile {
+                configuration.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(trustedCertificatesFile))
+            }
+            tls = try NIOSSLContext(configuration: configuration)
+        }
         var pools: [ObjectIdentifier: NIOLoopBoundBox<RESPConnectionPool>] = [:]
         for eventLoop in eventLoopGroup.makeIterator() {
             let pool = RESPConnectionPool(

@@ -38,6 +38,7 @@ struct ServeCommand: AsyncParsableCommand {
     var replayStoreFailure: String?
     @Option(name: .customLong("replay-store-timeout"), help: "Redis connect and command timeout, seconds (default 0.5).") var replayStoreTimeout: String?
     @Option(name: .customLong("replay-store-connections"), help: "Redis connections per event loop (default 1).") var replayStoreConnections: String?
+    @Option(name: .customLong("replay-store-ca"), help: "For rediss://: PEM file of the CAs to trust (default: the system's).") var replayStoreCA: String?
     @Option(name: .customLong("trust-store-poll"), help: "Seconds between checks of the trust store for a change; 0 = SIGHUP only (default 0).")
     var trustStorePoll: String?
     @Option(name: .customLong("log-level"), help: "trace|debug|info|notice|warning|error|critical (default info).") var logLevel: String?
@@ -120,7 +121,7 @@ struct ServeCommand: AsyncParsableCommand {
             (.headerTimeout, headerTimeout), (.poolSize, poolSize),
             (.upstreamCooldown, upstreamCooldown), (.replayCapacity, replayCapacity), (.replayStore, replayStore),
             (.replayStoreFailure, replayStoreFailure), (.replayStoreTimeout, replayStoreTimeout),
-            (.replayStoreConnections, replayStoreConnections), (.trustStorePoll, trustStorePoll), (.logLevel, logLevel),
+            (.replayStoreConnections, replayStoreConnections), (.replayStoreCA, replayStoreCA), (.trustStorePoll, trustStorePoll), (.logLevel, logLevel),
             (.logFormat, logFormat), (.forwardForm, forwardForm), (.helpURL, helpURL), (.trustedProxies, trustedProxies),
         ]
         for case let (setting, value?) in flags {

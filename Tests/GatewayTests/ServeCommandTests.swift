@@ -121,6 +121,12 @@ struct ServeCommandTests {
         #expect(badStore.status == 2)
         #expect(badStore.stderr.contains("--replay-store"), "\(badStore.stderr)")
         #expect(!badStore.stderr.contains("topsecret"), "\(badStore.stderr)")
+        let trust = try GatewayHarness.makeTrustStore()
+        defer { try? FileManager.default.removeItem(atPath: trust) }
+        let badCA = try SamlgateProcess.run(["serve", "--replay-store", "rediss://127.0.0.1:1", "--replay-store-ca", "/nonexistent/ca.pem",
+                                             "--upstream", "http://x:1", "--trust-store", trust, "--log-format", "text"])
+        #expect(badCA.status == 2)
+        #expect(badCA.stderr.contains("replay-store-ca: /nonexistent/ca.pem"), "\(badCA.stderr)")
     }
 
     @Test("the start-up line names a shared replay store with its password masked; SIGTERM still exits 0")

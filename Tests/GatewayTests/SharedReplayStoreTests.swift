@@ -180,6 +180,8 @@ struct SharedReplayStoreTests {
         #expect(configuration.replayStore.description == "rediss://gate:***@cache:6380/1")
         try configuration.apply(.replayStore, value: "memory", source: "test")
         #expect(configuration.replayStore == .memory)
+        try configuration.apply(.replayStoreCA, value: "/etc/samlgate/redis-ca.pem", source: "test")
+        #expect(configuration.replayStoreCA == "/etc/samlgate/redis-ca.pem")
         try configuration.apply(.replayStoreFailure, value: "open", source: "test")
         #expect(configuration.replayStoreFailure == .open)
         #expect(throws: ConfigurationError.self) { try configuration.apply(.replayStoreFailure, value: "maybe", source: "test") }

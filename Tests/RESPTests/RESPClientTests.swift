@@ -118,6 +118,34 @@ struct RESPClientTests {
         }
     }
 
+    @Test("rediss://: TLS to a server whose certificate the given CA file vouches for; refused with the system roots")
+    func tls() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("samlgate-redis-tls-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let certificate = directory.appendingPathComponent("cert.pem").path, key = directory.appendingPathComponent("key.pem").path
+        // A self-signed certificate for 127.0.0.1: its own CA.
+        let openssl = Process()
+        openssl.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        openssl.arguments = ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", certificate, "-subj", "/CN=redis-test",
+                             "-addext", "subjectAltName=IP:127.0.0.1", "-days", "1"]
+        openssl.standardError = FileHandle.nullDevice
+        try openssl.run()
+        openssl.waitUntilExit()
+        try #require(openssl.terminationStatus == 0)
+        try await RedisServerProcess.with(tls: (certificate, key)) { redis in
+            let url = try RedisURL(parsing: "rediss://127.0.0.1:\(redis.port)")
+            let trusting = try RESPClient(url: url, eventLoopGroup: Self.group, connectTimeout: .seconds(2), commandTimeout: .seconds(2),
+                                          trustedCertificatesFile: certificate)
+            #expect(try await Self.send(trusting, .ping) == .simpleString("PONG"))
+            let systemRoots = try RESPClient(url: url, eventLoopGroup: Self.group, connectTimeout: .seconds(2), commandTimeout: .seconds(2))
+            await #expect(throws: RESPError.self) { try await Self.send(systemRoots, .ping) }
+            let plain = try Self.client("redis://127.0.0.1:\(redis.port)", timeout: .milliseconds(500))
+            await #expect(throws: RESPError.self) { try await Self.send(plain, .ping) }
+            for client in [trusting, systemRoots, plain] { await client.shutdown() }
+        }
+    }
+
     @Test("after shutdown, commands fail with shutdown")
     func shutdown() async throws {
         try await RedisServerProcess.with { redis in

@@ -29,9 +29,9 @@ public final class SharedReplayStore: Sendable {
         let timeout = TimeAmount.nanoseconds(Int64(configuration.replayStoreTimeout * 1e9))
         do {
             client = try RESPClient(url: url, eventLoopGroup: eventLoopGroup, connectionsPerLoop: configuration.replayStoreConnections,
-                                    connectTimeout: timeout, commandTimeout: timeout)
+                                    connectTimeout: timeout, commandTimeout: timeout, trustedCertificatesFile: configuration.replayStoreCA)
         } catch {
-            throw ConfigurationError("replay-store: TLS to Redis cannot be set up: \(error)")
+            throw ConfigurationError("replay-store: TLS to Redis cannot be set up (replay-store-ca: \(configuration.replayStoreCA ?? "system roots")): \(error)")
         }
         failurePolicy = configuration.replayStoreFailure
         self.metrics = metrics
