@@ -2,7 +2,8 @@ import Crypto
 import Foundation
 
 /// A digest of everything a trust store load reads: each entry's name and each of its files'
-/// names and bytes, symlinks followed (what the loader sees).
+/// names and bytes, and the files beside the entries (an aggregate metadata file), symlinks
+/// followed (what the loader sees).
 ///
 /// Contents rather than modification times: Kubernetes publishes a changed ConfigMap or Secret
 /// by writing a fresh directory and swapping a symlink to it, so times and inodes change on
@@ -17,15 +18,21 @@ struct TrustStoreFingerprint: Equatable, Sendable {
         let fm = FileManager.default
         guard let names = try? fm.contentsOfDirectory(atPath: directory) else { return nil }
         var hasher = SHA256()
+        func add(_ name: String, _ bytes: Data) {
+            hasher.update(data: Array(name.utf8) + [0] + Array(String(bytes.count).utf8) + [0])
+            hasher.update(data: bytes)
+        }
         for name in names.sorted() where !name.hasPrefix(".") {
             let entry = directory + "/" + name
+            guard let files = try? fm.contentsOfDirectory(atPath: entry) else {
+                // A file beside the entries (the aggregate metadata): its bytes count too.
+                if let bytes = fm.contents(atPath: entry) { add(name, bytes) }
+                continue
+            }
             hasher.update(data: Array(name.utf8) + [0])
-            guard let files = try? fm.contentsOfDirectory(atPath: entry) else { continue }
             for file in files.sorted() where !file.hasPrefix(".") {
                 guard let bytes = fm.contents(atPath: entry + "/" + file) else { continue }
-                hasher.update(data: Array(file.utf8) + [0])
-                hasher.update(data: Array(String(bytes.count).utf8) + [0])
-                hasher.update(data: bytes)
+                add(file, bytes)
             }
             hasher.update(data: [1])
         }
