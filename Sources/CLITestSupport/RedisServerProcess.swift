@@ -27,7 +27,7 @@ public final class RedisServerProcess: @unchecked Sendable {
         } else {
             self.arguments = arguments
         }
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("samlgate-redis-\(UUID().uuidString)")
+        directory = TestScratch.directory("samlgate-redis")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     }
 

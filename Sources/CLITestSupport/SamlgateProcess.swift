@@ -29,6 +29,27 @@ public struct SamlgateProcess: Sendable {
         try launch(executable, arguments, stdin: stdin, timeout: timeout, directory: directory)
     }
 
+    /// ``run(_:stdin:timeout:directory:)`` waited for on a thread of its own. For a process that
+    /// talks to a server in the test process: blocking one of Swift concurrency's few threads
+    /// while it runs starves that server (its answers wait for a free thread, the gateway in
+    /// front of it times out).
+    public static func runOffPool(_ arguments: [String], timeout: Double? = nil) async throws -> SamlgateProcess {
+        try await onOwnThread { try run(arguments, timeout: timeout) }
+    }
+
+    /// Waits for `process` to exit on a thread of its own (see ``runOffPool(_:timeout:)``).
+    public static func waitForExit(_ process: Process) async throws {
+        // Process is not Sendable; only its wait runs on the other thread.
+        nonisolated(unsafe) let process = process
+        try await onOwnThread { process.waitUntilExit() }
+    }
+
+    private static func onOwnThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(with: Result { try work() }) }
+        }
+    }
+
     /// Runs samlgate with arguments given as bytes, which need not be UTF-8 (file names on
     /// Linux are bytes). `Process` only takes strings, so `/bin/sh` rebuilds each argument
     /// from an octal-escaped spelling with `printf '%b'` and then becomes samlgate.
@@ -88,7 +109,7 @@ public struct SamlgateProcess: Sendable {
     }
 
     public static func temporaryFile(_ name: String, _ contents: Data) throws -> String {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("samlgate-tests-\(UUID().uuidString)")
+        let dir = TestScratch.directory("samlgate-tests")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let url = dir.appendingPathComponent(name)
         try contents.write(to: url)

@@ -23,7 +23,7 @@ struct DemoCommandTests {
         #expect(try SamlgateProcess.run(["demo", "--flow", "v3"]).status == 2)
         #expect(try SamlgateProcess.run(["demo", "--scenario", "sunny"]).status == 2)
         #expect(try SamlgateProcess.run(["demo", "--gateway", "http://127.0.0.1:1"]).status == 2)
-        let idp = FileManager.default.temporaryDirectory.appendingPathComponent("demo-idp-\(UUID().uuidString)").path
+        let idp = TestScratch.directory("demo-idp").path
         #expect(try SamlgateProcess.run(["idp", "keygen", "--out", idp]).status == 0)
         let down = try SamlgateProcess.run(["demo", "--gateway", "http://127.0.0.1:1", "--idp", idp, "--flow", "v1", "--scenario", "happy"])
         #expect(down.status == 1)

@@ -1,3 +1,4 @@
+import CLITestSupport
 import AsyncHTTPClient
 import Foundation
 import Gateway
@@ -75,7 +76,7 @@ final class GatewayHarness: Sendable {
 
     /// `<tmp>/Cablevision/cert.pem` + `platform-mapping-id`.
     static func makeTrustStore() throws -> String {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("samlgate-trust-\(UUID().uuidString)")
+        let root = TestScratch.directory("samlgate-trust")
         let dir = root.appendingPathComponent(mvpd)
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         try idpPair.certificatePEM.write(to: dir.appendingPathComponent("cert.pem"), atomically: true, encoding: .utf8)

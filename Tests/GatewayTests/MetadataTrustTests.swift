@@ -16,7 +16,7 @@ struct MetadataTrustTests {
 
     /// `<tmp>/Cablevision/metadata.xml` (+ `platform-mapping-id`), no PEM file.
     static func metadataStore(_ pairs: [IdPKeyPair], validUntil: Date? = nil) throws -> String {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("samlgate-mdtrust-\(UUID().uuidString)")
+        let root = TestScratch.directory("samlgate-mdtrust")
         let dir = root.appendingPathComponent(GatewayHarness.mvpd)
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         try writeMetadata(pairs, validUntil: validUntil, root: root.path)
@@ -41,12 +41,12 @@ struct MetadataTrustTests {
 
     @Test("samlgate demo walks every flow and scenario through a gateway whose trust store is metadata only")
     func demo() async throws {
-        let idp = FileManager.default.temporaryDirectory.appendingPathComponent("samlgate-mdidp-\(UUID().uuidString)").path
+        let idp = TestScratch.directory("samlgate-mdidp").path
         defer { try? FileManager.default.removeItem(atPath: idp) }
         #expect(try SamlgateProcess.run(["idp", "keygen", "--out", idp]).status == 0)
         let metadata = try SamlgateProcess.run(["idp", "metadata", "--cert", idp + "/cert.pem", "--mvpd", GatewayHarness.mvpd])
         #expect(metadata.status == 0, "\(metadata.stderr)")
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("samlgate-mddemo-\(UUID().uuidString)")
+        let root = TestScratch.directory("samlgate-mddemo")
         defer { try? FileManager.default.removeItem(at: root) }
         let dir = root.appendingPathComponent(GatewayHarness.mvpd)
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
@@ -56,7 +56,7 @@ struct MetadataTrustTests {
         try await withHarness(configure: { $0.trustStore = root.path }) { harness in
             let url = harness.gatewayURL
             let result = try await Task.detached {
-                try SamlgateProcess.run(["demo", "--gateway", url, "--idp", idp, "--provider-id", GatewayHarness.platformMappingID], timeout: 120)
+                try await SamlgateProcess.runOffPool(["demo", "--gateway", url, "--idp", idp, "--provider-id", GatewayHarness.platformMappingID], timeout: 120)
             }.value
             #expect(result.status == 0, "\(result.stdoutText)\n\(result.stderr)")
             #expect(result.stdoutText.contains("as the cookbook says"), "\(result.stdoutText)")
@@ -231,7 +231,7 @@ struct MetadataTrustTests {
 
     @Test("samlgate idp metadata --signer-key/--signer-cert: metadata a store pinning that signer loads, and one pinning another refuses")
     func signedByCLI() throws {
-        let base = FileManager.default.temporaryDirectory.appendingPathComponent("samlgate-mdsign-\(UUID().uuidString)").path
+        let base = TestScratch.directory("samlgate-mdsign").path
         defer { try? FileManager.default.removeItem(atPath: base) }
         for name in ["idp", "signer", "other"] {
             #expect(try SamlgateProcess.run(["idp", "keygen", "--out", "\(base)/\(name)"]).status == 0)

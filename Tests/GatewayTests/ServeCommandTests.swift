@@ -91,7 +91,7 @@ struct ServeCommandTests {
         #expect(answer.status == 204)
         #expect(answer.head.lowercased().contains("connection: close"))
         #expect(try await busy.closedByServer())
-        process.waitUntilExit()
+        try await SamlgateProcess.waitForExit(process)
         #expect(process.terminationStatus == 0)
         await slow.stop()
     }

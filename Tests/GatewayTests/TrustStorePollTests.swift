@@ -1,3 +1,4 @@
+import CLITestSupport
 import Foundation
 import Gateway
 import Testing
@@ -12,7 +13,7 @@ struct TrustStorePollTests {
         let root: URL
 
         init() throws {
-            root = FileManager.default.temporaryDirectory.appendingPathComponent("samlgate-mounted-\(UUID().uuidString)")
+            root = TestScratch.directory("samlgate-mounted")
             try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         }
 

@@ -95,16 +95,18 @@ struct RESPClientTests {
             redis.stop()
             // The open connection learns of the close; the next command reconnects and fails.
             var kinds: [RESPError.Kind] = []
-            for _ in 0..<3 {
+            // Commands right after a failed connect fail at once (`backoff`); on a loaded machine
+            // a window may pass between two of them, so a few are tried.
+            for _ in 0..<6 {
                 do {
                     _ = try await Self.send(client, .ping, on: loop)
                 } catch {
                     kinds.append(Self.kind(of: error) ?? .shutdown)
                 }
             }
-            #expect(kinds.count == 3)
+            #expect(kinds.count == 6)
             #expect(kinds.contains(.connect) || kinds.contains(.closed))
-            #expect(kinds.last == .backoff)
+            #expect(kinds.contains(.backoff))
             #expect(client.isReachable == false)
             try await redis.start()
             var recovered = false
@@ -120,7 +122,7 @@ struct RESPClientTests {
 
     @Test("rediss://: TLS to a server whose certificate the given CA file vouches for; refused with the system roots")
     func tls() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("samlgate-redis-tls-\(UUID().uuidString)")
+        let directory = TestScratch.directory("samlgate-redis-tls")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let certificate = directory.appendingPathComponent("cert.pem").path, key = directory.appendingPathComponent("key.pem").path

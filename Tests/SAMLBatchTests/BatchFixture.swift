@@ -22,7 +22,7 @@ struct BatchFixture {
     let directory: URL
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("samlgate-batch-\(UUID().uuidString)")
+        directory = TestScratch.directory("samlgate-batch")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     }
 

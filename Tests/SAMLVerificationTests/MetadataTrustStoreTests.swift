@@ -1,3 +1,4 @@
+import CLITestSupport
 import Foundation
 import SAMLVerification
 import TestIdP
@@ -11,7 +12,7 @@ struct MetadataTrustStoreTests {
 
     /// A trust store directory: `files` maps relative paths (`TestMVPD/metadata.xml`) to text.
     static func store(_ files: [String: String]) throws -> String {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("samlgate-md-\(UUID().uuidString)")
+        let root = TestScratch.directory("samlgate-md")
         for (path, text) in files {
             let url = root.appendingPathComponent(path)
             try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)

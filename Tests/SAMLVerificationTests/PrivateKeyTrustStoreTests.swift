@@ -1,3 +1,4 @@
+import CLITestSupport
 import Foundation
 import SAMLVerification
 import TestIdP
@@ -10,7 +11,7 @@ struct PrivateKeyTrustStoreTests {
     static let pair = try! IdPKeyPair.generate(.rsa2048, commonName: "private key test")
 
     static func store(_ files: [String: String]) throws -> String {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("samlgate-pk-\(UUID().uuidString)")
+        let root = TestScratch.directory("samlgate-pk")
         let dir = root.appendingPathComponent("Cablevision")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         for (name, text) in files { try text.write(to: dir.appendingPathComponent(name), atomically: true, encoding: .utf8) }

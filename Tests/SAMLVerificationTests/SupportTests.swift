@@ -1,3 +1,4 @@
+import CLITestSupport
 import Foundation
 import SAMLEncoding
 import SAMLVerification
@@ -37,7 +38,7 @@ import Testing
     }
 
     @Test func trustStoreFromDirectory() throws {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("truststore-\(UUID().uuidString)")
+        let root = TestScratch.directory("truststore")
         defer { try? FileManager.default.removeItem(at: root) }
         let dir = root.appendingPathComponent(Fixtures.mvpd)
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
@@ -63,7 +64,7 @@ import Testing
     }
 
     @Test func keygenWritesPEMFiles() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("keygen-\(UUID().uuidString)").path
+        let dir = TestScratch.directory("keygen").path
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let pair = try TestIdP.keygen(outDir: dir, algorithm: .p256)
         let key = try String(contentsOfFile: dir + "/key.pem", encoding: .utf8)

@@ -6,7 +6,7 @@ import Testing
 @Suite struct VerifyCommandTests {
     /// A fresh IdP made with `samlgate idp keygen`: returns (directory, key path, cert path).
     static func keygen(_ alg: String) throws -> (String, String, String) {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("samlgate-idp-\(UUID().uuidString)").path
+        let dir = TestScratch.directory("samlgate-idp").path
         let result = try SamlgateProcess.run(["idp", "keygen", "--out", dir, "--alg", alg])
         #expect(result.status == 0, "\(result.stderr)")
         return (dir, dir + "/key.pem", dir + "/cert.pem")
@@ -83,7 +83,7 @@ import Testing
 
     @Test func trustStoreWithIssuerAndAudience() throws {
         let (_, key, cert) = try Self.keygen("rsa2048")
-        let store = FileManager.default.temporaryDirectory.appendingPathComponent("samlgate-store-\(UUID().uuidString)")
+        let store = TestScratch.directory("samlgate-store")
         let mvpdDir = store.appendingPathComponent("Cablevision")
         try FileManager.default.createDirectory(at: mvpdDir, withIntermediateDirectories: true)
         try FileManager.default.copyItem(atPath: cert, toPath: mvpdDir.appendingPathComponent("idp.pem").path)
