@@ -36,6 +36,25 @@ struct UpstreamFailureTests {
         await slow.stop()
     }
 
+    @Test("an upload that outlasts the read timeout, then a silent backend: 504 one read timeout after the upload, not at the total timeout")
+    func readTimeoutAfterSlowUpload() async throws {
+        let slow = try await FaultyUpstream.start(.slow(.seconds(20)))
+        try await withHarness(upstreamURL: slow.url, configure: { $0.readTimeout = 1; $0.totalTimeout = 30 }) { h in
+            let connection = try RawConnection(port: Int(h.gatewayURL.split(separator: ":").last!)!)
+            try await connection.write("POST /upload HTTP/1.1\r\nHost: h\r\nContent-Length: 4\r\n\r\nab")
+            // The rest of the body after more than the read timeout.
+            try await Task.sleep(for: .milliseconds(1500))
+            let sent = ContinuousClock.now
+            try await connection.write("cd")
+            let answer = try #require(try await connection.readAnswer())
+            #expect(answer.status == 504)
+            #expect(answer.code == "upstream_timeout")
+            // One read timeout after the upload (with room for a loaded machine), far from the 30 s total.
+            #expect(ContinuousClock.now - sent < .seconds(15))
+        }
+        await slow.stop()
+    }
+
     @Test("an upstream that switches protocols unasked: 502, and its connection never carries another request")
     func switchingProtocols() async throws {
         let switching = try await FaultyUpstream.startSwitching()

@@ -59,6 +59,8 @@ final class UpstreamTrip {
     /// it last knew of, and re-arms itself when reads moved the read deadline on (scheduling a
     /// timer per read would cost more than the read).
     private var timer: Scheduled<Void>?
+    /// When ``timer`` fires (`distantFuture` without one).
+    private var timerAt: NIODeadline = .distantFuture
     private var totalDeadline: NIODeadline = .distantFuture
     /// The read timeout runs from here; `nil` until the request is written.
     private var lastActivity: NIODeadline?
@@ -310,14 +312,20 @@ final class UpstreamTrip {
 
     // MARK: failing
 
-    /// Starts (or moves on) the read timeout: something was written or read. Only noted: the
-    /// timer set at the start looks no later than the earliest deadline this can make.
+    /// Starts (or moves on) the read timeout: something was written or read. Usually only
+    /// noted: the timer already looks no later than the read deadline. It is moved earlier only
+    /// when it was set further out (an upload that outlasted the read timeout left it at the
+    /// total deadline).
     private func armReadTimer() {
-        lastActivity = .now()
+        let now = NIODeadline.now()
+        lastActivity = now
+        let readDeadline = now + client.readTimeout
+        if readDeadline < timerAt { schedule(at: readDeadline) }
     }
 
     private func schedule(at deadline: NIODeadline) {
         timer?.cancel()
+        timerAt = deadline
         timer = pool.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [weak self] in
             self?.timerFired()
         }
@@ -325,6 +333,7 @@ final class UpstreamTrip {
 
     private func timerFired() {
         timer = nil
+        timerAt = .distantFuture
         guard !done else { return }
         let now = NIODeadline.now()
         if now >= totalDeadline { return fail(.totalTimeout) }
@@ -337,6 +346,7 @@ final class UpstreamTrip {
     private func cancelTimers() {
         timer?.cancel()
         timer = nil
+        timerAt = .distantFuture
     }
 
     /// Counts a failure against an endpoint: metrics, the log, and passive health.
