@@ -123,6 +123,8 @@ let package = Package(
                 .product(name: "NIOExtras", package: "swift-nio-extras"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                // Control plane only: fetching remote SAML metadata (MetadataRefreshService).
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]
         ),
         .target(

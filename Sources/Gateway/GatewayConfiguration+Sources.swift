@@ -81,6 +81,15 @@ extension GatewayConfiguration {
         case .trustStorePoll:
             guard let number = Double(value), number >= 0, number <= 86_400 else { throw bad("seconds in 0...86400 (0: off)") }
             trustStorePoll = number
+        case .metadataCache:
+            guard !value.isEmpty else { throw bad("a writable directory") }
+            metadataCache = value
+        case .metadataRefresh:
+            guard let number = Double(value), number >= 1, number <= 7 * 86_400 else { throw bad("seconds in 1...604800") }
+            metadataRefresh = number
+        case .metadataTimeout:
+            guard let number = Double(value), number > 0, number <= 600 else { throw bad("seconds in 0...600") }
+            metadataTimeout = number
         case .logLevel:
             guard let level = Logger.Level(rawValue: value.lowercased()) else {
                 throw bad("one of " + Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))

@@ -63,6 +63,16 @@ public struct GatewayConfiguration: Sendable {
     /// Seconds between checks of the trust store directory for a change, reloaded as on SIGHUP
     /// when one is seen (Kubernetes swaps a mounted volume's symlink and sends no signal); 0 off.
     public var trustStorePoll: Double = 0
+    /// A writable directory for the last good copy of each fetched metadata source
+    /// (`metadata.url` in the trust store), used at start-up when a source is down. The trust
+    /// store itself may be read-only (a mounted ConfigMap).
+    public var metadataCache: String?
+    /// Seconds between fetches of a metadata source that has no `metadata.refresh` of its own.
+    /// An hour: IdPs publish a rotation days ahead, and a conditional GET that finds nothing new
+    /// costs the source one small answer.
+    public var metadataRefresh: Double = 3600
+    /// Deadline for one metadata fetch, connect to last byte, seconds.
+    public var metadataTimeout: Double = 30
     public var logLevel: Logger.Level = .info
     public var logFormat: LogFormat = .json
     public var forwardForm: ForwardForm = .cookbook

@@ -24,7 +24,7 @@ public final class GatewayCore: Sendable {
         let configuration = try configuration.validated()
         self.configuration = configuration
         do {
-            trustStore = try ReloadableTrustStore(directory: configuration.trustStore!)
+            trustStore = try ReloadableTrustStore(directory: configuration.trustStore!, metadataCache: configuration.metadataCache)
         } catch {
             throw ConfigurationError("trust store: \(error.description)")
         }
@@ -84,7 +84,11 @@ public final class GatewayCore: Sendable {
         metrics.trustStoreLoaded(store)
         for mvpd in store.mvpds {
             guard let provider = store.provider(for: mvpd) else { continue }
-            if let validUntil = provider.validUntil {
+            if provider.notReadyCode(at: now) == .metadataUnavailable {
+                logger.warning("MVPD not ready: its metadata is fetched and no good copy has arrived yet", metadata: [
+                    "code": "metadata_unavailable", "mvpd": .string(mvpd),
+                ])
+            } else if let validUntil = provider.validUntil {
                 if validUntil <= now {
                     logger.error("MVPD not ready: its metadata has expired", metadata: [
                         "code": "metadata_expired", "mvpd": .string(mvpd), "valid_until": .string(validUntil.ISO8601Format()),

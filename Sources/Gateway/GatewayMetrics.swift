@@ -18,7 +18,10 @@ import Prometheus
 /// gauges of ``TrustExpiryGauges``, and with a shared replay store
 /// `replay_store_duration_seconds` (one `SET NX` round trip), `replay_store_errors_total{kind}`
 /// (timeout, connect, closed, backoff, server, protocol, shutdown) and
-/// `replay_store_unrecorded_total` (accepted unrecorded under `replay-store-failure: open`).
+/// `replay_store_unrecorded_total` (accepted unrecorded under `replay-store-failure: open`), and
+/// for fetched metadata `metadata_refresh_total{source,result}` (updated, not_modified, failed),
+/// `metadata_refresh_failures_total{source,reason}` and
+/// `metadata_last_refresh_timestamp_seconds{source}` (Unix time of the last fetch that succeeded).
 public final class GatewayMetrics: Sendable {
     public let registry: PrometheusCollectorRegistry
     private let factory: PrometheusMetricsFactory
@@ -149,6 +152,20 @@ public final class GatewayMetrics: Sendable {
         CoreMetrics.Counter(label: "samlgate_trust_store_reloads_total", dimensions: [("result", succeeded ? "ok" : "failed")], factory: factory)
             .increment()
         if succeeded { mvpdCount.record(mvpds) }
+    }
+
+    /// One fetch of the metadata source `source` (an MVPD id or `aggregate`): `result` is
+    /// `updated`, `not_modified` or `failed` (then `reason` says why).
+    func metadataRefresh(source: String, result: String, reason: String? = nil, at time: Double) {
+        CoreMetrics.Counter(label: "samlgate_metadata_refresh_total", dimensions: [("source", source), ("result", result)], factory: factory)
+            .increment()
+        if let reason {
+            CoreMetrics.Counter(label: "samlgate_metadata_refresh_failures_total", dimensions: [("source", source), ("reason", reason)],
+                                factory: factory).increment()
+        } else {
+            CoreMetrics.Gauge(label: "samlgate_metadata_last_refresh_timestamp_seconds", dimensions: [("source", source)], factory: factory)
+                .record(time.rounded())
+        }
     }
 
     public func setTrustStoreSize(_ mvpds: Int) {

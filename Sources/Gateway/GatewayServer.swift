@@ -5,8 +5,8 @@ import NIOPosix
 import ServiceLifecycle
 import UnixSignals
 
-/// The running gateway: the HTTP server, the SIGHUP reloader (and the trust-store poller when
-/// `trust-store-poll` is set) and the resources that must be
+/// The running gateway: the HTTP server, the SIGHUP reloader (the trust-store poller when
+/// `trust-store-poll` is set, the metadata refresher when `metadata-cache` is) and the resources that must be
 /// released after the last request (workers, upstream connections), in one service group.
 ///
 /// Shutdown (SIGTERM/SIGINT in `serve`, ``stop()`` in tests) is graceful: the server stops
@@ -25,6 +25,9 @@ public final class GatewayServer: Sendable {
         if signals { services.append(TrustStoreReloadService(core: core)) }
         if configuration.trustStorePoll > 0 {
             services.append(TrustStorePollService(core: core, interval: .milliseconds(Int64(configuration.trustStorePoll * 1000))))
+        }
+        if configuration.metadataCache != nil {
+            services.append(MetadataRefreshService(core: core, eventLoopGroup: eventLoopGroup))
         }
         services.append(GatewayHTTPServer(core: core, port: port, eventLoopGroup: eventLoopGroup))
         group = ServiceGroup(configuration: .init(

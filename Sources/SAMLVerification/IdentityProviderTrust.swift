@@ -17,11 +17,14 @@ public struct IdentityProviderTrust: Sendable {
     /// The metadata's `validUntil`: from then on the MVPD is not ready and its responses are
     /// refused with `metadata_expired`, so stale metadata is never trusted forever.
     public let validUntil: Date?
-    /// Where the trust came from: `pem`, `metadata`, `aggregate`, or several joined with `+`.
+    /// Where the trust came from: `pem`, `metadata`, `aggregate`, `remote` (fetched metadata),
+    /// `remote-aggregate`, or several joined with `+`.
     public let source: String
+    /// The fetched metadata the keys come from, if any (its own, or the aggregate's).
+    public let metadataSource: MetadataSource?
 
     public init(mvpd: String, keys: [TrustedKey], issuer: String? = nil, platformMappingID: String? = nil,
-                entityID: String? = nil, validUntil: Date? = nil, source: String = "pem") {
+                entityID: String? = nil, validUntil: Date? = nil, source: String = "pem", metadataSource: MetadataSource? = nil) {
         self.mvpd = mvpd
         self.keys = keys
         self.issuer = issuer
@@ -29,6 +32,7 @@ public struct IdentityProviderTrust: Sendable {
         self.entityID = entityID
         self.validUntil = validUntil
         self.source = source
+        self.metadataSource = metadataSource
     }
 
     /// Loads each PEM (certificate or public key) into a key value.
@@ -40,9 +44,18 @@ public struct IdentityProviderTrust: Sendable {
         self.init(mvpd: mvpd, keys: keys, issuer: issuer)
     }
 
-    /// Whether responses for this MVPD can be verified at `now` (its metadata has not expired).
+    /// Whether responses for this MVPD can be verified at `now`: it has keys (fetched metadata
+    /// has arrived) and its metadata has not expired.
     public func isReady(at now: Date) -> Bool {
-        guard let validUntil else { return true }
-        return now < validUntil
+        notReadyCode(at: now) == nil
+    }
+
+    /// Why responses for this MVPD cannot be verified at `now`, or `nil` when they can:
+    /// ``VerificationError/Code/metadataUnavailable`` (no key yet: its metadata is fetched and
+    /// no good copy has arrived) or ``VerificationError/Code/metadataExpired``.
+    public func notReadyCode(at now: Date) -> VerificationError.Code? {
+        if keys.isEmpty { return .metadataUnavailable }
+        if let validUntil, now >= validUntil { return .metadataExpired }
+        return nil
     }
 }

@@ -7,17 +7,23 @@ import Synchronization
 /// reload keeps the previous snapshot.
 public final class ReloadableTrustStore: Sendable {
     private let snapshot: Mutex<TrustStore>
+    /// Held for a whole ``reload()``: SIGHUP, the poll and a metadata refresh can ask at the same
+    /// moment, and without it an older load finishing last would replace a newer one.
+    private let reloading = Mutex(())
     /// The directory ``reload()`` reads, if any.
     public let directory: String?
+    /// Where fetched metadata's last good copies are (see ``MetadataSource``).
+    public let metadataCache: String?
 
-    public init(_ initial: TrustStore, directory: String? = nil) {
+    public init(_ initial: TrustStore, directory: String? = nil, metadataCache: String? = nil) {
         self.snapshot = Mutex(initial)
         self.directory = directory
+        self.metadataCache = metadataCache
     }
 
     /// Loads `directory` now and remembers it for ``reload()``.
-    public convenience init(directory: String) throws(TrustStoreError) {
-        self.init(try TrustStore.load(directory: directory), directory: directory)
+    public convenience init(directory: String, metadataCache: String? = nil) throws(TrustStoreError) {
+        self.init(try TrustStore.load(directory: directory, metadataCache: metadataCache), directory: directory, metadataCache: metadataCache)
     }
 
     public var current: TrustStore {
@@ -32,8 +38,11 @@ public final class ReloadableTrustStore: Sendable {
     @discardableResult
     public func reload() throws(TrustStoreError) -> TrustStore {
         guard let directory else { throw TrustStoreError("this trust store was not loaded from a directory") }
-        let fresh = try TrustStore.load(directory: directory)
-        replace(with: fresh)
-        return fresh
+        let metadataCache = self.metadataCache
+        return try reloading.withLock { _ throws(TrustStoreError) -> TrustStore in
+            let fresh = try TrustStore.load(directory: directory, metadataCache: metadataCache)
+            replace(with: fresh)
+            return fresh
+        }
     }
 }

@@ -1,34 +1,76 @@
 import Foundation
 
 extension TrustStore {
-    /// `<directory>/metadata.xml` (an aggregate) read through `<directory>/metadata.map`:
-    /// MVPD id → its entity. Empty when there is no aggregate.
+    /// What the aggregate gives one mapped MVPD: its entity, or none yet when the aggregate is
+    /// fetched and no good copy exists.
+    struct AggregateMember {
+        var entity: MetadataEntity?
+        /// The file its keys are named after (`metadata.xml`, or the fetched copy).
+        var label: String
+        /// ``IdentityProviderTrust/source``: `aggregate` or `remote-aggregate`.
+        var kind: String
+    }
+
+    /// The aggregate as read: MVPD id → member, and its ``MetadataSource`` when it is fetched.
+    struct Aggregate {
+        var members: [String: AggregateMember] = [:]
+        var source: MetadataSource?
+    }
+
+    /// `<directory>/metadata.xml` (an aggregate) — or, with `<directory>/metadata.url`, its last
+    /// good fetched copy — read through `<directory>/metadata.map`. Empty when there is none.
     ///
     /// The map is the operator's decision of which federation entity speaks for which MVPD;
-    /// nothing is trusted because it merely appears in the aggregate. Each line is
-    /// `<mvpd> <entityID>`; blank lines and lines starting with `#` are skipped.
-    static func loadAggregate(_ base: URL) throws(TrustStoreError) -> [String: MetadataEntity] {
+    /// nothing is trusted because it merely appears in the aggregate.
+    static func loadAggregate(_ base: URL, cache: String?) throws(TrustStoreError) -> Aggregate {
         let fm = FileManager.default
-        let aggregatePath = base.appendingPathComponent("metadata.xml").path
-        let mapPath = base.appendingPathComponent("metadata.map").path
-        let hasAggregate = fm.fileExists(atPath: aggregatePath), hasMap = fm.fileExists(atPath: mapPath)
-        guard hasAggregate || hasMap else { return [:] }
-        guard hasAggregate && hasMap else {
-            throw TrustStoreError(.metadataEntityMissing, hasAggregate
-                ? "metadata.xml (an aggregate) needs metadata.map (lines '<mvpd> <entityID>') beside it"
-                : "metadata.map has no metadata.xml (the aggregate) beside it")
+        let localPath = base.appendingPathComponent(metadataFile).path
+        let mapPath = base.appendingPathComponent(metadataMapFile).path
+        let remote = try MetadataSource.read(directory: base.path + "/", mvpd: nil, cache: cache)
+        let hasLocal = fm.fileExists(atPath: localPath), hasMap = fm.fileExists(atPath: mapPath)
+        if hasLocal && remote != nil {
+            throw TrustStoreError(.metadataSourceInvalid, "the store has both \(metadataFile) and \(MetadataSource.urlFile); keep one")
         }
-        guard let text = try? String(contentsOfFile: mapPath, encoding: .utf8) else {
-            throw TrustStoreError("cannot read \(mapPath)")
+        guard hasLocal || remote != nil || hasMap else { return Aggregate() }
+        guard (hasLocal || remote != nil) && hasMap else {
+            throw TrustStoreError(.metadataEntityMissing, hasMap
+                ? "metadata.map has no metadata.xml or metadata.url (the aggregate) beside it"
+                : "an aggregate (metadata.xml or metadata.url) needs metadata.map (lines '<mvpd> <entityID>') beside it")
+        }
+        let mapping = try readMetadataMap(mapPath)
+        let path: String
+        let label: String
+        if let remote {
+            label = "\(MetadataSource.urlFile) (cached copy)"
+            guard remote.hasCachedCopy else {
+                var aggregate = Aggregate(source: remote)
+                for (mvpd, _) in mapping {
+                    aggregate.members[mvpd] = AggregateMember(entity: nil, label: label, kind: "remote-aggregate")
+                }
+                return aggregate
+            }
+            path = remote.cachePath
+        } else {
+            path = localPath
+            label = metadataFile
         }
         let signers = try metadataSigners(base.appendingPathComponent(metadataSignerFile).path, label: metadataSignerFile)
-        let entities = try MetadataReader.read(path: aggregatePath, label: "metadata.xml", limit: MetadataReader.aggregateFileLimit,
-                                               signers: signers)
-        var byID: [String: MetadataEntity] = [:]
-        for entity in entities where byID[entity.entityID] == nil {
-            byID[entity.entityID] = entity
+        let entities = try MetadataReader.read(path: path, label: label, limit: MetadataReader.aggregateFileLimit, signers: signers)
+        var aggregate = Aggregate(source: remote)
+        for (mvpd, entity) in try resolve(mapping, in: entities) {
+            aggregate.members[mvpd] = AggregateMember(entity: entity, label: label, kind: remote == nil ? "aggregate" : "remote-aggregate")
         }
-        var mapped: [String: MetadataEntity] = [:]
+        return aggregate
+    }
+
+    /// The lines `<mvpd> <entityID>` of the mapping file at `path`, in order; blank lines and
+    /// lines starting with `#` are skipped. An MVPD mapped twice is refused.
+    static func readMetadataMap(_ path: String) throws(TrustStoreError) -> [(mvpd: String, entityID: String)] {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+            throw TrustStoreError("cannot read \(path)")
+        }
+        var mapping: [(mvpd: String, entityID: String)] = []
+        var seen: Set<String> = []
         for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let trimmed = line.trimmingCharacters(in: .whitespacesAndNewlines)
             if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
@@ -40,14 +82,29 @@ extension TrustStore {
             guard !mvpd.hasPrefix("."), !mvpd.contains("/") else {
                 throw TrustStoreError(.metadataEntityMissing, "metadata.map line \(number + 1): \(mvpd) is not an MVPD id")
             }
-            guard mapped[mvpd] == nil else {
+            guard seen.insert(mvpd).inserted else {
                 throw TrustStoreError(.metadataEntityMissing, "metadata.map line \(number + 1): \(mvpd) is mapped twice")
             }
-            guard let entity = byID[entityID] else {
-                throw TrustStoreError(.metadataEntityMissing, "metadata.map line \(number + 1): metadata.xml has no entity \(entityID)")
-            }
-            mapped[mvpd] = entity
+            mapping.append((mvpd, entityID))
         }
-        return mapped
+        return mapping
+    }
+
+    /// MVPD id → the entity the mapping names for it. An aggregate listing a mapped `entityID`
+    /// twice is refused: which of the two speaks for the MVPD would be an accident of order.
+    static func resolve(_ mapping: [(mvpd: String, entityID: String)], in entities: [MetadataEntity]) throws(TrustStoreError) -> [String: MetadataEntity] {
+        var byID: [String: [MetadataEntity]] = [:]
+        for entity in entities { byID[entity.entityID, default: []].append(entity) }
+        var resolved: [String: MetadataEntity] = [:]
+        for (mvpd, entityID) in mapping {
+            guard let found = byID[entityID] else {
+                throw TrustStoreError(.metadataEntityMissing, "metadata.map: \(mvpd): the aggregate has no entity \(entityID)")
+            }
+            guard found.count == 1 else {
+                throw TrustStoreError(.metadataMalformed, "the aggregate holds entity \(entityID) (mapped to \(mvpd)) \(found.count) times")
+            }
+            resolved[mvpd] = found[0]
+        }
+        return resolved
     }
 }

@@ -10,7 +10,11 @@ public final class TrustStore: Sendable {
     /// platform-mapping id → MVPD id.
     private let mvpdByPlatformMappingID: [String: String]
 
-    public init(providers: [IdentityProviderTrust]) {
+    /// The metadata the gateway fetches for this store (`metadata.url` files), the aggregate's
+    /// included; read by the gateway's refresh service.
+    public let metadataSources: [MetadataSource]
+
+    public init(providers: [IdentityProviderTrust], metadataSources: [MetadataSource] = []) {
         var map: [String: IdentityProviderTrust] = [:]
         var mapping: [String: String] = [:]
         for provider in providers {
@@ -19,6 +23,7 @@ public final class TrustStore: Sendable {
         }
         self.providers = map
         self.mvpdByPlatformMappingID = mapping
+        self.metadataSources = metadataSources
     }
 
     /// The MVPD whose platform-mapping id is `id` (what a v2 partner status names).
@@ -48,15 +53,19 @@ public final class TrustStore: Sendable {
     ///   its signing certificates, its `entityID` as the expected Issuer, its `validUntil`;
     /// - `<directory>/metadata.xml` + `<directory>/metadata.map`: an aggregate
     ///   (`EntitiesDescriptor`) and the lines `<mvpd> <entityID>` that pick its entities;
+    /// - `metadata.url` (optional `metadata.refresh`) instead of either `metadata.xml`: the
+    ///   metadata is fetched by the gateway, and what is read here is its last good copy in
+    ///   `metadataCache` (see ``MetadataSource``); until one exists the MVPD is listed and not
+    ///   ready (`metadata_unavailable`);
     /// - the optional one-line `<directory>/<mvpd>/issuer` (overrides the `entityID`) and
     ///   `<directory>/<mvpd>/platform-mapping-id`;
-    /// - `metadata-signer.pem` beside a `metadata.xml`: the pinned certificate(s) its enveloped
-    ///   signature must verify with (never an IdP key itself).
+    /// - `metadata-signer.pem` beside a `metadata.xml` or `metadata.url`: the pinned
+    ///   certificate(s) its enveloped signature must verify with (never an IdP key itself).
     ///
     /// An MVPD directory with no key source is refused, so a typo cannot silently leave an MVPD
     /// without keys. Expired metadata loads (the MVPD is listed, not ready, and its responses are
     /// refused with `metadata_expired`), so the rest of the store keeps working.
-    public static func load(directory: String) throws(TrustStoreError) -> TrustStore {
+    public static func load(directory: String, metadataCache: String? = nil) throws(TrustStoreError) -> TrustStore {
         let fm = FileManager.default
         let base = URL(fileURLWithPath: directory, isDirectory: true)
         let names: [String]
@@ -65,25 +74,28 @@ public final class TrustStore: Sendable {
         } catch {
             throw TrustStoreError("cannot read trust store directory \(directory)")
         }
-        var aggregate = try loadAggregate(base)
+        var aggregate = try loadAggregate(base, cache: metadataCache)
+        var sources = aggregate.source.map { [$0] } ?? []
         var providers: [IdentityProviderTrust] = []
         for name in names where !name.hasPrefix(".") {
             let dir = base.appendingPathComponent(name, isDirectory: true)
             var isDirectory: ObjCBool = false
             guard fm.fileExists(atPath: dir.path, isDirectory: &isDirectory), isDirectory.boolValue else { continue }
-            let mapped = aggregate.removeValue(forKey: name)
-            providers.append(try loadEntry(name, dir, aggregated: mapped, existing: providers))
+            let mapped = aggregate.members.removeValue(forKey: name)
+            let provider = try loadEntry(name, dir, aggregated: mapped, cache: metadataCache, existing: providers)
+            if let source = provider.metadataSource, !source.isAggregate { sources.append(source) }
+            providers.append(provider)
         }
-        for (name, entity) in aggregate.sorted(by: { $0.key < $1.key }) {
-            providers.append(try provider(name, pemKeys: [], entity: entity, metadataLabel: "metadata.xml", source: "aggregate",
-                                          issuer: nil, mapping: nil, existing: providers))
+        for (name, member) in aggregate.members.sorted(by: { $0.key < $1.key }) {
+            providers.append(try provider(name, pemKeys: [], entity: member.entity, metadataLabel: member.label, source: member.kind,
+                                          remote: aggregate.source, issuer: nil, mapping: nil, existing: providers))
         }
-        return TrustStore(providers: providers)
+        return TrustStore(providers: providers, metadataSources: sources)
     }
 
-    /// One `<directory>/<name>/`: its PEM files, its metadata file or the aggregate's entity
-    /// mapped to it, its one-line files.
-    private static func loadEntry(_ name: String, _ dir: URL, aggregated: MetadataEntity?,
+    /// One `<directory>/<name>/`: its PEM files, its metadata file (or fetched copy) or the
+    /// aggregate's entity mapped to it, its one-line files.
+    private static func loadEntry(_ name: String, _ dir: URL, aggregated: AggregateMember?, cache: String?,
                                   existing: [IdentityProviderTrust]) throws(TrustStoreError) -> IdentityProviderTrust {
         let files = ((try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []).filter { $0.hasSuffix(".pem") && $0 != metadataSignerFile }.sorted()
         var keys: [TrustedKey] = []
@@ -99,55 +111,91 @@ public final class TrustStore: Sendable {
                 keys.append(try TrustedKey(pem: block, source: blocks.count == 1 ? "\(name)/\(file)" : "\(name)/\(file)#\(index)"))
             }
         }
-        let metadataPath = dir.appendingPathComponent("metadata.xml").path
-        var entity = aggregated
-        var label = "metadata.xml"
+        let metadataPath = dir.appendingPathComponent(metadataFile).path
+        let remote = try MetadataSource.read(directory: dir.path + "/", mvpd: name, cache: cache)
+        var entity = aggregated?.entity
+        var label = aggregated?.label ?? metadataFile
         var sources = keys.isEmpty ? [] : ["pem"]
-        if FileManager.default.fileExists(atPath: metadataPath) {
-            if aggregated != nil {
-                throw TrustStoreError("\(name) has its own metadata.xml and an entity in the aggregate's metadata.map; keep one")
-            }
-            label = "\(name)/metadata.xml"
-            let signers = try metadataSigners(dir.appendingPathComponent(metadataSignerFile).path, label: "\(name)/\(metadataSignerFile)")
-            let entities = try MetadataReader.read(path: metadataPath, label: label, limit: MetadataReader.entityFileLimit, signers: signers)
-            guard entities.count == 1 else {
-                throw TrustStoreError(.metadataMalformed, "\(label): holds \(entities.count) entities; one MVPD's metadata.xml holds one EntityDescriptor")
-            }
-            entity = entities[0]
-            sources.append("metadata")
-        } else if aggregated != nil {
-            sources.append("aggregate")
+        let local = FileManager.default.fileExists(atPath: metadataPath)
+        if (local || remote != nil) && aggregated != nil {
+            throw TrustStoreError("\(name) has its own \(local ? metadataFile : MetadataSource.urlFile) and an entity in the aggregate's metadata.map; keep one")
         }
-        guard !keys.isEmpty || entity != nil else {
-            throw TrustStoreError("trust store entry \(name) has no .pem file or metadata.xml")
+        if local && remote != nil {
+            throw TrustStoreError(.metadataSourceInvalid, "\(name) has both \(metadataFile) and \(MetadataSource.urlFile); keep one")
+        }
+        if local {
+            label = "\(name)/\(metadataFile)"
+            entity = try readEntity(metadataPath, label: label, signerDirectory: dir, name: name)
+            sources.append("metadata")
+        } else if let remote {
+            label = "\(name)/\(MetadataSource.urlFile) (cached copy)"
+            if remote.hasCachedCopy {
+                entity = try readEntity(remote.cachePath, label: label, signerDirectory: dir, name: name)
+            }
+            sources.append("remote")
+        } else if let aggregated {
+            sources.append(aggregated.kind)
+        }
+        guard !keys.isEmpty || entity != nil || remote != nil || aggregated != nil else {
+            throw TrustStoreError("trust store entry \(name) has no .pem file, metadata.xml or metadata.url")
         }
         return try provider(name, pemKeys: keys, entity: entity, metadataLabel: label, source: sources.joined(separator: "+"),
+                            remote: remote ?? aggregated?.source,
                             issuer: try oneLineFile(dir.appendingPathComponent("issuer").path),
                             mapping: try oneLineFile(dir.appendingPathComponent("platform-mapping-id").path), existing: existing)
     }
 
-    /// The trust of one MVPD from its PEM keys and metadata entity.
-    private static func provider(_ name: String, pemKeys: [TrustedKey], entity: MetadataEntity?, metadataLabel: String, source: String,
-                                 issuer: String?, mapping: String?, existing: [IdentityProviderTrust]) throws(TrustStoreError) -> IdentityProviderTrust {
-        var keys = pemKeys
-        if let entity {
-            guard !entity.signingCertificates.isEmpty else {
-                throw TrustStoreError(.metadataNoSigningKey, "\(metadataLabel): entity \(entity.entityID) has no signing certificate")
-            }
-            for (index, certificate) in entity.signingCertificates.enumerated() {
-                do {
-                    keys.append(try TrustedKey(pem: MetadataEntity.pem(certificate), source: "\(metadataLabel)#\(entity.entityID)#\(index)"))
-                } catch {
-                    throw TrustStoreError(.metadataMalformed, error.message)
-                }
+    /// The one entity of an MVPD's own metadata file at `path`, checked with the signer pinned
+    /// in `signerDirectory`.
+    private static func readEntity(_ path: String, label: String, signerDirectory: URL, name: String) throws(TrustStoreError) -> MetadataEntity {
+        let signers = try metadataSigners(signerDirectory.appendingPathComponent(metadataSignerFile).path, label: "\(name)/\(metadataSignerFile)")
+        let entities = try MetadataReader.read(path: path, label: label, limit: MetadataReader.entityFileLimit, signers: signers)
+        return try single(entities, label: label)
+    }
+
+    /// The only entity of an MVPD's metadata.
+    static func single(_ entities: [MetadataEntity], label: String) throws(TrustStoreError) -> MetadataEntity {
+        guard entities.count == 1 else {
+            throw TrustStoreError(.metadataMalformed, "\(label): holds \(entities.count) entities; one MVPD's metadata holds one EntityDescriptor")
+        }
+        return entities[0]
+    }
+
+    /// The signing keys of `entity` (`label` names its file in errors); at least one.
+    static func keys(of entity: MetadataEntity, label: String) throws(TrustStoreError) -> [TrustedKey] {
+        guard !entity.signingCertificates.isEmpty else {
+            throw TrustStoreError(.metadataNoSigningKey, "\(label): entity \(entity.entityID) has no signing certificate")
+        }
+        var keys: [TrustedKey] = []
+        for (index, certificate) in entity.signingCertificates.enumerated() {
+            do {
+                keys.append(try TrustedKey(pem: MetadataEntity.pem(certificate), source: "\(label)#\(entity.entityID)#\(index)"))
+            } catch {
+                throw TrustStoreError(.metadataMalformed, error.message)
             }
         }
+        return keys
+    }
+
+    /// The trust of one MVPD from its PEM keys and metadata entity. With neither (a fetched
+    /// source with no good copy yet) it has no keys and is not ready.
+    private static func provider(_ name: String, pemKeys: [TrustedKey], entity: MetadataEntity?, metadataLabel: String, source: String,
+                                 remote: MetadataSource?, issuer: String?, mapping: String?,
+                                 existing: [IdentityProviderTrust]) throws(TrustStoreError) -> IdentityProviderTrust {
+        var keys = pemKeys
+        if let entity { keys += try Self.keys(of: entity, label: metadataLabel) }
         if let other = existing.first(where: { $0.platformMappingID == (mapping ?? name) }) {
             throw TrustStoreError("trust store entries \(other.mvpd) and \(name) share the platform-mapping-id \(mapping ?? name)")
         }
         return IdentityProviderTrust(mvpd: name, keys: keys, issuer: issuer ?? entity?.entityID, platformMappingID: mapping,
-                                     entityID: entity?.entityID, validUntil: entity?.validUntil, source: source)
+                                     entityID: entity?.entityID, validUntil: entity?.validUntil, source: source, metadataSource: remote)
     }
+
+    /// `metadata.xml`: an MVPD's metadata, or beside the entries the aggregate; also the name of
+    /// a fetched copy in the metadata cache.
+    static let metadataFile = "metadata.xml"
+    /// The aggregate's mapping of MVPD ids to entity ids.
+    static let metadataMapFile = "metadata.map"
 
     /// The file that pins the signer of the `metadata.xml` beside it.
     static let metadataSignerFile = "metadata-signer.pem"

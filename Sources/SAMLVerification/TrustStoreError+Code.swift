@@ -27,5 +27,13 @@ extension TrustStoreError {
         /// The aggregate's mapping file is malformed, names an entity the aggregate does not hold,
         /// or there is an aggregate without a mapping file.
         public static let metadataEntityMissing = Code(rawValue: "metadata_entity_missing")
+        /// A `metadata.url` (or `metadata.refresh`) is unusable: not an `https://` URL (plain
+        /// `http://` only with a pinned signer), credentials in it, beside a `metadata.xml`, a
+        /// refresh interval out of range, or no metadata cache configured for fetched copies.
+        public static let metadataSourceInvalid = Code(rawValue: "metadata_source_invalid")
+        /// Fetched metadata has already passed its `validUntil`: the last good copy is kept.
+        /// (A loaded store's expired MVPD is reported, and refused per response, with the
+        /// verifier's code of the same name.)
+        public static let metadataExpired = Code(rawValue: "metadata_expired")
     }
 }

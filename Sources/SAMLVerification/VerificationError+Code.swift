@@ -85,6 +85,11 @@ extension VerificationError {
         /// fresh metadata is loaded (the response itself may well be genuine; 503).
         public static let metadataExpired = Code(rawValue: "metadata_expired")
 
+        /// The MVPD's metadata is fetched from a URL and no good copy has arrived yet (the
+        /// source has been down since the gateway started with an empty metadata cache): it has
+        /// no key to verify with (503, like ``metadataExpired``).
+        public static let metadataUnavailable = Code(rawValue: "metadata_unavailable")
+
         /// The XML libraries failed for a reason unrelated to the input (initialisation, memory).
         public static let internalError = Code(rawValue: "internal_error")
 
@@ -92,7 +97,7 @@ extension VerificationError {
         public var isTrustFailure: Bool {
             switch self {
             case .forbiddenDTD, .tooLarge, .tooDeep, .tooManyAttributes, .tooManyNamespaces, .tooManyNodes, .malformedXML, .unsupportedEncryptedAssertion,
-                .unknownMVPD, .internalError, .replayCacheFull, .metadataExpired:
+                .unknownMVPD, .internalError, .replayCacheFull, .metadataExpired, .metadataUnavailable:
                 return false
             default:
                 return true

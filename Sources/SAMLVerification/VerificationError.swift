@@ -24,10 +24,11 @@ public struct VerificationError: Error, Hashable, Sendable, CustomStringConverti
 
     /// The HTTP status this error maps to: 401 for trust failures, 400 for malformed input,
     /// 500 for ``Code/internalError``, 503 for ``Code/replayCacheFull`` (retry later) and
-    /// ``Code/metadataExpired`` (the gateway's trust, not the response, is at fault).
+    /// ``Code/metadataExpired`` and ``Code/metadataUnavailable`` (the gateway's trust, not the
+    /// response, is at fault).
     public var httpStatus: Int {
         if code == .internalError { return 500 }
-        if code == .replayCacheFull || code == .metadataExpired { return 503 }
+        if code == .replayCacheFull || code == .metadataExpired || code == .metadataUnavailable { return 503 }
         return code.isTrustFailure ? 401 : 400
     }
 

@@ -137,7 +137,12 @@ public struct Verifier: Sendable {
         guard let provider = trustStore.provider(for: mvpd) else {
             throw VerificationError(.unknownMVPD, "no trust configuration for this MVPD")
         }
-        guard provider.isReady(at: now) else {
+        switch provider.notReadyCode(at: now) {
+        case nil:
+            break
+        case .metadataUnavailable?:
+            throw VerificationError(.metadataUnavailable, "the MVPD's metadata has not been fetched yet; the gateway has no key for it")
+        default:
             throw VerificationError(.metadataExpired, "the MVPD's metadata passed its validUntil; the gateway needs fresh metadata")
         }
         return provider

@@ -41,6 +41,11 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("replay-store-ca"), help: "For rediss://: PEM file of the CAs to trust (default: the system's).") var replayStoreCA: String?
     @Option(name: .customLong("trust-store-poll"), help: "Seconds between checks of the trust store for a change; 0 = SIGHUP only (default 0).")
     var trustStorePoll: String?
+    @Option(name: .customLong("metadata-cache"), help: "Writable directory for the last good copy of fetched metadata (trust store metadata.url).")
+    var metadataCache: String?
+    @Option(name: .customLong("metadata-refresh"), help: "Seconds between fetches of a metadata.url without metadata.refresh (default 3600).")
+    var metadataRefresh: String?
+    @Option(name: .customLong("metadata-timeout"), help: "Deadline of one metadata fetch, seconds (default 30).") var metadataTimeout: String?
     @Option(name: .customLong("log-level"), help: "trace|debug|info|notice|warning|error|critical (default info).") var logLevel: String?
     @Option(name: .customLong("log-format"), help: "json|text (default json).") var logFormat: String?
     @Option(name: .customLong("forward-form"), help: "cookbook|signature-preserving (default cookbook).") var forwardForm: String?
@@ -121,7 +126,8 @@ struct ServeCommand: AsyncParsableCommand {
             (.headerTimeout, headerTimeout), (.poolSize, poolSize),
             (.upstreamCooldown, upstreamCooldown), (.replayCapacity, replayCapacity), (.replayStore, replayStore),
             (.replayStoreFailure, replayStoreFailure), (.replayStoreTimeout, replayStoreTimeout),
-            (.replayStoreConnections, replayStoreConnections), (.replayStoreCA, replayStoreCA), (.trustStorePoll, trustStorePoll), (.logLevel, logLevel),
+            (.replayStoreConnections, replayStoreConnections), (.replayStoreCA, replayStoreCA), (.trustStorePoll, trustStorePoll),
+            (.metadataCache, metadataCache), (.metadataRefresh, metadataRefresh), (.metadataTimeout, metadataTimeout), (.logLevel, logLevel),
             (.logFormat, logFormat), (.forwardForm, forwardForm), (.helpURL, helpURL), (.trustedProxies, trustedProxies),
         ]
         for case let (setting, value?) in flags {

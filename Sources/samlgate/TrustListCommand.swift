@@ -16,6 +16,9 @@ struct TrustListCommand: ParsableCommand {
     @Argument(help: "The trust-store directory (default: $SAMLGATE_TRUST_STORE).")
     var directory: String?
 
+    @Option(name: .customLong("metadata-cache"), help: "The gateway's metadata cache (default: $SAMLGATE_METADATA_CACHE), for entries with metadata.url.")
+    var metadataCache: String?
+
     @Flag(help: "Print one JSON object instead of a table.")
     var json = false
 
@@ -28,7 +31,8 @@ struct TrustListCommand: ParsableCommand {
         }
         let store: TrustStore
         do {
-            store = try TrustStore.load(directory: directory)
+            let cache = metadataCache ?? ProcessInfo.processInfo.environment["SAMLGATE_METADATA_CACHE"]
+            store = try TrustStore.load(directory: directory, metadataCache: cache)
         } catch {
             StandardStreams.reportFailure(input: directory, code: error.code.rawValue, message: error.message)
             throw ExitCode.failure
@@ -40,7 +44,7 @@ struct TrustListCommand: ParsableCommand {
     }
 
     static func status(_ provider: IdentityProviderTrust, now: Date) -> String {
-        provider.isReady(at: now) ? "ready" : "metadata_expired"
+        provider.notReadyCode(at: now)?.rawValue ?? "ready"
     }
 
     static func status(_ key: TrustedKey, now: Date) -> String {
@@ -56,6 +60,10 @@ struct TrustListCommand: ParsableCommand {
     static func table(_ providers: [IdentityProviderTrust], now: Date) -> String {
         var rows = [["MVPD", "STATUS", "ISSUER", "VALID UNTIL", "KEY", "ALG", "NOT AFTER", "KEY STATUS", "SOURCE"]]
         for provider in providers {
+            if provider.keys.isEmpty {
+                // Fetched metadata that has not arrived: listed, so the gap is seen.
+                rows.append([provider.mvpd, status(provider, now: now), provider.issuer ?? "-", "-", "-", "-", "-", "-", provider.source])
+            }
             for key in provider.keys {
                 rows.append([
                     provider.mvpd, status(provider, now: now), provider.issuer ?? "-", instant(provider.validUntil) ?? "-",
@@ -95,6 +103,10 @@ struct TrustListCommand: ParsableCommand {
             line.add("platformMappingId", provider.platformMappingID)
             line.add("validUntil", instant(provider.validUntil))
             line.add("source", provider.source)
+            if let remote = provider.metadataSource {
+                line.add("metadataUrl", remote.displayURL)
+                line.add("cachedCopy", remote.hasCachedCopy)
+            }
             line.add("keys", json: "[" + keys.joined(separator: ",") + "]")
             entries.append(line.json)
         }

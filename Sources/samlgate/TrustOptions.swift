@@ -11,6 +11,9 @@ struct TrustOptions: ParsableArguments {
     @Option(name: .customLong("trust-store"), help: "Trust-store directory: DIR/<mvpd>/*.pem or DIR/<mvpd>/metadata.xml (optional DIR/<mvpd>/issuer), or DIR/metadata.xml + DIR/metadata.map.")
     var trustStore: String?
 
+    @Option(name: .customLong("metadata-cache"), help: "The gateway's metadata cache, for trust-store entries with metadata.url (their last fetched copies).")
+    var metadataCache: String?
+
     @Option(help: "The audience every AudienceRestriction must name.")
     var audience: String = VerificationOptions().audience
 
@@ -25,12 +28,13 @@ struct TrustOptions: ParsableArguments {
 
     func validate() throws {
         if !trustPEMs.isEmpty && trustStore != nil { throw ValidationError("use either --trust or --trust-store, not both") }
+        if metadataCache != nil && trustStore == nil { throw ValidationError("--metadata-cache goes with --trust-store") }
         if skew < 0 { throw ValidationError("--skew must not be negative") }
     }
 
     /// The trust store: the directory's, or one provider named `pemMVPD` holding the `--trust` keys.
     func loadStore(pemMVPD: String) throws(TrustStoreError) -> TrustStore {
-        if let trustStore { return try TrustStore.load(directory: trustStore) }
+        if let trustStore { return try TrustStore.load(directory: trustStore, metadataCache: metadataCache) }
         var pems: [String] = []
         for path in trustPEMs {
             guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {

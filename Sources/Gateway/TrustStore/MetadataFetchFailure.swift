@@ -1,0 +1,31 @@
+/// Why a metadata fetch left the last good copy in place: the `reason` label of
+/// `samlgate_metadata_refresh_failures_total` and of the `metadata_fetch_failed` log line.
+struct MetadataFetchFailure: Error, Sendable {
+    enum Reason: String, Sendable {
+        /// No answer: connection refused or reset, DNS, TLS.
+        case network
+        /// No complete answer within `metadata-timeout`.
+        case timeout
+        /// An answer other than 200 or 304 (or a redirect that may not be followed).
+        case httpStatus = "http_status"
+        /// The document is larger than a metadata file may be.
+        case tooLarge = "too_large"
+        /// The document would not load: malformed, unsigned or wrongly signed with a pinned
+        /// signer, no signing key, a mapped entity missing, expired. The trust store's code says
+        /// which.
+        case invalid
+        /// The good copy could not be written to `metadata-cache`.
+        case cache
+    }
+
+    let reason: Reason
+    /// The trust store's code for ``Reason/invalid``; `metadata_fetch_failed` otherwise.
+    let code: String
+    let message: String
+
+    init(_ reason: Reason, _ message: String, code: String = "metadata_fetch_failed") {
+        self.reason = reason
+        self.code = code
+        self.message = message
+    }
+}

@@ -1,0 +1,82 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import SAMLVerification
+
+/// One conditional GET of a metadata source, bounded in size and time. Control plane only: it
+/// runs in ``MetadataRefreshService``, never on a request's path, on its own HTTP client.
+///
+/// Redirects are followed here rather than by the client (at most ``maxRedirects``) because a
+/// redirect from `https://` to `http://` would hand the keys of an unsigned source to anyone on
+/// the path; only a source allowed plain HTTP (it has a pinned signer) may be sent to one.
+struct MetadataFetcher: Sendable {
+    let client: HTTPClient
+    /// Connect to last byte, redirects included.
+    let timeout: TimeAmount
+
+    static let maxRedirects = 3
+
+    enum Outcome: Sendable {
+        /// `304`: the cached copy is current.
+        case notModified
+        case fetched([UInt8], MetadataValidators)
+    }
+
+    func fetch(_ source: MetadataSource, validators: MetadataValidators) async throws(MetadataFetchFailure) -> Outcome {
+        let deadline = NIODeadline.now() + timeout
+        var url = source.url
+        let plainHTTPAllowed = source.url.scheme?.lowercased() == "http"
+        for _ in 0...Self.maxRedirects {
+            var request = HTTPClientRequest(url: url.absoluteString)
+            request.headers.add(name: "Accept", value: "application/samlmetadata+xml, application/xml;q=0.9, */*;q=0.1")
+            request.headers.add(name: "User-Agent", value: "samlgate-metadata")
+            if let etag = MetadataValidators.usable(validators.etag) { request.headers.add(name: "If-None-Match", value: etag) }
+            if let date = MetadataValidators.usable(validators.lastModified) { request.headers.add(name: "If-Modified-Since", value: date) }
+            let response: HTTPClientResponse
+            do {
+                response = try await client.execute(request, deadline: deadline)
+            } catch {
+                throw Self.failure(error)
+            }
+            switch response.status.code {
+            case 200:
+                if let length = response.headers.first(name: "Content-Length").flatMap(Int.init), length > source.sizeLimit {
+                    throw MetadataFetchFailure(.tooLarge, "the source announces \(length) bytes; metadata is limited to \(source.sizeLimit)")
+                }
+                let body: ByteBuffer
+                do {
+                    body = try await response.body.collect(upTo: source.sizeLimit)
+                } catch {
+                    throw Self.failure(error, limit: source.sizeLimit)
+                }
+                let fresh = MetadataValidators(etag: MetadataValidators.usable(response.headers.first(name: "ETag")),
+                                               lastModified: MetadataValidators.usable(response.headers.first(name: "Last-Modified")))
+                return .fetched(Array(buffer: body), fresh)
+            case 304:
+                return .notModified
+            case 301, 302, 303, 307, 308:
+                guard let location = response.headers.first(name: "Location"), let next = URL(string: location, relativeTo: url)?.absoluteURL,
+                      let scheme = next.scheme?.lowercased(), scheme == "https" || (scheme == "http" && plainHTTPAllowed), next.host != nil else {
+                    throw MetadataFetchFailure(.httpStatus, "HTTP \(response.status.code): a redirect to a location this source may not use")
+                }
+                url = next
+            default:
+                throw MetadataFetchFailure(.httpStatus, "HTTP \(response.status.code)")
+            }
+        }
+        throw MetadataFetchFailure(.httpStatus, "more than \(Self.maxRedirects) redirects")
+    }
+
+    /// The failure for what the client threw.
+    private static func failure(_ error: any Error, limit: Int? = nil) -> MetadataFetchFailure {
+        if let error = error as? HTTPClientError, error == .deadlineExceeded || error == .readTimeout || error == .connectTimeout {
+            return MetadataFetchFailure(.timeout, "no complete answer in time")
+        }
+        if error is NIOTooManyBytesError, let limit {
+            return MetadataFetchFailure(.tooLarge, "the document exceeds the \(limit)-byte metadata limit")
+        }
+        if error is CancellationError { return MetadataFetchFailure(.timeout, "cancelled") }
+        return MetadataFetchFailure(.network, "\(error)")
+    }
+}

@@ -1,0 +1,90 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import SAMLVerification
+import ServiceLifecycle
+
+/// Fetches the trust store's remote metadata (`metadata.url` files) and keeps its last good
+/// copies in `metadata-cache`; a new copy reloads the trust store as SIGHUP does.
+///
+/// Runs in the gateway's service group, never on a request's path. Each source is fetched at
+/// start-up and then every refresh interval, conditionally (`If-None-Match`,
+/// `If-Modified-Since`). A fetched document replaces the copy only when it passes every check a
+/// load applies (``MetadataSource/check(_:now:)``); any failure — network, timeout, HTTP status,
+/// size, signature, expiry, a full disk — keeps the last good copy, is counted
+/// (`samlgate_metadata_refresh_failures_total{source,reason}`) and logged, and is retried after
+/// ``retryCeiling`` at the latest. The sources are re-read from the current store on every
+/// round, so a `metadata.url` added by a reload is fetched without a restart.
+struct MetadataRefreshService: Service {
+    let core: GatewayCore
+    let eventLoopGroup: any EventLoopGroup
+
+    /// A failed source is tried again after its interval or this, whichever is sooner.
+    static let retryCeiling: TimeInterval = 60
+    /// The longest sleep between rounds: how soon a source added by a reload is first fetched.
+    static let idleWake: TimeInterval = 2
+
+    func run() async throws {
+        var configuration = HTTPClient.Configuration()
+        configuration.redirectConfiguration = .disallow
+        configuration.timeout = .init(connect: .seconds(10), read: .seconds(30))
+        let client = HTTPClient(eventLoopGroup: eventLoopGroup, configuration: configuration)
+        let fetcher = MetadataFetcher(client: client, timeout: .nanoseconds(Int64(core.configuration.metadataTimeout * 1e9)))
+        var due: [String: Date] = [:]
+        try? await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                let now = Date()
+                var next = now.addingTimeInterval(Self.idleWake)
+                for source in core.trustStore.current.metadataSources {
+                    let key = source.name + " " + source.url.absoluteString
+                    if let when = due[key], when > now {
+                        next = min(next, when)
+                        continue
+                    }
+                    let interval = source.refresh ?? core.configuration.metadataRefresh
+                    let succeeded = await refresh(source, with: fetcher)
+                    let when = Date().addingTimeInterval(succeeded ? interval : min(interval, Self.retryCeiling))
+                    due[key] = when
+                    next = min(next, when)
+                }
+                try? await Task.sleep(for: .milliseconds(Int64(max(0.01, next.timeIntervalSinceNow) * 1000)))
+            }
+        }
+        try? await client.shutdown()
+    }
+
+    /// One fetch of `source`; whether it succeeded (a new copy, or `304`).
+    func refresh(_ source: MetadataSource, with fetcher: MetadataFetcher) async -> Bool {
+        let validators = MetadataValidators.read(for: source.cachePath)
+        do throws(MetadataFetchFailure) {
+            switch try await fetcher.fetch(source, validators: validators) {
+            case .notModified:
+                core.metrics.metadataRefresh(source: source.name, result: "not_modified", at: Date().timeIntervalSince1970)
+                core.logger.debug("metadata not modified", metadata: ["source": .string(source.name)])
+            case .fetched(let bytes, let fresh):
+                do throws(TrustStoreError) {
+                    try source.check(bytes)
+                } catch {
+                    throw MetadataFetchFailure(.invalid, error.message, code: error.code.rawValue)
+                }
+                let unchanged = FileManager.default.contents(atPath: source.cachePath).map { Array($0) == bytes } ?? false
+                if !unchanged { try MetadataCacheFile.write(bytes, to: source.cachePath) }
+                try? MetadataCacheFile.write(Array(fresh.text.utf8), to: MetadataValidators.path(for: source.cachePath))
+                core.metrics.metadataRefresh(source: source.name, result: unchanged ? "not_modified" : "updated", at: Date().timeIntervalSince1970)
+                if !unchanged {
+                    core.logger.notice("metadata fetched; reloading the trust store", metadata: ["source": .string(source.name)])
+                    core.reloadTrustStore()
+                }
+            }
+            return true
+        } catch {
+            core.metrics.metadataRefresh(source: source.name, result: "failed", reason: error.reason.rawValue, at: 0)
+            core.logger.warning("metadata refresh failed; keeping the last good copy", metadata: [
+                "code": .string(error.code), "source": .string(source.name), "reason": .string(error.reason.rawValue),
+                "error": .string(error.message), "cached": .stringConvertible(source.hasCachedCopy),
+            ])
+            return false
+        }
+    }
+}

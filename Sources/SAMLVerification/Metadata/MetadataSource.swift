@@ -1,0 +1,126 @@
+import Foundation
+
+/// Metadata the gateway fetches itself: a `metadata.url` file in the trust store, in an MVPD's
+/// directory (its `EntityDescriptor`) or beside the entries (an aggregate read through
+/// `metadata.map`).
+///
+/// The trust store never reads the network: it reads the *last good copy* of each source from
+/// the metadata cache (setting `metadata-cache`), which mirrors the store's layout
+/// (`<cache>/<mvpd>/metadata.xml`, `<cache>/metadata.xml`). The gateway's refresh service
+/// fetches, checks a copy with ``check(_:now:)`` — every rule a load applies, so a copy that
+/// would not load is never written — and only then replaces the cached copy. A failed fetch, an
+/// HTTP error, a bad signature or expired metadata thus leaves the last good copy in use.
+public struct MetadataSource: Sendable, Equatable {
+    /// The MVPD id, or ``aggregateName`` for the aggregate; the `source` label of the metrics.
+    public let name: String
+    /// Where the document is fetched from (`https://`, or `http://` with a pinned signer).
+    public let url: URL
+    /// Seconds between fetches (`metadata.refresh`); `nil`: the gateway's `metadata-refresh`.
+    public let refresh: TimeInterval?
+    /// The last good copy.
+    public let cachePath: String
+    /// The store directory the source belongs to (the MVPD's, or the store's for the aggregate):
+    /// where its `metadata-signer.pem`, and for the aggregate `metadata.map`, are read.
+    let directory: String
+    /// Largest document accepted, bytes (one entity, or an aggregate).
+    public let sizeLimit: Int
+    /// The aggregate (`DIR/metadata.url`), read through `metadata.map`.
+    public let isAggregate: Bool
+
+    /// ``name`` of the aggregate source.
+    public static let aggregateName = "aggregate"
+    /// The file naming a source's URL.
+    static let urlFile = "metadata.url"
+    /// The optional file giving its refresh interval in seconds.
+    static let refreshFile = "metadata.refresh"
+    /// Refresh intervals outside this range are refused (a typo of `36` for `3600` would hammer
+    /// the IdP; one of a year would never refresh).
+    static let refreshRange: ClosedRange<TimeInterval> = 0.05...(7 * 86_400)
+
+    /// The source described by the `metadata.url` in `directory` (ending in `/`): the MVPD
+    /// `name`'s, or with `name` `nil` the aggregate's. `nil` when there is none.
+    static func read(directory: String, mvpd: String?, cache: String?) throws(TrustStoreError) -> MetadataSource? {
+        let name = mvpd ?? aggregateName
+        let urlPath = directory + urlFile
+        guard let text = try TrustStore.oneLineFile(urlPath) else {
+            if FileManager.default.fileExists(atPath: urlPath) {
+                throw TrustStoreError(.metadataSourceInvalid, "\(label(mvpd, urlFile)) is empty")
+            }
+            return nil
+        }
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http",
+              url.host?.isEmpty == false, url.user == nil, url.password == nil, url.fragment == nil else {
+            throw TrustStoreError(.metadataSourceInvalid, "\(label(mvpd, urlFile)): expected an https:// URL without credentials")
+        }
+        let signed = FileManager.default.fileExists(atPath: directory + TrustStore.metadataSignerFile)
+        guard scheme == "https" || signed else {
+            // Plain HTTP is what federations use for signed aggregates; without a pinned signer
+            // anyone on the path could substitute keys.
+            throw TrustStoreError(.metadataSourceInvalid,
+                                  "\(label(mvpd, urlFile)): http:// is accepted only with a pinned \(TrustStore.metadataSignerFile) beside it")
+        }
+        var refresh: TimeInterval?
+        if let text = try TrustStore.oneLineFile(directory + refreshFile) {
+            guard let seconds = TimeInterval(text), refreshRange.contains(seconds) else {
+                throw TrustStoreError(.metadataSourceInvalid,
+                                      "\(label(mvpd, refreshFile)): expected seconds in \(refreshRange.lowerBound)...\(Int(refreshRange.upperBound))")
+            }
+            refresh = seconds
+        }
+        guard let cache else {
+            throw TrustStoreError(.metadataSourceInvalid, "\(label(mvpd, urlFile)) needs a metadata cache (setting metadata-cache) for its fetched copies")
+        }
+        var cachePath = URL(fileURLWithPath: cache, isDirectory: true)
+        if let mvpd { cachePath.appendPathComponent(mvpd, isDirectory: true) }
+        return MetadataSource(
+            name: name, url: url, refresh: refresh, cachePath: cachePath.appendingPathComponent(TrustStore.metadataFile).path,
+            directory: directory, sizeLimit: mvpd == nil ? MetadataReader.aggregateFileLimit : MetadataReader.entityFileLimit,
+            isAggregate: mvpd == nil)
+    }
+
+    /// A file of the source, as errors name it (`Cablevision/metadata.url`, `metadata.url`).
+    func label(_ file: String) -> String {
+        isAggregate ? file : "\(name)/\(file)"
+    }
+
+    /// A file of the MVPD `mvpd` (`nil`: the aggregate), as errors name it.
+    static func label(_ name: String?, _ file: String) -> String {
+        name.map { "\($0)/\(file)" } ?? file
+    }
+
+    /// Whether a last good copy exists.
+    public var hasCachedCopy: Bool { FileManager.default.fileExists(atPath: cachePath) }
+
+    /// The URL as it may be shown (the query can carry a token; it is left out).
+    public var displayURL: String {
+        var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
+        components?.query = nil
+        return components?.string ?? url.absoluteString
+    }
+
+    /// Checks a fetched document by the rules a load applies — hardened parsing, the size limit,
+    /// the pinned signer's signature, one entity with a signing key for an MVPD, every mapped
+    /// entity present for the aggregate — and that it has not expired (an expired copy is no
+    /// better than the last good one). Throws the error a load would report.
+    public func check(_ bytes: [UInt8], now: Date = Date()) throws(TrustStoreError) {
+        guard bytes.count <= sizeLimit else {
+            throw TrustStoreError(.metadataMalformed, "\(label(Self.urlFile)): \(bytes.count) bytes exceeds the \(sizeLimit)-byte metadata limit")
+        }
+        let fetched = label(Self.urlFile) + " (fetched)"
+        let signers = try TrustStore.metadataSigners(directory + TrustStore.metadataSignerFile, label: label(TrustStore.metadataSignerFile))
+        let entities = try MetadataReader.entities(bytes, label: fetched, signers: signers)
+        let used: [MetadataEntity]
+        if isAggregate {
+            let mapping = try TrustStore.readMetadataMap(directory + TrustStore.metadataMapFile)
+            used = try TrustStore.resolve(mapping, in: entities).values.map { $0 }
+        } else {
+            used = [try TrustStore.single(entities, label: fetched)]
+        }
+        for entity in used {
+            _ = try TrustStore.keys(of: entity, label: fetched)
+            if let validUntil = entity.validUntil, validUntil <= now {
+                throw TrustStoreError(.metadataExpired, "\(fetched): entity \(entity.entityID) passed its validUntil \(validUntil.ISO8601Format())")
+            }
+        }
+    }
+}
