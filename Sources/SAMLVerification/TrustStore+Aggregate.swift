@@ -9,6 +9,8 @@ extension TrustStore {
         var label: String
         /// ``IdentityProviderTrust/source``: `aggregate` or `remote-aggregate`.
         var kind: String
+        /// The aggregate's URL when it is fetched.
+        var source: MetadataSource?
     }
 
     /// The aggregate as read: MVPD id → member, and its ``MetadataSource`` when it is fetched.
@@ -45,7 +47,7 @@ extension TrustStore {
             guard remote.hasCachedCopy else {
                 var aggregate = Aggregate(source: remote)
                 for (mvpd, _) in mapping {
-                    aggregate.members[mvpd] = AggregateMember(entity: nil, label: label, kind: "remote-aggregate")
+                    aggregate.members[mvpd] = AggregateMember(entity: nil, label: label, kind: "remote-aggregate", source: remote)
                 }
                 return aggregate
             }
@@ -58,7 +60,7 @@ extension TrustStore {
         let entities = try MetadataReader.read(path: path, label: label, limit: MetadataReader.aggregateFileLimit, signers: signers)
         var aggregate = Aggregate(source: remote)
         for (mvpd, entity) in try resolve(mapping, in: entities) {
-            aggregate.members[mvpd] = AggregateMember(entity: entity, label: label, kind: remote == nil ? "aggregate" : "remote-aggregate")
+            aggregate.members[mvpd] = AggregateMember(entity: entity, label: label, kind: remote == nil ? "aggregate" : "remote-aggregate", source: remote)
         }
         return aggregate
     }

@@ -68,7 +68,7 @@ struct RemoteMetadataTests {
         let server = try await MetadataServer.start(document: Self.document([GatewayHarness.idpPair]))
         defer { Task { await server.stop() } }
         let (store, cache) = try Self.store(url: server.url)
-        try await withHarness(configure: { $0.trustStore = store; $0.metadataCache = cache }) { harness in
+        try await withHarness(configure: { $0.trustStore = store; $0.metadataCache = cache }) { harness async throws in
             #expect(try await Self.eventually { try await harness.exchangeV1(Self.signed(GatewayHarness.idp)).status == 204 })
             #expect(FileManager.default.fileExists(atPath: cache + "/\(Self.mvpd)/metadata.xml"), "the good copy is kept in the cache")
             #expect(try await Self.eventually { server.conditionalRequests >= 2 }, "an unchanged source is asked with If-None-Match")
@@ -101,7 +101,7 @@ struct RemoteMetadataTests {
             let faults: [(String, () -> Void)] = [
                 ("http_status", { server.set(mode: .status(500)) }),
                 ("invalid", { server.set(document: Self.document(rotated, signedBy: Self.otherSigner)) }),
-                ("invalid", { server.set(document: try! IdPMetadata(entityID: Self.entityID, signingCertificates: [MetadataTrustTests.nextPair.certificatePEM]).render()) }),
+                ("invalid", { server.set(document: IdPMetadata(entityID: Self.entityID, signingCertificates: [MetadataTrustTests.nextPair.certificatePEM]).render()) }),
                 ("invalid", { server.set(document: Self.document(rotated, validUntil: Date().addingTimeInterval(-60))) }),
                 ("too_large", { server.set(document: "<x>" + String(repeating: " ", count: 1 << 20) + "</x>") }),
                 ("timeout", { server.set(mode: .stall(.seconds(2))) }),
@@ -130,11 +130,11 @@ struct RemoteMetadataTests {
     func startFromCache() async throws {
         let server = try await MetadataServer.start(document: Self.document([GatewayHarness.idpPair]))
         let (store, cache) = try Self.store(url: server.url)
-        try await withHarness(configure: { $0.trustStore = store; $0.metadataCache = cache }) { harness in
+        try await withHarness(configure: { $0.trustStore = store; $0.metadataCache = cache }) { harness async throws in
             #expect(try await Self.eventually { try await harness.exchangeV1(Self.signed(GatewayHarness.idp)).status == 204 })
         }
         await server.stop()
-        try await withHarness(configure: { $0.trustStore = store; $0.metadataCache = cache }) { harness in
+        try await withHarness(configure: { $0.trustStore = store; $0.metadataCache = cache }) { harness async throws in
             // No waiting: the copy was loaded with the store, before any fetch.
             #expect(try await harness.exchangeV1(Self.signed(GatewayHarness.idp)).status == 204)
             #expect(try await Self.eventually { try await Self.failures(harness, "network") >= 1 })
@@ -148,7 +148,7 @@ struct RemoteMetadataTests {
         defer { Task { await server.stop() } }
         server.set(mode: .status(503))
         let (store, cache) = try Self.store(url: server.url)
-        try await withHarness(configure: { $0.trustStore = store; $0.metadataCache = cache }) { harness in
+        try await withHarness(configure: { $0.trustStore = store; $0.metadataCache = cache }) { harness async throws in
             let refused = try await harness.exchangeV1(Self.signed(GatewayHarness.idp))
             #expect(refused.status == 503 && refused.code == "metadata_unavailable", "\(refused.body)")
             let ready = try await harness.send(.GET, "/readyz")

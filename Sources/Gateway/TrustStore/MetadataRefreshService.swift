@@ -31,8 +31,9 @@ struct MetadataRefreshService: Service {
         configuration.timeout = .init(connect: .seconds(10), read: .seconds(30))
         let client = HTTPClient(eventLoopGroup: eventLoopGroup, configuration: configuration)
         let fetcher = MetadataFetcher(client: client, timeout: .nanoseconds(Int64(core.configuration.metadataTimeout * 1e9)))
-        var due: [String: Date] = [:]
-        try? await cancelWhenGracefulShutdown {
+        await cancelWhenGracefulShutdown {
+            // When each source (by MVPD and URL, so a changed URL is fetched at once) is due.
+            var due: [String: Date] = [:]
             while !Task.isCancelled {
                 let now = Date()
                 var next = now.addingTimeInterval(Self.idleWake)
