@@ -85,9 +85,9 @@ public final class GatewayCore: Sendable {
         for mvpd in store.mvpds {
             guard let provider = store.provider(for: mvpd) else { continue }
             if provider.notReadyCode(at: now) == .metadataUnavailable {
-                logger.warning("MVPD not ready: its metadata is fetched and no good copy has arrived yet", metadata: [
-                    "code": "metadata_unavailable", "mvpd": .string(mvpd),
-                ])
+                var metadata: Logger.Metadata = ["code": "metadata_unavailable", "mvpd": .string(mvpd)]
+                if let problem = provider.cachedCopyProblem { metadata["cached_copy"] = .string(problem) }
+                logger.warning("MVPD not ready: its metadata is fetched and no good copy has arrived yet", metadata: metadata)
             } else if let validUntil = provider.validUntil {
                 if validUntil <= now {
                     logger.error("MVPD not ready: its metadata has expired", metadata: [

@@ -22,9 +22,13 @@ public struct IdentityProviderTrust: Sendable {
     public let source: String
     /// The fetched metadata the keys come from, if any (its own, or the aggregate's).
     public let metadataSource: MetadataSource?
+    /// Why a cached copy of fetched metadata was present and not used (`metadata_signature_invalid:
+    /// …`); the MVPD then waits for the next good fetch. Shown by `trust list` and logged at load.
+    public let cachedCopyProblem: String?
 
     public init(mvpd: String, keys: [TrustedKey], issuer: String? = nil, platformMappingID: String? = nil,
-                entityID: String? = nil, validUntil: Date? = nil, source: String = "pem", metadataSource: MetadataSource? = nil) {
+                entityID: String? = nil, validUntil: Date? = nil, source: String = "pem", metadataSource: MetadataSource? = nil,
+                cachedCopyProblem: String? = nil) {
         self.mvpd = mvpd
         self.keys = keys
         self.issuer = issuer
@@ -33,6 +37,7 @@ public struct IdentityProviderTrust: Sendable {
         self.validUntil = validUntil
         self.source = source
         self.metadataSource = metadataSource
+        self.cachedCopyProblem = cachedCopyProblem
     }
 
     /// Loads each PEM (certificate or public key) into a key value.

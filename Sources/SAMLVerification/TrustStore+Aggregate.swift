@@ -11,6 +11,8 @@ extension TrustStore {
         var kind: String
         /// The aggregate's URL when it is fetched.
         var source: MetadataSource?
+        /// Why the fetched copy could not be used (see ``IdentityProviderTrust/cachedCopyProblem``).
+        var problem: String?
     }
 
     /// The aggregate as read: MVPD id → member, and its ``MetadataSource`` when it is fetched.
@@ -40,27 +42,32 @@ extension TrustStore {
                 : "an aggregate (metadata.xml or metadata.url) needs metadata.map (lines '<mvpd> <entityID>') beside it")
         }
         let mapping = try readMetadataMap(mapPath)
-        let path: String
-        let label: String
-        if let remote {
-            label = "\(MetadataSource.urlFile) (cached copy)"
-            guard remote.hasCachedCopy else {
-                var aggregate = Aggregate(source: remote)
-                for (mvpd, _) in mapping {
-                    aggregate.members[mvpd] = AggregateMember(entity: nil, label: label, kind: "remote-aggregate", source: remote)
-                }
-                return aggregate
-            }
-            path = remote.cachePath
-        } else {
-            path = localPath
-            label = metadataFile
-        }
         let signers = try metadataSigners(base.appendingPathComponent(metadataSignerFile).path, label: metadataSignerFile)
-        let entities = try MetadataReader.read(path: path, label: label, limit: MetadataReader.aggregateFileLimit, signers: signers)
+        guard let remote else {
+            let entities = try MetadataReader.read(path: localPath, label: metadataFile, limit: MetadataReader.aggregateFileLimit, signers: signers)
+            var aggregate = Aggregate()
+            for (mvpd, entity) in try resolve(mapping, in: entities) {
+                aggregate.members[mvpd] = AggregateMember(entity: entity, label: metadataFile, kind: "aggregate")
+            }
+            return aggregate
+        }
+        // A fetched aggregate: its last good copy, or none yet. A copy that no longer loads (the
+        // pinned signer changed, the map names an entity it lacks) leaves its MVPDs waiting for
+        // the next fetch, as for an MVPD's own fetched metadata.
+        let label = "\(MetadataSource.urlFile) (cached copy)"
+        var resolved: [String: MetadataEntity] = [:]
+        var problem: String?
+        if remote.hasCachedCopy {
+            do {
+                let entities = try MetadataReader.read(path: remote.cachePath, label: label, limit: MetadataReader.aggregateFileLimit, signers: signers)
+                resolved = try resolve(mapping, in: entities)
+            } catch {
+                problem = error.description
+            }
+        }
         var aggregate = Aggregate(source: remote)
-        for (mvpd, entity) in try resolve(mapping, in: entities) {
-            aggregate.members[mvpd] = AggregateMember(entity: entity, label: label, kind: remote == nil ? "aggregate" : "remote-aggregate", source: remote)
+        for (mvpd, _) in mapping {
+            aggregate.members[mvpd] = AggregateMember(entity: resolved[mvpd], label: label, kind: "remote-aggregate", source: remote, problem: problem)
         }
         return aggregate
     }

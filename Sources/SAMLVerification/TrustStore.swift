@@ -88,7 +88,7 @@ public final class TrustStore: Sendable {
         }
         for (name, member) in aggregate.members.sorted(by: { $0.key < $1.key }) {
             providers.append(try provider(name, pemKeys: [], entity: member.entity, metadataLabel: member.label, source: member.kind,
-                                          remote: aggregate.source, issuer: nil, mapping: nil, existing: providers))
+                                          remote: aggregate.source, problem: member.problem, issuer: nil, mapping: nil, existing: providers))
         }
         return TrustStore(providers: providers, metadataSources: sources)
     }
@@ -116,6 +116,7 @@ public final class TrustStore: Sendable {
         var entity = aggregated?.entity
         var label = aggregated?.label ?? metadataFile
         var sources = keys.isEmpty ? [] : ["pem"]
+        var problem = aggregated?.problem
         let local = FileManager.default.fileExists(atPath: metadataPath)
         if (local || remote != nil) && aggregated != nil {
             throw TrustStoreError("\(name) has its own \(local ? metadataFile : MetadataSource.urlFile) and an entity in the aggregate's metadata.map; keep one")
@@ -130,7 +131,14 @@ public final class TrustStore: Sendable {
         } else if let remote {
             label = "\(name)/\(MetadataSource.urlFile) (cached copy)"
             if remote.hasCachedCopy {
-                entity = try readEntity(remote.cachePath, label: label, signerDirectory: dir, name: name)
+                // The copy is derived data: one that no longer loads (the pinned signer was
+                // changed, the file was damaged) leaves the MVPD waiting for the next fetch
+                // instead of stopping the whole store.
+                do {
+                    entity = try readEntity(remote.cachePath, label: label, signerDirectory: dir, name: name)
+                } catch {
+                    problem = error.description
+                }
             }
             sources.append("remote")
         } else if let aggregated {
@@ -140,7 +148,7 @@ public final class TrustStore: Sendable {
             throw TrustStoreError("trust store entry \(name) has no .pem file, metadata.xml or metadata.url")
         }
         return try provider(name, pemKeys: keys, entity: entity, metadataLabel: label, source: sources.joined(separator: "+"),
-                            remote: remote ?? aggregated?.source,
+                            remote: remote ?? aggregated?.source, problem: problem,
                             issuer: try oneLineFile(dir.appendingPathComponent("issuer").path),
                             mapping: try oneLineFile(dir.appendingPathComponent("platform-mapping-id").path), existing: existing)
     }
@@ -180,7 +188,7 @@ public final class TrustStore: Sendable {
     /// The trust of one MVPD from its PEM keys and metadata entity. With neither (a fetched
     /// source with no good copy yet) it has no keys and is not ready.
     private static func provider(_ name: String, pemKeys: [TrustedKey], entity: MetadataEntity?, metadataLabel: String, source: String,
-                                 remote: MetadataSource?, issuer: String?, mapping: String?,
+                                 remote: MetadataSource?, problem: String? = nil, issuer: String?, mapping: String?,
                                  existing: [IdentityProviderTrust]) throws(TrustStoreError) -> IdentityProviderTrust {
         var keys = pemKeys
         if let entity { keys += try Self.keys(of: entity, label: metadataLabel) }
@@ -188,7 +196,8 @@ public final class TrustStore: Sendable {
             throw TrustStoreError("trust store entries \(other.mvpd) and \(name) share the platform-mapping-id \(mapping ?? name)")
         }
         return IdentityProviderTrust(mvpd: name, keys: keys, issuer: issuer ?? entity?.entityID, platformMappingID: mapping,
-                                     entityID: entity?.entityID, validUntil: entity?.validUntil, source: source, metadataSource: remote)
+                                     entityID: entity?.entityID, validUntil: entity?.validUntil, source: source, metadataSource: remote,
+                                     cachedCopyProblem: problem)
     }
 
     /// `metadata.xml`: an MVPD's metadata, or beside the entries the aggregate; also the name of

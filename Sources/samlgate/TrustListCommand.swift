@@ -106,6 +106,7 @@ struct TrustListCommand: ParsableCommand {
             if let remote = provider.metadataSource {
                 line.add("metadataUrl", remote.displayURL)
                 line.add("cachedCopy", remote.hasCachedCopy)
+                line.add("cachedCopyProblem", provider.cachedCopyProblem)
             }
             line.add("keys", json: "[" + keys.joined(separator: ",") + "]")
             entries.append(line.json)

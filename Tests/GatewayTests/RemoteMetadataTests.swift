@@ -231,3 +231,24 @@ struct RemoteMetadataTests {
         #expect(serve.status == 2 && serve.stderr.contains("metadata_source_invalid"), "\(serve.stderr)")
     }
 }
+
+extension RemoteMetadataTests {
+    @Test("a cached copy that no longer loads (its pinned signer was changed) leaves the MVPD waiting for the next fetch instead of stopping the gateway")
+    func staleCachedCopy() async throws {
+        let server = try await MetadataServer.start(document: Self.document([GatewayHarness.idpPair]))
+        defer { Task { await server.stop() } }
+        server.set(mode: .status(503))
+        let (store, cache) = try Self.store(url: server.url)
+        try FileManager.default.createDirectory(atPath: cache + "/\(Self.mvpd)", withIntermediateDirectories: true)
+        try Self.document([GatewayHarness.idpPair], signedBy: Self.otherSigner)
+            .write(toFile: cache + "/\(Self.mvpd)/metadata.xml", atomically: true, encoding: .utf8)
+        try await withHarness(configure: { $0.trustStore = store; $0.metadataCache = cache }) { harness async throws in
+            let refused = try await harness.exchangeV1(Self.signed(GatewayHarness.idp))
+            #expect(refused.status == 503 && refused.code == "metadata_unavailable", "\(refused.body)")
+            let listed = try SamlgateProcess.run(["trust", "list", "--json", "--metadata-cache", cache, store])
+            #expect(listed.status == 1 && listed.stdoutText.contains("\"cachedCopyProblem\":\"metadata_signature_invalid"), "\(listed.stdoutText)")
+            server.set(mode: .serve)
+            #expect(try await Self.eventually { try await harness.exchangeV1(Self.signed(GatewayHarness.idp)).status == 204 })
+        }
+    }
+}
