@@ -42,7 +42,7 @@ CONTRACT = {
     415: "unsupported_media_type",
     500: "internal_error",
     502: "upstream_unavailable",
-    503: "overloaded replay_cache_full metadata_expired replay_store_unavailable",
+    503: "overloaded replay_cache_full metadata_expired metadata_unavailable replay_store_unavailable",
     504: "upstream_timeout",
 }
 CONTRACT = {status: set(codes.split()) for status, codes in CONTRACT.items()}

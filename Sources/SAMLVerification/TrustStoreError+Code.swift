@@ -35,5 +35,8 @@ extension TrustStoreError {
         /// (A loaded store's expired MVPD is reported, and refused per response, with the
         /// verifier's code of the same name.)
         public static let metadataExpired = Code(rawValue: "metadata_expired")
+        /// A refresh of fetched metadata failed (network, timeout, HTTP status, size, the cache
+        /// not writable); the last good copy stays. Logged and counted by the gateway only.
+        public static let metadataFetchFailed = Code(rawValue: "metadata_fetch_failed")
     }
 }

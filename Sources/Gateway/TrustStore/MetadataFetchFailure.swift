@@ -1,3 +1,5 @@
+import SAMLVerification
+
 /// Why a metadata fetch left the last good copy in place: the `reason` label of
 /// `samlgate_metadata_refresh_failures_total` and of the `metadata_fetch_failed` log line.
 struct MetadataFetchFailure: Error, Sendable {
@@ -23,7 +25,7 @@ struct MetadataFetchFailure: Error, Sendable {
     let code: String
     let message: String
 
-    init(_ reason: Reason, _ message: String, code: String = "metadata_fetch_failed") {
+    init(_ reason: Reason, _ message: String, code: String = TrustStoreError.Code.metadataFetchFailed.rawValue) {
         self.reason = reason
         self.code = code
         self.message = message
