@@ -88,7 +88,7 @@ struct RemoteMetadataTests {
         }
     }
 
-    @Test("every failure keeps the last good copy and is counted by reason: HTTP error, wrong signer, unsigned, expired, too large, timeout, redirect loop, source down")
+    @Test("every failure keeps the last good copy and is counted by reason: HTTP error, wrong signer, unsigned, expired, no validUntil over http, too large, timeout, redirect loop, source down")
     func failuresKeepLastGoodCopy() async throws {
         let good = Self.document([GatewayHarness.idpPair])
         let server = try await MetadataServer.start(document: good)
@@ -103,6 +103,8 @@ struct RemoteMetadataTests {
                 ("invalid", { server.set(document: Self.document(rotated, signedBy: Self.otherSigner)) }),
                 ("invalid", { server.set(document: IdPMetadata(entityID: Self.entityID, signingCertificates: [MetadataTrustTests.nextPair.certificatePEM]).render()) }),
                 ("invalid", { server.set(document: Self.document(rotated, validUntil: Date().addingTimeInterval(-60))) }),
+                // Over http:// a signed copy without validUntil could be replayed for ever.
+                ("invalid", { server.set(document: Self.document(rotated, validUntil: nil)) }),
                 ("too_large", { server.set(document: "<x>" + String(repeating: " ", count: 1 << 20) + "</x>") }),
                 ("timeout", { server.set(mode: .stall(.seconds(2))) }),
                 ("http_status", { server.set(mode: .redirect(server.url)) }),

@@ -177,6 +177,20 @@ struct MetadataTrustStoreTests {
         #expect(error.code == .metadataEntityMissing, "\(error)")
     }
 
+    @Test("an aggregate holding a mapped entityID twice is refused (which of the two speaks for the MVPD would be an accident of order)")
+    func aggregateDuplicateEntity() throws {
+        let twice = IdPMetadata.aggregate([Self.metadata([Fixtures.rsaPair]), Self.metadata([Fixtures.attackerIdP.keyPair])])
+        let root = try Self.store(["metadata.xml": twice, "metadata.map": "\(Fixtures.mvpd) \(Self.entityID)\n"])
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let error = try #require(Self.loadFailure(root))
+        #expect(error.code == .metadataMalformed && error.message.contains("2 times"), "\(error)")
+        // An entity the map does not name may repeat: it is not trusted anyway.
+        let unmapped = IdPMetadata.aggregate([Self.metadata(), Self.metadata(entityID: "https://x.example/idp"), Self.metadata(entityID: "https://x.example/idp")])
+        let fine = try Self.store(["metadata.xml": unmapped, "metadata.map": "\(Fixtures.mvpd) \(Self.entityID)\n"])
+        defer { try? FileManager.default.removeItem(atPath: fine) }
+        #expect(Self.loadFailure(fine) == nil)
+    }
+
     @Test("an MVPD with its own metadata.xml and an aggregate entity is refused (which one would be trusted?)")
     func ambiguous() throws {
         let root = try Self.store([

@@ -101,7 +101,8 @@ public struct MetadataSource: Sendable, Equatable {
     /// Checks a fetched document by the rules a load applies — hardened parsing, the size limit,
     /// the pinned signer's signature, one entity with a signing key for an MVPD, every mapped
     /// entity present for the aggregate — and that it has not expired (an expired copy is no
-    /// better than the last good one). Throws the error a load would report.
+    /// better than the last good one); over `http://`, that it has a `validUntil` at all, which
+    /// bounds how long an old signed copy can be replayed. Throws the error a load would report.
     public func check(_ bytes: [UInt8], now: Date = Date()) throws(TrustStoreError) {
         guard bytes.count <= sizeLimit else {
             throw TrustStoreError(.metadataMalformed, "\(label(Self.urlFile)): \(bytes.count) bytes exceeds the \(sizeLimit)-byte metadata limit")
@@ -116,8 +117,15 @@ public struct MetadataSource: Sendable, Equatable {
         } else {
             used = [try TrustStore.single(entities, label: fetched)]
         }
+        let plainHTTP = url.scheme?.lowercased() == "http"
         for entity in used {
             _ = try TrustStore.keys(of: entity, label: fetched)
+            if plainHTTP && entity.validUntil == nil {
+                // Over plain HTTP the signature is all that protects the keys, and it never
+                // expires: without validUntil, anyone on the path could serve an old signed copy
+                // (keys since rotated out, perhaps compromised) for ever.
+                throw TrustStoreError(.metadataMalformed, "\(fetched): entity \(entity.entityID) has no validUntil; metadata fetched over http:// must carry one")
+            }
             if let validUntil = entity.validUntil, validUntil <= now {
                 throw TrustStoreError(.metadataExpired, "\(fetched): entity \(entity.entityID) passed its validUntil \(validUntil.ISO8601Format())")
             }
