@@ -16,6 +16,8 @@ final class MetadataServer: Sendable {
         case stall(Duration)
         /// A redirect to this location.
         case redirect(String)
+        /// The head at once, then the body a few bytes at a time, `pause` apart.
+        case trickle(pause: Duration)
     }
 
     struct State: Sendable {
@@ -56,6 +58,15 @@ final class MetadataServer: Sendable {
                 try await Task.sleep(for: duration)
             case .redirect(let location):
                 return Response(status: .found, headers: [.location: location])
+            case .trickle(let pause):
+                let document = state.document
+                return Response(status: .ok, headers: [.contentType: "application/samlmetadata+xml"], body: .init { writer in
+                    for start in stride(from: 0, to: document.count, by: 16) {
+                        try await writer.write(ByteBuffer(bytes: document[start..<min(start + 16, document.count)]))
+                        try await Task.sleep(for: pause)
+                    }
+                    try await writer.finish(nil)
+                })
             }
             if conditional { return Response(status: .notModified, headers: [.eTag: Self.etag(state.document)]) }
             return Response(status: .ok, headers: [.eTag: Self.etag(state.document), .contentType: "application/samlmetadata+xml"],

@@ -107,6 +107,8 @@ struct RemoteMetadataTests {
                 ("invalid", { server.set(document: Self.document(rotated, validUntil: nil)) }),
                 ("too_large", { server.set(document: "<x>" + String(repeating: " ", count: 1 << 20) + "</x>") }),
                 ("timeout", { server.set(mode: .stall(.seconds(2))) }),
+                // The head in time, the body trickling: bounded by the same deadline.
+                ("timeout", { server.set(mode: .trickle(pause: .milliseconds(100))) }),
                 ("http_status", { server.set(mode: .redirect(server.url)) }),
             ]
             var expected: [String: Double] = [:]
@@ -132,11 +134,11 @@ struct RemoteMetadataTests {
     func startFromCache() async throws {
         let server = try await MetadataServer.start(document: Self.document([GatewayHarness.idpPair]))
         let (store, cache) = try Self.store(url: server.url)
-        try await withHarness(configure: { $0.trustStore = store; $0.metadataCache = cache }) { harness async throws in
+        try await withHarness(configure: { $0.trustStore = store; $0.metadataCache = cache; $0.metadataTimeout = 1 }) { harness async throws in
             #expect(try await Self.eventually { try await harness.exchangeV1(Self.signed(GatewayHarness.idp)).status == 204 })
         }
         await server.stop()
-        try await withHarness(configure: { $0.trustStore = store; $0.metadataCache = cache }) { harness async throws in
+        try await withHarness(configure: { $0.trustStore = store; $0.metadataCache = cache; $0.metadataTimeout = 1 }) { harness async throws in
             // No waiting: the copy was loaded with the store, before any fetch.
             #expect(try await harness.exchangeV1(Self.signed(GatewayHarness.idp)).status == 204)
             #expect(try await Self.eventually { try await Self.failures(harness, "network") >= 1 })

@@ -23,7 +23,32 @@ struct MetadataFetcher: Sendable {
         case fetched([UInt8], MetadataValidators)
     }
 
+    /// The fetch, bounded as a whole by ``timeout``: the client's own deadline ends with the
+    /// response head, so a source trickling its body a byte at a time would otherwise hold the
+    /// refresh of every source for as long as it liked.
     func fetch(_ source: MetadataSource, validators: MetadataValidators) async throws(MetadataFetchFailure) -> Outcome {
+        let timeout = self.timeout
+        let result = await withTaskGroup(of: Result<Outcome, MetadataFetchFailure>?.self) { group in
+            group.addTask {
+                do throws(MetadataFetchFailure) {
+                    return .success(try await self.fetchUnbounded(source, validators: validators))
+                } catch {
+                    return .failure(error)
+                }
+            }
+            group.addTask {
+                try? await Task.sleep(for: .nanoseconds(timeout.nanoseconds))
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+        guard let result else { throw MetadataFetchFailure(.timeout, "no complete answer in time") }
+        return try result.get()
+    }
+
+    private func fetchUnbounded(_ source: MetadataSource, validators: MetadataValidators) async throws(MetadataFetchFailure) -> Outcome {
         let deadline = NIODeadline.now() + timeout
         var url = source.url
         let plainHTTPAllowed = source.url.scheme?.lowercased() == "http"

@@ -26,11 +26,14 @@ struct MetadataRefreshService: Service {
     static let idleWake: TimeInterval = 2
 
     func run() async throws {
+        let timeout = Int64(core.configuration.metadataTimeout * 1000)
         var configuration = HTTPClient.Configuration()
         configuration.redirectConfiguration = .disallow
-        configuration.timeout = .init(connect: .seconds(10), read: .seconds(30))
+        // The client retries a refused connection until its connect timeout: at most half the
+        // fetch's, so that a source that is down is reported as `network`, not `timeout`.
+        configuration.timeout = .init(connect: .milliseconds(min(5000, timeout / 2)), read: .milliseconds(timeout))
         let client = HTTPClient(eventLoopGroup: eventLoopGroup, configuration: configuration)
-        let fetcher = MetadataFetcher(client: client, timeout: .nanoseconds(Int64(core.configuration.metadataTimeout * 1e9)))
+        let fetcher = MetadataFetcher(client: client, timeout: .milliseconds(timeout))
         await cancelWhenGracefulShutdown {
             // When each source (by MVPD and URL, so a changed URL is fetched at once) is due.
             var due: [String: Date] = [:]
