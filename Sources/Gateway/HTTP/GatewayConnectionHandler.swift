@@ -21,6 +21,9 @@ import ServerSupport
 ///
 /// Backpressure both ways: the client's body is read only as fast as the backend takes it, and
 /// the backend's answer only as fast as the client takes it (``UpstreamTrip/pauseResponse()``).
+/// And no request is begun while the client has not taken the answers before it (the channel
+/// is not writable): a client that pipelines `GET /metrics` without ever reading would otherwise
+/// have the gateway pile up its answers in memory, a few bytes of request for kilobytes of answer.
 final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundIn = HTTPServerResponsePart
@@ -146,6 +149,12 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
             pauseReading()
             return
         }
+        if request == nil && (!queued.isEmpty || !context.channel.isWritable) {
+            // A request behind answers the client has not taken yet: it waits (in order).
+            queued.append(.part(part))
+            pauseReading()
+            return
+        }
         take(part, context: context)
     }
 
@@ -158,12 +167,16 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     }
 
     /// Takes up what waited behind the request just finished, until a request is in flight
-    /// with its body complete (its answer pending) or nothing is left; reads resume then.
+    /// with its body complete (its answer pending), the next request would begin while the
+    /// client has not taken the answers before it (resumed by ``channelWritabilityChanged(context:)``),
+    /// or nothing is left; reads resume then.
     private func takeUpQueued() {
         guard !takingUpQueued, let context else { return }
         takingUpQueued = true
         defer { takingUpQueued = false }
-        while !closing, request.map({ !$0.bodyEnded }) ?? true, let next = queued.popFirst() {
+        while !closing, request.map({ !$0.bodyEnded }) ?? true, let next = queued.first {
+            if request == nil, case .part(.head) = next, !context.channel.isWritable { return }
+            queued.removeFirst()
             switch next {
             case .part(let part): take(part, context: context)
             case .parserError(let error): parserFailed(error, context: context)
@@ -529,8 +542,13 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         }
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
         // Reads may have been paused for the backend; the rest of the body is dropped at full
-        // speed. (Paused for pipelined requests instead: those are taken up first.)
-        if queued.isEmpty { resumeReading() }
+        // speed. (Paused for pipelined requests instead: those are taken up first. And paused
+        // while the client leaves its answers unread: see the type's documentation.)
+        if !context.channel.isWritable {
+            pauseReading()
+        } else if queued.isEmpty {
+            resumeReading()
+        }
         finishIfComplete()
     }
 
@@ -582,7 +600,14 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
-        if context.channel.isWritable { request?.trip?.resumeResponse() }
+        if context.channel.isWritable {
+            if let trip = request?.trip {
+                trip.resumeResponse()
+            } else if !closing {
+                // The client took its answers: what waited behind them goes on.
+                if queued.isEmpty { resumeReading() } else { takeUpQueued() }
+            }
+        }
         context.fireChannelWritabilityChanged()
     }
 
