@@ -40,6 +40,7 @@ struct SharedReplayStoreTests {
     func acceptedThenReplayed() async throws {
         try await RedisServerProcess.with { redis in
             try await withHarness(configure: Self.redisStore(redis.url)) { h in
+                let before = Date()
                 let issued = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
                 let xml = GatewayHarness.issue { $0.now = issued }
                 let saml = GatewayHarness.base64(xml)
@@ -54,9 +55,21 @@ struct SharedReplayStoreTests {
                 let assertionID = text.range(of: "<saml:Assertion").flatMap { text[$0.upperBound...].range(of: "ID=\"") }
                     .map { text[$0.upperBound...].prefix { $0 != "\"" } } ?? ""
                 #expect(!assertionID.isEmpty && !key.contains(assertionID))
-                // NotOnOrAfter (issued + the test IdP's 300 s) plus the gateway's 120 s skew.
-                let expiry = try await Self.command(redis.url, RESPCommand("PEXPIRETIME", key))
-                #expect(expiry == .integer(Int64(issued.timeIntervalSince1970 + 300 + 120) * 1000))
+                // NotOnOrAfter (issued + the test IdP's 300 s) plus the gateway's 120 s skew, as a
+                // lifetime from the gateway's clock: what is left of it lies between the expiry
+                // seen from after the PTTL and from before the exchange (a millisecond either
+                // side for rounding). The window is the test's own duration: an expiry off by
+                // the skew, or by any Redis clock difference, falls outside.
+                let expiry = (issued.timeIntervalSince1970 + 300 + 120) * 1000
+                let ttl = try await Self.command(redis.url, RESPCommand("PTTL", key))
+                let after = Date()
+                guard case .integer(let left) = ttl else {
+                    Issue.record("PTTL answered \(ttl)")
+                    return
+                }
+                let lowest = Int64(expiry - after.timeIntervalSince1970 * 1000) - 1
+                let highest = Int64(expiry - before.timeIntervalSince1970 * 1000) + 1
+                #expect(left >= lowest && left <= highest, "PTTL \(left) outside \(lowest)...\(highest)")
                 let metrics = try await h.send(.GET, "/metrics").body
                 #expect(metrics.contains("samlgate_replay_store_duration_seconds_count 2"), "\(metrics)")
                 #expect(metrics.contains("samlgate_verification_failures_total{code=\"replayed\"} 1"))

@@ -6,9 +6,11 @@ import NIOCore
 import RESP
 import SAMLVerification
 
-/// Replay protection shared by every replica: one atomic `SET <key> 1 NX PXAT <expiry>` per
+/// Replay protection shared by every replica: one atomic `SET <key> 1 NX PX <lifetime>` per
 /// exchange on a Redis all replicas use, so of two replicas racing on the same assertion only
-/// one can record it.
+/// one can record it. The lifetime is computed on the gateway's clock (the assertion's
+/// `NotOnOrAfter` plus the skew, minus now): an absolute `PXAT` would be read on Redis's clock,
+/// and a Redis clock ahead of the gateway's would end the record early — a replay window.
 ///
 /// Asked on the event loop of the client's connection, after the workers verified the response
 /// and before anything is forwarded: the round trip to Redis never holds a worker thread.
@@ -40,11 +42,14 @@ public final class SharedReplayStore: Sendable {
 
     /// Records `claim` unless it is recorded already. Succeeds with `nil` when the exchange may
     /// go on, or with the refusal to answer (`replayed`; `replay_store_unavailable` when the
-    /// store cannot answer and the policy is `closed`). Call on `eventLoop`; never fails.
+    /// store cannot answer and the policy is `closed`). Anything but `+OK` or a null reply —
+    /// an error reply, a timeout, a closed connection — is the store not answering. Call on
+    /// `eventLoop`; never fails.
     func admit(_ claim: ReplayClaim, on eventLoop: any EventLoop) -> EventLoopFuture<GatewayError?> {
         let started = DispatchTime.now().uptimeNanoseconds
         let command = RESPCommand.setIfAbsent(
-            key: Self.key(for: claim), value: ByteBuffer(string: "1"), expiresAtMilliseconds: Self.milliseconds(claim.expiresAt))
+            key: Self.key(for: claim), value: ByteBuffer(string: "1"),
+            expiresInMilliseconds: Self.lifetimeMilliseconds(until: claim.expiresAt, now: Date()))
         return client.send(command, on: eventLoop).map { reply -> GatewayError? in
             switch reply {
             case .simpleString("OK"):
@@ -103,9 +108,13 @@ public final class SharedReplayStore: Sendable {
 
     private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 
-    /// Unix time in milliseconds, rounded up: the record never ends before the assertion does.
-    static func milliseconds(_ date: Date) -> Int64 {
-        Int64((date.timeIntervalSince1970 * 1000).rounded(.up))
+    /// Milliseconds from `now` until `expiry` on the gateway's clock, rounded up (the record
+    /// never ends before the assertion could be refused anyway), at least 1 (`PX 0` is an error
+    /// in Redis) and at most a year (a bound for the conversion; assertions live minutes).
+    static func lifetimeMilliseconds(until expiry: Date, now: Date) -> Int64 {
+        let milliseconds = (expiry.timeIntervalSince(now) * 1000).rounded(.up)
+        guard milliseconds >= 1 else { return 1 }
+        return Int64(min(milliseconds, 365 * 86_400_000))
     }
 
     func shutdown() async {
