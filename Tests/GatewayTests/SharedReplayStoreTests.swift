@@ -178,6 +178,94 @@ struct SharedReplayStoreTests {
         try await silent.close()
     }
 
+    /// `samlgate_replay_store_errors_total{kind="<kind>"}`, 0 when absent.
+    static func errorCount(_ h: GatewayHarness, kind: String) async throws -> Int {
+        let metrics = try await h.send(.GET, "/metrics").body
+        let prefix = "samlgate_replay_store_errors_total{kind=\"\(kind)\"} "
+        return metrics.split(separator: "\n").first { $0.hasPrefix(prefix) }.flatMap { Int($0.dropFirst(prefix.count)) } ?? 0
+    }
+
+    /// Exchanges fresh responses until one is accepted (the store's reconnection backs off), at most ~6 s.
+    static func eventuallyAccepted(_ h: GatewayHarness) async throws -> Bool {
+        for _ in 0..<60 {
+            if try await h.exchangeV1(Self.fresh()).status == 204 { return true }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        return false
+    }
+
+    @Test("failover: the old primary, now a replica, answers -READONLY: 503, counted as unavailable, /readyz down, the connection dropped; promoted again, exchanges recover")
+    func readOnlyAfterFailover() async throws {
+        try await RedisServerProcess.with { redis in
+            try await RedisServerProcess.with { other in
+                try await withHarness(configure: Self.redisStore(redis.url)) { h in
+                    #expect(try await h.exchangeV1(Self.fresh()).status == 204)
+                    #expect(try await h.send(.GET, "/readyz").json?["replayStore"] as? String == "up")
+                    #expect(try await Self.command(redis.url, RESPCommand("REPLICAOF", "127.0.0.1", String(other.port))) == .simpleString("OK"))
+                    let refused = try await h.exchangeV1(Self.fresh())
+                    ErrorCodeTests.expectError(refused, 503, "replay_store_unavailable")
+                    #expect(h.upstream?.store.exchanges.count == 1)
+                    #expect(try await Self.errorCount(h, kind: "unavailable") == 1)
+                    // Down, and the probe /readyz sends (SET NX PX, not PING) keeps it down.
+                    for _ in 0..<3 {
+                        let ready = try await h.send(.GET, "/readyz")
+                        #expect(ready.status == 200)
+                        #expect(ready.json?["replayStore"] as? String == "down", "\(ready.body)")
+                        try await Task.sleep(for: .milliseconds(150))
+                    }
+                    // Promoted back (what a DNS name or Service would now lead to): the store
+                    // reconnects by itself, no gateway restart.
+                    #expect(try await Self.command(redis.url, RESPCommand("REPLICAOF", "NO", "ONE")) == .simpleString("OK"))
+                    #expect(try await Self.eventuallyAccepted(h))
+                    #expect(try await h.send(.GET, "/readyz").json?["replayStore"] as? String == "up")
+                }
+            }
+        }
+    }
+
+    @Test("-LOADING, -MASTERDOWN, -NOAUTH to SET: 503, counted as unavailable, /readyz down, and each reconnects (a new connection per attempt after the back-off)")
+    func connectionErrors() async throws {
+        for text in ["LOADING Redis is loading the dataset in memory", "MASTERDOWN Link with MASTER is down", "NOAUTH Authentication required."] {
+            try await ScriptedRedis.with(reply: { $0.first?.uppercased() == "SET" ? "-\(text)\r\n" : "+PONG\r\n" }) { redis in
+                try await withHarness(configure: Self.redisStore(redis.url)) { h in
+                    ErrorCodeTests.expectError(try await h.exchangeV1(Self.fresh()), 503, "replay_store_unavailable")
+                    #expect(redis.connections == 1, "\(text)")
+                    try await Task.sleep(for: .milliseconds(250))
+                    ErrorCodeTests.expectError(try await h.exchangeV1(Self.fresh()), 503, "replay_store_unavailable")
+                    #expect(redis.connections == 2, "\(text)")
+                    #expect(try await Self.errorCount(h, kind: "unavailable") == 2, "\(text)")
+                    #expect(try await h.send(.GET, "/readyz").json?["replayStore"] as? String == "down", "\(text)")
+                    #expect(h.upstream?.store.exchanges.isEmpty == true)
+                }
+            }
+        }
+    }
+
+    @Test("any other failed SET counts as down: -OOM (server, connection kept) and a reply SET cannot have (protocol, connection dropped); /readyz down although PING works")
+    func otherFailuresAreDown() async throws {
+        try await ScriptedRedis.with(reply: { $0.first?.uppercased() == "SET" ? "-OOM command not allowed when used memory > 'maxmemory'.\r\n" : "+PONG\r\n" }) { redis in
+            try await withHarness(configure: Self.redisStore(redis.url)) { h in
+                ErrorCodeTests.expectError(try await h.exchangeV1(Self.fresh()), 503, "replay_store_unavailable")
+                ErrorCodeTests.expectError(try await h.exchangeV1(Self.fresh()), 503, "replay_store_unavailable")
+                #expect(try await Self.errorCount(h, kind: "server") == 2)
+                #expect(redis.connections == 1)
+                #expect(try await h.send(.GET, "/readyz").json?["replayStore"] as? String == "down")
+                try await Task.sleep(for: .milliseconds(100))
+                #expect(try await h.send(.GET, "/readyz").json?["replayStore"] as? String == "down")
+            }
+        }
+        try await ScriptedRedis.with(reply: { $0.first?.uppercased() == "SET" ? ":1\r\n" : "+PONG\r\n" }) { redis in
+            try await withHarness(configure: Self.redisStore(redis.url)) { h in
+                ErrorCodeTests.expectError(try await h.exchangeV1(Self.fresh()), 503, "replay_store_unavailable")
+                #expect(try await Self.errorCount(h, kind: "protocol") == 1)
+                ErrorCodeTests.expectError(try await h.exchangeV1(Self.fresh()), 503, "replay_store_unavailable")
+                #expect(redis.connections == 2)
+                #expect(try await h.send(.GET, "/readyz").json?["replayStore"] as? String == "down")
+                #expect(h.upstream?.store.exchanges.isEmpty == true)
+            }
+        }
+    }
+
     @Test("the memory store is reported by /readyz and keeps its behaviour")
     func memoryStore() async throws {
         try await withHarness { h in

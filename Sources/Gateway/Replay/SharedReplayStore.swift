@@ -21,6 +21,11 @@ public final class SharedReplayStore: Sendable {
     /// `Retry-After` of `replay_store_unavailable`.
     static let retrySeconds = 1
 
+    /// The key of `/readyz`'s probe: under the replay prefix, so an
+    /// ACL limited to `samlgate:replay:*` allows it, and never a real record's (those end in 64
+    /// hex digits).
+    static let probeKey = keyPrefix + "probe"
+
     public let client: RESPClient
     let failurePolicy: ReplayStoreFailurePolicy
     let metrics: GatewayMetrics
@@ -81,11 +86,20 @@ public final class SharedReplayStore: Sendable {
         }
     }
 
-    /// `up`, `down` or `unknown` (nothing asked yet), for `/readyz`. When not `up`, a `PING` goes
-    /// out on `eventLoop` so that a Redis back from an outage is noticed without an exchange.
+    /// The probe `/readyz` sends: the exchanges' own command shape on
+    /// ``probeKey``, living one second, so that `up` means what an exchange needs (a writable
+    /// primary that knows `SET … NX PX`), not merely that Redis answers `PING`.
+    static var probe: RESPCommand {
+        RESPCommand.setIfAbsent(key: ByteBuffer(string: probeKey), value: ByteBuffer(string: "1"), expiresInMilliseconds: 1000)
+    }
+
+    /// `up`, `down` or `unknown` (nothing asked yet), for `/readyz`: whether the last command got
+    /// a usable reply (an error reply is `down`). When not `up`, ``probe`` goes out on
+    /// `eventLoop` so that a Redis back from an outage is noticed without an exchange — the
+    /// exchanges' own command, so a Redis that answers `PING` but refuses writes stays `down`.
     func readiness(probingOn eventLoop: any EventLoop) -> String {
         let reachable = client.isReachable
-        if reachable != true { _ = client.send(.ping, on: eventLoop) }
+        if reachable != true { _ = client.send(Self.probe, on: eventLoop) }
         switch reachable {
         case true?: return "up"
         case false?: return "down"
