@@ -21,7 +21,7 @@ public final class SharedReplayStore: Sendable {
     /// `Retry-After` of `replay_store_unavailable`.
     static let retrySeconds = 1
 
-    /// The key of `/readyz`'s probe: under the replay prefix, so an
+    /// The key of the start-up check's (and `/readyz`'s) probe: under the replay prefix, so an
     /// ACL limited to `samlgate:replay:*` allows it, and never a real record's (those end in 64
     /// hex digits).
     static let probeKey = keyPrefix + "probe"
@@ -30,6 +30,7 @@ public final class SharedReplayStore: Sendable {
     let failurePolicy: ReplayStoreFailurePolicy
     let metrics: GatewayMetrics
     let logger: Logger
+    let eventLoopGroup: any EventLoopGroup
 
     init(url: RedisURL, configuration: GatewayConfiguration, metrics: GatewayMetrics, logger: Logger,
          eventLoopGroup: any EventLoopGroup) throws(ConfigurationError) {
@@ -43,6 +44,7 @@ public final class SharedReplayStore: Sendable {
         failurePolicy = configuration.replayStoreFailure
         self.metrics = metrics
         self.logger = logger
+        self.eventLoopGroup = eventLoopGroup
     }
 
     /// Records `claim` unless it is recorded already. Succeeds with `nil` when the exchange may
@@ -86,11 +88,49 @@ public final class SharedReplayStore: Sendable {
         }
     }
 
-    /// The probe `/readyz` sends: the exchanges' own command shape on
+    /// The probe `/readyz` and the start-up check send: the exchanges' own command shape on
     /// ``probeKey``, living one second, so that `up` means what an exchange needs (a writable
     /// primary that knows `SET … NX PX`), not merely that Redis answers `PING`.
     static var probe: RESPCommand {
         RESPCommand.setIfAbsent(key: ByteBuffer(string: probeKey), value: ByteBuffer(string: "1"), expiresInMilliseconds: 1000)
+    }
+
+    /// Connects, logs in and sends ``probe`` once, at start-up, and logs what it found:
+    /// ``ReplayStoreCheck/unsupported(_:)`` when Redis rejects the command or the database
+    /// (retrying cannot help: the caller refuses to start), ``ReplayStoreCheck/unavailable(_:)``
+    /// (logged as an error with code `replay_store_unavailable`) when it cannot answer for now.
+    /// Never logs the password (the URL is shown masked).
+    public func checkAtStartUp() async -> ReplayStoreCheck {
+        let url = client.url.description
+        do {
+            _ = try await client.submit(Self.probe, on: eventLoopGroup.next()).get()
+            logger.info("replay store ready", metadata: ["replay_store": .string(url)])
+            return .ready
+        } catch {
+            let error = (error as? RESPError) ?? RESPError(.closed, "\(error)")
+            let reply = error.reply.map { " (\($0))" } ?? ""
+            switch (error.kind, error.command) {
+            case (.unsupported, let command?):
+                let needs = command == "SET" ? "; the replay store sends SET key 1 NX PX <ms>, which needs Redis 2.6.12 or later" : ""
+                return .unsupported("\(url) rejected \(command) as an unknown command or syntax\(reply)\(needs)")
+            case (.server, "SELECT"?):
+                return .unsupported("\(url) refused SELECT \(client.url.database)\(reply): the database does not exist there (or Redis runs in cluster mode)")
+            default:
+                let why: String
+                switch error.kind {
+                case .server where error.command == "AUTH": why = "Redis refused the login\(reply): check the user and password in replay-store"
+                case .unavailable where error.reply?.uppercased() == "NOAUTH": why = "Redis wants a password\(reply): add it to replay-store"
+                case .unavailable: why = "Redis cannot take writes now\(reply): a replica (replay-store must name the primary), or loading its data"
+                case .server: why = "Redis refused the command\(reply)"
+                default: why = "Redis did not answer (\(error.kind.rawValue))"
+                }
+                logger.error("replay store not usable at start-up; starting anyway, replay-store-failure applies until it is", metadata: [
+                    "code": "replay_store_unavailable", "replay_store": .string(url), "reason": .string(error.kind.rawValue),
+                    "reply": .string(error.reply ?? ""), "policy": .string(failurePolicy.rawValue), "detail": .string(why),
+                ])
+                return .unavailable(why)
+            }
+        }
     }
 
     /// `up`, `down` or `unknown` (nothing asked yet), for `/readyz`: whether the last command got
