@@ -266,6 +266,47 @@ struct SharedReplayStoreTests {
         }
     }
 
+    @Test("open during an outage: one warning a second, not one per exchange; the next one says how many were left out; no SAML content logged")
+    func openWarningRateLimited() async throws {
+        let log = CapturedLog()
+        try await RedisServerProcess.with { redis in
+            try await withHarness(gatewayLogger: log.logger, configure: Self.redisStore(redis.url, failure: .open)) { h in
+                redis.stop()
+                let started = ContinuousClock.now
+                for _ in 0..<5 { #expect(try await h.exchangeV1(Self.fresh()).status == 204) }
+                let burst = ContinuousClock.now - started
+                var warnings = log.lines.filter { $0.message.contains("accepted unrecorded") }
+                // Five exchanges within the second: one line (more only if the burst itself
+                // outlasted a second on a loaded machine).
+                if burst < .milliseconds(900) {
+                    #expect(warnings.count == 1, "\(warnings.map(\.metadata))")
+                }
+                #expect(warnings.first?.metadata["suppressed"] == "0")
+                #expect(warnings.first?.metadata["code"] == "replay_store_unavailable")
+                try await Task.sleep(for: .milliseconds(1100))
+                #expect(try await h.exchangeV1(Self.fresh()).status == 204)
+                warnings = log.lines.filter { $0.message.contains("accepted unrecorded") }
+                let suppressed = warnings.compactMap { $0.metadata["suppressed"].flatMap { Int($0) } }.reduce(0, +)
+                #expect(warnings.count + suppressed == 6, "\(warnings.map(\.metadata))")
+                if burst < .milliseconds(900) {
+                    #expect(warnings.count == 2 && warnings.last?.metadata["suppressed"] == "4", "\(warnings.map(\.metadata))")
+                }
+                let metrics = try await h.send(.GET, "/metrics").body
+                #expect(metrics.contains("samlgate_replay_store_unrecorded_total 6"), "\(metrics)")
+                for line in log.lines {
+                    #expect(!line.metadata.values.contains { $0.contains("alice") || $0.contains("Assertion") })
+                }
+            }
+        }
+        // The throttle itself, on a clock the test drives.
+        let throttle = WarningThrottle(intervalNanoseconds: 1_000)
+        #expect(throttle.admit(now: 10_000) == 0)
+        #expect(throttle.admit(now: 10_500) == nil)
+        #expect(throttle.admit(now: 10_999) == nil)
+        #expect(throttle.admit(now: 11_000) == 2)
+        #expect(throttle.admit(now: 50_000) == 0)
+    }
+
     @Test("the memory store is reported by /readyz and keeps its behaviour")
     func memoryStore() async throws {
         try await withHarness { h in

@@ -31,6 +31,9 @@ public final class SharedReplayStore: Sendable {
     let metrics: GatewayMetrics
     let logger: Logger
     let eventLoopGroup: any EventLoopGroup
+    /// The `replay-store-failure: open` warning, at most once a second (an outage would
+    /// otherwise log one line per exchange).
+    let openWarnings = WarningThrottle()
 
     init(url: RedisURL, configuration: GatewayConfiguration, metrics: GatewayMetrics, logger: Logger,
          eventLoopGroup: any EventLoopGroup) throws(ConfigurationError) {
@@ -81,9 +84,14 @@ public final class SharedReplayStore: Sendable {
             return .replayStoreUnavailable
         case .open:
             metrics.replayStoreUnrecorded()
-            // The reason only: nothing about the assertion or the client.
-            logger.warning("replay store unavailable; assertion accepted unrecorded (replay-store-failure: open)",
-                           metadata: ["reason": .string(error.kind.rawValue)])
+            // The reason only: nothing about the assertion or the client. At most one line a
+            // second; the counter above has every one.
+            if let suppressed = openWarnings.admit() {
+                var metadata: Logger.Metadata = ["code": "replay_store_unavailable", "reason": .string(error.kind.rawValue),
+                                                 "suppressed": .stringConvertible(suppressed)]
+                if let reply = error.reply { metadata["reply"] = .string(reply) }
+                logger.warning("replay store unavailable; assertion accepted unrecorded (replay-store-failure: open)", metadata: metadata)
+            }
             return nil
         }
     }
