@@ -92,7 +92,9 @@ final class RESPConnectionPool {
                 self.failures = 0
                 self.health.record(up: true)
             case .failure(let error as RESPError) where error.kind == .unavailable:
-                self.backOff()
+                // Every command pipelined behind the refused one fails with it: one back-off
+                // step per dropped connection, not one per command.
+                if self.retryAt.map({ NIODeadline.now() >= $0 }) ?? true { self.backOff() }
                 self.health.record(up: false)
             case .failure:
                 self.health.record(up: false)

@@ -107,6 +107,24 @@ struct RESPClientTests {
         }
     }
 
+    @Test("fifty pipelined commands refused together by -LOADING: one back-off step (100 ms), not one per command")
+    func oneBackoffPerDroppedConnection() async throws {
+        try await ScriptedRedis.with(reply: { $0.first?.uppercased() == "SET" ? "-LOADING Redis is loading the dataset in memory\r\n" : "+PONG\r\n" }) { redis in
+            let client = try Self.client(redis.url)
+            let loop = Self.group.next()
+            let set = RESPCommand.setIfAbsent(key: ByteBuffer(string: "k"), value: ByteBuffer(string: "1"), expiresInMilliseconds: 1000)
+            let results = try await loop.flatSubmit {
+                EventLoopFuture.whenAllComplete((0..<50).map { _ in client.send(set, on: loop) }, on: loop)
+            }.get()
+            #expect(results.allSatisfy { if case .failure(let error) = $0 { Self.kind(of: error) == .unavailable } else { false } })
+            // Fifty back-off steps would be the 2 s maximum; one is 100 ms.
+            try await Task.sleep(for: .milliseconds(400))
+            #expect(try await Self.send(client, .ping, on: loop) == .simpleString("PONG"))
+            #expect(redis.connections == 2)
+            await client.shutdown()
+        }
+    }
+
     @Test("an unknown command or syntax: unsupported, with the error's first word only (Redis quotes arguments); the connection stays")
     func unsupported() async throws {
         try await ScriptedRedis.with(reply: { command in
