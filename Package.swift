@@ -196,6 +196,7 @@ let package = Package(
             dependencies: ["RESP", "CLITestSupport", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio")]
         ),
         // Runs the built executable for the CLI tests; used only by test targets.
-        .target(name: "CLITestSupport", path: "Sources/CLITestSupport"),
+        .target(name: "CLITestSupport", dependencies: [.product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio")],
+                path: "Sources/CLITestSupport"),
     ]
 )

@@ -17,7 +17,7 @@ import Prometheus
 /// (which trusted key, by short fingerprint, verified each accepted response), the expiry
 /// gauges of ``TrustExpiryGauges``, and with a shared replay store
 /// `replay_store_duration_seconds` (one `SET NX` round trip), `replay_store_errors_total{kind}`
-/// (timeout, connect, closed, backoff, server, protocol, shutdown) and
+/// (timeout, connect, closed, backoff, server, unavailable, unsupported, protocol, shutdown) and
 /// `replay_store_unrecorded_total` (accepted unrecorded under `replay-store-failure: open`), and
 /// for fetched metadata `metadata_refresh_total{source,result}` (updated, not_modified, failed),
 /// `metadata_refresh_failures_total{source,reason}` and

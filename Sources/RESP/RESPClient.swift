@@ -51,7 +51,9 @@ public final class RESPClient: Sendable {
         return eventLoop.flatSubmit { self.send(command, on: eventLoop) }
     }
 
-    /// Whether the last command or connection attempt, on any loop, reached Redis (`nil`: none yet).
+    /// Whether the last command or connection attempt, on any loop, got a usable reply from Redis
+    /// (`nil`: none yet). An error reply counts as not reachable: a Redis that refuses writes
+    /// (`-READONLY`, `-OOM`) is, for the replay store, as good as down.
     public var isReachable: Bool? { health.isUp }
 
     /// Closes every connection; commands sent afterwards fail with ``RESPError/Kind/shutdown``.

@@ -4,10 +4,15 @@ import NIOCore
 /// arguments are bytes, never logged.
 public struct RESPCommand: Sendable {
     public let arguments: [ByteBuffer]
+    /// The replies this command can have, when it says (`nil`: any). Any other reply means the
+    /// connection is out of step with its commands or the server is not what it claims: the
+    /// command fails with ``RESPError/Kind/protocol`` and the connection is dropped.
+    public let acceptsReply: (@Sendable (RESPValue) -> Bool)?
 
-    public init(_ arguments: [ByteBuffer]) {
+    public init(_ arguments: [ByteBuffer], acceptsReply: (@Sendable (RESPValue) -> Bool)? = nil) {
         precondition(!arguments.isEmpty, "a command has a name")
         self.arguments = arguments
+        self.acceptsReply = acceptsReply
     }
 
     public init(_ arguments: String...) {
@@ -28,11 +33,18 @@ public struct RESPCommand: Sendable {
         }
     }
 
-    /// `SET key value NX PXAT ms`: records `key` until the Unix time `milliseconds` unless it
-    /// exists. Redis answers `+OK` when it set the key, a null bulk string when it existed.
-    public static func setIfAbsent(key: ByteBuffer, value: ByteBuffer, expiresAtMilliseconds: Int64) -> RESPCommand {
-        RESPCommand([ByteBuffer(string: "SET"), key, value, ByteBuffer(string: "NX"), ByteBuffer(string: "PXAT"),
-                     ByteBuffer(string: String(expiresAtMilliseconds))])
+    /// `SET key value NX PX ms`: records `key` for `milliseconds` (at least 1) unless it exists.
+    /// Redis answers `+OK` when it set the key, a null bulk string when it existed; anything
+    /// else fails the command as a protocol error.
+    ///
+    /// A lifetime rather than an instant (`PXAT`): an instant is read on Redis's clock, so a
+    /// Redis clock ahead of the sender's would end the record early and reopen a replay window;
+    /// a lifetime counts on Redis from when the command arrives, and only the sender's clock
+    /// decides how long. It also needs only Redis ≥ 2.6.12 (`PXAT` needs 6.2).
+    public static func setIfAbsent(key: ByteBuffer, value: ByteBuffer, expiresInMilliseconds: Int64) -> RESPCommand {
+        RESPCommand([ByteBuffer(string: "SET"), key, value, ByteBuffer(string: "NX"), ByteBuffer(string: "PX"),
+                     ByteBuffer(string: String(max(1, expiresInMilliseconds)))],
+                    acceptsReply: { reply in reply == .simpleString("OK") || reply == .null })
     }
 
     public static let ping = RESPCommand("PING")

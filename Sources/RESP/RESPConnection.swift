@@ -20,6 +20,9 @@ final class RESPConnection: ChannelInboundHandler {
     private struct Pending {
         let promise: EventLoopPromise<RESPValue>
         let deadline: NIODeadline
+        /// The command's name (its first argument), turned into text only for an error.
+        let name: ByteBuffer
+        let acceptsReply: (@Sendable (RESPValue) -> Bool)?
     }
 
     let eventLoop: any EventLoop
@@ -51,14 +54,16 @@ final class RESPConnection: ChannelInboundHandler {
         self.context = nil
     }
 
-    /// Writes `command` and returns its reply. A `-ERR` reply fails the future with
-    /// ``RESPError/Kind/server`` (the error's first word only: Redis may quote arguments).
+    /// Writes `command` and returns its reply. An error reply fails the future with the kind
+    /// ``RESPError/init(replying:to:)`` gives it (the error's first word only: Redis may quote
+    /// arguments); one of ``RESPError/Kind/unavailable`` also closes the connection.
     func send(_ command: RESPCommand) -> EventLoopFuture<RESPValue> {
         guard let context, failure == nil else {
             return eventLoop.makeFailedFuture(failure ?? RESPError(.closed, "connection closed"))
         }
         let promise = context.eventLoop.makePromise(of: RESPValue.self)
-        pending.append(Pending(promise: promise, deadline: .now() + commandTimeout))
+        pending.append(Pending(promise: promise, deadline: .now() + commandTimeout, name: command.arguments[0],
+                               acceptsReply: command.acceptsReply))
         armSweep()
         var buffer = context.channel.allocator.buffer(capacity: 64)
         command.write(into: &buffer)
@@ -97,9 +102,20 @@ final class RESPConnection: ChannelInboundHandler {
             fail(RESPError(.protocol, "a reply no command was waiting for"))
             return
         }
+        let name = String(buffer: first.name).uppercased()
         if case .error(let text) = value {
-            let word = text.split(separator: " ", maxSplits: 1).first.map(String.init) ?? "ERR"
-            first.promise.fail(RESPError(.server, word))
+            let error = RESPError(replying: text, to: name)
+            first.promise.fail(error)
+            // A replica, a loading server, one that lost its primary or wants a password: this
+            // connection will not serve the commands behind either. Closed, so that the next
+            // command connects again (and resolves the host again: a failover's new primary).
+            if error.kind == .unavailable { fail(error) }
+        } else if let accepts = first.acceptsReply, !accepts(value) {
+            // A reply this command cannot have: out of step, or not Redis. Nothing more on
+            // this connection can be believed.
+            let error = RESPError(.protocol, "a reply \(name) cannot have", command: name)
+            first.promise.fail(error)
+            fail(error)
         } else {
             first.promise.succeed(value)
         }

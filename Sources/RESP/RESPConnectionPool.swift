@@ -9,7 +9,9 @@ import NIOSSL
 /// commands sent meanwhile wait for the login. When a connection attempt fails, the pool backs
 /// off (``initialBackoff`` doubling to ``maximumBackoff``): until then commands fail at once with
 /// ``RESPError/Kind/backoff`` instead of each waiting for a connect timeout against a server
-/// that is down. A connection that closes (a restarted server) is replaced by the next command.
+/// that is down. A connection that closes (a restarted server) is replaced by the next command;
+/// so is one closed after an error reply of ``RESPError/Kind/unavailable`` (a replica after a
+/// failover), after the same back-off. Each connection attempt resolves the host anew.
 ///
 /// Used only on its event loop (``RESPClient`` hands each loop its own).
 final class RESPConnectionPool {
@@ -75,17 +77,39 @@ final class RESPConnectionPool {
         }
     }
 
-    /// Counts the outcome for ``RESPHealth``: a reply (even `-ERR`) means the server is there.
+    /// Counts the outcome for ``RESPHealth``: only a reply the command can have means the store
+    /// works. An error reply (`-READONLY` after a failover, `-OOM`, `-NOPERM`, …), a timeout or a
+    /// closed connection counts as down, because the next command would fail the same way: a
+    /// readiness probe must not say `up` while every write is refused.
+    ///
+    /// After ``RESPError/Kind/unavailable`` (the connection is already closed) the reconnection
+    /// backs off as after a failed connect, so a Redis loading its data for a minute is not
+    /// hammered with a connection per command; a usable reply ends the back-off.
     private func observe(_ reply: EventLoopFuture<RESPValue>) -> EventLoopFuture<RESPValue> {
-        let health = self.health
-        reply.whenComplete { result in
+        reply.assumeIsolated().whenComplete { result in
             switch result {
-            case .success: health.record(up: true)
-            case .failure(let error as RESPError) where error.kind == .server: health.record(up: true)
-            case .failure: health.record(up: false)
+            case .success:
+                self.failures = 0
+                self.health.record(up: true)
+            case .failure(let error as RESPError) where error.kind == .unavailable:
+                // Every command pipelined behind the refused one fails with it: one back-off
+                // step per dropped connection, not one per command.
+                if self.retryAt.map({ NIODeadline.now() >= $0 }) ?? true { self.backOff() }
+                self.health.record(up: false)
+            case .failure:
+                self.health.record(up: false)
             }
         }
         return reply
+    }
+
+    /// The next connection attempt waits ``initialBackoff``, doubling per failure in a row up
+    /// to ``maximumBackoff``.
+    private func backOff() {
+        failures += 1
+        let shift = min(failures - 1, 8)
+        let delay = min(Self.initialBackoff.nanoseconds << shift, Self.maximumBackoff.nanoseconds)
+        retryAt = .now() + .nanoseconds(delay)
     }
 
     private func connect(_ index: Int) {
@@ -150,9 +174,9 @@ final class RESPConnectionPool {
             connection.close(RESPError(.shutdown, "the Redis client is shut down"))
             return
         }
-        failures = 0
+        // `failures` is reset by the first usable reply, not here: a server that accepts
+        // connections but refuses every command (`-LOADING`) keeps the back-off growing.
         retryAt = nil
-        health.record(up: true)
         slots[index] = .ready(connection)
         connection.onClose = { [weak self, weak connection] in
             guard let self, let connection, case .ready(let current) = self.slots[index], current === connection else { return }
@@ -164,10 +188,7 @@ final class RESPConnectionPool {
     }
 
     private func connectFailed(_ index: Int, _ error: RESPError) {
-        failures += 1
-        let shift = min(failures - 1, 8)
-        let delay = min(Self.initialBackoff.nanoseconds << shift, Self.maximumBackoff.nanoseconds)
-        retryAt = .now() + .nanoseconds(delay)
+        backOff()
         health.record(up: false)
         guard case .connecting(let waiters) = slots[index] else { return }
         slots[index] = .empty

@@ -1,6 +1,6 @@
 import Synchronization
 
-/// Whether Redis answered the last time anyone asked, across every loop's pool: what a
+/// Whether Redis answered usably the last time anyone asked, across every loop's pool: what a
 /// readiness probe reports without sending a command of its own.
 final class RESPHealth: Sendable {
     /// 0 nothing known yet, 1 up, 2 down.

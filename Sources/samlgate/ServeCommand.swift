@@ -72,6 +72,14 @@ struct ServeCommand: AsyncParsableCommand {
             console.fail(error.message)
             throw ExitCode(2)
         }
+        // The shared replay store, asked once before listening: a Redis that rejects what the
+        // gateway sends would refuse (or leave unrecorded) every exchange, so start-up stops;
+        // one that is merely down or refusing for now is logged, and the gateway starts.
+        if let shared = server.core.sharedReplayStore, case .unsupported(let why) = await shared.checkAtStartUp() {
+            console.fail("replay-store: \(Self.code): \(why)")
+            await server.core.shutdown()
+            throw ExitCode(2)
+        }
         Task {
             let port = await server.port.value()
             let url = "http://\(configuration.host):\(port)"
@@ -93,6 +101,10 @@ struct ServeCommand: AsyncParsableCommand {
             throw ExitCode.failure
         }
     }
+
+    /// The code of a start-up refused because Redis rejects the replay store's command or
+    /// database (docs/errors.md).
+    static let code = "replay_store_unsupported"
 
     func console(json: Bool) -> ServerConsole {
         ServerConsole(json: json, label: "samlgate.gateway", command: "samlgate: serve")

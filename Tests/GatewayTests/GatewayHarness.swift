@@ -31,8 +31,11 @@ final class GatewayHarness: Sendable {
     let trustDirectory: String
     private let tasks: [Task<Void, any Error>]
 
-    /// - Parameter upstreamURL: use this instead of a fresh reference upstream (a faulty one).
-    init(upstreamURL fixedUpstream: String? = nil, configure: (inout GatewayConfiguration) -> Void = { _ in }) async throws {
+    /// - Parameters:
+    ///   - upstreamURL: use this instead of a fresh reference upstream (a faulty one).
+    ///   - gatewayLogger: the gateway's logger (a ``CapturedLog``'s), instead of none.
+    init(upstreamURL fixedUpstream: String? = nil, gatewayLogger: Logger? = nil,
+         configure: (inout GatewayConfiguration) -> Void = { _ in }) async throws {
         let logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
         trustDirectory = try Self.makeTrustStore()
         var tasks: [Task<Void, any Error>] = []
@@ -51,7 +54,7 @@ final class GatewayHarness: Sendable {
         configuration.trustStore = trustDirectory
         configuration.workers = 2
         configure(&configuration)
-        let gateway = try GatewayServer(configuration: configuration, logger: logger, signals: false)
+        let gateway = try GatewayServer(configuration: configuration, logger: gatewayLogger ?? logger, signals: false)
         tasks.append(Task { try await gateway.run() })
         self.gateway = gateway
         gatewayURL = "http://127.0.0.1:\(await gateway.port.value())"

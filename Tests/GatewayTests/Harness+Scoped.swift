@@ -1,11 +1,12 @@
 import Gateway
+import Logging
 
 /// Runs `body` with a fresh harness and always stops it.
 func withHarness(
-    upstreamURL: String? = nil, configure: (inout GatewayConfiguration) -> Void = { _ in },
+    upstreamURL: String? = nil, gatewayLogger: Logger? = nil, configure: (inout GatewayConfiguration) -> Void = { _ in },
     _ body: (GatewayHarness) async throws -> Void
 ) async throws {
-    let harness = try await GatewayHarness(upstreamURL: upstreamURL, configure: configure)
+    let harness = try await GatewayHarness(upstreamURL: upstreamURL, gatewayLogger: gatewayLogger, configure: configure)
     do {
         try await body(harness)
     } catch {

@@ -147,4 +147,82 @@ struct ServeCommandTests {
             #expect(process.terminationStatus == 0)
         }
     }
+
+    @Test("start-up check: a Redis that rejects SET … NX PX as an unknown command, or the URL's database, stops start-up with replay_store_unsupported (exit 2, no password shown)")
+    func replayStoreUnsupported() async throws {
+        let trust = try GatewayHarness.makeTrustStore()
+        defer { try? FileManager.default.removeItem(atPath: trust) }
+        let common = ["serve", "--port", "0", "--upstream", "http://127.0.0.1:1", "--trust-store", trust, "--workers", "1", "--log-format", "text"]
+        // What a Redis older than 2.6.12 (or a proxy that is not Redis) answers; AUTH is taken.
+        try await ScriptedRedis.with(reply: { command in
+            command.first?.uppercased() == "SET" ? "-ERR unknown command 'SET', with args beginning with: '\(command[1])' \r\n" : "+OK\r\n"
+        }) { redis in
+            let run = try await SamlgateProcess.runOffPool(common + ["--replay-store", "redis://:topsecret@127.0.0.1:\(redis.port)"], timeout: 30)
+            #expect(run.status == 2, "\(run.stderr)")
+            #expect(run.stderr.contains("replay-store: replay_store_unsupported:"), "\(run.stderr)")
+            #expect(run.stderr.contains("2.6.12") && run.stderr.contains("rejected SET"), "\(run.stderr)")
+            #expect(!run.stderr.contains("topsecret") && !run.stderr.contains("samlgate:replay"), "\(run.stderr)")
+            #expect(redis.commands == ["AUTH", "SET"])
+        }
+        // A database the server does not have (a real Redis has 16).
+        try await RedisServerProcess.with(arguments: ["--requirepass", "topsecret"]) { redis in
+            let run = try await SamlgateProcess.runOffPool(common + ["--replay-store", "redis://:topsecret@127.0.0.1:\(redis.port)/99"], timeout: 30)
+            #expect(run.status == 2, "\(run.stderr)")
+            #expect(run.stderr.contains("replay_store_unsupported") && run.stderr.contains("SELECT 99"), "\(run.stderr)")
+            #expect(!run.stderr.contains("topsecret"), "\(run.stderr)")
+        }
+    }
+
+    @Test("start-up check: Redis down or refusing the password: the gateway starts and serves pass-through, logs replay_store_unavailable, /readyz reports the store down (not unknown)")
+    func replayStoreDownAtStartUp() async throws {
+        let trust = try GatewayHarness.makeTrustStore()
+        defer { try? FileManager.default.removeItem(atPath: trust) }
+        try await RedisServerProcess.with(arguments: ["--requirepass", "topsecret"]) { redis in
+            let nobody = try RedisServerProcess.freePort()
+            for store in ["redis://127.0.0.1:\(nobody)", "redis://:wrong@127.0.0.1:\(redis.port)"] {
+                let (process, url, line, _) = try Self.start([
+                    "--port", "0", "--upstream", "http://127.0.0.1:1", "--trust-store", trust, "--workers", "1", "--log-format", "text",
+                    "--replay-store", store,
+                ])
+                defer { if process.isRunning { process.terminate() } }
+                #expect(line.contains("listening"), "\(line)")
+                let (status, ready) = try await Self.get(url + "/readyz")
+                #expect(status == 200)
+                // The start-up check asked: `down`, where nothing asked would be `unknown`.
+                #expect(ready["replayStore"] as? String == "down", "\(store): \(ready)")
+                #expect(try await Self.get(url + "/healthz").0 == 200)
+                kill(process.processIdentifier, SIGTERM)
+                try await SamlgateProcess.waitForExit(process)
+                #expect(process.terminationStatus == 0)
+            }
+        }
+    }
+
+    @Test("start-up check logs why the store is not usable, with its code, and never the password")
+    func replayStoreStartUpLog() async throws {
+        let trust = try GatewayHarness.makeTrustStore()
+        defer { try? FileManager.default.removeItem(atPath: trust) }
+        try await RedisServerProcess.with(arguments: ["--requirepass", "topsecret"]) { redis in
+            let process = Process()
+            process.executableURL = SamlgateProcess.executable
+            process.arguments = ["serve", "--port", "0", "--upstream", "http://127.0.0.1:1", "--trust-store", trust, "--workers", "1",
+                                 "--replay-store", "redis://:wrongsecret@127.0.0.1:\(redis.port)"]
+            let output = Pipe(), errors = Pipe()
+            process.standardOutput = output
+            process.standardError = errors
+            try process.run()
+            defer { if process.isRunning { process.terminate() } }
+            // The check runs before the listening line.
+            _ = SamlgateProcess.firstLine(of: output.fileHandleForReading)
+            let written = SamlgateProcess.firstLine(of: errors.fileHandleForReading)
+            let line = written.split(separator: "\n").first { $0.contains("replay store") }.map(String.init) ?? written
+            let json = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any] ?? [:]
+            #expect(json["level"] as? String == "error", "\(line)")
+            #expect(json["code"] as? String == "replay_store_unavailable", "\(line)")
+            #expect((json["detail"] as? String)?.contains("refused the login") == true, "\(line)")
+            #expect(!line.contains("wrongsecret"), "\(line)")
+            kill(process.processIdentifier, SIGTERM)
+            try await SamlgateProcess.waitForExit(process)
+        }
+    }
 }

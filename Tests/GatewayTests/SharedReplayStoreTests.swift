@@ -40,6 +40,7 @@ struct SharedReplayStoreTests {
     func acceptedThenReplayed() async throws {
         try await RedisServerProcess.with { redis in
             try await withHarness(configure: Self.redisStore(redis.url)) { h in
+                let before = Date()
                 let issued = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
                 let xml = GatewayHarness.issue { $0.now = issued }
                 let saml = GatewayHarness.base64(xml)
@@ -54,9 +55,21 @@ struct SharedReplayStoreTests {
                 let assertionID = text.range(of: "<saml:Assertion").flatMap { text[$0.upperBound...].range(of: "ID=\"") }
                     .map { text[$0.upperBound...].prefix { $0 != "\"" } } ?? ""
                 #expect(!assertionID.isEmpty && !key.contains(assertionID))
-                // NotOnOrAfter (issued + the test IdP's 300 s) plus the gateway's 120 s skew.
-                let expiry = try await Self.command(redis.url, RESPCommand("PEXPIRETIME", key))
-                #expect(expiry == .integer(Int64(issued.timeIntervalSince1970 + 300 + 120) * 1000))
+                // NotOnOrAfter (issued + the test IdP's 300 s) plus the gateway's 120 s skew, as a
+                // lifetime from the gateway's clock: what is left of it lies between the expiry
+                // seen from after the PTTL and from before the exchange (a millisecond either
+                // side for rounding). The window is the test's own duration: an expiry off by
+                // the skew, or by any Redis clock difference, falls outside.
+                let expiry = (issued.timeIntervalSince1970 + 300 + 120) * 1000
+                let ttl = try await Self.command(redis.url, RESPCommand("PTTL", key))
+                let after = Date()
+                guard case .integer(let left) = ttl else {
+                    Issue.record("PTTL answered \(ttl)")
+                    return
+                }
+                let lowest = Int64(expiry - after.timeIntervalSince1970 * 1000) - 1
+                let highest = Int64(expiry - before.timeIntervalSince1970 * 1000) + 1
+                #expect(left >= lowest && left <= highest, "PTTL \(left) outside \(lowest)...\(highest)")
                 let metrics = try await h.send(.GET, "/metrics").body
                 #expect(metrics.contains("samlgate_replay_store_duration_seconds_count 2"), "\(metrics)")
                 #expect(metrics.contains("samlgate_verification_failures_total{code=\"replayed\"} 1"))
@@ -163,6 +176,135 @@ struct SharedReplayStoreTests {
             #expect(try await h.send(.GET, "/metrics").body.contains("samlgate_replay_store_errors_total{kind=\"timeout\"} 1"))
         }
         try await silent.close()
+    }
+
+    /// `samlgate_replay_store_errors_total{kind="<kind>"}`, 0 when absent.
+    static func errorCount(_ h: GatewayHarness, kind: String) async throws -> Int {
+        let metrics = try await h.send(.GET, "/metrics").body
+        let prefix = "samlgate_replay_store_errors_total{kind=\"\(kind)\"} "
+        return metrics.split(separator: "\n").first { $0.hasPrefix(prefix) }.flatMap { Int($0.dropFirst(prefix.count)) } ?? 0
+    }
+
+    /// Exchanges fresh responses until one is accepted (the store's reconnection backs off), at most ~6 s.
+    static func eventuallyAccepted(_ h: GatewayHarness) async throws -> Bool {
+        for _ in 0..<60 {
+            if try await h.exchangeV1(Self.fresh()).status == 204 { return true }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        return false
+    }
+
+    @Test("failover: the old primary, now a replica, answers -READONLY: 503, counted as unavailable, /readyz down, the connection dropped; promoted again, exchanges recover")
+    func readOnlyAfterFailover() async throws {
+        try await RedisServerProcess.with { redis in
+            try await RedisServerProcess.with { other in
+                try await withHarness(configure: Self.redisStore(redis.url)) { h in
+                    #expect(try await h.exchangeV1(Self.fresh()).status == 204)
+                    #expect(try await h.send(.GET, "/readyz").json?["replayStore"] as? String == "up")
+                    #expect(try await Self.command(redis.url, RESPCommand("REPLICAOF", "127.0.0.1", String(other.port))) == .simpleString("OK"))
+                    let refused = try await h.exchangeV1(Self.fresh())
+                    ErrorCodeTests.expectError(refused, 503, "replay_store_unavailable")
+                    #expect(h.upstream?.store.exchanges.count == 1)
+                    #expect(try await Self.errorCount(h, kind: "unavailable") == 1)
+                    // Down, and the probe /readyz sends (SET NX PX, not PING) keeps it down.
+                    for _ in 0..<3 {
+                        let ready = try await h.send(.GET, "/readyz")
+                        #expect(ready.status == 200)
+                        #expect(ready.json?["replayStore"] as? String == "down", "\(ready.body)")
+                        try await Task.sleep(for: .milliseconds(150))
+                    }
+                    // Promoted back (what a DNS name or Service would now lead to): the store
+                    // reconnects by itself, no gateway restart.
+                    #expect(try await Self.command(redis.url, RESPCommand("REPLICAOF", "NO", "ONE")) == .simpleString("OK"))
+                    #expect(try await Self.eventuallyAccepted(h))
+                    #expect(try await h.send(.GET, "/readyz").json?["replayStore"] as? String == "up")
+                }
+            }
+        }
+    }
+
+    @Test("-LOADING, -MASTERDOWN, -NOAUTH to SET: 503, counted as unavailable, /readyz down, and each reconnects (a new connection per attempt after the back-off)")
+    func connectionErrors() async throws {
+        for text in ["LOADING Redis is loading the dataset in memory", "MASTERDOWN Link with MASTER is down", "NOAUTH Authentication required."] {
+            try await ScriptedRedis.with(reply: { $0.first?.uppercased() == "SET" ? "-\(text)\r\n" : "+PONG\r\n" }) { redis in
+                try await withHarness(configure: Self.redisStore(redis.url)) { h in
+                    ErrorCodeTests.expectError(try await h.exchangeV1(Self.fresh()), 503, "replay_store_unavailable")
+                    #expect(redis.connections == 1, "\(text)")
+                    try await Task.sleep(for: .milliseconds(250))
+                    ErrorCodeTests.expectError(try await h.exchangeV1(Self.fresh()), 503, "replay_store_unavailable")
+                    #expect(redis.connections == 2, "\(text)")
+                    #expect(try await Self.errorCount(h, kind: "unavailable") == 2, "\(text)")
+                    #expect(try await h.send(.GET, "/readyz").json?["replayStore"] as? String == "down", "\(text)")
+                    #expect(h.upstream?.store.exchanges.isEmpty == true)
+                }
+            }
+        }
+    }
+
+    @Test("any other failed SET counts as down: -OOM (server, connection kept) and a reply SET cannot have (protocol, connection dropped); /readyz down although PING works")
+    func otherFailuresAreDown() async throws {
+        try await ScriptedRedis.with(reply: { $0.first?.uppercased() == "SET" ? "-OOM command not allowed when used memory > 'maxmemory'.\r\n" : "+PONG\r\n" }) { redis in
+            try await withHarness(configure: Self.redisStore(redis.url)) { h in
+                ErrorCodeTests.expectError(try await h.exchangeV1(Self.fresh()), 503, "replay_store_unavailable")
+                ErrorCodeTests.expectError(try await h.exchangeV1(Self.fresh()), 503, "replay_store_unavailable")
+                #expect(try await Self.errorCount(h, kind: "server") == 2)
+                #expect(redis.connections == 1)
+                #expect(try await h.send(.GET, "/readyz").json?["replayStore"] as? String == "down")
+                try await Task.sleep(for: .milliseconds(100))
+                #expect(try await h.send(.GET, "/readyz").json?["replayStore"] as? String == "down")
+            }
+        }
+        try await ScriptedRedis.with(reply: { $0.first?.uppercased() == "SET" ? ":1\r\n" : "+PONG\r\n" }) { redis in
+            try await withHarness(configure: Self.redisStore(redis.url)) { h in
+                ErrorCodeTests.expectError(try await h.exchangeV1(Self.fresh()), 503, "replay_store_unavailable")
+                #expect(try await Self.errorCount(h, kind: "protocol") == 1)
+                ErrorCodeTests.expectError(try await h.exchangeV1(Self.fresh()), 503, "replay_store_unavailable")
+                #expect(redis.connections == 2)
+                #expect(try await h.send(.GET, "/readyz").json?["replayStore"] as? String == "down")
+                #expect(h.upstream?.store.exchanges.isEmpty == true)
+            }
+        }
+    }
+
+    @Test("open during an outage: one warning a second, not one per exchange; the next one says how many were left out; no SAML content logged")
+    func openWarningRateLimited() async throws {
+        let log = CapturedLog()
+        try await RedisServerProcess.with { redis in
+            try await withHarness(gatewayLogger: log.logger, configure: Self.redisStore(redis.url, failure: .open)) { h in
+                redis.stop()
+                let started = ContinuousClock.now
+                for _ in 0..<5 { #expect(try await h.exchangeV1(Self.fresh()).status == 204) }
+                let burst = ContinuousClock.now - started
+                var warnings = log.lines.filter { $0.message.contains("accepted unrecorded") }
+                // Five exchanges within the second: one line (more only if the burst itself
+                // outlasted a second on a loaded machine).
+                if burst < .milliseconds(900) {
+                    #expect(warnings.count == 1, "\(warnings.map(\.metadata))")
+                }
+                #expect(warnings.first?.metadata["suppressed"] == "0")
+                #expect(warnings.first?.metadata["code"] == "replay_store_unavailable")
+                try await Task.sleep(for: .milliseconds(1100))
+                #expect(try await h.exchangeV1(Self.fresh()).status == 204)
+                warnings = log.lines.filter { $0.message.contains("accepted unrecorded") }
+                let suppressed = warnings.compactMap { $0.metadata["suppressed"].flatMap { Int($0) } }.reduce(0, +)
+                #expect(warnings.count + suppressed == 6, "\(warnings.map(\.metadata))")
+                if burst < .milliseconds(900) {
+                    #expect(warnings.count == 2 && warnings.last?.metadata["suppressed"] == "4", "\(warnings.map(\.metadata))")
+                }
+                let metrics = try await h.send(.GET, "/metrics").body
+                #expect(metrics.contains("samlgate_replay_store_unrecorded_total 6"), "\(metrics)")
+                for line in log.lines {
+                    #expect(!line.metadata.values.contains { $0.contains("alice") || $0.contains("Assertion") })
+                }
+            }
+        }
+        // The throttle itself, on a clock the test drives.
+        let throttle = WarningThrottle(intervalNanoseconds: 1_000)
+        #expect(throttle.admit(now: 10_000) == 0)
+        #expect(throttle.admit(now: 10_500) == nil)
+        #expect(throttle.admit(now: 10_999) == nil)
+        #expect(throttle.admit(now: 11_000) == 2)
+        #expect(throttle.admit(now: 50_000) == 0)
     }
 
     @Test("the memory store is reported by /readyz and keeps its behaviour")

@@ -23,16 +23,160 @@ struct RESPClientTests {
         (error as? RESPError)?.kind
     }
 
-    @Test("SET NX PXAT records a key once: OK, then a null reply; the key expires at the given instant")
+    @Test("SET NX PX records a key once: OK, then a null reply; the key lives the given milliseconds, counted on Redis from arrival")
     func setIfAbsent() async throws {
         try await RedisServerProcess.with { redis in
             let client = try Self.client(redis.url)
-            let expiry = Int64(Date().timeIntervalSince1970 * 1000) + 60_000
-            let set = RESPCommand.setIfAbsent(key: ByteBuffer(string: "k"), value: ByteBuffer(string: "1"), expiresAtMilliseconds: expiry)
+            let set = RESPCommand.setIfAbsent(key: ByteBuffer(string: "k"), value: ByteBuffer(string: "1"), expiresInMilliseconds: 60_000)
+            let sent = ContinuousClock.now
             #expect(try await Self.send(client, set) == .simpleString("OK"))
             #expect(try await Self.send(client, set) == .null)
-            // The absolute expiry Redis holds is the one sent (Redis ≥ 7.0 answers PEXPIRETIME).
-            #expect(try await Self.send(client, RESPCommand("PEXPIRETIME", "k")) == .integer(expiry))
+            guard case .integer(let ttl) = try await Self.send(client, RESPCommand("PTTL", "k")) else {
+                Issue.record("PTTL did not answer an integer")
+                return
+            }
+            let elapsed = Int64((ContinuousClock.now - sent) / .milliseconds(1)) + 1
+            // Between 60 s minus what passed since the SET and 60 s: a record kept for another
+            // span (or one given as an instant on a clock apart from this one) falls outside.
+            #expect(ttl <= 60_000 && ttl >= 60_000 - elapsed, "PTTL \(ttl), \(elapsed) ms elapsed")
+            // Never PX 0 (an error in Redis): a lifetime already over still records for 1 ms.
+            let over = RESPCommand.setIfAbsent(key: ByteBuffer(string: "k0"), value: ByteBuffer(string: "1"), expiresInMilliseconds: -5)
+            #expect(String(buffer: over.arguments[5]) == "1")
+            #expect(try await Self.send(client, over) == .simpleString("OK"))
+            await client.shutdown()
+        }
+    }
+
+    /// Sends `command` until it succeeds (the pool backs off after a dropped connection), at most ~5 s.
+    static func eventually(_ client: RESPClient, _ command: RESPCommand, on loop: any EventLoop) async throws -> RESPValue? {
+        for _ in 0..<100 {
+            if let reply = try? await send(client, command, on: loop) { return reply }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return nil
+    }
+
+    @Test("a primary turned replica (REPLICAOF) answers -READONLY: the command fails as unavailable, the connection is dropped, the store is down; promoted again, the client reconnects")
+    func readOnlyReplica() async throws {
+        try await RedisServerProcess.with { primary in
+            try await RedisServerProcess.with { other in
+                let client = try Self.client(primary.url)
+                let admin = try Self.client(primary.url)
+                let loop = Self.group.next()
+                let set = RESPCommand.setIfAbsent(key: ByteBuffer(string: "k"), value: ByteBuffer(string: "1"), expiresInMilliseconds: 60_000)
+                #expect(try await Self.send(client, set, on: loop) == .simpleString("OK"))
+                #expect(client.isReachable == true)
+                let connectionBefore = try await Self.send(client, RESPCommand("CLIENT", "ID"), on: loop)
+                // What the old primary of a failover becomes.
+                #expect(try await Self.send(admin, RESPCommand("REPLICAOF", "127.0.0.1", String(other.port))) == .simpleString("OK"))
+                do {
+                    _ = try await Self.send(client, set, on: loop)
+                    Issue.record("a replica accepted a write")
+                } catch let error as RESPError {
+                    #expect(error.kind == .unavailable && error.reply == "READONLY" && error.command == "SET", "\(error)")
+                    #expect(!error.message.contains("k"), "\(error.message)")
+                }
+                #expect(client.isReachable == false)
+                #expect(try await Self.send(admin, RESPCommand("REPLICAOF", "NO", "ONE")) == .simpleString("OK"))
+                #expect(try await Self.eventually(client, set, on: loop) != nil)
+                #expect(client.isReachable == true)
+                // The command after -READONLY went out on a new connection.
+                let connectionAfter = try await Self.send(client, RESPCommand("CLIENT", "ID"), on: loop)
+                #expect(connectionAfter != connectionBefore, "\(connectionBefore) → \(connectionAfter)")
+                for client in [client, admin] { await client.shutdown() }
+            }
+        }
+    }
+
+    @Test("-LOADING, -MASTERDOWN, -NOAUTH: unavailable, the connection is dropped and the next command connects again", arguments: [
+        "LOADING Redis is loading the dataset in memory", "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.",
+        "NOAUTH Authentication required.",
+    ])
+    func connectionErrors(_ text: String) async throws {
+        try await ScriptedRedis.with(reply: { $0.first?.uppercased() == "SET" ? "-\(text)\r\n" : "+PONG\r\n" }) { redis in
+            let client = try Self.client(redis.url, timeout: .milliseconds(500))
+            let loop = Self.group.next()
+            let set = RESPCommand.setIfAbsent(key: ByteBuffer(string: "secret-key"), value: ByteBuffer(string: "1"), expiresInMilliseconds: 1000)
+            await #expect { try await Self.send(client, set, on: loop) } throws: { Self.kind(of: $0) == .unavailable }
+            #expect(client.isReachable == false)
+            #expect(redis.connections == 1)
+            // The next command that is not refused by the back-off reaches a new connection.
+            #expect(try await Self.eventually(client, .ping, on: loop) == .simpleString("PONG"))
+            #expect(redis.connections == 2)
+            await client.shutdown()
+        }
+    }
+
+    @Test("fifty pipelined commands refused together by -LOADING: one back-off step (100 ms), not one per command")
+    func oneBackoffPerDroppedConnection() async throws {
+        try await ScriptedRedis.with(reply: { $0.first?.uppercased() == "SET" ? "-LOADING Redis is loading the dataset in memory\r\n" : "+PONG\r\n" }) { redis in
+            let client = try Self.client(redis.url)
+            let loop = Self.group.next()
+            let set = RESPCommand.setIfAbsent(key: ByteBuffer(string: "k"), value: ByteBuffer(string: "1"), expiresInMilliseconds: 1000)
+            let results = try await loop.flatSubmit {
+                EventLoopFuture.whenAllComplete((0..<50).map { _ in client.send(set, on: loop) }, on: loop)
+            }.get()
+            #expect(results.allSatisfy { if case .failure(let error) = $0 { Self.kind(of: error) == .unavailable } else { false } })
+            // Fifty back-off steps would be the 2 s maximum; one is 100 ms.
+            try await Task.sleep(for: .milliseconds(400))
+            #expect(try await Self.send(client, .ping, on: loop) == .simpleString("PONG"))
+            #expect(redis.connections == 2)
+            await client.shutdown()
+        }
+    }
+
+    @Test("an unknown command or syntax: unsupported, with the error's first word only (Redis quotes arguments); the connection stays")
+    func unsupported() async throws {
+        try await ScriptedRedis.with(reply: { command in
+            command.first?.uppercased() == "SET" ? "-ERR unknown command 'SET', with args beginning with: '\(command[1])' \r\n" : "+PONG\r\n"
+        }) { redis in
+            let client = try Self.client(redis.url)
+            let loop = Self.group.next()
+            let set = RESPCommand.setIfAbsent(key: ByteBuffer(string: "secret-key"), value: ByteBuffer(string: "1"), expiresInMilliseconds: 1000)
+            do {
+                _ = try await Self.send(client, set, on: loop)
+                Issue.record("an unknown command succeeded")
+            } catch let error as RESPError {
+                #expect(error.kind == .unsupported && error.reply == "ERR" && error.command == "SET", "\(error)")
+                #expect(!error.description.contains("secret-key"), "\(error)")
+            }
+            #expect(client.isReachable == false)
+            #expect(try await Self.send(client, .ping, on: loop) == .simpleString("PONG"))
+            #expect(redis.connections == 1)
+            await client.shutdown()
+        }
+        // Redis's own words for a syntax it does not know (what Redis < 2.6.12 answers to NX PX).
+        #expect(RESPError(replying: "ERR syntax error", to: "SET").kind == .unsupported)
+        #expect(RESPError(replying: "ERR wrong number of arguments for 'set' command", to: "SET").kind == .unsupported)
+        #expect(RESPError(replying: "ERR DB index is out of range", to: "SELECT").kind == .server)
+    }
+
+    @Test("any other error reply (-OOM): server, the store counts as down, the connection stays")
+    func serverError() async throws {
+        try await ScriptedRedis.with(reply: { $0.first?.uppercased() == "SET" ? "-OOM command not allowed when used memory > 'maxmemory'.\r\n" : "+PONG\r\n" }) { redis in
+            let client = try Self.client(redis.url)
+            let loop = Self.group.next()
+            #expect(try await Self.send(client, .ping, on: loop) == .simpleString("PONG"))
+            #expect(client.isReachable == true)
+            let set = RESPCommand.setIfAbsent(key: ByteBuffer(string: "k"), value: ByteBuffer(string: "1"), expiresInMilliseconds: 1000)
+            await #expect { try await Self.send(client, set, on: loop) } throws: { Self.kind(of: $0) == .server && (($0 as? RESPError)?.reply == "OOM") }
+            #expect(client.isReachable == false)
+            #expect(try await Self.send(client, .ping, on: loop) == .simpleString("PONG"))
+            #expect(redis.connections == 1)
+            await client.shutdown()
+        }
+    }
+
+    @Test("a reply SET NX cannot have (an integer): protocol, and the connection is dropped")
+    func unexpectedReply() async throws {
+        try await ScriptedRedis.with(reply: { $0.first?.uppercased() == "SET" ? ":1\r\n" : "+PONG\r\n" }) { redis in
+            let client = try Self.client(redis.url)
+            let loop = Self.group.next()
+            let set = RESPCommand.setIfAbsent(key: ByteBuffer(string: "k"), value: ByteBuffer(string: "1"), expiresInMilliseconds: 1000)
+            await #expect { try await Self.send(client, set, on: loop) } throws: { Self.kind(of: $0) == .protocol }
+            #expect(client.isReachable == false)
+            #expect(try await Self.send(client, .ping, on: loop) == .simpleString("PONG"))
+            #expect(redis.connections == 2)
             await client.shutdown()
         }
     }
@@ -68,8 +212,9 @@ struct RESPClientTests {
 
             let wrong = try Self.client("redis://:nope@127.0.0.1:\(redis.port)")
             await #expect { try await Self.send(wrong, .ping) } throws: { Self.kind(of: $0) == .server }
+            // No password where one is needed: -NOAUTH, which drops the connection.
             let none = try Self.client(redis.url)
-            await #expect { try await Self.send(none, RESPCommand("GET", "where")) } throws: { Self.kind(of: $0) == .server }
+            await #expect { try await Self.send(none, RESPCommand("GET", "where")) } throws: { Self.kind(of: $0) == .unavailable }
             for client in [inDatabase3, user, inDatabase0, wrong, none] { await client.shutdown() }
         }
     }

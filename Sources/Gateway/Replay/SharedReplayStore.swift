@@ -6,9 +6,11 @@ import NIOCore
 import RESP
 import SAMLVerification
 
-/// Replay protection shared by every replica: one atomic `SET <key> 1 NX PXAT <expiry>` per
+/// Replay protection shared by every replica: one atomic `SET <key> 1 NX PX <lifetime>` per
 /// exchange on a Redis all replicas use, so of two replicas racing on the same assertion only
-/// one can record it.
+/// one can record it. The lifetime is computed on the gateway's clock (the assertion's
+/// `NotOnOrAfter` plus the skew, minus now): an absolute `PXAT` would be read on Redis's clock,
+/// and a Redis clock ahead of the gateway's would end the record early — a replay window.
 ///
 /// Asked on the event loop of the client's connection, after the workers verified the response
 /// and before anything is forwarded: the round trip to Redis never holds a worker thread.
@@ -19,10 +21,19 @@ public final class SharedReplayStore: Sendable {
     /// `Retry-After` of `replay_store_unavailable`.
     static let retrySeconds = 1
 
+    /// The key of the start-up check's (and `/readyz`'s) probe: under the replay prefix, so an
+    /// ACL limited to `samlgate:replay:*` allows it, and never a real record's (those end in 64
+    /// hex digits).
+    static let probeKey = keyPrefix + "probe"
+
     public let client: RESPClient
     let failurePolicy: ReplayStoreFailurePolicy
     let metrics: GatewayMetrics
     let logger: Logger
+    let eventLoopGroup: any EventLoopGroup
+    /// The `replay-store-failure: open` warning, at most once a second (an outage would
+    /// otherwise log one line per exchange).
+    let openWarnings = WarningThrottle()
 
     init(url: RedisURL, configuration: GatewayConfiguration, metrics: GatewayMetrics, logger: Logger,
          eventLoopGroup: any EventLoopGroup) throws(ConfigurationError) {
@@ -36,15 +47,19 @@ public final class SharedReplayStore: Sendable {
         failurePolicy = configuration.replayStoreFailure
         self.metrics = metrics
         self.logger = logger
+        self.eventLoopGroup = eventLoopGroup
     }
 
     /// Records `claim` unless it is recorded already. Succeeds with `nil` when the exchange may
     /// go on, or with the refusal to answer (`replayed`; `replay_store_unavailable` when the
-    /// store cannot answer and the policy is `closed`). Call on `eventLoop`; never fails.
+    /// store cannot answer and the policy is `closed`). Anything but `+OK` or a null reply —
+    /// an error reply, a timeout, a closed connection — is the store not answering. Call on
+    /// `eventLoop`; never fails.
     func admit(_ claim: ReplayClaim, on eventLoop: any EventLoop) -> EventLoopFuture<GatewayError?> {
         let started = DispatchTime.now().uptimeNanoseconds
         let command = RESPCommand.setIfAbsent(
-            key: Self.key(for: claim), value: ByteBuffer(string: "1"), expiresAtMilliseconds: Self.milliseconds(claim.expiresAt))
+            key: Self.key(for: claim), value: ByteBuffer(string: "1"),
+            expiresInMilliseconds: Self.lifetimeMilliseconds(until: claim.expiresAt, now: Date()))
         return client.send(command, on: eventLoop).map { reply -> GatewayError? in
             switch reply {
             case .simpleString("OK"):
@@ -69,18 +84,70 @@ public final class SharedReplayStore: Sendable {
             return .replayStoreUnavailable
         case .open:
             metrics.replayStoreUnrecorded()
-            // The reason only: nothing about the assertion or the client.
-            logger.warning("replay store unavailable; assertion accepted unrecorded (replay-store-failure: open)",
-                           metadata: ["reason": .string(error.kind.rawValue)])
+            // The reason only: nothing about the assertion or the client. At most one line a
+            // second; the counter above has every one.
+            if let suppressed = openWarnings.admit() {
+                var metadata: Logger.Metadata = ["code": "replay_store_unavailable", "reason": .string(error.kind.rawValue),
+                                                 "suppressed": .stringConvertible(suppressed)]
+                if let reply = error.reply { metadata["reply"] = .string(reply) }
+                logger.warning("replay store unavailable; assertion accepted unrecorded (replay-store-failure: open)", metadata: metadata)
+            }
             return nil
         }
     }
 
-    /// `up`, `down` or `unknown` (nothing asked yet), for `/readyz`. When not `up`, a `PING` goes
-    /// out on `eventLoop` so that a Redis back from an outage is noticed without an exchange.
+    /// The probe `/readyz` and the start-up check send: the exchanges' own command shape on
+    /// ``probeKey``, living one second, so that `up` means what an exchange needs (a writable
+    /// primary that knows `SET … NX PX`), not merely that Redis answers `PING`.
+    static var probe: RESPCommand {
+        RESPCommand.setIfAbsent(key: ByteBuffer(string: probeKey), value: ByteBuffer(string: "1"), expiresInMilliseconds: 1000)
+    }
+
+    /// Connects, logs in and sends ``probe`` once, at start-up, and logs what it found:
+    /// ``ReplayStoreCheck/unsupported(_:)`` when Redis rejects the command or the database
+    /// (retrying cannot help: the caller refuses to start), ``ReplayStoreCheck/unavailable(_:)``
+    /// (logged as an error with code `replay_store_unavailable`) when it cannot answer for now.
+    /// Never logs the password (the URL is shown masked).
+    public func checkAtStartUp() async -> ReplayStoreCheck {
+        let url = client.url.description
+        do {
+            _ = try await client.submit(Self.probe, on: eventLoopGroup.next()).get()
+            logger.info("replay store ready", metadata: ["replay_store": .string(url)])
+            return .ready
+        } catch {
+            let error = (error as? RESPError) ?? RESPError(.closed, "\(error)")
+            let reply = error.reply.map { " (\($0))" } ?? ""
+            switch (error.kind, error.command) {
+            case (.unsupported, let command?):
+                let needs = command == "SET" ? "; the replay store sends SET key 1 NX PX <ms>, which needs Redis 2.6.12 or later" : ""
+                return .unsupported("\(url) rejected \(command) as an unknown command or syntax\(reply)\(needs)")
+            case (.server, "SELECT"?):
+                return .unsupported("\(url) refused SELECT \(client.url.database)\(reply): the database does not exist there (or Redis runs in cluster mode)")
+            default:
+                let why: String
+                switch error.kind {
+                case .server where error.command == "AUTH": why = "Redis refused the login\(reply): check the user and password in replay-store"
+                case .unavailable where error.reply?.uppercased() == "NOAUTH": why = "Redis wants a password\(reply): add it to replay-store"
+                case .unavailable: why = "Redis cannot take writes now\(reply): a replica (replay-store must name the primary), or loading its data"
+                case .server: why = "Redis refused the command\(reply)"
+                default: why = "Redis did not answer (\(error.kind.rawValue))"
+                }
+                logger.error("replay store not usable at start-up; starting anyway, replay-store-failure applies until it is", metadata: [
+                    "code": "replay_store_unavailable", "replay_store": .string(url), "reason": .string(error.kind.rawValue),
+                    "reply": .string(error.reply ?? ""), "policy": .string(failurePolicy.rawValue), "detail": .string(why),
+                ])
+                return .unavailable(why)
+            }
+        }
+    }
+
+    /// `up`, `down` or `unknown` (nothing asked yet), for `/readyz`: whether the last command got
+    /// a usable reply (an error reply is `down`). When not `up`, ``probe`` goes out on
+    /// `eventLoop` so that a Redis back from an outage is noticed without an exchange — the
+    /// exchanges' own command, so a Redis that answers `PING` but refuses writes stays `down`.
     func readiness(probingOn eventLoop: any EventLoop) -> String {
         let reachable = client.isReachable
-        if reachable != true { _ = client.send(.ping, on: eventLoop) }
+        if reachable != true { _ = client.send(Self.probe, on: eventLoop) }
         switch reachable {
         case true?: return "up"
         case false?: return "down"
@@ -103,9 +170,13 @@ public final class SharedReplayStore: Sendable {
 
     private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 
-    /// Unix time in milliseconds, rounded up: the record never ends before the assertion does.
-    static func milliseconds(_ date: Date) -> Int64 {
-        Int64((date.timeIntervalSince1970 * 1000).rounded(.up))
+    /// Milliseconds from `now` until `expiry` on the gateway's clock, rounded up (the record
+    /// never ends before the assertion could be refused anyway), at least 1 (`PX 0` is an error
+    /// in Redis) and at most a year (a bound for the conversion; assertions live minutes).
+    static func lifetimeMilliseconds(until expiry: Date, now: Date) -> Int64 {
+        let milliseconds = (expiry.timeIntervalSince(now) * 1000).rounded(.up)
+        guard milliseconds >= 1 else { return 1 }
+        return Int64(min(milliseconds, 365 * 86_400_000))
     }
 
     func shutdown() async {
