@@ -39,8 +39,7 @@ public struct SamlgateProcess: Sendable {
 
     /// Waits for `process` to exit on a thread of its own (see ``runOffPool(_:timeout:)``).
     public static func waitForExit(_ process: Process) async throws {
-        // Process is not Sendable; only its wait runs on the other thread.
-        nonisolated(unsafe) let process = process
+        // Only the wait runs on the other thread.
         try await onOwnThread { process.waitUntilExit() }
     }
 
