@@ -5,7 +5,7 @@ APT_PACKAGES := libxml2-dev libxmlsec1-dev libssl-dev zlib1g-dev libjemalloc-dev
 SAMPLE := samples/response.xml
 BIN := .build/release/samlgate
 
-.PHONY: deps deps-load build release test openapi-check docs-check deploy-check run demo load load-compare load-replay-store cluster-check stream-check bench bench-check bench-thresholds bench-verify clean
+.PHONY: deps deps-load build release test openapi-check docs-check deploy-check run demo load load-compare load-replay-store soak cluster-check stream-check bench bench-check bench-thresholds bench-verify clean
 
 ## deps: install the system libraries (apt-get) when xmlsec1-openssl, zlib or jemalloc is not found,
 ## and redis-server (the shared replay store's tests start their own).
@@ -68,6 +68,12 @@ load: release deps-load
 ## 1/16/64/256 connections; a table, .run/load/compare.csv and plots (ROUNDS=3 DURATION=5).
 load-compare: release deps-load
 	./scripts/load-compare.sh
+
+## soak: gateway + reference upstream under a steady mix (proxied, exchanges, replays, forged and
+## broken responses, local answers) for SOAK_SECONDS (600); RSS, descriptors, threads sampled
+## every 5 s into .run/soak/soak.csv and plotted (.run/soak/soak.png); exit 1 when a goal is missed.
+soak: release deps-load
+	./scripts/soak.sh
 
 ## load-replay-store: the exchange load with replay-store memory and redis (a redis-server on
 ## loopback) in alternating rounds: requests/s, p99, gateway CPU per request, Redis CPU per exchange.
