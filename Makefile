@@ -5,7 +5,7 @@ APT_PACKAGES := libxml2-dev libxmlsec1-dev libssl-dev zlib1g-dev libjemalloc-dev
 SAMPLE := samples/response.xml
 BIN := .build/release/samlgate
 
-.PHONY: deps deps-load build release test openapi-check docs-check deploy-check run demo load load-compare load-replay-store soak cluster-check stream-check bench bench-check bench-thresholds bench-verify clean
+.PHONY: deps deps-load build release test openapi-check docs-check deploy-check run demo load load-compare load-replay-store soak faults sanitize cluster-check stream-check bench bench-check bench-thresholds bench-verify clean
 
 ## deps: install the system libraries (apt-get) when xmlsec1-openssl, zlib or jemalloc is not found,
 ## and redis-server (the shared replay store's tests start their own).
@@ -74,6 +74,16 @@ load-compare: release deps-load
 ## every 5 s into .run/soak/soak.csv and plotted (.run/soak/soak.png); exit 1 when a goal is missed.
 soak: release deps-load
 	./scripts/soak.sh
+
+## faults: failures injected into real processes: the upstream killed under load and restarted,
+## SIGHUP with a broken trust store, SIGTERM under load, batch --out on a full disk (tmpfs, root).
+faults: release deps-load
+	./scripts/faults.sh
+
+## sanitize: the test suite under ASan + UBSan (.build-asan), the concurrency suites under TSan
+## (.build-tsan); ONLY=asan|tsan runs one. Not part of make test (two more full builds).
+sanitize: deps
+	./scripts/sanitize.sh
 
 ## load-replay-store: the exchange load with replay-store memory and redis (a redis-server on
 ## loopback) in alternating rounds: requests/s, p99, gateway CPU per request, Redis CPU per exchange.

@@ -86,4 +86,24 @@ enum FaultyUpstream {
             context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: answer)), promise: nil)
         }
     }
+
+    /// A TCP server answering every read with `bytes` and then closing: a backend that speaks
+    /// something else than HTTP, or breaks off in the middle of its answer.
+    static func startAnswering(_ bytes: [UInt8]) async throws -> (url: String, stop: @Sendable () async -> Void) {
+        try await startRaw { AnswerOnRead(bytes: bytes) }
+    }
+
+    final class AnswerOnRead: ChannelInboundHandler, Sendable {
+        typealias InboundIn = ByteBuffer
+        typealias OutboundOut = ByteBuffer
+        let bytes: [UInt8]
+
+        init(bytes: [UInt8]) { self.bytes = bytes }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            context.writeAndFlush(wrapOutboundOut(ByteBuffer(bytes: bytes))).assumeIsolated().whenComplete { _ in
+                context.close(promise: nil)
+            }
+        }
+    }
 }

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# make sanitize: the test suite under AddressSanitizer + UndefinedBehaviorSanitizer (Swift code
+# and the C shim; libxml2/libxmlsec1/OpenSSL come from Debian, not instrumented), then the
+# concurrency-heavy suites under ThreadSanitizer. Each build has its own scratch directory
+# (.build-asan, .build-tsan): a first build takes as long as a fresh `swift build`, each.
+# Suppressions (third-party code only, each with its reason) live in scripts/sanitizers/.
+# Knobs: ONLY=asan|tsan, FILTER (a --filter for the ASan run).
+set -euo pipefail
+SWIFT=${SWIFT:-swift}
+SUPPRESSIONS=$PWD/scripts/sanitizers
+status=0
+
+if [ "${ONLY:-asan}" != tsan ]; then
+    echo "== AddressSanitizer + UndefinedBehaviorSanitizer: the whole suite"
+    mkdir -p .build-asan
+    export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:halt_on_error=1:detect_stack_use_after_return=0}
+    export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+    if ! $SWIFT test --scratch-path .build-asan --sanitize address --sanitize undefined ${FILTER:+--filter "$FILTER"} 2>&1 \
+        | tee .build-asan/sanitize.log | grep -E "ERROR: AddressSanitizer|runtime error:|Test run with|✘ " ; then
+        :
+    fi
+    if grep -qE "ERROR: AddressSanitizer|runtime error:" .build-asan/sanitize.log || ! grep -q "^✔ Test run with" .build-asan/sanitize.log; then
+        echo "sanitize: ASan/UBSan run failed (see .build-asan/sanitize.log)"
+        status=1
+    fi
+fi
+
+if [ "${ONLY:-tsan}" != asan ]; then
+    echo "== ThreadSanitizer: the suites that share state across threads"
+    export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=0:second_deadlock_stack=1:suppressions=$SUPPRESSIONS/tsan.supp}
+    mkdir -p .build-tsan
+    if ! $SWIFT test --scratch-path .build-tsan --sanitize thread \
+        --filter 'ConcurrencyTests|RESPTests|SharedReplayStore|HTTPProtocolTests|ProxyAndOperations|UpstreamFailure|UnreadAnswers|RemoteMetadata|TrustStorePoll' 2>&1 \
+        | tee .build-tsan/sanitize.log | grep -E "WARNING: ThreadSanitizer|Test run with|✘ " ; then
+        :
+    fi
+    if grep -q "WARNING: ThreadSanitizer" .build-tsan/sanitize.log || ! grep -q "^✔ Test run with" .build-tsan/sanitize.log; then
+        echo "sanitize: TSan run failed (see .build-tsan/sanitize.log)"
+        status=1
+    fi
+fi
+exit $status
