@@ -79,7 +79,11 @@ extension GatewayConfiguration {
             guard !value.isEmpty else { throw bad("a PEM file of certificate authorities") }
             replayStoreCA = value
         case .trustStorePoll:
-            guard let number = Double(value), number >= 0, number <= 86_400 else { throw bad("seconds in 0...86400 (0: off)") }
+            // A floor of a second: each check reads and hashes every file of the store (an
+            // aggregate can be tens of MiB), and Kubernetes publishes a change within a minute.
+            guard let number = Double(value), number == 0 || (number >= 1 && number <= 86_400) else {
+                throw bad("0 (off) or seconds in 1...86400")
+            }
             trustStorePoll = number
         case .metadataCache:
             guard !value.isEmpty else { throw bad("a writable directory") }
@@ -88,7 +92,7 @@ extension GatewayConfiguration {
             guard let number = Double(value), number >= 1, number <= 7 * 86_400 else { throw bad("seconds in 1...604800") }
             metadataRefresh = number
         case .metadataTimeout:
-            guard let number = Double(value), number > 0, number <= 600 else { throw bad("seconds in 0...600") }
+            guard let number = Double(value), number > 0, number <= 600 else { throw bad("seconds in (0, 600]") }
             metadataTimeout = number
         case .logLevel:
             guard let level = Logger.Level(rawValue: value.lowercased()) else {

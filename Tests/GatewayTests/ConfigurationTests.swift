@@ -40,6 +40,15 @@ struct ConfigurationTests {
         }
         #expect(throws: ConfigurationError.self) { try configuration.apply(.upstream, value: "ftp://x", source: "--upstream") }
         #expect(throws: ConfigurationError.self) { try configuration.apply(.forwardForm, value: "other", source: "--forward-form") }
+        // The poll hashes the whole store: no faster than once a second (0 turns it off).
+        #expect(throws: ConfigurationError.self) { try configuration.apply(.trustStorePoll, value: "0.01", source: "--trust-store-poll") }
+        #expect(throws: Never.self) { try configuration.apply(.trustStorePoll, value: "0", source: "--trust-store-poll") }
+        #expect(throws: Never.self) { try configuration.apply(.trustStorePoll, value: "1", source: "--trust-store-poll") }
+        // The metadata settings: a cache directory, a refresh of at least a second, a bounded fetch.
+        #expect(throws: ConfigurationError.self) { try configuration.apply(.metadataCache, value: "", source: "--metadata-cache") }
+        #expect(throws: ConfigurationError.self) { try configuration.apply(.metadataRefresh, value: "0.5", source: "--metadata-refresh") }
+        #expect(throws: ConfigurationError.self) { try configuration.apply(.metadataTimeout, value: "0", source: "--metadata-timeout") }
+        #expect(throws: ConfigurationError.self) { try configuration.apply(.metadataTimeout, value: "601", source: "--metadata-timeout") }
         #expect(throws: ConfigurationError.self) { try GatewayConfiguration().validated() }
         var short = GatewayConfiguration()
         short.upstreams = ["http://a:1"]

@@ -33,12 +33,13 @@ public struct MetadataSource: Sendable, Equatable {
     static let urlFile = "metadata.url"
     /// The optional file giving its refresh interval in seconds.
     static let refreshFile = "metadata.refresh"
-    /// Refresh intervals outside this range are refused (a typo of `36` for `3600` would hammer
-    /// the IdP; one of a year would never refresh).
+    /// Refresh intervals outside this range are refused (one of a year would never refresh). The
+    /// floor is low so that tests and a local IdP can refresh quickly; the setting
+    /// `metadata-refresh`, the default for every source, starts at a second.
     static let refreshRange: ClosedRange<TimeInterval> = 0.05...(7 * 86_400)
 
     /// The source described by the `metadata.url` in `directory` (ending in `/`): the MVPD
-    /// `name`'s, or with `name` `nil` the aggregate's. `nil` when there is none.
+    /// `mvpd`'s, or with `mvpd` `nil` the aggregate's. `nil` when there is none.
     static func read(directory: String, mvpd: String?, cache: String?) throws(TrustStoreError) -> MetadataSource? {
         let name = mvpd ?? aggregateName
         let urlPath = directory + urlFile
