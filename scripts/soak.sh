@@ -7,8 +7,11 @@
 # Goals: after WARMUP seconds (default 60) RSS grows < 5 %, descriptors and threads stay flat, no
 # answer has a status its kind may not get, and wrk saw no connect/read/write error or timeout
 # (every request sent was answered). Exit status 1 when a goal is missed.
-# Knobs: SOAK_SECONDS, WARMUP, CONNECTIONS (64), RESPONSES (fresh exchanges minted, 40000: used
-# up early, after which the same responses come back as replays the gateway must refuse).
+# The replay store is a redis-server of its own (replay-store: redis://): with the memory store,
+# every accepted assertion stays in the gateway's memory until it expires (hours for these
+# responses), growth that is the cache working, not a leak, and would hide one.
+# Knobs: SOAK_SECONDS, WARMUP, CONNECTIONS (64), RESPONSES (fresh exchanges minted, 40000; when
+# used up, the same responses come back as replays the gateway must refuse), REDIS_PORT.
 set -euo pipefail
 BIN=${BIN:-.build/release/samlgate}
 DIR=${SOAK_DIR:-.run/soak}
@@ -20,8 +23,10 @@ INTERVAL=5
 MVPD=Cablevision
 GATEWAY_PORT=${GATEWAY_PORT:-18580}
 UPSTREAM_PORT=${UPSTREAM_PORT:-19590}
+REDIS_PORT=${REDIS_PORT:-16579}
 
 command -v wrk >/dev/null || { echo "wrk is not installed (make deps-load installs it)"; exit 1; }
+command -v redis-server >/dev/null || { echo "redis-server is not installed (make deps installs it)"; exit 1; }
 mkdir -p "$DIR"
 . scripts/load/mint.sh
 mint_responses "$RESPONSES"
@@ -35,10 +40,13 @@ fi
 pids=()
 cleanup() { for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done; wait 2>/dev/null || true; }
 trap cleanup EXIT INT TERM
+redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no --loglevel warning >/dev/null 2>&1 &
+pids+=($!)
+for _ in $(seq 1 50); do redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && break; sleep 0.1; done
 "$BIN" upstream --port "$UPSTREAM_PORT" --log-level error >/dev/null 2>&1 &
 pids+=($!)
 "$BIN" serve --port "$GATEWAY_PORT" --upstream "http://127.0.0.1:$UPSTREAM_PORT" --trust-store "$DIR/trust" \
-    --log-level error >/dev/null 2>"$DIR/gateway.log" &
+    --replay-store "redis://127.0.0.1:$REDIS_PORT" --log-level error >/dev/null 2>"$DIR/gateway.log" &
 gateway=$!
 pids+=($gateway)
 for _ in $(seq 1 100); do curl -fsS "http://127.0.0.1:$GATEWAY_PORT/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
@@ -72,4 +80,4 @@ kill "$sampler" 2>/dev/null || true
 
 . scripts/tools-venv.sh
 tools_venv soak matplotlib=matplotlib
-"$TOOLS_PYTHON" scripts/load/soak_report.py "$csv" "$DIR/wrk.out" "$DIR/soak.png" "$WARMUP"
+"$TOOLS_PYTHON" scripts/load/soak_report.py "$csv" "$DIR/wrk.out" "$DIR/soak.png" "$WARMUP" "$DURATION"

@@ -10,8 +10,10 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 
-def main(samples_path, wrk_path, plot_path, warmup):
+def main(samples_path, wrk_path, plot_path, warmup, duration):
+    # Samples taken after the load ended (connections closed) say nothing about the soak.
     rows = [{k: float(v) for k, v in row.items()} for row in csv.DictReader(open(samples_path))]
+    rows = [row for row in rows if row["seconds"] <= duration]
     if len(rows) < 3:
         print(f"soak: only {len(rows)} samples in {samples_path}")
         return 1
@@ -73,4 +75,4 @@ def main(samples_path, wrk_path, plot_path, warmup):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])))
+    sys.exit(main(sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4]), float(sys.argv[5])))
