@@ -51,20 +51,22 @@ run() {
 
 report() {
     local target=$1 seconds=$2 status=$3 before=$4 log=$5 corpus=$6 findings=$7
-    local execs rate last cov ft units seeds new after
+    local execs rate last cov ft corp units seeds new after
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
     rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
-    last=$(grep -E '^#[0-9]+' "$log" | grep -o 'cov: [0-9]* ft: [0-9]*' | tail -1 || true)
+    last=$(grep -E '^#[0-9]+' "$log" | grep -o 'cov: [0-9]* ft: [0-9]* corp: [0-9]*/[0-9]*[a-zA-Z]*' | tail -1 || true)
     cov=$(echo "$last" | awk '{print $2}')
     ft=$(echo "$last" | awk '{print $4}')
+    corp=$(echo "$last" | awk '{print $6}')
     units=$(find "$corpus" -type f | wc -l)
     seeds=$(find "Fuzz/Corpus/$target" -type f | wc -l)
     after=$(find "$findings" -type f | wc -l)
     new=$((after - before))
-    printf '%-20s %6ss  exec/s %-7s execs %-10s cov %-6s ft %-6s corpus %s new + %s seeds  findings %s new (%s in %s)  exit %s\n' \
-        "$target" "$seconds" "${rate:-?}" "${execs:-?}" "${cov:-?}" "${ft:-?}" "$units" "$seeds" "$new" "$after" "$findings" "$status"
+    # corpus: libFuzzer's live corpus (units/bytes, seeds included); files: what the scratch directory holds.
+    printf '%-20s %6ss  exec/s %-7s execs %-10s cov %-6s ft %-6s corpus %s (%s files + %s seeds)  findings %s new (%s in %s)  exit %s\n' \
+        "$target" "$seconds" "${rate:-?}" "${execs:-?}" "${cov:-?}" "${ft:-?}" "${corp:-?}" "$units" "$seeds" "$new" "$after" "$findings" "$status"
     printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$target" "$seconds" "${rate:-}" "${execs:-}" \
-        "${cov:-}" "${ft:-}" "$units" "$new" "$status" >>"$SCRATCH/fuzz-results.tsv"
+        "${cov:-}" "${ft:-}" "${corp:-}" "$new" "$status" >>"$SCRATCH/fuzz-results.tsv"
     if [ "$new" -gt 0 ]; then
         grep -E 'ERROR: |invariant violated|SUMMARY' "$log" | head -5 || true
     fi
