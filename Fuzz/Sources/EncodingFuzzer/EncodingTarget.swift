@@ -6,7 +6,8 @@ import SAMLEncoding
 /// Invariant, on any bytes as a `SAMLResponse` value:
 /// - form detection and the any-form encoder never double-encode: when `encodeAnyForm` accepts a
 ///   value, its output is detected as `encoded` (or `base64`, when no byte needed escaping), and
-///   encoding that output again gives it back unchanged;
+///   encoding that output again gives it back unchanged whenever its document is a fixed point of
+///   the cookbook's normalization (which is not idempotent: finding #1 in docs/robustness.md);
 /// - decoding the output gives the cookbook normalization of the value's XML (the value itself
 ///   when raw, its one decoding otherwise);
 /// - the fused encoder (`CookbookEncoder.encode`) equals a plain stage-by-stage reference written
@@ -96,7 +97,10 @@ enum EncodingTarget {
         if back != expected { FuzzFailure.violated("decoding the output is not the normalized XML (\(back.count) vs \(expected?.count ?? -1) bytes)") }
         guard let again = output.withUnsafeBytes({ anyForm($0) }) else { FuzzFailure.violated("the any-form output is refused when sent again") }
         if again.form == .raw { FuzzFailure.violated("the any-form output is detected as raw") }
-        if again.bytes != output { FuzzFailure.violated("encoding the output again changes it (double encoding)") }
+        // The cookbook's normalization is not idempotent (`a \n b` → `a  b` → `a b`; finding #1,
+        // WhitespaceRunReencodingTests): the output must come back unchanged only when its
+        // document is a fixed point of the normalization.
+        if normalized(back) == back, again.bytes != output { FuzzFailure.violated("encoding the output again changes it (double encoding)") }
         return 0
     }
 }
