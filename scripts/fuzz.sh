@@ -41,7 +41,8 @@ run() {
     echo "== fuzz $target for ${seconds}s (log: $log)"
     set +e
     # shellcheck disable=SC2046,SC2086
-    nice -n "$NICE" "$BIN/$target" "$corpus" "Fuzz/Corpus/$target" \
+    # No Swift runtime backtracer: it reads memory ASan has poisoned and buries the real report.
+    SWIFT_BACKTRACE=enable=no nice -n "$NICE" "$BIN/$target" "$corpus" "Fuzz/Corpus/$target" \
         -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
         -artifact_prefix="$findings/" $(dictionary "$target") ${FUZZ_ARGS:-} >"$log" 2>&1
     local status=$?
