@@ -5,7 +5,7 @@ APT_PACKAGES := libxml2-dev libxmlsec1-dev libssl-dev zlib1g-dev libjemalloc-dev
 SAMPLE := samples/response.xml
 BIN := .build/release/samlgate
 
-.PHONY: deps deps-load build release test openapi-check docs-check deploy-check run demo load load-compare load-replay-store soak faults sanitize cluster-check stream-check bench bench-check bench-thresholds bench-verify clean
+.PHONY: deps deps-load build release test openapi-check docs-check deploy-check run demo load load-compare load-replay-store soak faults sanitize cluster-check stream-check bench bench-check bench-thresholds bench-verify fuzz-build fuzz fuzz-all clean
 
 ## deps: install the system libraries (apt-get) when xmlsec1-openssl, zlib or jemalloc is not found,
 ## and redis-server (the shared replay store's tests start their own).
@@ -115,5 +115,21 @@ bench-check: deps
 bench-thresholds: deps
 	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark thresholds update $(BENCH_ARGS)
 
+## fuzz-build: the libFuzzer targets (Fuzz/, a separate package: make test and CI never build it),
+## -sanitize=fuzzer,address, into Fuzz/.build. See docs/robustness.md.
+fuzz-build: deps
+	SWIFT="$(SWIFT)" ./scripts/fuzz.sh build
+
+## fuzz: one target for SECONDS (TARGET=canonicalization SECONDS=600): new corpus entries in
+## Fuzz/.build/corpus/<target>, findings in Fuzz/Findings/<target>/, figures printed at the end.
+TARGET ?= canonicalization
+SECONDS ?= 60
+fuzz: fuzz-build
+	./scripts/fuzz.sh run $(TARGET) $(SECONDS)
+
+## fuzz-all: every target in turn, SECONDS each.
+fuzz-all: fuzz-build
+	./scripts/fuzz.sh all $(SECONDS)
+
 clean:
-	rm -rf .build Benchmarks/.build
+	rm -rf .build Benchmarks/.build Fuzz/.build

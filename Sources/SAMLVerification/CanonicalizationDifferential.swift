@@ -1,0 +1,146 @@
+import CXMLSec
+
+/// The native ``ExclusiveCanonicalizer`` against libxml2's exclusive C14N on one node set, for
+/// the `canonicalization` fuzz target (`Fuzz/`, docs/robustness.md). Not used by the verifier.
+///
+/// **Why it is here.** The fuzz package sees only this module's public API, and the two
+/// canonicalizers work on libxml2 trees and xmlsec node sets that must stay internal. This
+/// type keeps all of that inside the module: it parses a document with the verifier's parser
+/// options, builds the node set exactly as xmlsec builds it for a SAML signature (the apex's
+/// subtree, optionally minus one descendant's subtree), runs both canonicalizers and reports
+/// the outcome. It changes nothing the verifier does.
+@_spi(Fuzzing) public struct CanonicalizationDifferential {
+    /// One node-set shape over the elements of a document, in document order.
+    public struct Shape: Sendable {
+        /// The apex: element number `apex % elementCount`.
+        public var apex: Int
+        /// `nil`: nothing excluded; otherwise the apex's child element number `excluded % childCount`
+        /// (nothing excluded when the apex has no child elements).
+        public var excluded: Int?
+        public var withComments: Bool
+        /// The `InclusiveNamespaces` prefix list, or nil.
+        public var prefixes: [String]?
+
+        public init(apex: Int, excluded: Int?, withComments: Bool, prefixes: [String]?) {
+            self.apex = apex
+            self.excluded = excluded
+            self.withComments = withComments
+            self.prefixes = prefixes
+        }
+    }
+
+    /// What one comparison found.
+    public enum Outcome: Equatable, Sendable {
+        /// The document does not parse (or has no element).
+        case notParsed
+        /// The native canonicalizer declined; libxml2 would be used.
+        case declined
+        /// Both produced these bytes' count, byte for byte the same.
+        case identical(count: Int)
+        /// The native canonicalizer produced output where libxml2 fails.
+        case libxml2Failed
+        /// Different bytes: the counterexample the fuzz target looks for (lengths only).
+        case differs(native: Int, libxml2: Int)
+        /// xmlsec's node set was not recognised by ``SignedSubtree`` as the shape it was built from.
+        case shapeNotRecognised
+    }
+
+    private var canonicalizer = ExclusiveCanonicalizer()
+    private let native = CanonicalBuffer(capacity: 1024)
+    private let parseOptions = SecureXMLParser.options
+
+    public init() {
+        _ = cxmlsec_init()
+    }
+
+    /// The namespace prefixes declared anywhere in `document` (at most `limit`), so callers can
+    /// build prefix lists that name prefixes the document really uses.
+    public func declaredPrefixes(_ document: UnsafeRawBufferPointer, limit: Int = 16) -> [String] {
+        guard let doc = parse(document) else { return [] }
+        defer { xmlFreeDoc(doc) }
+        var found: [String] = []
+        for element in Self.elements(doc) {
+            var ns = element.pointee.nsDef
+            while let declaration = ns, found.count < limit {
+                if let prefix = declaration.pointee.prefix {
+                    let text = String(cString: prefix)
+                    if !found.contains(text) { found.append(text) }
+                }
+                ns = declaration.pointee.next
+            }
+        }
+        return found
+    }
+
+    /// Parses `document` and compares the two canonicalizers on each of `shapes`.
+    public mutating func compare(_ document: UnsafeRawBufferPointer, shapes: [Shape]) -> [Outcome] {
+        guard let doc = parse(document) else { return [.notParsed] }
+        defer { xmlFreeDoc(doc) }
+        let elements = Self.elements(doc)
+        guard !elements.isEmpty else { return [.notParsed] }
+        return shapes.map { shape in
+            let apex = elements[shape.apex % elements.count]
+            var excluded: XMLTree.Node?
+            if let pick = shape.excluded {
+                let children = Array(XMLTree.childElements(apex))
+                if !children.isEmpty { excluded = children[pick % children.count] }
+            }
+            return Self.withPrefixList(shape.prefixes) { list in
+                compare(doc, apex: apex, excluded: excluded, withComments: shape.withComments, prefixes: list)
+            }
+        }
+    }
+
+    private func parse(_ document: UnsafeRawBufferPointer) -> UnsafeMutablePointer<xmlDoc>? {
+        guard let base = document.baseAddress, document.count > 0, document.count <= Int(Int32.max) else { return nil }
+        return xmlReadMemory(base.assumingMemoryBound(to: CChar.self), Int32(document.count), nil, "UTF-8", parseOptions)
+    }
+
+    private mutating func compare(_ doc: UnsafeMutablePointer<xmlDoc>, apex: XMLTree.Node, excluded: XMLTree.Node?, withComments: Bool,
+                                  prefixes: UnsafeMutablePointer<UnsafeMutablePointer<xmlChar>?>?) -> Outcome {
+        native.reset()
+        let handled = canonicalizer.canonicalize(apex: apex, excluding: excluded, withComments: withComments,
+                                                 inclusivePrefixes: prefixes, into: native)
+        // The node set as xmlsec's transforms build it (see ``SignedSubtree``).
+        guard var set = xmlSecNodeSetGetChildren(doc, apex, withComments ? 1 : 0, 0) else { return .libxml2Failed }
+        if let excluded, let invert = xmlSecNodeSetGetChildren(doc, excluded, 1, 1) {
+            set = xmlSecNodeSetAdd(set, invert, xmlSecNodeSetIntersection)
+        }
+        defer { xmlSecNodeSetDestroy(set) }
+        guard let recognised = SignedSubtree(set), recognised.apex == apex, recognised.excluded == excluded,
+            recognised.keepsComments == withComments else { return .shapeNotRecognised }
+        guard handled else { return .declined }
+        guard let buffer = xmlBufferCreate() else { return .libxml2Failed }
+        defer { xmlBufferFree(buffer) }
+        guard cxmlsec_exc_c14n_to_buffer(set, prefixes, withComments ? 1 : 0, buffer) == 0 else { return .libxml2Failed }
+        let count = Int(xmlBufferLength(buffer))
+        let reference = count > 0 ? UnsafeBufferPointer(start: xmlBufferContent(buffer), count: count) : UnsafeBufferPointer(start: nil, count: 0)
+        guard native.bytes.elementsEqual(reference) else { return .differs(native: native.count, libxml2: count) }
+        return .identical(count: count)
+    }
+
+    private static func withPrefixList<T>(_ list: [String]?, _ body: (UnsafeMutablePointer<UnsafeMutablePointer<xmlChar>?>?) -> T) -> T {
+        guard let list else { return body(nil) }
+        let array = UnsafeMutablePointer<UnsafeMutablePointer<xmlChar>?>.allocate(capacity: list.count + 1)
+        for (index, prefix) in list.enumerated() {
+            array[index] = xmlCharStrdup(prefix)
+        }
+        array[list.count] = nil
+        defer {
+            for index in 0..<list.count { cxmlsec_xml_free(array[index]) }
+            array.deallocate()
+        }
+        return body(array)
+    }
+
+    private static func elements(_ doc: UnsafeMutablePointer<xmlDoc>) -> [XMLTree.Node] {
+        var result: [XMLTree.Node] = []
+        var stack: [XMLTree.Node] = []
+        if let root = xmlDocGetRootElement(doc) { stack.append(root) }
+        while let node = stack.popLast() {
+            result.append(node)
+            stack.append(contentsOf: XMLTree.childElements(node).reversed())
+        }
+        return result
+    }
+}
