@@ -1,6 +1,10 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
+/// `make sanitize` builds with `SAMLGATE_SANITIZE=1`: AddressSanitizer replaces `malloc` itself,
+/// and jemalloc linked beside it makes the two free each other's memory.
+let sanitizing = Context.environment["SAMLGATE_SANITIZE"] != nil
+
 let package = Package(
     name: "samlgate",
     platforms: [.macOS(.v15)],
@@ -162,10 +166,10 @@ let package = Package(
                 "ServerSupport",
                 "SAMLBatch",
                 "Demo",
-                "CJemalloc",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
+            ] + (sanitizing ? [] : ["CJemalloc"]),
+            swiftSettings: sanitizing ? [.define("SAMLGATE_NO_JEMALLOC")] : []
         ),
         .testTarget(
             name: "SAMLEncodingTests",

@@ -10,6 +10,8 @@
 set -euo pipefail
 SWIFT=${SWIFT:-swift}
 SUPPRESSIONS=$PWD/scripts/sanitizers
+# Without jemalloc (Package.swift): a sanitizer's allocator and jemalloc free each other's memory.
+export SAMLGATE_SANITIZE=1
 status=0
 
 if [ "${ONLY:-asan}" != tsan ]; then

@@ -1,4 +1,6 @@
+#if !SAMLGATE_NO_JEMALLOC
 import CJemalloc
+#endif
 
 #if canImport(Glibc)
 import Glibc
@@ -12,17 +14,23 @@ enum MemoryAllocator {
     /// `jemalloc <version>` when the process's `malloc` is jemalloc's, otherwise `libc`
     /// (another allocator took precedence, e.g. through `LD_PRELOAD`).
     static var description: String {
+        #if SAMLGATE_NO_JEMALLOC
+        return "libc (built without jemalloc)"
+        #else
         guard let library = dlopen("libjemalloc.so.2", RTLD_NOW | RTLD_NOLOAD) else { return "libc" }
         defer { dlclose(library) }
         guard let own = dlsym(library, "malloc"), let current = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc"),
               own == current, let version = string("version") else { return "libc" }
         return "jemalloc " + version
+        #endif
     }
 
+    #if !SAMLGATE_NO_JEMALLOC
     private static func string(_ name: String) -> String? {
         var value: UnsafePointer<CChar>?
         var length = MemoryLayout<UnsafePointer<CChar>?>.size
         guard mallctl(name, &value, &length, nil, 0) == 0, let value else { return nil }
         return String(cString: value)
     }
+    #endif
 }
