@@ -97,7 +97,7 @@ struct RemoteMetadataTests {
         let server = try await MetadataServer.start(document: good)
         defer { Task { await server.stop() } }
         let (store, cache) = try Self.store(url: server.url)
-        try await withHarness(configure: { $0.trustStore = store; $0.metadataCache = cache; $0.metadataTimeout = 1 }) { harness in
+        try await withHarness(configure: { $0.trustStore = store; $0.metadataCache = cache; $0.metadataTimeout = 3 }) { harness in
             #expect(try await Self.eventually { try await harness.exchangeV1(Self.signed(GatewayHarness.idp)).status == 204 })
             let copy = try Data(contentsOf: URL(fileURLWithPath: cache + "/\(Self.mvpd)/metadata.xml"))
             let rotated = [MetadataTrustTests.nextPair]
@@ -109,7 +109,7 @@ struct RemoteMetadataTests {
                 // Over http:// a signed copy without validUntil could be replayed for ever.
                 ("invalid", { server.set(document: Self.document(rotated, validUntil: nil)) }),
                 ("too_large", { server.set(document: "<x>" + String(repeating: " ", count: 1 << 20) + "</x>") }),
-                ("timeout", { server.set(mode: .stall(.seconds(3))) }),
+                ("timeout", { server.set(mode: .stall(.seconds(5))) }),
                 // The head in time, the body trickling: bounded by the same deadline.
                 ("timeout", { server.set(mode: .trickle(pause: .milliseconds(100))) }),
                 ("http_status", { server.set(mode: .redirect(server.url)) }),
