@@ -259,3 +259,20 @@ extension RemoteMetadataTests {
         }
     }
 }
+
+extension RemoteMetadataTests {
+    @Test("a good document that cannot be written to the cache is counted as reason cache and not trusted (the cache is what loads)")
+    func cacheNotWritable() async throws {
+        let server = try await MetadataServer.start(document: Self.document([GatewayHarness.idpPair]))
+        defer { Task { await server.stop() } }
+        let (store, cache) = try Self.store(url: server.url)
+        // A file where the MVPD's cache directory must go: the copy cannot be written (root ignores modes).
+        try FileManager.default.createDirectory(atPath: cache, withIntermediateDirectories: true)
+        try "not a directory".write(toFile: cache + "/\(Self.mvpd)", atomically: true, encoding: .utf8)
+        try await withHarness(configure: { $0.trustStore = store; $0.metadataCache = cache }) { harness async throws in
+            #expect(try await Self.eventually { try await Self.failures(harness, "cache") >= 1 })
+            let refused = try await harness.exchangeV1(Self.signed(GatewayHarness.idp))
+            #expect(refused.status == 503 && refused.code == "metadata_unavailable", "\(refused.body)")
+        }
+    }
+}
