@@ -88,15 +88,17 @@ public struct ExchangeProcessor: Sendable {
 
         // The cookbook's normalization comes first: the document verified is the one forwarded
         // (see ``Verifier/verify(original:normalized:fallback:mvpd:now:expectedInResponseTo:)``).
+        // A value that arrived base64 or encoded and is already a normalization result is kept as
+        // it is: the app ran the cookbook, and normalizing again could change its bytes.
         let normalizedScratch = UnsafeMutableRawBufferPointer.allocate(byteCount: max(xml.count, 1), alignment: 16)
         defer { normalizedScratch.deallocate() }
-        let normalizedCount: Int
+        let normalized: UnsafeRawBufferPointer
         do throws(SAMLEncodingError) {
-            normalizedCount = try WhitespaceNormalizer.normalizeValidating(xml, into: normalizedScratch)
+            let count = try WhitespaceNormalizer.normalizeValidating(xml, decodedFrom: form, into: normalizedScratch)
+            normalized = count.map { UnsafeRawBufferPointer(rebasing: normalizedScratch[..<$0]) } ?? xml
         } catch {
             throw GatewayError(error, parameter: Self.samlField)
         }
-        let normalized = UnsafeRawBufferPointer(rebasing: normalizedScratch[..<normalizedCount])
 
         let verifier = Verifier(trustStore: store, options: options, replayCache: replayCache)
         let verified: VerifiedResponse

@@ -58,7 +58,7 @@ struct RecordProcessor: Sendable {
                     var verifyError: RecordError?
                     if let verification {
                         do throws(RecordError) {
-                            fields = try verify(xml, record: record, verification, normalizedScratch: normalized)
+                            fields = try verify(xml, decodedFrom: form!, record: record, verification, normalizedScratch: normalized)
                         } catch {
                             verifyError = error
                         }
@@ -110,17 +110,22 @@ struct RecordProcessor: Sendable {
         }
     }
 
-    /// Verifies the document the record's encoded value stands for: the normalized response,
-    /// verified itself or proven the same tree as the verified original (never a verdict on
-    /// other bytes than those encoded). `xml` is valid UTF-8 (the encoder checked it).
-    private func verify(_ xml: UnsafeRawBufferPointer, record: BatchRecord, _ verification: BatchVerification,
+    /// Verifies the document the record's encoded value stands for: the normalized response (or
+    /// the decoded one, when the cookbook already normalized it), verified itself or proven the
+    /// same tree as the verified original (never a verdict on other bytes than those encoded).
+    /// `xml` is valid UTF-8 (the encoder checked it).
+    private func verify(_ xml: UnsafeRawBufferPointer, decodedFrom form: SAMLForm, record: BatchRecord,
+                        _ verification: BatchVerification,
                         normalizedScratch: UnsafeMutableRawBufferPointer) throws(RecordError) -> VerificationFields {
         let mvpd = try verification.mvpd(for: record.mvpd)
-        let count = WhitespaceNormalizer.normalize(xml, into: normalizedScratch)
+        let count = try wrap { () throws(SAMLEncodingError) in
+            try WhitespaceNormalizer.normalizeValidating(xml, decodedFrom: form, into: normalizedScratch)
+        }
         let verified: VerifiedResponse
         do {
             verified = try verification.verifier.verify(
-                original: xml, normalized: UnsafeRawBufferPointer(rebasing: normalizedScratch[..<count]), fallback: .equivalentTree,
+                original: xml, normalized: count.map { UnsafeRawBufferPointer(rebasing: normalizedScratch[..<$0]) } ?? xml,
+                fallback: .equivalentTree,
                 mvpd: mvpd, now: verification.now ?? Date())
         } catch {
             throw RecordError(error)
@@ -141,14 +146,14 @@ struct RecordProcessor: Sendable {
     ) throws(RecordError) -> Int {
         if directory != nil {
             fileBuffer.clear()
-            try wrap { () throws(SAMLEncodingError) in try CookbookEncoder.encode(xml, into: &fileBuffer) }
+            try wrap { () throws(SAMLEncodingError) in try CookbookEncoder.encode(xml, decodedFrom: form, into: &fileBuffer) }
             return fileBuffer.readableBytes
         }
         let mark = out.writerIndex
         formatter.writeHead(&out, source: record.source, form: form, encoded: true)
         let before = out.writerIndex
         do throws(SAMLEncodingError) {
-            try CookbookEncoder.encode(xml, into: &out)
+            try CookbookEncoder.encode(xml, decodedFrom: form, into: &out)
         } catch {
             out.moveWriterIndex(to: mark)
             throw RecordError(error)

@@ -10,8 +10,10 @@ extension CookbookEncoder {
 
     /// Brings a `SAMLResponse` value in any ``SAMLForm`` to the cookbook's encoded form, encoding
     /// it exactly once: raw XML is encoded; base64 and encoded values are decoded, checked to be
-    /// XML, normalized and encoded again (so a value produced by the cookbook comes out unchanged,
-    /// and base64 of un-normalized XML comes out as the cookbook would have made it).
+    /// XML, normalized unless the cookbook's normalization already produced them, and encoded
+    /// again (so a value produced by the cookbook comes out unchanged, and base64 of un-normalized
+    /// XML comes out as the cookbook would have made it; see
+    /// ``WhitespaceNormalizer/normalizeValidating(_:decodedFrom:into:)``).
     ///
     /// Returns the detected form and the number of bytes written to the front of `output`.
     public static func encodeAnyForm(
@@ -27,7 +29,11 @@ extension CookbookEncoder {
         let scratchStart = maximumEncodedCount(value.count + 3)
         let scratch = UnsafeMutableRawBufferPointer(rebasing: output[scratchStart...])
         let decoded = try CookbookDecoder.xml(of: value, form: form, scratch: scratch)
-        let normalizedCount = try WhitespaceNormalizer.normalizeValidating(decoded, into: scratch)
+        // A document the cookbook's normalization already produced is kept: normalizing it again
+        // could change it (the normalization is not idempotent).
+        guard let normalizedCount = try WhitespaceNormalizer.normalizeValidating(decoded, decodedFrom: form, into: scratch) else {
+            return (form, encodeNormalized(decoded, into: dst))
+        }
         return (form, encodeNormalized(UnsafeRawBufferPointer(rebasing: scratch[..<normalizedCount]), into: dst))
     }
 

@@ -31,6 +31,30 @@ extension CookbookEncoder {
         }
     }
 
+    /// Encodes a document decoded from a value that arrived in `form` and appends it to `buffer`:
+    /// normalized as ``WhitespaceNormalizer/normalizeValidating(_:decodedFrom:into:)`` decides (a
+    /// document the cookbook already normalized is kept byte for byte), then base64 and
+    /// percent-encoded.
+    public static func encode(
+        _ xml: UnsafeRawBufferPointer, decodedFrom form: SAMLForm, into buffer: inout ByteBuffer
+    ) throws(SAMLEncodingError) {
+        var failure: SAMLEncodingError?
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: requiredCapacity(forInputCount: xml.count)) { output in
+            guard let dst = output.baseAddress else { return 0 }
+            let scratch = UnsafeMutableRawBufferPointer(rebasing: output[maximumEncodedCount(xml.count)...])
+            do throws(SAMLEncodingError) {
+                guard let count = try WhitespaceNormalizer.normalizeValidating(xml, decodedFrom: form, into: scratch) else {
+                    return encodeNormalized(xml, into: dst)
+                }
+                return encodeNormalized(UnsafeRawBufferPointer(rebasing: scratch[..<count]), into: dst)
+            } catch {
+                failure = error
+                return 0
+            }
+        }
+        if let failure { throw failure }
+    }
+
     /// Runs the cookbook on the readable bytes of `input` and appends the result to `buffer`.
     public static func encode(
         _ input: ByteBuffer, stage: CookbookStage = .encoded, into buffer: inout ByteBuffer

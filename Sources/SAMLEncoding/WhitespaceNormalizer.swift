@@ -30,6 +30,55 @@ public enum WhitespaceNormalizer {
         return result
     }
 
+    /// The normalization of a document decoded from a value that arrived in `form`: `nil` when the
+    /// value arrived base64 or encoded and the document is valid UTF-8 and already a result of the
+    /// cookbook's normalization — it is kept byte for byte —, otherwise the count written to
+    /// `output` by ``normalizeValidating(_:into:)``. Raw XML is always normalized.
+    ///
+    /// The normalization is not idempotent (`"a \n b"` → `"a  b"` → `"a b"`), so normalizing a
+    /// value the cookbook already produced could change it again. What the cookbook produces is
+    /// exactly a document with no tab, none of the seven newline scalars and nothing trimmable at
+    /// either end (``isNormalizationResult(_:)``); only such a document is kept.
+    ///
+    /// - Throws: `invalid_utf8` with the offset of the first ill-formed sequence.
+    /// - Precondition: as ``normalize(_:into:)``.
+    public static func normalizeValidating(
+        _ input: UnsafeRawBufferPointer, decodedFrom form: SAMLForm, into output: UnsafeMutableRawBufferPointer
+    ) throws(SAMLEncodingError) -> Int? {
+        if form != .raw, isNormalizationResult(input) {
+            if let offset = UTF8Validator.firstInvalidOffset(in: input) {
+                throw CookbookEncoder.invalidUTF8(at: offset, in: input)
+            }
+            return nil
+        }
+        return try normalizeValidating(input, into: output)
+    }
+
+    /// Whether the cookbook's normalization can produce `input` — it has no tab, none of the
+    /// seven newline scalars and nothing trimmable at either end — so some input normalizes to it.
+    /// Runs of spaces may be longer than one (a newline between two spaces leaves two).
+    public static func isNormalizationResult(_ input: UnsafeRawBufferPointer) -> Bool {
+        guard let src = input.baseAddress else { return true }
+        let count = input.count
+        guard CookbookWhitespace.trimmedRange(src, count: count) == 0..<count else { return false }
+        var i = 0
+        while i < count {
+            if i + 8 <= count {
+                // Eight bytes at once when none is below 0x0E and none is non-ASCII.
+                let word = UInt64(littleEndian: src.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+                let below = (word &- 0x0E0E_0E0E_0E0E_0E0E) & ~word & 0x8080_8080_8080_8080
+                if below | (word & 0x8080_8080_8080_8080) == 0 {
+                    i += 8
+                    continue
+                }
+            }
+            let b = src.load(fromByteOffset: i, as: UInt8.self)
+            if (0x09...0x0D).contains(b) || isNewline(src, at: i, end: count) { return false }
+            i += 1
+        }
+        return true
+    }
+
     /// Trims, then runs the interior pass; a negative result `-1 - k` means ill-formed UTF-8 at `k`.
     @inline(__always)
     static func run(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer, validating: Bool) -> Int {

@@ -57,8 +57,8 @@ struct VerifyCommand: ParsableCommand {
             var line = JSONLine()
             line.add("file", path.description)
             do {
-                let document = try Self.readDocument(path)
-                let verified = try Self.verifyAsForwarded(document, verifier: verifier, mvpd: mvpdID)
+                let (document, form) = try Self.readDocument(path)
+                let verified = try Self.verifyAsForwarded(document, decodedFrom: form, verifier: verifier, mvpd: mvpdID)
                 line.add("valid", true)
                 line.add("error", json: nil)
                 line.add("issuer", verified.issuer)
@@ -83,28 +83,32 @@ struct VerifyCommand: ParsableCommand {
     }
 
     /// The verdict on the document the gateway forwards in its default `cookbook` form: the
-    /// normalized response, verified itself or proven the same tree as the verified original.
-    static func verifyAsForwarded(_ document: ByteBuffer, verifier: Verifier, mvpd: String) throws -> VerifiedResponse {
+    /// normalized response (or the decoded one, when the cookbook already normalized it),
+    /// verified itself or proven the same tree as the verified original.
+    static func verifyAsForwarded(_ document: ByteBuffer, decodedFrom form: SAMLForm, verifier: Verifier,
+                                  mvpd: String) throws -> VerifiedResponse {
         try document.withUnsafeReadableBytes { original in
             let normalized = UnsafeMutableRawBufferPointer.allocate(byteCount: max(original.count, 1), alignment: 16)
             defer { normalized.deallocate() }
-            let count = try WhitespaceNormalizer.normalizeValidating(original, into: normalized)
-            return try verifier.verify(original: original, normalized: UnsafeRawBufferPointer(rebasing: normalized[..<count]),
+            let count = try WhitespaceNormalizer.normalizeValidating(original, decodedFrom: form, into: normalized)
+            return try verifier.verify(original: original,
+                                       normalized: count.map { UnsafeRawBufferPointer(rebasing: normalized[..<$0]) } ?? original,
                                        fallback: .equivalentTree, mvpd: mvpd)
         }
     }
 
-    /// Reads an input and, when it is base64 or cookbook-encoded, decodes it to XML.
-    static func readDocument(_ path: RawPath) throws -> ByteBuffer {
+    /// Reads an input and, when it is base64 or cookbook-encoded, decodes it to XML; returns the
+    /// form it was in too.
+    static func readDocument(_ path: RawPath) throws -> (ByteBuffer, SAMLForm) {
         var input = try InputReader.read(path)
         let form = try input.withUnsafeReadableBytes { bytes throws(SAMLEncodingError) in try SAMLForm.detect(bytes) }
-        if form == .raw { return input }
+        if form == .raw { return (input, form) }
         input.trimASCIIWhitespace()
         var decoded = ByteBuffer()
         try input.withUnsafeReadableBytes { bytes throws(SAMLEncodingError) in
             try CookbookDecoder.decode(bytes, into: &decoded)
         }
-        return decoded
+        return (decoded, form)
     }
 
     static func describe(_ error: any Error) -> (code: String, message: String) {

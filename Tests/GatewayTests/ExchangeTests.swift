@@ -1,5 +1,7 @@
 import Foundation
 import Gateway
+import NIOCore
+import SAMLEncoding
 import Testing
 
 /// Valid exchanges land upstream exactly once encoded, whatever form the client used.
@@ -43,6 +45,32 @@ struct ExchangeTests {
                 #expect(h.upstream?.store.exchanges.last?.samlResponse == GatewayHarness.cookbook(document))
             }
             #expect(h.upstream?.store.exchanges.count == 2)
+        }
+    }
+
+    @Test("v1: a value the cookbook already produced is forwarded as the app sent it, where a second normalization would change it")
+    func cookbookValueNotNormalizedAgain() async throws {
+        try await withHarness { h in
+            for (index, form) in ["encoded", "base64 of the normalized document", "raw"].enumerated() {
+                // A blank, a line break and a blank inside the root's start tag (no signature
+                // covers it): the cookbook leaves two blanks, normalizing again would leave one.
+                var xml = GatewayHarness.issue()
+                let name = Array("<samlp:Response ".utf8)
+                let at = try #require(xml.firstRange(of: name))
+                xml.replaceSubrange(at, with: name + Array("\n ".utf8))
+                var normalized = ByteBuffer()
+                try xml.withUnsafeBytes { try CookbookEncoder.encode($0, stage: .normalized, into: &normalized) }
+                #expect(String(buffer: normalized).contains("<samlp:Response  xmlns"))
+                let cookbook = GatewayHarness.cookbook(xml)
+                let value = switch index {
+                case 0: cookbook
+                case 1: GatewayHarness.base64(Array(buffer: normalized))
+                default: String(decoding: xml, as: UTF8.self)  // raw XML is normalized once, as the cookbook would
+                }
+                let reply = try await h.exchangeV1(value, device: "device-\(index)")
+                #expect(reply.status == 204, "\(form): \(reply.body)")
+                #expect(h.upstream?.store.exchanges.last?.samlResponse == cookbook, "\(form)")
+            }
         }
     }
 
