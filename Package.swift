@@ -53,11 +53,15 @@ let package = Package(
                 "CXMLSec",
                 "SAMLEncoding",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "X509", package: "swift-certificates"),
             ]
         ),
         // The fixed set of threads for CPU-bound work, shared by the gateway and the batch tool.
-        .target(name: "Workers", dependencies: [.product(name: "NIOCore", package: "swift-nio")]),
+        .target(
+            name: "Workers",
+            dependencies: [.product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOConcurrencyHelpers", package: "swift-nio")]
+        ),
         // zlib, for gzip-compressed batch inputs.
         .systemLibrary(
             name: "CZlib",
@@ -80,6 +84,7 @@ let package = Package(
                 "CZlib",
                 "ServerSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
@@ -96,7 +101,11 @@ let package = Package(
         // Also the YAML configuration files' reader (anchors and aliases refused before Yams builds values).
         .target(
             name: "ServerSupport",
-            dependencies: [.product(name: "Logging", package: "swift-log"), .product(name: "Yams", package: "Yams")]
+            dependencies: [
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Yams", package: "Yams"),
+            ]
         ),
         // A small Redis (RESP2) client on SwiftNIO: what the shared replay store needs and no more.
         .target(
@@ -116,6 +125,7 @@ let package = Package(
                 "SAMLVerification",
                 "Workers",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -142,6 +152,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),

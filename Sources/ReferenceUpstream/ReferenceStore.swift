@@ -1,6 +1,6 @@
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
-import Synchronization
 
 /// Everything the reference upstream remembers, in memory: authentications (v1 tokens and v2
 /// profiles), second-screen logins, v2 clients and access tokens, v1 authorizations, and the
@@ -23,7 +23,7 @@ public final class ReferenceStore: Sendable {
         var exchanges = CircularBuffer<RecordedExchange>()
     }
 
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
     /// Exchanges kept (oldest dropped first).
     public let exchangeLimit: Int
     /// Tests and demos look at the last few exchanges. Each one holds an ~11 KB response, so a
@@ -43,7 +43,7 @@ public final class ReferenceStore: Sendable {
     }
 
     func nextNumber() -> Int {
-        state.withLock { state in
+        state.withLockedValue { state in
             state.counter += 1
             return state.counter
         }
@@ -55,7 +55,7 @@ public final class ReferenceStore: Sendable {
     /// Records an authentication, replacing the device's previous one for the same MVPD.
     func authenticate(_ authentication: ReferenceAuthentication) {
         let key = Self.deviceKey(authentication.requestor, authentication.deviceID)
-        state.withLock { state in
+        state.withLockedValue { state in
             state.authentications[key, default: []].removeAll { $0.mvpd == authentication.mvpd }
             state.authentications[key, default: []].append(authentication)
         }
@@ -63,14 +63,14 @@ public final class ReferenceStore: Sendable {
 
     /// The device's valid authentications for the requestor, newest first.
     public func authentications(requestor: String, deviceID: String, now: Date = Date()) -> [ReferenceAuthentication] {
-        state.withLock { state in
+        state.withLockedValue { state in
             (state.authentications[Self.deviceKey(requestor, deviceID)] ?? []).filter { $0.notAfter > now }.reversed()
         }
     }
 
     /// Removes the device's authentications (all MVPDs, or one) and returns what was removed.
     func logout(requestor: String, deviceID: String, mvpd: String? = nil) -> [ReferenceAuthentication] {
-        state.withLock { state in
+        state.withLockedValue { state in
             let key = Self.deviceKey(requestor, deviceID)
             let matches: (ReferenceAuthentication) -> Bool = { mvpd == nil || $0.mvpd == mvpd }
             let removed = (state.authentications[key] ?? []).filter(matches)
@@ -84,33 +84,33 @@ public final class ReferenceStore: Sendable {
     // MARK: second screen
 
     func addPending(_ login: PendingLogin) {
-        state.withLock { $0.pending[login.code] = login }
+        state.withLockedValue { $0.pending[login.code] = login }
     }
 
     func pending(_ code: String, now: Date = Date()) -> PendingLogin? {
-        state.withLock { state in state.pending[code].flatMap { $0.expires > now ? $0 : nil } }
+        state.withLockedValue { state in state.pending[code].flatMap { $0.expires > now ? $0 : nil } }
     }
 
     func removePending(_ code: String) {
-        state.withLock { _ = $0.pending.removeValue(forKey: code) }
+        state.withLockedValue { _ = $0.pending.removeValue(forKey: code) }
     }
 
     // MARK: v2 clients
 
     func registerClient(id: String, secret: String) {
-        state.withLock { $0.clients[id] = secret }
+        state.withLockedValue { $0.clients[id] = secret }
     }
 
     func clientSecret(_ id: String) -> String? {
-        state.withLock { $0.clients[id] }
+        state.withLockedValue { $0.clients[id] }
     }
 
     func grant(token: String, client: String, expires: Date) {
-        state.withLock { $0.accessTokens[token] = (client, expires) }
+        state.withLockedValue { $0.accessTokens[token] = (client, expires) }
     }
 
     func accessTokenValid(_ token: String, now: Date = Date()) -> Bool {
-        state.withLock { state in (state.accessTokens[token]?.expires).map { $0 > now } ?? false }
+        state.withLockedValue { state in (state.accessTokens[token]?.expires).map { $0 > now } ?? false }
     }
 
     // MARK: v1 authorizations
@@ -125,17 +125,17 @@ public final class ReferenceStore: Sendable {
     }
 
     func authorize(requestor: String, deviceID: String, resource: String, until expires: Date) {
-        state.withLock { $0.authorizations[Self.key(requestor, deviceID, resource)] = expires }
+        state.withLockedValue { $0.authorizations[Self.key(requestor, deviceID, resource)] = expires }
     }
 
     func authorized(requestor: String, deviceID: String, resource: String, now: Date = Date()) -> Bool {
-        state.withLock { state in (state.authorizations[Self.key(requestor, deviceID, resource)]).map { $0 > now } ?? false }
+        state.withLockedValue { state in (state.authorizations[Self.key(requestor, deviceID, resource)]).map { $0 > now } ?? false }
     }
 
     // MARK: exchanges
 
     func record(_ exchange: RecordedExchange) {
-        state.withLock { state in
+        state.withLockedValue { state in
             guard exchangeLimit > 0 else { return }
             if state.exchanges.count == exchangeLimit { state.exchanges.removeFirst() }
             state.exchanges.append(exchange)
@@ -143,6 +143,6 @@ public final class ReferenceStore: Sendable {
     }
 
     public var exchanges: [RecordedExchange] {
-        state.withLock { Array($0.exchanges) }
+        state.withLockedValue { Array($0.exchanges) }
     }
 }

@@ -1,4 +1,5 @@
 import Dispatch
+import NIOConcurrencyHelpers
 import NIOCore
 import Synchronization
 
@@ -17,7 +18,7 @@ final class OrderedWriter: Sendable {
         var outputFailure: String?
     }
 
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
     private let sink: OutputSink
     private let slots: DispatchSemaphore
     private let group: DispatchGroup
@@ -41,8 +42,8 @@ final class OrderedWriter: Sendable {
     /// Whether the output failed; the reader stops feeding when it has.
     var hasFailed: Bool { failedFlag.load(ordering: .relaxed) }
 
-    var statistics: BatchStatistics { state.withLock { $0.statistics } }
-    var outputFailure: String? { state.withLock { $0.outputFailure } }
+    var statistics: BatchStatistics { state.withLockedValue { $0.statistics } }
+    var outputFailure: String? { state.withLockedValue { $0.outputFailure } }
 
     /// Writes `bytes` ahead of every chunk (the CSV header); call before any chunk completes.
     func writeHeader(_ bytes: ByteBuffer) {
@@ -50,7 +51,7 @@ final class OrderedWriter: Sendable {
     }
 
     func complete(_ result: ChunkResult) {
-        var batch = state.withLock { state -> [ChunkResult] in
+        var batch = state.withLockedValue { state -> [ChunkResult] in
             state.ready[result.sequence] = result
             if state.writing { return [] }
             return Self.takeReady(&state)
@@ -63,7 +64,7 @@ final class OrderedWriter: Sendable {
                 progress.failures.add(result.statistics.failed, ordering: .relaxed)
                 lines += result.reports
             }
-            let toPrint = state.withLock { state -> [String] in
+            let toPrint = state.withLockedValue { state -> [String] in
                 for result in batch { state.statistics.merge(result.statistics) }
                 let room = reportLimit.map { max(0, $0 - state.reported) } ?? lines.count
                 let printed = Array(lines.prefix(room))
@@ -79,7 +80,7 @@ final class OrderedWriter: Sendable {
                 slots.signal()
                 group.leave()
             }
-            batch = state.withLock { state in Self.takeReady(&state) }
+            batch = state.withLockedValue { state in Self.takeReady(&state) }
         }
     }
 
@@ -97,7 +98,7 @@ final class OrderedWriter: Sendable {
 
     private func fail(_ reason: String) {
         failedFlag.store(true, ordering: .relaxed)
-        state.withLock { state in
+        state.withLockedValue { state in
             if state.outputFailure == nil { state.outputFailure = reason }
         }
     }

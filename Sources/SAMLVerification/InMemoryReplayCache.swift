@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// A bounded, thread-safe, in-process ``ReplayCache``.
 ///
@@ -14,7 +14,7 @@ public final class InMemoryReplayCache: ReplayCache {
         var heap = ReplayEntryHeap()
     }
 
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
     public let capacity: Int
 
     public init(capacity: Int = 200_000) {
@@ -24,11 +24,11 @@ public final class InMemoryReplayCache: ReplayCache {
 
     /// Number of entries currently held (expired ones may still count until the next insert).
     public var count: Int {
-        state.withLock { $0.expiries.count }
+        state.withLockedValue { $0.expiries.count }
     }
 
     public func insertIfAbsent(_ key: String, expiresAt: Date, now: Date) -> ReplayCacheOutcome {
-        state.withLock { state in
+        state.withLockedValue { state in
             // Drop expired entries. Invariant: every heap entry whose key maps to the same
             // expiry in `expiries` is live; stale heap entries are skipped.
             while let top = state.heap.min, top.expiry <= now {

@@ -1,4 +1,4 @@
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// Holds the current ``TrustStore`` snapshot and swaps it atomically on reload.
 ///
@@ -6,17 +6,17 @@ import Synchronization
 /// verification, so a reload never mixes two configurations inside one request. A failed
 /// reload keeps the previous snapshot.
 public final class ReloadableTrustStore: Sendable {
-    private let snapshot: Mutex<TrustStore>
+    private let snapshot: NIOLockedValueBox<TrustStore>
     /// Held for a whole ``reload()``: SIGHUP, the poll and a metadata refresh can ask at the same
     /// moment, and without it an older load finishing last would replace a newer one.
-    private let reloading = Mutex(())
+    private let reloading = NIOLock()
     /// The directory ``reload()`` reads, if any.
     public let directory: String?
     /// Where fetched metadata's last good copies are (see ``MetadataSource``).
     public let metadataCache: String?
 
     public init(_ initial: TrustStore, directory: String? = nil, metadataCache: String? = nil) {
-        self.snapshot = Mutex(initial)
+        self.snapshot = NIOLockedValueBox(initial)
         self.directory = directory
         self.metadataCache = metadataCache
     }
@@ -27,11 +27,11 @@ public final class ReloadableTrustStore: Sendable {
     }
 
     public var current: TrustStore {
-        snapshot.withLock { $0 }
+        snapshot.withLockedValue { $0 }
     }
 
     public func replace(with store: TrustStore) {
-        snapshot.withLock { $0 = store }
+        snapshot.withLockedValue { $0 = store }
     }
 
     /// Re-reads ``directory``; on error the current snapshot stays in place and the error is thrown.
@@ -39,10 +39,15 @@ public final class ReloadableTrustStore: Sendable {
     public func reload() throws(TrustStoreError) -> TrustStore {
         guard let directory else { throw TrustStoreError("this trust store was not loaded from a directory") }
         let metadataCache = self.metadataCache
-        return try reloading.withLock { _ throws(TrustStoreError) -> TrustStore in
-            let fresh = try TrustStore.load(directory: directory, metadataCache: metadataCache)
-            replace(with: fresh)
-            return fresh
+        let result = reloading.withLock { () -> Result<TrustStore, TrustStoreError> in
+            do throws(TrustStoreError) {
+                let fresh = try TrustStore.load(directory: directory, metadataCache: metadataCache)
+                replace(with: fresh)
+                return .success(fresh)
+            } catch {
+                return .failure(error)
+            }
         }
+        return try result.get()
     }
 }

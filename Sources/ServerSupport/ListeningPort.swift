@@ -1,4 +1,4 @@
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// The port a server bound, published once it listens (port 0 picks a free one), for callers
 /// that wait for it: the CLI prints it, tests connect to it.
@@ -8,12 +8,12 @@ public final class ListeningPort: Sendable {
         var waiters: [CheckedContinuation<Int, Never>] = []
     }
 
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
 
     public init() {}
 
     public func publish(_ port: Int) {
-        let waiters = state.withLock { state in
+        let waiters = state.withLockedValue { state in
             state.port = port
             defer { state.waiters = [] }
             return state.waiters
@@ -24,7 +24,7 @@ public final class ListeningPort: Sendable {
     /// Waits until ``publish(_:)`` has been called.
     public func value() async -> Int {
         await withCheckedContinuation { continuation in
-            let ready: Int? = state.withLock { state in
+            let ready: Int? = state.withLockedValue { state in
                 if let port = state.port { return port }
                 state.waiters.append(continuation)
                 return nil

@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
-import Synchronization
 
 /// A fixed set of threads for CPU-bound work (signature verification, encoding), with a bounded
 /// queue.
@@ -12,6 +12,10 @@ import Synchronization
 /// never run on NIO event loops or starve the cooperative pool. When more than ``queueLimit``
 /// jobs wait, ``run(_:)`` fails at once with ``WorkerPoolError/overloaded`` so the gateway can
 /// answer 503 instead of queueing without bound.
+///
+/// Locks here and elsewhere in samlgate are NIO's (a pthread mutex), not the standard library's
+/// `Mutex`: on Linux that one waits on a bare futex ThreadSanitizer cannot see, so `make
+/// sanitize` reported every access under it as a race and could not check the locking at all.
 public final class WorkerPool: Sendable {
     public typealias Job = @Sendable () -> Void
 
@@ -21,7 +25,7 @@ public final class WorkerPool: Sendable {
         var stopped = false
     }
 
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
     /// Counts queued jobs (plus one wake-up per thread at shutdown).
     private let available = DispatchSemaphore(value: 0)
     public let threadCount: Int
@@ -51,7 +55,7 @@ public final class WorkerPool: Sendable {
 
     /// Jobs accepted but not yet started.
     public var queueDepth: Int {
-        state.withLock { $0.jobs.count }
+        state.withLockedValue { $0.jobs.count }
     }
 
     /// Runs `work` on a worker thread and returns its result; fails at once with
@@ -66,7 +70,7 @@ public final class WorkerPool: Sendable {
 
     /// Queues `job`; returns the reason when it was refused.
     public func enqueue(_ job: @escaping Job) -> WorkerPoolError? {
-        let refusal: WorkerPoolError? = state.withLock { state in
+        let refusal: WorkerPoolError? = state.withLockedValue { state in
             if state.stopped { return .stopped }
             // Idle threads take jobs at once, so they do not count against the queue bound.
             guard state.jobs.count < queueLimit + state.idle else { return .overloaded }
@@ -79,20 +83,20 @@ public final class WorkerPool: Sendable {
 
     /// Lets the threads finish the queued jobs and exit. Jobs submitted afterwards are refused.
     public func shutdown() {
-        state.withLock { $0.stopped = true }
+        state.withLockedValue { $0.stopped = true }
         for _ in 0..<threadCount { available.signal() }
     }
 
     private func workLoop() {
         while true {
-            state.withLock { $0.idle += 1 }
+            state.withLockedValue { $0.idle += 1 }
             available.wait()
-            let job: Job? = state.withLock { state in
+            let job: Job? = state.withLockedValue { state in
                 state.idle -= 1
                 return state.jobs.popFirst()
             }
             guard let job else {
-                if state.withLock({ $0.stopped && $0.jobs.isEmpty }) { return }
+                if state.withLockedValue({ $0.stopped && $0.jobs.isEmpty }) { return }
                 continue
             }
             job()
