@@ -8,10 +8,10 @@ import CXMLSec
 /// libraries calls ``ensureInitialized()`` first. The libraries are never shut down: worker
 /// threads may still hold contexts at exit, and the OS reclaims the memory.
 enum XMLSecLibrary {
-    /// Result of the one-time initialisation (0 on success).
+    /// Result of the one-time initialisation (`CXMLSEC_INIT_OK` on success).
     private static let initResult: Int32 = {
         let result = cxmlsec_init()
-        if result == 0 {
+        if Int(result) == CXMLSEC_INIT_OK {
             CanonicalizationTransform.install()
         }
         return result
@@ -20,8 +20,9 @@ enum XMLSecLibrary {
     /// Initialises the libraries if needed; throws ``VerificationError/Code/internalError`` on failure.
     static func ensureInitialized() throws(VerificationError) {
         let result = initResult
-        if result != 0 {
-            throw VerificationError(.internalError, "libxmlsec1 initialisation failed (\(result))")
+        if Int(result) != CXMLSEC_INIT_OK {
+            let step = String(cString: cxmlsec_init_step(result))
+            throw VerificationError(.internalError, "libxmlsec1 initialisation failed at \(step) (\(result))")
         }
     }
 

@@ -15,7 +15,7 @@ public final class TestIdentityProvider: @unchecked Sendable {
     private let key: xmlSecKeyPtr
 
     public init(keyPair: IdPKeyPair) throws(TestIdPError) {
-        guard cxmlsec_init() == 0 else { throw TestIdPError("libxmlsec1 initialisation failed") }
+        guard Int(cxmlsec_init()) == CXMLSEC_INIT_OK else { throw TestIdPError("libxmlsec1 initialisation failed") }
         let bytes = Array(keyPair.privateKeyPEM.utf8)
         guard let key = bytes.withUnsafeBufferPointer({
             xmlSecOpenSSLAppKeyLoadMemory($0.baseAddress, UInt32($0.count), xmlSecKeyDataFormatPem, nil, nil, nil)

@@ -14,12 +14,22 @@ import Testing
         let noReplay = Fixtures.verifier([Fixtures.rsaPair, Fixtures.ecPair])
         let failures = Atomic<Int>(0)
         let successes = Atomic<Int>(0)
+        let replayAccepted = Atomic<Int>(0)
+        let replayRefused = Atomic<Int>(0)
         DispatchQueue.concurrentPerform(iterations: 8) { worker in
             for round in 0..<25 {
                 let document = documents[(worker + round) % documents.count]
-                // Replay-checked verifications: each document is accepted exactly once overall.
-                if round < 2, worker < 8 {
-                    _ = try? verifier.verify(document, mvpd: Fixtures.mvpd)
+                // Replay-checked verifications in the first two rounds: worker w sends documents
+                // w and w + 1, so documents 0…8 are sent 16 times and each is accepted once.
+                if round < 2 {
+                    do {
+                        _ = try verifier.verify(document, mvpd: Fixtures.mvpd)
+                        replayAccepted.add(1, ordering: .relaxed)
+                    } catch let error as VerificationError where error.code == .replayed {
+                        replayRefused.add(1, ordering: .relaxed)
+                    } catch {
+                        failures.add(1, ordering: .relaxed)
+                    }
                 }
                 do {
                     _ = try noReplay.verify(document, mvpd: Fixtures.mvpd)
@@ -31,6 +41,8 @@ import Testing
         }
         #expect(failures.load(ordering: .relaxed) == 0)
         #expect(successes.load(ordering: .relaxed) == 200)
+        #expect(replayAccepted.load(ordering: .relaxed) == 9)
+        #expect(replayRefused.load(ordering: .relaxed) == 7)
     }
 
     @Test func replayCacheAcceptsEachAssertionOnceAcrossThreads() {

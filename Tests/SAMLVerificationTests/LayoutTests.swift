@@ -1,8 +1,12 @@
 import CXMLSec
 import Testing
 
-/// `XMLSEC_NO_SIZE_T` changes the layout of xmlsec's structs; a mismatch between what Swift
-/// imported and what the C compiler sees would read `status` from the wrong offset silently.
+/// `XMLSEC_NO_SIZE_T` changes the layout of xmlsec's structs. What this guards: that Swift's
+/// import of `CXMLSec.h` and the C compiler's view of the same header agree (the header carries
+/// the defines `pkg-config xmlsec1-openssl` prints, which SwiftPM drops), so Swift reads `status`
+/// where the shim writes it. What it cannot catch: a libxmlsec1 built with other defines than
+/// its own pkg-config file announces — both sides here read the same header; at run time only
+/// `cxmlsec_init`'s `xmlSecCheckVersionExt` (ABI-compatible version) stands between the two.
 @Suite struct LayoutTests {
     @Test func dsigContextLayoutMatchesC() {
         #expect(MemoryLayout<xmlSecDSigCtx>.size == cxmlsec_sizeof_dsig_ctx())

@@ -51,7 +51,7 @@ void cxmlsec_silence_thread(void) {
 }
 
 static pthread_once_t cxmlsec_once = PTHREAD_ONCE_INIT;
-static int cxmlsec_init_result = -100;
+static int cxmlsec_init_result = CXMLSEC_INIT_NOT_RUN;
 
 static void cxmlsec_init_once(void);
 
@@ -68,29 +68,42 @@ static int cxmlsec_do_init(void) {
     cxmlsec_silence_thread();
 
     if (xmlSecInit() < 0) {
-        return -1;
+        return CXMLSEC_INIT_XMLSEC;
     }
     if (xmlSecCheckVersionExt(XMLSEC_VERSION_MAJOR, XMLSEC_VERSION_MINOR,
                               XMLSEC_VERSION_SUBMINOR, xmlSecCheckVersionABICompatible) != 1) {
-        return -2;
+        return CXMLSEC_INIT_VERSION;
     }
     if (xmlSecOpenSSLAppInit(NULL) < 0) {
-        return -3;
+        return CXMLSEC_INIT_OPENSSL_APP;
     }
     if (xmlSecOpenSSLInit() < 0) {
-        return -4;
+        return CXMLSEC_INIT_OPENSSL;
     }
     if (cxmlsec_exc_c14n_install() < 0) {
-        return -5;
+        return CXMLSEC_INIT_C14N_CLASSES;
     }
     /* Last: the crypto initialisation installs its own error callback. */
     xmlSecErrorsDefaultCallbackEnableOutput(0);
     xmlSecErrorsSetCallback(cxmlsec_error_callback);
-    return 0;
+    return CXMLSEC_INIT_OK;
 }
 
 static void cxmlsec_init_once(void) {
     cxmlsec_init_result = cxmlsec_do_init();
+}
+
+const char *cxmlsec_init_step(int result) {
+    switch (result) {
+    case CXMLSEC_INIT_OK: return "none";
+    case CXMLSEC_INIT_XMLSEC: return "xmlSecInit";
+    case CXMLSEC_INIT_VERSION: return "xmlSecCheckVersionExt (libxmlsec1 not ABI-compatible with its headers)";
+    case CXMLSEC_INIT_OPENSSL_APP: return "xmlSecOpenSSLAppInit";
+    case CXMLSEC_INIT_OPENSSL: return "xmlSecOpenSSLInit";
+    case CXMLSEC_INIT_C14N_CLASSES: return "installing the exclusive C14N transform classes";
+    case CXMLSEC_INIT_NOT_RUN: return "not run";
+    default: return "unknown step";
+    }
 }
 
 void cxmlsec_clear_error(void) {

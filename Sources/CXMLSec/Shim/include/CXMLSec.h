@@ -63,11 +63,32 @@
 #include <xmlsec/openssl/app.h>
 #include <xmlsec/openssl/crypto.h>
 
+/// What cxmlsec_init reports: OK, or the step of the initialisation that failed.
+enum {
+    CXMLSEC_INIT_OK = 0,
+    /// xmlSecInit failed.
+    CXMLSEC_INIT_XMLSEC = -1,
+    /// xmlSecCheckVersionExt: the libxmlsec1 loaded is not ABI-compatible with these headers.
+    CXMLSEC_INIT_VERSION = -2,
+    /// xmlSecOpenSSLAppInit failed.
+    CXMLSEC_INIT_OPENSSL_APP = -3,
+    /// xmlSecOpenSSLInit failed.
+    CXMLSEC_INIT_OPENSSL = -4,
+    /// samlgate's exclusive C14N classes could not replace xmlsec's in its registry.
+    CXMLSEC_INIT_C14N_CLASSES = -5,
+    /// The initialisation has not run (never returned by cxmlsec_init).
+    CXMLSEC_INIT_NOT_RUN = -100,
+};
+
 /// Initialises libxml2, libxmlsec1 and its OpenSSL backend, silences libxml2's
 /// error output and routes xmlsec errors into per-thread capture.
 /// Runs the initialisation exactly once per process (pthread_once) and returns its
-/// result every time: 0 on success, negative on failure. Safe from any thread.
+/// result every time: CXMLSEC_INIT_OK, or the CXMLSEC_INIT_ code of the step that
+/// failed. Safe from any thread.
 int cxmlsec_init(void);
+
+/// The name of the step a cxmlsec_init result stands for ("xmlSecInit", …), for messages.
+const char *cxmlsec_init_step(int result);
 
 /// Silences libxml2's per-thread error handlers on the calling thread
 /// (libxml2 2.9 keeps them per thread). Cheap; call once per worker thread.
