@@ -12,6 +12,8 @@ SWIFT=${SWIFT:-swift}
 SUPPRESSIONS=$PWD/scripts/sanitizers
 # Without jemalloc (Package.swift): a sanitizer's allocator and jemalloc free each other's memory.
 export SAMLGATE_SANITIZE=1
+# Tests wait this many times longer before they call something lost (Tests/GatewayTests/TestTiming.swift).
+export SAMLGATE_TEST_TIME_SCALE=${SAMLGATE_TEST_TIME_SCALE:-4}
 status=0
 
 if [ "${ONLY:-asan}" != tsan ]; then

@@ -57,6 +57,8 @@ struct ErrorCodeTests {
             // Inside the XML too: the document is normalized (and its UTF-8 checked) before it is parsed.
             let badXMLText = "requestor=REF&deviceId=d&mvpd=Cablevision&deviceType=iOS&SAMLResponse=%3Cx%3E%FF%3C%2Fx%3E"
             Self.expectError(try await h.send(.POST, "/api/v1/tokens/authn", body: badXMLText), 400, "invalid_utf8")
+            // Base64 of a document the normalization leaves alone (no line break or tab): checked all the same.
+            Self.expectError(try await h.exchangeV1(Data([0x3C, 0x78, 0x3E, 0xFF, 0x3C, 0x2F, 0x78, 0x3E]).base64EncodedString()), 400, "invalid_utf8")
             Self.expectError(try await h.exchangeV1("<samlp:Response"), 400, "malformed_xml")
             #expect(h.upstream?.store.exchanges.isEmpty == true)
         }

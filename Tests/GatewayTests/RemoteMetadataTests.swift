@@ -44,7 +44,7 @@ struct RemoteMetadataTests {
 
     /// Polls `condition` every 50 ms for up to `seconds`.
     static func eventually(_ seconds: Double = 10, _ condition: () async throws -> Bool) async throws -> Bool {
-        let end = Date().addingTimeInterval(seconds)
+        let end = Date().addingTimeInterval(TestTiming.seconds(seconds))
         while Date() < end {
             if try await condition() { return true }
             try await Task.sleep(for: .milliseconds(50))

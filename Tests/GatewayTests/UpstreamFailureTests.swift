@@ -108,7 +108,7 @@ struct UpstreamFailureTests {
                 request.method = .POST
                 request.headers.add(name: "Content-Type", value: "application/octet-stream")
                 request.body = .stream(chunks, length: .known(Int64(128 << 10)))
-                let response = try await GatewayHarness.client.execute(request, timeout: .seconds(10))
+                let response = try await GatewayHarness.client.execute(request, timeout: .milliseconds(Int64(TestTiming.seconds(10) * 1000)))
                 let body = try await response.body.collect(upTo: 1 << 20)
                 #expect(response.status.code == 413)
                 #expect(String(buffer: body) == (emptyAnswer ? "" : "{\"upstream\":\"too large\"}"))
