@@ -113,7 +113,7 @@ enum EncodingTarget {
            xml.withUnsafeBytes({ WhitespaceNormalizer.isNormalizationResult($0) }) != isNormalizationResult(xml) {
             FuzzFailure.violated("isNormalizationResult disagrees with the check on scalars")
         }
-        let expected = form != .raw && isNormalizationResult(xml) ? xml : xml.withUnsafeBytes { normalized($0) }
+        let expected: [UInt8]? = form != .raw && isNormalizationResult(xml) ? xml : xml.withUnsafeBytes { normalized($0) }
         guard let back = decoded(output) else { FuzzFailure.violated("the any-form output does not decode") }
         if back != expected { FuzzFailure.violated("decoding the output is not the normalized XML (\(back.count) vs \(expected?.count ?? -1) bytes)") }
         guard let again = output.withUnsafeBytes({ anyForm($0) }) else { FuzzFailure.violated("the any-form output is refused when sent again") }
