@@ -4,8 +4,10 @@ SUDO := $(shell [ "$$(id -u)" = "0" ] || echo sudo)
 APT_PACKAGES := libxml2-dev libxmlsec1-dev libssl-dev zlib1g-dev libjemalloc-dev pkg-config python3-venv gzip redis-server
 SAMPLE := samples/response.xml
 BIN := .build/release/samlgate
+# What make format-check lints and make format rewrites.
+FORMATTED := Package.swift Sources Tests Benchmarks/Package.swift Benchmarks/Benchmarks Fuzz/Package.swift Fuzz/Sources
 
-.PHONY: deps deps-load build release test openapi-check docs-check deploy-check run demo load load-compare load-replay-store soak faults sanitize cluster-check stream-check bench bench-check bench-thresholds bench-verify fuzz-build fuzz fuzz-all clean
+.PHONY: deps deps-load build release test format-check format openapi-check docs-check deploy-check run demo load load-compare load-replay-store soak faults sanitize cluster-check stream-check bench bench-check bench-thresholds bench-verify fuzz-build fuzz fuzz-all clean
 
 ## deps: install the system libraries (apt-get) when xmlsec1-openssl, zlib or jemalloc is not found,
 ## and redis-server (the shared replay store's tests start their own).
@@ -33,6 +35,7 @@ deps-load: deps
 ## documentation check (links, command lines against the built CLI, error codes against the sources),
 ## then the deployment check (Kubernetes manifests, checkov, hadolint; offline).
 test: deps
+	$(MAKE) format-check
 	$(SWIFT) test
 	$(MAKE) openapi-check
 	$(MAKE) docs-check
@@ -46,6 +49,14 @@ openapi-check:
 ## deploy/Dockerfile through hadolint (tools in .build/tools-venv, installed once).
 deploy-check:
 	./scripts/check-deploy.sh
+
+## format-check: swift format lint (.swift-format: line length 150, the rules we keep) over every
+## Swift file; `make format` rewrites them.
+format-check:
+	$(SWIFT) format lint --strict --recursive $(FORMATTED)
+
+format:
+	$(SWIFT) format format --in-place --recursive $(FORMATTED)
 
 ## docs-check: links, samlgate command lines and error codes in README.md and docs/ (needs .build/debug/samlgate).
 docs-check:

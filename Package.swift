@@ -208,10 +208,14 @@ let package = Package(
         ),
         .testTarget(
             name: "RESPTests",
-            dependencies: ["RESP", "CLITestSupport", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio")]
+            dependencies: [
+                "RESP", "CLITestSupport", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+            ]
         ),
         // Runs the built executable for the CLI tests; used only by test targets.
-        .target(name: "CLITestSupport", dependencies: [.product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio")],
-                path: "Sources/CLITestSupport"),
+        .target(
+            name: "CLITestSupport",
+            dependencies: [.product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio")],
+            path: "Sources/CLITestSupport"),
     ]
 )

@@ -9,13 +9,19 @@ import PackageDescription
 let fuzzers: [(product: String, target: String, dependencies: [Target.Dependency])] = [
     ("canonicalization", "CanonicalizationFuzzer", [.product(name: "SAMLVerification", package: "samlgate")]),
     ("verifier", "VerifierFuzzer", [.product(name: "SAMLVerification", package: "samlgate")]),
-    ("forwarded-document", "ForwardedDocumentFuzzer", [
-        .product(name: "Gateway", package: "samlgate"), .product(name: "SAMLVerification", package: "samlgate"),
-        .product(name: "SAMLEncoding", package: "samlgate"), .product(name: "NIOCore", package: "swift-nio"),
-    ]),
-    ("encoding", "EncodingFuzzer", [
-        .product(name: "SAMLEncoding", package: "samlgate"), .product(name: "NIOCore", package: "swift-nio"),
-    ]),
+    (
+        "forwarded-document", "ForwardedDocumentFuzzer",
+        [
+            .product(name: "Gateway", package: "samlgate"), .product(name: "SAMLVerification", package: "samlgate"),
+            .product(name: "SAMLEncoding", package: "samlgate"), .product(name: "NIOCore", package: "swift-nio"),
+        ]
+    ),
+    (
+        "encoding", "EncodingFuzzer",
+        [
+            .product(name: "SAMLEncoding", package: "samlgate"), .product(name: "NIOCore", package: "swift-nio"),
+        ]
+    ),
     ("batch-readers", "BatchReadersFuzzer", [.product(name: "SAMLBatch", package: "samlgate")]),
     ("partner-status", "PartnerStatusFuzzer", [.product(name: "Gateway", package: "samlgate")]),
     ("request-target", "RequestTargetFuzzer", [.product(name: "Gateway", package: "samlgate")]),

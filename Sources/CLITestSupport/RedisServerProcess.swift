@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -22,8 +23,11 @@ public final class RedisServerProcess: @unchecked Sendable {
     public init(arguments: [String] = [], tls: (certificate: String, key: String)? = nil) throws {
         port = try Self.freePort()
         if let tls {
-            self.arguments = ["--tls-port", String(port), "--tls-cert-file", tls.certificate, "--tls-key-file", tls.key,
-                              "--tls-auth-clients", "no"] + arguments
+            self.arguments =
+                [
+                    "--tls-port", String(port), "--tls-cert-file", tls.certificate, "--tls-key-file", tls.key,
+                    "--tls-auth-clients", "no",
+                ] + arguments
         } else {
             self.arguments = arguments
         }
@@ -32,8 +36,10 @@ public final class RedisServerProcess: @unchecked Sendable {
     }
 
     /// Starts a server, runs `body`, and stops the server whatever happens.
-    public static func with<T>(arguments: [String] = [], tls: (certificate: String, key: String)? = nil,
-                               _ body: (RedisServerProcess) async throws -> T) async throws -> T {
+    public static func with<T>(
+        arguments: [String] = [], tls: (certificate: String, key: String)? = nil,
+        _ body: (RedisServerProcess) async throws -> T
+    ) async throws -> T {
         let server = try RedisServerProcess(arguments: arguments, tls: tls)
         defer { server.stop(removingFiles: true) }
         try await server.start()
@@ -49,8 +55,11 @@ public final class RedisServerProcess: @unchecked Sendable {
         process.executableURL = URL(fileURLWithPath: Self.executable)
         // With TLS, the plain port is 0 (none) and `arguments` opens the TLS one.
         let plainPort = arguments.contains("--tls-port") ? 0 : port
-        process.arguments = ["--port", String(plainPort), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-                             "--daemonize", "no", "--loglevel", "warning", "--dir", directory.path] + arguments
+        process.arguments =
+            [
+                "--port", String(plainPort), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+                "--daemonize", "no", "--loglevel", "warning", "--dir", directory.path,
+            ] + arguments
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()

@@ -62,7 +62,8 @@ public struct SamlgateProcess: Sendable {
                 return "\\0" + String(repeating: "0", count: 3 - octal.count) + octal  // always three digits
             }.joined()
         }
-        return try launch(URL(fileURLWithPath: "/bin/sh"), ["-c", script, "sh", executable.path] + escaped, stdin: stdin, timeout: timeout, directory: nil)
+        return try launch(
+            URL(fileURLWithPath: "/bin/sh"), ["-c", script, "sh", executable.path] + escaped, stdin: stdin, timeout: timeout, directory: nil)
     }
 
     private static func launch(_ program: URL, _ arguments: [String], stdin: Data, timeout: Double?, directory: String?) throws -> SamlgateProcess {

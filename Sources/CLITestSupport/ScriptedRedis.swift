@@ -17,8 +17,10 @@ public final class ScriptedRedis: @unchecked Sendable {
 
     /// `reply` gets the command's arguments (the name first) and returns the reply's bytes, e.g.
     /// `"+OK\r\n"` or `"-LOADING Redis is loading the dataset in memory\r\n"`.
-    public static func with<T>(reply: @escaping @Sendable ([String]) -> String,
-                               _ body: (ScriptedRedis) async throws -> T) async throws -> T {
+    public static func with<T>(
+        reply: @escaping @Sendable ([String]) -> String,
+        _ body: (ScriptedRedis) async throws -> T
+    ) async throws -> T {
         let server = try await ScriptedRedis(reply: reply)
         do {
             let result = try await body(server)

@@ -48,7 +48,8 @@ final class ScriptedRedisHandler: ChannelInboundHandler {
         var arguments: [String] = []
         for _ in 0..<max(count, 0) {
             guard let size = line(), size.first == "$", let length = Int(size.dropFirst()),
-                  view.readableBytes >= length + 2, let text = view.readString(length: length) else { return nil }
+                view.readableBytes >= length + 2, let text = view.readString(length: length)
+            else { return nil }
             view.moveReaderIndex(forwardBy: 2)
             arguments.append(text)
         }

@@ -15,8 +15,10 @@ public final class DemoEnvironment: Sendable {
     private let tasks: [Task<Void, any Error>]
     private let trustDirectory: String?
 
-    private init(gatewayURL: String, upstreamURL: String?, idp: TestIdentityProvider, upstream: ReferenceUpstreamServer?,
-                 gateway: GatewayServer?, tasks: [Task<Void, any Error>], trustDirectory: String?) {
+    private init(
+        gatewayURL: String, upstreamURL: String?, idp: TestIdentityProvider, upstream: ReferenceUpstreamServer?,
+        gateway: GatewayServer?, tasks: [Task<Void, any Error>], trustDirectory: String?
+    ) {
         self.gatewayURL = gatewayURL
         self.upstreamURL = upstreamURL
         self.idp = idp

@@ -22,8 +22,10 @@ struct DemoHTTP: Sendable {
         case json([String: Any])
     }
 
-    func call(_ method: HTTPMethod, _ path: String, query: [(String, String)] = [], body: Body = .none,
-              headers: [(String, String)] = []) async throws -> DemoReply {
+    func call(
+        _ method: HTTPMethod, _ path: String, query: [(String, String)] = [], body: Body = .none,
+        headers: [(String, String)] = []
+    ) async throws -> DemoReply {
         let queryText = query.isEmpty ? "" : "?" + query.map { Self.escape($0.0) + "=" + Self.escape($0.1) }.joined(separator: "&")
         var request = HTTPClientRequest(url: base + path + queryText)
         request.method = method
@@ -46,6 +48,7 @@ struct DemoHTTP: Sendable {
 
     /// Form and query escaping: everything but unreserved characters.
     static func escape(_ text: String) -> String {
-        text.addingPercentEncoding(withAllowedCharacters: .init(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")) ?? ""
+        text.addingPercentEncoding(withAllowedCharacters: .init(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"))
+            ?? ""
     }
 }

@@ -4,24 +4,29 @@ import Foundation
 /// Runs the chosen flows and scenarios against an environment and tells whether every step got
 /// the outcome the cookbook says it should.
 public enum DemoRunner {
-    public static func run(flows: [DemoFlow], scenarios: [DemoScenario], environment: DemoEnvironment,
-                           settings: DemoSettings = DemoSettings(), transcript: DemoTranscript) async -> Bool {
+    public static func run(
+        flows: [DemoFlow], scenarios: [DemoScenario], environment: DemoEnvironment,
+        settings: DemoSettings = DemoSettings(), transcript: DemoTranscript
+    ) async -> Bool {
         let client = DemoHTTP.makeClient()
         let http = DemoHTTP(base: environment.gatewayURL, client: client)
         for flow in flows {
             for scenario in scenarios {
                 transcript.heading("\(flow.rawValue) · \(scenario.rawValue): \(scenario.summary)")
                 let before = transcript.all.count
-                let walk = DemoWalk(http: http, transcript: transcript, settings: settings,
-                                    vsa: framework(for: scenario, flow: flow, settings: settings, environment: environment))
+                let walk = DemoWalk(
+                    http: http, transcript: transcript, settings: settings,
+                    vsa: framework(for: scenario, flow: flow, settings: settings, environment: environment))
                 switch flow {
                 case .v1: await walk.v1(scenario)
                 case .v2: await walk.v2(scenario)
                 }
                 let steps = transcript.all[before...]
                 let failed = steps.filter { !$0.passed }.count
-                transcript.note(failed == 0 ? "\(steps.count) steps, each as the cookbook says"
-                                            : "\(failed) of \(steps.count) steps differ from the cookbook")
+                transcript.note(
+                    failed == 0
+                        ? "\(steps.count) steps, each as the cookbook says"
+                        : "\(failed) of \(steps.count) steps differ from the cookbook")
             }
         }
         try? await client.shutdown()
@@ -41,8 +46,9 @@ public enum DemoRunner {
         case .unsupported:
             return VSAFramework(idp: environment.idp, accessStatus: "granted", providerID: settings.fallbackMVPD, providerExpiration: later)
         case .expired:
-            return VSAFramework(idp: environment.idp, accessStatus: "granted", providerID: settings.providerID,
-                                providerExpiration: flow == .v2 ? Date().addingTimeInterval(-3_600) : later)
+            return VSAFramework(
+                idp: environment.idp, accessStatus: "granted", providerID: settings.providerID,
+                providerExpiration: flow == .v2 ? Date().addingTimeInterval(-3_600) : later)
         }
     }
 }

@@ -8,10 +8,15 @@ extension DemoWalk {
     func v2(_ scenario: DemoScenario) async {
         let sp = settings.requestor
         guard let bearer = await v2AccessToken() else { return }
-        let deviceInfo = Data(#"{"primaryHardwareType":"SetTopBox","model":"Apple TV","manufacturer":"Apple","osName":"tvOS","osVendor":"Apple","osVersion":"18.0"}"#.utf8)
-            .base64EncodedString()
-        var headers = [("Authorization", "Bearer " + bearer), ("X-Device-Info", deviceInfo),
-                       ("AP-Device-Identifier", "fingerprint " + Data(deviceID.utf8).base64EncodedString())]
+        let deviceInfo = Data(
+            #"{"primaryHardwareType":"SetTopBox","model":"Apple TV","manufacturer":"Apple","osName":"tvOS","osVendor":"Apple","osVersion":"18.0"}"#
+                .utf8
+        )
+        .base64EncodedString()
+        var headers = [
+            ("Authorization", "Bearer " + bearer), ("X-Device-Info", deviceInfo),
+            ("AP-Device-Identifier", "fingerprint " + Data(deviceID.utf8).base64EncodedString()),
+        ]
 
         let expectedState: String
         switch scenario {
@@ -21,13 +26,17 @@ extension DemoWalk {
         }
         local("platform SSO signed in?", frameworkState, expected: expectedState)
         headers.append(("AP-Partner-Framework-Status", vsa.header))
-        await step("profiles (partner status)", .GET, "/api/v2/\(sp)/profiles", headers: headers, expect: 200, "profiles=none",
-                   decisive: Self.profiles)
+        await step(
+            "profiles (partner status)", .GET, "/api/v2/\(sp)/profiles", headers: headers, expect: 200, "profiles=none",
+            decisive: Self.profiles)
         let mvpd = scenario == .unsupported ? settings.fallbackMVPD : settings.mvpd
-        let enabled = scenario == .unsupported ? "enablePlatformServices=false boardingStatus=NOT_SUPPORTED"
+        let enabled =
+            scenario == .unsupported
+            ? "enablePlatformServices=false boardingStatus=NOT_SUPPORTED"
             : "enablePlatformServices=true boardingStatus=SUPPORTED"
-        await step("configuration", .GET, "/api/v2/\(sp)/configuration", headers: headers, expect: 200, "\(mvpd): \(enabled)",
-                   decisive: Self.mvpdProperties(mvpd))
+        await step(
+            "configuration", .GET, "/api/v2/\(sp)/configuration", headers: headers, expect: 200, "\(mvpd): \(enabled)",
+            decisive: Self.mvpdProperties(mvpd))
         let session: [(String, String)] = [("domainName", "demo.example.com"), ("redirectUrl", "https://demo.example.com/done")]
         let expectedSession: String
         switch scenario {
@@ -35,8 +44,11 @@ extension DemoWalk {
         case .unsupported: expectedSession = "actionName=authenticate actionType=interactive reasonType=configuration_fallback"
         default: expectedSession = "actionName=authenticate actionType=interactive reasonType=pfs_fallback"
         }
-        guard let started = await step("partner session", .POST, "/api/v2/\(sp)/sessions/sso/apple", body: .form(session),
-                                       headers: headers, expect: 200, expectedSession, decisive: Self.session) else { return }
+        guard
+            let started = await step(
+                "partner session", .POST, "/api/v2/\(sp)/sessions/sso/apple", body: .form(session),
+                headers: headers, expect: 200, expectedSession, decisive: Self.session)
+        else { return }
         if scenario == .happy {
             await v2PartnerProfile(started, headers: headers)
         } else {
@@ -46,10 +58,12 @@ extension DemoWalk {
 
     /// Registration and access token; the bearer token.
     func v2AccessToken() async -> String? {
-        guard let client = await step(
-            "client registration", .POST, "/o/client/register", body: .json(["software_statement": "demo-software-statement"]),
-            expect: 201, "client_id issued", decisive: { ($0.string("client_id") ?? "").isEmpty ? "no client_id" : "client_id issued" }),
-            let id = client.string("client_id"), let secret = client.string("client_secret") else { return nil }
+        guard
+            let client = await step(
+                "client registration", .POST, "/o/client/register", body: .json(["software_statement": "demo-software-statement"]),
+                expect: 201, "client_id issued", decisive: { ($0.string("client_id") ?? "").isEmpty ? "no client_id" : "client_id issued" }),
+            let id = client.string("client_id"), let secret = client.string("client_secret")
+        else { return nil }
         let token = await step(
             "access token", .POST, "/o/client/token",
             body: .form([("client_id", id), ("client_secret", secret), ("grant_type", "client_credentials")]),
@@ -63,16 +77,20 @@ extension DemoWalk {
         let request = started.json?["authenticationRequest"] as? [String: Any]
         let saml: [UInt8]
         do {
-            saml = try vsa.respond(verificationToken: request?["request"] as? String ?? "",
-                                   attributeNames: request?["attributesNames"] as? [String] ?? [], mvpd: mvpd, expiredSession: false)
+            saml = try vsa.respond(
+                verificationToken: request?["request"] as? String ?? "",
+                attributeNames: request?["attributesNames"] as? [String] ?? [], mvpd: mvpd, expiredSession: false)
         } catch {
             localFailure("TV provider signs (VSA)", "\(error)")
             return
         }
         local("TV provider signs (VSA)", "signed response", expected: "signed response")
-        guard await step("partner profile", .POST, "/api/v2/\(sp)/profiles/sso/apple",
-                         body: .form([("SAMLResponse", Data(saml).base64EncodedString())]), headers: headers, expect: 201,
-                         "\(mvpd)=appleSSO", decisive: Self.profiles) != nil else { return }
+        guard
+            await step(
+                "partner profile", .POST, "/api/v2/\(sp)/profiles/sso/apple",
+                body: .form([("SAMLResponse", Data(saml).base64EncodedString())]), headers: headers, expect: 201,
+                "\(mvpd)=appleSSO", decisive: Self.profiles) != nil
+        else { return }
         await v2Authenticated(mvpd: mvpd, type: "appleSSO", headers: headers, logout: "actionName=partner_logout actionType=partner_interactive")
     }
 
@@ -83,35 +101,47 @@ extension DemoWalk {
         if scenario != .unsupported {
             let (status, code) = scenario == .denied ? (403, "VSA403") : (401, "APPL_ERROR")
             let saml = (try? vsa.respond(verificationToken: "", attributeNames: [], mvpd: mvpd, expiredSession: false)) ?? []
-            await step("partner profile (refused)", .POST, "/api/v2/\(sp)/profiles/sso/apple",
-                       body: .form([("SAMLResponse", Data(saml).base64EncodedString())]), headers: headers,
-                       expect: status, "code=\(code)", decisive: Self.code)
+            await step(
+                "partner profile (refused)", .POST, "/api/v2/\(sp)/profiles/sso/apple",
+                body: .form([("SAMLResponse", Data(saml).base64EncodedString())]), headers: headers,
+                expect: status, "code=\(code)", decisive: Self.code)
         }
         guard let code = started.string("code") else { return }
-        guard await step("MVPD login page", .GET, "/api/v2/authenticate/\(sp)/\(code)", expect: 302, "Location=/reference/login",
-                         decisive: Self.location) != nil else { return }
+        guard
+            await step(
+                "MVPD login page", .GET, "/api/v2/authenticate/\(sp)/\(code)", expect: 302, "Location=/reference/login",
+                decisive: Self.location) != nil
+        else { return }
         let login: [(String, String)] = [("code", code), ("user", "demo-user")] + (started.string("mvpd") == nil ? [("mvpd", mvpd)] : [])
-        guard await step("MVPD login (second screen)", .POST, "/reference/login", body: .form(login), expect: 200, "signed in",
-                         decisive: { $0.text.contains("signed in") ? "signed in" : "not signed in" }) != nil else { return }
+        guard
+            await step(
+                "MVPD login (second screen)", .POST, "/reference/login", body: .form(login), expect: 200, "signed in",
+                decisive: { $0.text.contains("signed in") ? "signed in" : "not signed in" }) != nil
+        else { return }
         await v2Authenticated(mvpd: mvpd, type: "regular", headers: headers, logout: "actionName=logout actionType=interactive")
     }
 
     func v2Authenticated(mvpd: String, type: String, headers: [(String, String)], logout: String) async {
         let sp = settings.requestor
-        await step("profiles (partner status)", .GET, "/api/v2/\(sp)/profiles", headers: headers, expect: 200, "\(mvpd)=\(type)",
-                   decisive: Self.profiles)
+        await step(
+            "profiles (partner status)", .GET, "/api/v2/\(sp)/profiles", headers: headers, expect: 200, "\(mvpd)=\(type)",
+            decisive: Self.profiles)
         let denied = settings.deniedResource
         let deniedHere = mvpd == settings.mvpd
-        await step("preauthorize", .POST, "/api/v2/\(sp)/decisions/preauthorize/\(mvpd)",
-                   body: .json(["resources": [settings.resource, denied]]), headers: headers, expect: 200,
-                   "\(settings.resource)=Permit \(denied)=\(deniedHere ? "Deny" : "Permit") mediaToken=no", decisive: Self.decisions)
-        await step("authorize", .POST, "/api/v2/\(sp)/decisions/authorize/\(mvpd)", body: .json(["resources": [settings.resource]]),
-                   headers: headers, expect: 200, "\(settings.resource)=Permit mediaToken=yes", decisive: Self.decisions)
-        await step("logout", .GET, "/api/v2/\(sp)/logout/\(mvpd)", query: [("redirectUrl", "https://demo.example.com/done")],
-                   headers: headers, expect: 200, logout, decisive: { reply in
-                       let entry = (reply.json?["logouts"] as? [String: Any])?[mvpd] as? [String: Any]
-                       return "actionName=\(entry?["actionName"] as? String ?? "none") actionType=\(entry?["actionType"] as? String ?? "none")"
-                   })
+        await step(
+            "preauthorize", .POST, "/api/v2/\(sp)/decisions/preauthorize/\(mvpd)",
+            body: .json(["resources": [settings.resource, denied]]), headers: headers, expect: 200,
+            "\(settings.resource)=Permit \(denied)=\(deniedHere ? "Deny" : "Permit") mediaToken=no", decisive: Self.decisions)
+        await step(
+            "authorize", .POST, "/api/v2/\(sp)/decisions/authorize/\(mvpd)", body: .json(["resources": [settings.resource]]),
+            headers: headers, expect: 200, "\(settings.resource)=Permit mediaToken=yes", decisive: Self.decisions)
+        await step(
+            "logout", .GET, "/api/v2/\(sp)/logout/\(mvpd)", query: [("redirectUrl", "https://demo.example.com/done")],
+            headers: headers, expect: 200, logout,
+            decisive: { reply in
+                let entry = (reply.json?["logouts"] as? [String: Any])?[mvpd] as? [String: Any]
+                return "actionName=\(entry?["actionName"] as? String ?? "none") actionType=\(entry?["actionType"] as? String ?? "none")"
+            })
     }
 
     // MARK: decisive fields

@@ -25,20 +25,26 @@ final class DemoWalk {
     /// One HTTP step. `decisive` reads the deciding field; the step passes when the status and
     /// the decisive text are what the cookbook says.
     @discardableResult
-    func step(_ title: String, _ method: HTTPMethod, _ path: String, query: [(String, String)] = [], body: DemoHTTP.Body = .none,
-              headers: [(String, String)] = [], expect status: Int, _ expected: String,
-              decisive: (DemoReply) -> String) async -> DemoReply? {
+    func step(
+        _ title: String, _ method: HTTPMethod, _ path: String, query: [(String, String)] = [], body: DemoHTTP.Body = .none,
+        headers: [(String, String)] = [], expect status: Int, _ expected: String,
+        decisive: (DemoReply) -> String
+    ) async -> DemoReply? {
         number += 1
         let call = method.rawValue + " " + path
         do {
             let reply = try await http.call(method, path, query: query, body: body, headers: headers)
             let seen = decisive(reply)
-            transcript.add(DemoStep(number: number, title: title, call: call, status: reply.status, decisive: seen,
-                                    expected: "\(status) \(expected)", passed: reply.status == status && seen == expected))
+            transcript.add(
+                DemoStep(
+                    number: number, title: title, call: call, status: reply.status, decisive: seen,
+                    expected: "\(status) \(expected)", passed: reply.status == status && seen == expected))
             return reply.status == status ? reply : nil
         } catch {
-            transcript.add(DemoStep(number: number, title: title, call: call, status: nil, decisive: "no answer: \(error)",
-                                    expected: "\(status) \(expected)", passed: false))
+            transcript.add(
+                DemoStep(
+                    number: number, title: title, call: call, status: nil, decisive: "no answer: \(error)",
+                    expected: "\(status) \(expected)", passed: false))
             return nil
         }
     }
@@ -46,15 +52,19 @@ final class DemoWalk {
     /// A step on the device (the VSA framework), no HTTP.
     func local(_ title: String, _ seen: String, expected: String) {
         number += 1
-        transcript.add(DemoStep(number: number, title: title, call: "VSA (on the device)", status: nil, decisive: seen,
-                                expected: expected, passed: seen == expected))
+        transcript.add(
+            DemoStep(
+                number: number, title: title, call: "VSA (on the device)", status: nil, decisive: seen,
+                expected: expected, passed: seen == expected))
     }
 
     /// A device step that could not be carried out.
     func localFailure(_ title: String, _ why: String) {
         number += 1
-        transcript.add(DemoStep(number: number, title: title, call: "VSA (on the device)", status: nil, decisive: why,
-                                expected: "a signed response", passed: false))
+        transcript.add(
+            DemoStep(
+                number: number, title: title, call: "VSA (on the device)", status: nil, decisive: why,
+                expected: "a signed response", passed: false))
     }
 
     // MARK: what the VSA framework reports

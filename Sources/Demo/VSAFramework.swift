@@ -30,8 +30,9 @@ struct VSAFramework: Sendable {
     /// `AttributeQuery`), releasing `attributeNames`. With `expiredSession` the TV provider's
     /// assertion is already past its validity (the user's provider session has lapsed).
     func respond(verificationToken: String, attributeNames: [String], mvpd: String, expiredSession: Bool) throws -> [UInt8] {
-        var options = IssueOptions(mvpd: mvpd, user: "demo-user@example.com",
-                                   attributes: attributeNames.map { SAMLAttribute($0, Self.sampleValue(for: $0)) }, sign: .both)
+        var options = IssueOptions(
+            mvpd: mvpd, user: "demo-user@example.com",
+            attributes: attributeNames.map { SAMLAttribute($0, Self.sampleValue(for: $0)) }, sign: .both)
         options.inResponseTo = Self.queryID(verificationToken)
         if expiredSession {
             options.now = Date().addingTimeInterval(-7_200)
@@ -43,7 +44,8 @@ struct VSAFramework: Sendable {
     /// The `ID` of the `AttributeQuery` inside the token (so the response answers it).
     static func queryID(_ token: String) -> String? {
         guard let data = Data(base64Encoded: token.trimmingCharacters(in: .whitespacesAndNewlines)),
-              let xml = String(data: data, encoding: .utf8), let range = xml.range(of: " ID=\"") else { return nil }
+            let xml = String(data: data, encoding: .utf8), let range = xml.range(of: " ID=\"")
+        else { return nil }
         return xml[range.upperBound...].split(separator: "\"", maxSplits: 1).first.map(String.init)
     }
 
@@ -51,7 +53,8 @@ struct VSAFramework: Sendable {
     /// app takes them from `requiredMetadataFields`).
     static func requestedAttributes(_ token: String) -> [String] {
         guard let data = Data(base64Encoded: token.trimmingCharacters(in: .whitespacesAndNewlines)),
-              let xml = String(data: data, encoding: .utf8) else { return [] }
+            let xml = String(data: data, encoding: .utf8)
+        else { return [] }
         return xml.components(separatedBy: "Attribute Name=\"").dropFirst().compactMap { $0.split(separator: "\"").first.map(String.init) }
     }
 

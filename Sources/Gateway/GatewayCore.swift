@@ -1,8 +1,8 @@
 import Foundation
 import Logging
-import Workers
 import NIOCore
 import SAMLVerification
+import Workers
 
 /// Everything a request needs, built once at start-up and shared by all requests.
 public final class GatewayCore: Sendable {
@@ -67,9 +67,11 @@ public final class GatewayCore: Sendable {
             return true
         } catch {
             metrics.trustStoreReload(succeeded: false, mvpds: 0)
-            logger.error("trust store reload failed; keeping the previous one", metadata: [
-                "code": .string(error.code.rawValue), "error": .string(error.message),
-            ])
+            logger.error(
+                "trust store reload failed; keeping the previous one",
+                metadata: [
+                    "code": .string(error.code.rawValue), "error": .string(error.message),
+                ])
             return false
         }
     }
@@ -90,20 +92,26 @@ public final class GatewayCore: Sendable {
                 logger.warning("MVPD not ready: its metadata is fetched and no good copy has arrived yet", metadata: metadata)
             } else if let validUntil = provider.validUntil {
                 if validUntil <= now {
-                    logger.error("MVPD not ready: its metadata has expired", metadata: [
-                        "code": "metadata_expired", "mvpd": .string(mvpd), "valid_until": .string(validUntil.ISO8601Format()),
-                    ])
+                    logger.error(
+                        "MVPD not ready: its metadata has expired",
+                        metadata: [
+                            "code": "metadata_expired", "mvpd": .string(mvpd), "valid_until": .string(validUntil.ISO8601Format()),
+                        ])
                 } else if validUntil.timeIntervalSince(now) < Self.expiryWarning {
-                    logger.warning("metadata expires within 30 days", metadata: [
-                        "mvpd": .string(mvpd), "valid_until": .string(validUntil.ISO8601Format()),
-                    ])
+                    logger.warning(
+                        "metadata expires within 30 days",
+                        metadata: [
+                            "mvpd": .string(mvpd), "valid_until": .string(validUntil.ISO8601Format()),
+                        ])
                 }
             }
             for key in provider.keys {
                 guard let notAfter = key.notAfter, notAfter.timeIntervalSince(now) < Self.expiryWarning else { continue }
-                logger.warning(notAfter <= now ? "trusted certificate has expired (still pinned)" : "trusted certificate expires within 30 days", metadata: [
-                    "mvpd": .string(mvpd), "key": .string(key.shortFingerprint), "not_after": .string(notAfter.ISO8601Format()),
-                ])
+                logger.warning(
+                    notAfter <= now ? "trusted certificate has expired (still pinned)" : "trusted certificate expires within 30 days",
+                    metadata: [
+                        "mvpd": .string(mvpd), "key": .string(key.shortFingerprint), "not_after": .string(notAfter.ISO8601Format()),
+                    ])
             }
         }
     }

@@ -1,7 +1,7 @@
-import ServerSupport
 import Logging
 import NIOCore
 import NIOPosix
+import ServerSupport
 import ServiceLifecycle
 import UnixSignals
 
@@ -30,10 +30,11 @@ public final class GatewayServer: Sendable {
             services.append(MetadataRefreshService(core: core, eventLoopGroup: eventLoopGroup))
         }
         services.append(GatewayHTTPServer(core: core, port: port, eventLoopGroup: eventLoopGroup))
-        group = ServiceGroup(configuration: .init(
-            services: services.map { .init(service: $0) },
-            gracefulShutdownSignals: signals ? [.sigterm, .sigint] : [],
-            logger: logger))
+        group = ServiceGroup(
+            configuration: .init(
+                services: services.map { .init(service: $0) },
+                gracefulShutdownSignals: signals ? [.sigterm, .sigint] : [],
+                logger: logger))
     }
 
     /// Runs until shut down.

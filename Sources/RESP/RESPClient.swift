@@ -19,8 +19,10 @@ public final class RESPClient: Sendable {
     ///   - trustedCertificatesFile: for `rediss://`, a PEM file of the certificate authorities to
     ///     trust instead of the system's (a Redis with a private CA); the name, or the address,
     ///     in the URL must match the server's certificate either way.
-    public init(url: RedisURL, eventLoopGroup: any EventLoopGroup, connectionsPerLoop: Int = 1,
-                connectTimeout: TimeAmount, commandTimeout: TimeAmount, trustedCertificatesFile: String? = nil) throws {
+    public init(
+        url: RedisURL, eventLoopGroup: any EventLoopGroup, connectionsPerLoop: Int = 1,
+        connectTimeout: TimeAmount, commandTimeout: TimeAmount, trustedCertificatesFile: String? = nil
+    ) throws {
         self.url = url
         var tls: NIOSSLContext?
         if url.tls {

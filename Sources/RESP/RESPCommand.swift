@@ -42,9 +42,12 @@ public struct RESPCommand: Sendable {
     /// a lifetime counts on Redis from when the command arrives, and only the sender's clock
     /// decides how long. It also needs only Redis ≥ 2.6.12 (`PXAT` needs 6.2).
     public static func setIfAbsent(key: ByteBuffer, value: ByteBuffer, expiresInMilliseconds: Int64) -> RESPCommand {
-        RESPCommand([ByteBuffer(string: "SET"), key, value, ByteBuffer(string: "NX"), ByteBuffer(string: "PX"),
-                     ByteBuffer(string: String(max(1, expiresInMilliseconds)))],
-                    acceptsReply: { reply in reply == .simpleString("OK") || reply == .null })
+        RESPCommand(
+            [
+                ByteBuffer(string: "SET"), key, value, ByteBuffer(string: "NX"), ByteBuffer(string: "PX"),
+                ByteBuffer(string: String(max(1, expiresInMilliseconds))),
+            ],
+            acceptsReply: { reply in reply == .simpleString("OK") || reply == .null })
     }
 
     public static let ping = RESPCommand("PING")

@@ -62,8 +62,10 @@ final class RESPConnection: ChannelInboundHandler {
             return eventLoop.makeFailedFuture(failure ?? RESPError(.closed, "connection closed"))
         }
         let promise = context.eventLoop.makePromise(of: RESPValue.self)
-        pending.append(Pending(promise: promise, deadline: .now() + commandTimeout, name: command.arguments[0],
-                               acceptsReply: command.acceptsReply))
+        pending.append(
+            Pending(
+                promise: promise, deadline: .now() + commandTimeout, name: command.arguments[0],
+                acceptsReply: command.acceptsReply))
         armSweep()
         var buffer = context.channel.allocator.buffer(capacity: 64)
         command.write(into: &buffer)

@@ -41,8 +41,10 @@ final class RESPConnectionPool {
     private var retryAt: NIODeadline?
     private var stopped = false
 
-    init(eventLoop: any EventLoop, url: RedisURL, tls: NIOSSLContext?, size: Int, connectTimeout: TimeAmount, commandTimeout: TimeAmount,
-         health: RESPHealth) {
+    init(
+        eventLoop: any EventLoop, url: RedisURL, tls: NIOSSLContext?, size: Int, connectTimeout: TimeAmount, commandTimeout: TimeAmount,
+        health: RESPHealth
+    ) {
         precondition(size > 0, "a pool has at least one connection")
         self.eventLoop = eventLoop
         self.url = url

@@ -32,8 +32,9 @@ public struct ReferenceConfiguration: Codable, Sendable {
         mvpds: [
             ReferenceMVPD(id: "Cablevision", displayName: "Cablevision (test)", deniedResources: ["premium-sports"]),
             ReferenceMVPD(id: "PickerCable", displayName: "Picker Cable (test)", boardingStatus: "PICKER"),
-            ReferenceMVPD(id: "SecondScreenTV", displayName: "Second Screen TV (test)", enablePlatformServices: false,
-                          boardingStatus: "NOT_SUPPORTED", displayInPlatformPicker: false),
+            ReferenceMVPD(
+                id: "SecondScreenTV", displayName: "Second Screen TV (test)", enablePlatformServices: false,
+                boardingStatus: "NOT_SUPPORTED", displayInPlatformPicker: false),
         ])
 
     public func requestor(_ id: String) -> ReferenceRequestor? { requestors.first { $0.id == id } }
@@ -108,8 +109,10 @@ public struct ReferenceConfiguration: Codable, Sendable {
                 throw ReferenceConfigurationError("\(path): requestor \(requestor.id) has two MVPDs with platformMappingId \(duplicate)")
             }
         }
-        for (name, value) in [("authenticationTTL", authenticationTTL), ("accessTokenTTL", accessTokenTTL),
-                              ("registrationCodeTTL", registrationCodeTTL), ("authorizationTTL", authorizationTTL)]
+        for (name, value) in [
+            ("authenticationTTL", authenticationTTL), ("accessTokenTTL", accessTokenTTL),
+            ("registrationCodeTTL", registrationCodeTTL), ("authorizationTTL", authorizationTTL),
+        ]
         where !Self.validLifetime(value) {
             throw ReferenceConfigurationError("\(path): \(name) must be 1 second … 10 years")
         }

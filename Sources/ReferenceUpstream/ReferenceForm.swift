@@ -38,7 +38,8 @@ enum ReferenceForm {
                     index += 1
                 } else if byte == UInt8(ascii: "%") {
                     guard index + 2 < bytes.count, let high = HexDigits.value(bytes[index + 1]),
-                          let low = HexDigits.value(bytes[index + 2]) else {
+                        let low = HexDigits.value(bytes[index + 2])
+                    else {
                         broken = true
                         return
                     }

@@ -16,9 +16,11 @@ public struct ReferenceMVPD: Codable, Sendable, Equatable {
     /// Resources this MVPD denies (authorization answers `Deny`); everything else is permitted.
     public var deniedResources: [String]
 
-    public init(id: String, displayName: String? = nil, enablePlatformServices: Bool = true, boardingStatus: String = "SUPPORTED",
-                displayInPlatformPicker: Bool = true, platformMappingId: String? = nil,
-                requiredMetadataFields: [String] = ["userID", "upstreamUserID", "zip"], deniedResources: [String] = []) {
+    public init(
+        id: String, displayName: String? = nil, enablePlatformServices: Bool = true, boardingStatus: String = "SUPPORTED",
+        displayInPlatformPicker: Bool = true, platformMappingId: String? = nil,
+        requiredMetadataFields: [String] = ["userID", "upstreamUserID", "zip"], deniedResources: [String] = []
+    ) {
         self.id = id
         self.displayName = displayName ?? id
         self.enablePlatformServices = enablePlatformServices

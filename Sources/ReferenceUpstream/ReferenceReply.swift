@@ -15,13 +15,17 @@ enum ReferenceReply {
 
     /// The enhanced error shape: `status`, `code`, `message`, `details`, `helpUrl`, `trace`,
     /// `action`.
-    static func error(_ status: Int, _ code: String, _ message: String, action: String = "none", trace: String? = nil,
-                      details: [String: Any] = [:]) -> Response {
+    static func error(
+        _ status: Int, _ code: String, _ message: String, action: String = "none", trace: String? = nil,
+        details: [String: Any] = [:]
+    ) -> Response {
         json(status, errorObject(status, code, message, action: action, trace: trace, details: details))
     }
 
-    static func errorObject(_ status: Int, _ code: String, _ message: String, action: String = "none", trace: String? = nil,
-                            details: [String: Any] = [:]) -> [String: Any] {
+    static func errorObject(
+        _ status: Int, _ code: String, _ message: String, action: String = "none", trace: String? = nil,
+        details: [String: Any] = [:]
+    ) -> [String: Any] {
         [
             "status": status, "code": code, "message": message, "details": details,
             "helpUrl": "https://experienceleague.adobe.com/docs/pass/authentication/auth-features/error-reportn/enhanced-error-codes.html",
@@ -65,6 +69,7 @@ enum ReferenceReply {
 
     /// Percent-encodes a query value (unreserved characters kept).
     static func escapeQuery(_ text: String) -> String {
-        text.addingPercentEncoding(withAllowedCharacters: .init(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")) ?? ""
+        text.addingPercentEncoding(withAllowedCharacters: .init(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"))
+            ?? ""
     }
 }

@@ -12,8 +12,9 @@ extension ReferenceRoutes {
     func addExchanges(to router: Router<BasicRequestContext>) {
         router.post("/api/v1/tokens/authn") { request, _ in try await exchangeV1(request) }
         router.post("/api/v2/:serviceProvider/profiles/sso/:partner") { request, context in
-            try await exchangeV2(request, serviceProvider: context.parameters.get("serviceProvider") ?? "",
-                                 partner: context.parameters.get("partner") ?? "")
+            try await exchangeV2(
+                request, serviceProvider: context.parameters.get("serviceProvider") ?? "",
+                partner: context.parameters.get("partner") ?? "")
         }
     }
 
@@ -27,9 +28,10 @@ extension ReferenceRoutes {
         guard let mvpd = configuration.mvpd(mvpdID, of: requestor), mvpd.enablePlatformServices else { return notIntegrated(request) }
         let xml = try checkSAML(fields["SAMLResponse"]!.decoded)
         let now = Date()
-        store.authenticate(ReferenceAuthentication(
-            requestor: requestor, deviceID: text(fields["deviceId"]!.decoded), mvpd: mvpd.id, source: .partner,
-            userID: SAMLSubject.userID(xml: xml), notBefore: now, notAfter: now.addingTimeInterval(configuration.authenticationTTL)))
+        store.authenticate(
+            ReferenceAuthentication(
+                requestor: requestor, deviceID: text(fields["deviceId"]!.decoded), mvpd: mvpd.id, source: .partner,
+                userID: SAMLSubject.userID(xml: xml), notBefore: now, notAfter: now.addingTimeInterval(configuration.authenticationTTL)))
         store.record(RecordedExchange(route: "v1", requestor: requestor, samlResponse: fields["SAMLResponse"]!.raw, requestID: trace(request)))
         return ReferenceReply.empty(204)
     }
@@ -64,7 +66,8 @@ extension ReferenceRoutes {
         switch status.verdict(now: Date()) {
         case .granted(let id):
             guard let mvpd = configuration.mvpd(platformMappingID: id, of: serviceProvider) else {
-                throw Refusal(400, "invalid_header_pfs_provider_id_mismatch", "the partner status names a provider this service provider does not use")
+                throw Refusal(
+                    400, "invalid_header_pfs_provider_id_mismatch", "the partner status names a provider this service provider does not use")
             }
             return mvpd
         case .expired:

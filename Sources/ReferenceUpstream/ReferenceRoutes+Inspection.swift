@@ -16,8 +16,10 @@ extension ReferenceRoutes {
     /// `GET /reference/exchanges`: the recorded `SAMLResponse` fields, as received.
     func exchanges() -> Response {
         let items: [[String: Any]] = store.exchanges.map { exchange in
-            ["route": exchange.route, "requestor": exchange.requestor, "requestId": exchange.requestID.map { $0 as Any } ?? NSNull(),
-             "SAMLResponse": exchange.samlResponse]
+            [
+                "route": exchange.route, "requestor": exchange.requestor, "requestId": exchange.requestID.map { $0 as Any } ?? NSNull(),
+                "SAMLResponse": exchange.samlResponse,
+            ]
         }
         let data = (try? JSONSerialization.data(withJSONObject: items, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("[]".utf8)
         return ReferenceReply.body(200, "application/json", Array(data))

@@ -33,20 +33,23 @@ extension ReferenceRoutes {
         guard let device = value("deviceId") else { return missing("deviceId", request) }
         let mvpd = value("mvpd")
         if let mvpd, configuration.mvpd(mvpd, of: requestor) == nil {
-            return ReferenceReply.error(400, "invalid_parameter_value", "the requestor is not integrated with this MVPD",
-                                        trace: trace(request), details: ["parameter": "mvpd"])
+            return ReferenceReply.error(
+                400, "invalid_parameter_value", "the requestor is not integrated with this MVPD",
+                trace: trace(request), details: ["parameter": "mvpd"])
         }
         var ttl = configuration.registrationCodeTTL
         if let text = value("ttl") {
             guard let seconds = Double(text), seconds > 0, seconds <= 36_000 else {
-                return ReferenceReply.error(400, "invalid_parameter_value", "ttl must be 1...36000 seconds", trace: trace(request),
-                                            details: ["parameter": "ttl"])
+                return ReferenceReply.error(
+                    400, "invalid_parameter_value", "ttl must be 1...36000 seconds", trace: trace(request),
+                    details: ["parameter": "ttl"])
             }
             ttl = seconds
         }
         let now = Date()
-        let login = PendingLogin(code: registrationCodeText(), requestor: requestor, deviceID: device, mvpd: mvpd,
-                                 generated: now, expires: now.addingTimeInterval(ttl))
+        let login = PendingLogin(
+            code: registrationCodeText(), requestor: requestor, deviceID: device, mvpd: mvpd,
+            generated: now, expires: now.addingTimeInterval(ttl))
         store.addPending(login)
         return ReferenceReply.json(201, registrationCodeObject(login, request: request))
     }
@@ -62,8 +65,10 @@ extension ReferenceRoutes {
         [
             "id": "rc-" + login.code, "code": login.code, "requestor": login.requestor, "mvpd": login.mvpd ?? NSNull(),
             "generated": ReferenceReply.millis(login.generated), "expires": ReferenceReply.millis(login.expires),
-            "info": ["deviceId": login.deviceID, "deviceInfo": header(request, "X-Device-Info") ?? NSNull(),
-                     "authorizationType": "OAUTH2"] as [String: Any],
+            "info": [
+                "deviceId": login.deviceID, "deviceInfo": header(request, "X-Device-Info") ?? NSNull(),
+                "authorizationType": "OAUTH2",
+            ] as [String: Any],
         ]
     }
 
@@ -87,8 +92,9 @@ extension ReferenceRoutes {
             return ReferenceReply.error(400, "invalid_registration_code", "unknown or expired registration code", trace: trace(request))
         }
         guard configuration.mvpd(mvpd, of: login.requestor) != nil else {
-            return ReferenceReply.error(400, "invalid_parameter_value", "the requestor is not integrated with this MVPD",
-                                        trace: trace(request), details: ["parameter": "mso_id"])
+            return ReferenceReply.error(
+                400, "invalid_parameter_value", "the requestor is not integrated with this MVPD",
+                trace: trace(request), details: ["parameter": "mso_id"])
         }
         var updated = login
         updated.mvpd = mvpd
@@ -102,9 +108,12 @@ extension ReferenceRoutes {
             return ReferenceReply.html(400, "<!doctype html><title>Sign in</title><p>Unknown or expired code.</p>")
         }
         let choices = configuration.requestor(login.requestor)?.mvpds ?? []
-        let mvpdField = login.mvpd.map { "<input type=hidden name=mvpd value=\"\(ReferenceReply.escapeHTML($0))\">" }
+        let mvpdField =
+            login.mvpd.map { "<input type=hidden name=mvpd value=\"\(ReferenceReply.escapeHTML($0))\">" }
             ?? "<select name=mvpd>" + choices.map { "<option>\(ReferenceReply.escapeHTML($0))</option>" }.joined() + "</select>"
-        return ReferenceReply.html(200, """
+        return ReferenceReply.html(
+            200,
+            """
             <!doctype html><title>Sign in to your TV provider</title>
             <form method=post action="/reference/login">
             <input type=hidden name=code value="\(ReferenceReply.escapeHTML(code))">\(mvpdField)
@@ -119,14 +128,16 @@ extension ReferenceRoutes {
         let code = fields["code"].map { text($0.decoded) } ?? "", user = fields["user"].map { text($0.decoded) } ?? ""
         guard let login = store.pending(code) else { return ReferenceReply.html(400, "<p>Unknown or expired code.</p>") }
         guard let mvpd = login.mvpd ?? fields["mvpd"].map({ text($0.decoded) }), configuration.mvpd(mvpd, of: login.requestor) != nil,
-              !user.isEmpty else {
+            !user.isEmpty
+        else {
             return ReferenceReply.html(400, "<p>Choose a provider and enter a user name.</p>")
         }
         let now = Date()
-        store.authenticate(ReferenceAuthentication(
-            requestor: login.requestor, deviceID: login.deviceID, mvpd: mvpd, source: .basic,
-            userID: SAMLSubject.userID(name: Array(user.utf8)), notBefore: now,
-            notAfter: now.addingTimeInterval(configuration.authenticationTTL)))
+        store.authenticate(
+            ReferenceAuthentication(
+                requestor: login.requestor, deviceID: login.deviceID, mvpd: mvpd, source: .basic,
+                userID: SAMLSubject.userID(name: Array(user.utf8)), notBefore: now,
+                notAfter: now.addingTimeInterval(configuration.authenticationTTL)))
         store.removePending(code)
         return ReferenceReply.html(200, "<!doctype html><title>Signed in</title><p>You are signed in. Return to your device.</p>")
     }

@@ -35,8 +35,9 @@ extension ReferenceRoutes {
             throw Refusal(400, "invalid_requestor", "the requestor is not configured", action: "configuration")
         }
         guard let authentication = store.authentications(requestor: requestor, deviceID: device).first else {
-            throw Refusal(absentStatus, "authentication_token_not_found", absentPrefix + "no valid authentication token for this requestor and device",
-                                    action: "authentication")
+            throw Refusal(
+                absentStatus, "authentication_token_not_found", absentPrefix + "no valid authentication token for this requestor and device",
+                action: "authentication")
         }
         return authentication
     }
@@ -59,8 +60,9 @@ extension ReferenceRoutes {
         guard configuration.requestor(requestor) != nil else { return unknownRequestor(request) }
         guard let deviceType = query(request, "deviceType") else { return missing("deviceType", request) }
         guard deviceType == "iOS" || deviceType == "tvOS" else {
-            return ReferenceReply.error(400, "invalid_parameter_value", "deviceType must be iOS or tvOS", trace: trace(request),
-                                        details: ["parameter": "deviceType"])
+            return ReferenceReply.error(
+                400, "invalid_parameter_value", "deviceType must be iOS or tvOS", trace: trace(request),
+                details: ["parameter": "deviceType"])
         }
         guard let mvpd = configuration.mvpd(id, of: requestor), mvpd.enablePlatformServices else { return notIntegrated(request) }
         return ReferenceReply.body(200, "application/octet-stream", Array(profileRequest(for: mvpd, requestor: requestor).utf8))
@@ -70,10 +72,12 @@ extension ReferenceRoutes {
     /// while the second-screen login has not happened.
     func retrieveToken(_ request: Request) throws(Refusal) -> Response {
         let token = try v1Session(request, absentStatus: 404)
-        return ReferenceReply.json(200, [
-            "requestor": token.requestor, "mvpd": token.mvpd, "userId": token.userID,
-            "expires": String(ReferenceReply.millis(token.notAfter)), "tokenSource": token.tokenSource,
-        ])
+        return ReferenceReply.json(
+            200,
+            [
+                "requestor": token.requestor, "mvpd": token.mvpd, "userId": token.userID,
+                "expires": String(ReferenceReply.millis(token.notAfter)), "tokenSource": token.tokenSource,
+            ])
     }
 
     /// `GET /api/v1/authorize` (`403 authorization_denied_by_mvpd` for a resource the MVPD
@@ -82,8 +86,9 @@ extension ReferenceRoutes {
         let token = try v1Session(request)
         guard let resource = query(request, "resource") else { return missing("resource", request) }
         if configuration.mvpd(token.mvpd)?.deniedResources.contains(resource) ?? false {
-            return ReferenceReply.error(403, "authorization_denied_by_mvpd", "the MVPD denied access to the resource",
-                                        action: "authorization", trace: trace(request))
+            return ReferenceReply.error(
+                403, "authorization_denied_by_mvpd", "the MVPD denied access to the resource",
+                action: "authorization", trace: trace(request))
         }
         let expires = Date().addingTimeInterval(configuration.authorizationTTL)
         store.authorize(requestor: token.requestor, deviceID: token.deviceID, resource: resource, until: expires)
@@ -105,10 +110,12 @@ extension ReferenceRoutes {
     /// documents do not say whether `tokenSource` sits in `data` or beside it; it is in both.
     func userMetadata(_ request: Request) throws(Refusal) -> Response {
         let token = try v1Session(request, absentStatus: 404, absentPrefix: "no metadata: ")
-        return ReferenceReply.json(200, [
-            "updated": ReferenceReply.millis(token.notBefore), "encrypted": [String](), "tokenSource": token.tokenSource,
-            "data": ["userID": token.userID, "tokenSource": token.tokenSource, "mvpd": token.mvpd],
-        ])
+        return ReferenceReply.json(
+            200,
+            [
+                "updated": ReferenceReply.millis(token.notBefore), "encrypted": [String](), "tokenSource": token.tokenSource,
+                "data": ["userID": token.userID, "tokenSource": token.tokenSource, "mvpd": token.mvpd],
+            ])
     }
 
     /// `DELETE /api/v1/logout`: `204`, whether or not there was a token.

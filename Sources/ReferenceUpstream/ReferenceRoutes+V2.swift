@@ -19,19 +19,22 @@ extension ReferenceRoutes {
             try profiles(request, serviceProvider: context.parameters.get("serviceProvider") ?? "", mvpd: context.parameters.get("mvpd"))
         }
         router.post("/api/v2/:serviceProvider/sessions/sso/:partner") { request, context in
-            try await partnerSession(request, serviceProvider: context.parameters.get("serviceProvider") ?? "",
-                                     partner: context.parameters.get("partner") ?? "")
+            try await partnerSession(
+                request, serviceProvider: context.parameters.get("serviceProvider") ?? "",
+                partner: context.parameters.get("partner") ?? "")
         }
         router.post("/api/v2/:serviceProvider/sessions") { request, context in
             try await basicSession(request, serviceProvider: context.parameters.get("serviceProvider") ?? "", code: nil)
         }
         router.put("/api/v2/:serviceProvider/sessions/:code") { request, context in
-            try await basicSession(request, serviceProvider: context.parameters.get("serviceProvider") ?? "",
-                                   code: context.parameters.get("code"))
+            try await basicSession(
+                request, serviceProvider: context.parameters.get("serviceProvider") ?? "",
+                code: context.parameters.get("code"))
         }
         router.post("/api/v2/:serviceProvider/decisions/:kind/:mvpd") { request, context in
-            try await decisions(request, serviceProvider: context.parameters.get("serviceProvider") ?? "",
-                                kind: context.parameters.get("kind") ?? "", mvpd: context.parameters.get("mvpd") ?? "")
+            try await decisions(
+                request, serviceProvider: context.parameters.get("serviceProvider") ?? "",
+                kind: context.parameters.get("kind") ?? "", mvpd: context.parameters.get("mvpd") ?? "")
         }
         router.get("/api/v2/:serviceProvider/logout") { request, context in
             try v2Logout(request, serviceProvider: context.parameters.get("serviceProvider") ?? "", mvpd: nil)
@@ -58,11 +61,13 @@ extension ReferenceRoutes {
         }
         let id = store.nextID("client-"), secret = store.nextID("secret-")
         store.registerClient(id: id, secret: secret)
-        return ReferenceReply.json(201, [
-            "client_id": id, "client_secret": secret, "client_id_issued_at": Int(Date().timeIntervalSince1970),
-            "redirect_uris": (object["redirect_uri"] as? String).map { [$0] } ?? [String](),
-            "grant_types": ["client_credentials"], "scopes": ["api:client:v2"],
-        ])
+        return ReferenceReply.json(
+            201,
+            [
+                "client_id": id, "client_secret": secret, "client_id_issued_at": Int(Date().timeIntervalSince1970),
+                "redirect_uris": (object["redirect_uri"] as? String).map { [$0] } ?? [String](),
+                "grant_types": ["client_credentials"], "scopes": ["api:client:v2"],
+            ])
     }
 
     /// `POST /o/client/token` (form `client_id`, `client_secret`, `grant_type=client_credentials`):
@@ -76,10 +81,12 @@ extension ReferenceRoutes {
         guard store.clientSecret(id) == secret else { return ReferenceReply.oauth("invalid_client") }
         let token = store.nextID("at-"), now = Date()
         store.grant(token: token, client: id, expires: now.addingTimeInterval(configuration.accessTokenTTL))
-        return ReferenceReply.json(201, [
-            "id": token, "access_token": token, "created_at": ReferenceReply.millis(now),
-            "expires_in": Int(configuration.accessTokenTTL), "token_type": "bearer",
-        ])
+        return ReferenceReply.json(
+            201,
+            [
+                "id": token, "access_token": token, "created_at": ReferenceReply.millis(now),
+                "expires_in": Int(configuration.accessTokenTTL), "token_type": "bearer",
+            ])
     }
 
     // MARK: common checks
@@ -90,12 +97,14 @@ extension ReferenceRoutes {
         let authorization = header(request, "Authorization") ?? ""
         let token = authorization.lowercased().hasPrefix("bearer ") ? String(authorization.dropFirst(7)) : ""
         guard !token.isEmpty, store.accessTokenValid(token) || configuration.staticAccessTokens.contains(token) else {
-            throw Refusal(401, "invalid_access_token", "the access token is missing, unknown or expired",
-                                    action: "application-registration")
+            throw Refusal(
+                401, "invalid_access_token", "the access token is missing, unknown or expired",
+                action: "application-registration")
         }
         guard let requestor = configuration.requestor(serviceProvider) else {
-            throw Refusal(400, "invalid_parameter_service_provider", "the service provider is not configured",
-                                    action: "configuration")
+            throw Refusal(
+                400, "invalid_parameter_service_provider", "the service provider is not configured",
+                action: "configuration")
         }
         guard device else { return V2Caller(serviceProvider: requestor, deviceID: "") }
         guard let deviceID = header(request, "AP-Device-Identifier") else {
@@ -153,12 +162,14 @@ extension ReferenceRoutes {
         let mvpd = providerID.flatMap { configuration.mvpd(platformMappingID: $0, of: serviceProvider) }
         if let mvpd, let existing = existingSession(caller, mvpd: mvpd.id) { return existing }
         if case .granted? = verdict, let mvpd, mvpd.supportsPartnerSSO {
-            var body = sessionObject("partner_profile", "direct", "none", serviceProvider, mvpd.id,
-                                     url: "/api/v2/\(serviceProvider)/profiles/sso/\(partner)")
-            body["authenticationRequest"] = [
-                "type": "saml", "request": profileRequest(for: mvpd, requestor: serviceProvider),
-                "attributesNames": mvpd.requiredMetadataFields,
-            ] as [String: Any]
+            var body = sessionObject(
+                "partner_profile", "direct", "none", serviceProvider, mvpd.id,
+                url: "/api/v2/\(serviceProvider)/profiles/sso/\(partner)")
+            body["authenticationRequest"] =
+                [
+                    "type": "saml", "request": profileRequest(for: mvpd, requestor: serviceProvider),
+                    "attributesNames": mvpd.requiredMetadataFields,
+                ] as [String: Any]
             return ReferenceReply.json(200, body)
         }
         let reason: String
@@ -181,8 +192,9 @@ extension ReferenceRoutes {
             missing = pending.missingParameters.filter { value(fields, $0) == nil && !($0 == "mvpd" && mvpd != nil) }
         }
         if let mvpd, configuration.mvpd(mvpd, of: serviceProvider) == nil {
-            return ReferenceReply.error(400, "invalid_parameter_value", "the service provider is not integrated with this MVPD",
-                                        trace: trace(request), details: ["parameter": "mvpd"])
+            return ReferenceReply.error(
+                400, "invalid_parameter_value", "the service provider is not integrated with this MVPD",
+                trace: trace(request), details: ["parameter": "mvpd"])
         }
         if let code { store.removePending(code) }
         if let mvpd, let existing = existingSession(caller, mvpd: mvpd) { return existing }
@@ -195,17 +207,20 @@ extension ReferenceRoutes {
         guard let existing = store.authentications(requestor: sp, deviceID: caller.deviceID).first(where: { $0.mvpd == mvpd }) else {
             return nil
         }
-        return ReferenceReply.json(200, sessionObject(
-            "authorize", "direct", existing.source == .partner ? "authenticatedSSO" : "authenticated", sp, mvpd,
-            url: "/api/v2/\(sp)/decisions/authorize/\(mvpd)"))
+        return ReferenceReply.json(
+            200,
+            sessionObject(
+                "authorize", "direct", existing.source == .partner ? "authenticatedSSO" : "authenticated", sp, mvpd,
+                url: "/api/v2/\(sp)/decisions/authorize/\(mvpd)"))
     }
 
     /// A pending second-screen login: `authenticate`/`interactive` with its code and login URL,
     /// or `resume`/`direct` naming what is missing.
     func startBasic(_ caller: V2Caller, mvpd: String?, missing: [String], reason: String) -> [String: Any] {
         let now = Date(), sp = caller.serviceProvider.id
-        let login = PendingLogin(code: registrationCodeText(), requestor: sp, deviceID: caller.deviceID, mvpd: mvpd, generated: now,
-                                 expires: now.addingTimeInterval(configuration.registrationCodeTTL), missingParameters: missing)
+        let login = PendingLogin(
+            code: registrationCodeText(), requestor: sp, deviceID: caller.deviceID, mvpd: mvpd, generated: now,
+            expires: now.addingTimeInterval(configuration.registrationCodeTTL), missingParameters: missing)
         store.addPending(login)
         var body: [String: Any]
         if missing.isEmpty {
@@ -240,14 +255,18 @@ extension ReferenceRoutes {
         var request = request
         let body = try await request.collectBody(upTo: Self.bodyLimit)
         guard let object = (try? JSONSerialization.jsonObject(with: Data(buffer: body))) as? [String: Any],
-              let resources = object["resources"] as? [String], !resources.isEmpty else {
-            return ReferenceReply.error(400, "invalid_parameter_resources", "the body must be a JSON object with a non-empty resources array",
-                                        trace: trace(request), details: ["parameter": "resources"])
+            let resources = object["resources"] as? [String], !resources.isEmpty
+        else {
+            return ReferenceReply.error(
+                400, "invalid_parameter_resources", "the body must be a JSON object with a non-empty resources array",
+                trace: trace(request), details: ["parameter": "resources"])
         }
         guard let profile = store.authentications(requestor: serviceProvider, deviceID: caller.deviceID).first(where: { $0.mvpd == mvpd }),
-              let configured = configuration.mvpd(mvpd, of: serviceProvider) else {
-            return ReferenceReply.error(403, "authenticated_profile_missing", "no valid profile for this MVPD on this device",
-                                        action: "authentication", trace: trace(request))
+            let configured = configuration.mvpd(mvpd, of: serviceProvider)
+        else {
+            return ReferenceReply.error(
+                403, "authenticated_profile_missing", "no valid profile for this MVPD on this device",
+                action: "authentication", trace: trace(request))
         }
         if profile.source == .partner, header(request, PartnerFrameworkStatus.headerName) != nil {
             guard try partnerMVPD(request, serviceProvider: serviceProvider).id == mvpd else {
@@ -267,10 +286,11 @@ extension ReferenceRoutes {
                     403, kind == "authorize" ? "authorization_denied_by_mvpd" : "preauthorization_denied_by_mvpd",
                     "the MVPD denied access to the resource", action: "none", trace: trace(request))
             } else if kind == "authorize" {
-                item["token"] = [
-                    "notBefore": ReferenceReply.millis(now), "notAfter": ReferenceReply.millis(until),
-                    "serializedToken": MediaToken.serialize(resource: resource, requestor: serviceProvider, mvpd: mvpd, expires: until),
-                ] as [String: Any]
+                item["token"] =
+                    [
+                        "notBefore": ReferenceReply.millis(now), "notAfter": ReferenceReply.millis(until),
+                        "serializedToken": MediaToken.serialize(resource: resource, requestor: serviceProvider, mvpd: mvpd, expires: until),
+                    ] as [String: Any]
             }
             return item
         }
@@ -300,8 +320,10 @@ extension ReferenceRoutes {
             logouts[profile.mvpd] = entry
         }
         if let mvpd, logouts.isEmpty {
-            logouts[mvpd] = ["mvpd": mvpd, "actionName": configuration.mvpd(mvpd, of: serviceProvider) == nil ? "invalid" : "complete",
-                             "actionType": "none"]
+            logouts[mvpd] = [
+                "mvpd": mvpd, "actionName": configuration.mvpd(mvpd, of: serviceProvider) == nil ? "invalid" : "complete",
+                "actionType": "none",
+            ]
         }
         return ReferenceReply.json(200, ["logouts": logouts])
     }

@@ -42,8 +42,9 @@ struct ReferenceRoutes: Sendable {
     func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
 
     func missing(_ name: String, _ request: Request) -> Response {
-        ReferenceReply.error(400, "missing_parameter", "the required parameter \(name) is missing", trace: trace(request),
-                             details: ["parameter": name])
+        ReferenceReply.error(
+            400, "missing_parameter", "the required parameter \(name) is missing", trace: trace(request),
+            details: ["parameter": name])
     }
 
     /// A form value decoded once, `nil` when absent or empty.
@@ -56,8 +57,9 @@ struct ReferenceRoutes: Sendable {
     }
 
     func notIntegrated(_ request: Request) -> Response {
-        ReferenceReply.error(400, "invalid_integration", "the MVPD is not integrated with this requestor for platform SSO",
-                             action: "configuration", trace: trace(request))
+        ReferenceReply.error(
+            400, "invalid_integration", "the MVPD is not integrated with this requestor for platform SSO",
+            action: "configuration", trace: trace(request))
     }
 
     func unknownRequestor(_ request: Request) -> Response {

@@ -49,7 +49,6 @@ public final class ReferenceStore: Sendable {
         }
     }
 
-
     // MARK: authentications
 
     /// Records an authentication, replacing the device's previous one for the same MVPD.

@@ -33,8 +33,9 @@ public final class ReferenceUpstreamServer: Sendable {
             configuration: .init(address: .hostname(host, port: listenPort), serverName: "samlgate-reference-upstream"),
             onServerRunning: { channel in port.publish(channel.localAddress?.port ?? 0) },
             logger: logger)
-        group = ServiceGroup(configuration: .init(
-            services: [.init(service: app)], gracefulShutdownSignals: signals ? [.sigterm, .sigint] : [], logger: logger))
+        group = ServiceGroup(
+            configuration: .init(
+                services: [.init(service: app)], gracefulShutdownSignals: signals ? [.sigterm, .sigint] : [], logger: logger))
     }
 
     public func run() async throws {

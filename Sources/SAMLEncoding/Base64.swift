@@ -34,10 +34,12 @@ public enum Base64 {
             }
         }
         while i + 3 <= count {
-            let v = UInt32(src.load(fromByteOffset: i, as: UInt8.self)) << 16
+            let v =
+                UInt32(src.load(fromByteOffset: i, as: UInt8.self)) << 16
                 | UInt32(src.load(fromByteOffset: i + 1, as: UInt8.self)) << 8
                 | UInt32(src.load(fromByteOffset: i + 2, as: UInt8.self))
-            let quad = UInt32(table[Int(v >> 18)])
+            let quad =
+                UInt32(table[Int(v >> 18)])
                 | UInt32(table[Int(v >> 12 & 63)]) << 8
                 | UInt32(table[Int(v >> 6 & 63)]) << 16
                 | UInt32(table[Int(v & 63)]) << 24

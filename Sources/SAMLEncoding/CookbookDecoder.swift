@@ -16,7 +16,8 @@ public enum CookbookDecoder {
         let unescaped = try PercentEncoding.decode(input, into: output)
         let text = UnsafeRawBufferPointer(rebasing: output[..<unescaped])
         // Base64 decoding in place: three bytes out for every four in, never overtaking the input.
-        return try Base64.decode(text, into: UnsafeMutableRawBufferPointer(rebasing: output[..<max(unescaped, Base64.maximumDecodedCount(unescaped))]))
+        return try Base64.decode(
+            text, into: UnsafeMutableRawBufferPointer(rebasing: output[..<max(unescaped, Base64.maximumDecodedCount(unescaped))]))
     }
 
     /// Decodes `input` and appends the result to `buffer`.

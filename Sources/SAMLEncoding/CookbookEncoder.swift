@@ -102,18 +102,23 @@ public enum CookbookEncoder {
             }
         }
         while i + 3 <= count {
-            let v = UInt32(src.load(fromByteOffset: i, as: UInt8.self)) << 16
+            let v =
+                UInt32(src.load(fromByteOffset: i, as: UInt8.self)) << 16
                 | UInt32(src.load(fromByteOffset: i + 1, as: UInt8.self)) << 8
                 | UInt32(src.load(fromByteOffset: i + 2, as: UInt8.self))
             let a = v >> 18, b = v >> 12 & 63, c = v >> 6 & 63, d = v & 63
             // Adding 2 carries into bit 6 exactly for the values 62 and 63.
             if ((a &+ 2) | (b &+ 2) | (c &+ 2) | (d &+ 2)) & 64 == 0 {
-                let quad = UInt32(table[Int(a)]) | UInt32(table[Int(b)]) << 8
+                let quad =
+                    UInt32(table[Int(a)]) | UInt32(table[Int(b)]) << 8
                     | UInt32(table[Int(c)]) << 16 | UInt32(table[Int(d)]) << 24
                 dst.storeBytes(of: quad.littleEndian, toByteOffset: o, as: UInt32.self)
                 o += 4
             } else {
-                put(a); put(b); put(c); put(d)
+                put(a)
+                put(b)
+                put(c)
+                put(d)
             }
             i += 3
         }

@@ -96,7 +96,8 @@ extension VerificationError {
         /// The codes that mean "well formed but not trustworthy" (HTTP 401).
         public var isTrustFailure: Bool {
             switch self {
-            case .forbiddenDTD, .tooLarge, .tooDeep, .tooManyAttributes, .tooManyNamespaces, .tooManyNodes, .malformedXML, .unsupportedEncryptedAssertion,
+            case .forbiddenDTD, .tooLarge, .tooDeep, .tooManyAttributes, .tooManyNamespaces, .tooManyNodes, .malformedXML,
+                .unsupportedEncryptedAssertion,
                 .unknownMVPD, .internalError, .replayCacheFull, .metadataExpired, .metadataUnavailable:
                 return false
             default:

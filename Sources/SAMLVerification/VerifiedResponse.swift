@@ -43,8 +43,10 @@ public struct VerifiedResponse: Sendable {
     /// ``ReplayCache``; to be recorded by the caller otherwise.
     public let replayClaim: ReplayClaim?
 
-    init(mvpd: String, facts: ResponseFacts, responseID: String, signed: SignedElementKind, audience: String,
-         normalization: NormalizationOutcome?, key: TrustedKey, replayClaim: ReplayClaim?) {
+    init(
+        mvpd: String, facts: ResponseFacts, responseID: String, signed: SignedElementKind, audience: String,
+        normalization: NormalizationOutcome?, key: TrustedKey, replayClaim: ReplayClaim?
+    ) {
         self.mvpd = mvpd
         self.issuer = facts.signedIssuer(responseSigned: signed != .assertion)
         self.signed = signed

@@ -1,5 +1,6 @@
 import CXMLSec
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -48,7 +49,9 @@ public struct Verifier: Sendable {
     /// - Parameters:
     ///   - now: the clock for the time checks.
     ///   - expectedInResponseTo: the id of the request this answers, when there was one.
-    public func verify(_ bytes: [UInt8], mvpd: String, now: Date = Date(), expectedInResponseTo: String? = nil) throws(VerificationError) -> VerifiedResponse {
+    public func verify(
+        _ bytes: [UInt8], mvpd: String, now: Date = Date(), expectedInResponseTo: String? = nil
+    ) throws(VerificationError) -> VerifiedResponse {
         do {
             return try bytes.withUnsafeBytes { buffer in
                 try verify(buffer, mvpd: mvpd, now: now, expectedInResponseTo: expectedInResponseTo)
@@ -63,7 +66,9 @@ public struct Verifier: Sendable {
     /// Verifies exactly these raw XML bytes for `mvpd`. The bytes are only read during the call.
     /// Use ``verify(original:normalized:fallback:mvpd:now:expectedInResponseTo:)`` when the
     /// document will be forwarded in the cookbook's normalized form.
-    public func verify(_ bytes: UnsafeRawBufferPointer, mvpd: String, now: Date = Date(), expectedInResponseTo: String? = nil) throws(VerificationError) -> VerifiedResponse {
+    public func verify(
+        _ bytes: UnsafeRawBufferPointer, mvpd: String, now: Date = Date(), expectedInResponseTo: String? = nil
+    ) throws(VerificationError) -> VerifiedResponse {
         let provider = try admit(bytes.count, mvpd: mvpd, now: now)
         let context = try VerificationThreadContext.current()
         let checked = try check(bytes, provider: provider, retry: true, now: now, expectedInResponseTo: expectedInResponseTo, context: context)
@@ -88,8 +93,10 @@ public struct Verifier: Sendable {
     /// Cost: the first attempt on a changed document skips the libxml2 canonicalization retry
     /// (the original's attempt has it), so a failing response costs at most two parses and three
     /// canonicalizations.
-    public func verify(original: UnsafeRawBufferPointer, normalized: UnsafeRawBufferPointer, fallback: NormalizationFallback,
-                       mvpd: String, now: Date = Date(), expectedInResponseTo: String? = nil) throws(VerificationError) -> VerifiedResponse {
+    public func verify(
+        original: UnsafeRawBufferPointer, normalized: UnsafeRawBufferPointer, fallback: NormalizationFallback,
+        mvpd: String, now: Date = Date(), expectedInResponseTo: String? = nil
+    ) throws(VerificationError) -> VerifiedResponse {
         let provider = try admit(original.count, mvpd: mvpd, now: now)
         let context = try VerificationThreadContext.current()
         if normalized.count == original.count && (original.isEmpty || memcmp(original.baseAddress!, normalized.baseAddress!, original.count) == 0) {
@@ -97,33 +104,40 @@ public struct Verifier: Sendable {
             return try accept(checked, provider: provider, mvpd: mvpd, normalization: .unchanged, now: now)
         }
         do throws(VerificationError) {
-            let checked = try check(normalized, provider: provider, retry: false, now: now, expectedInResponseTo: expectedInResponseTo, context: context)
+            let checked = try check(
+                normalized, provider: provider, retry: false, now: now, expectedInResponseTo: expectedInResponseTo, context: context)
             return try accept(checked, provider: provider, mvpd: mvpd, normalization: .verified, now: now)
-        } catch where ![.internalError, .replayed, .replayCacheFull].contains(error.code) {
+        } catch  where ![.internalError, .replayed, .replayCacheFull].contains(error.code) {
             // Normalization broke something, or the response is bad: judge the original (its
             // error is the one reported, the verdict on what the client sent).
         }
         let originalDocument = try SecureXMLParser.parse(original, limits: options.markupLimits, maxDepth: options.maxDepth, context: context)
-        let checked = try check(originalDocument, provider: provider, retry: true, now: now,
-                                expectedInResponseTo: expectedInResponseTo, context: context)
+        let checked = try check(
+            originalDocument, provider: provider, retry: true, now: now,
+            expectedInResponseTo: expectedInResponseTo, context: context)
         switch fallback {
         case .original:
             return try accept(checked, provider: provider, mvpd: mvpd, normalization: .original, now: now)
         case .equivalentTree:
             let refusal = VerificationError(
                 .normalizationChangesDocument,
-                "the signature does not survive the cookbook's whitespace normalization, and the normalized document is not the signed one with only whitespace changed")
+                "the signature does not survive the cookbook's whitespace normalization, and the normalized document is not the signed one with only whitespace changed"
+            )
             // Parsed again: the first attempt registered its IDs in (and let xmlsec work on) the
             // tree it verified, so that tree cannot be walked and checked a second time.
-            guard let normalizedDocument = try? SecureXMLParser.parse(normalized, limits: options.markupLimits, maxDepth: options.maxDepth, context: context),
-                  DocumentEquivalence.equivalent(originalDocument, normalizedDocument) else {
+            guard
+                let normalizedDocument = try? SecureXMLParser.parse(
+                    normalized, limits: options.markupLimits, maxDepth: options.maxDepth, context: context),
+                DocumentEquivalence.equivalent(originalDocument, normalizedDocument)
+            else {
                 throw refusal
             }
             // The identity and the policies come from the document that is forwarded.
             let structure = try ResponseStructure(document: normalizedDocument, maxDepth: options.maxDepth)
             let facts = try ResponseFacts(structure: structure)
-            try checkPolicies(facts, provider: provider, responseSigned: checked.outcome.kind != .assertion, now: now,
-                              expectedInResponseTo: expectedInResponseTo)
+            try checkPolicies(
+                facts, provider: provider, responseSigned: checked.outcome.kind != .assertion, now: now,
+                expectedInResponseTo: expectedInResponseTo)
             let equivalent = Checked(facts: facts, responseID: String(cString: structure.responseID), outcome: checked.outcome)
             return try accept(equivalent, provider: provider, mvpd: mvpd, normalization: .equivalent, now: now)
         }
@@ -155,27 +169,34 @@ public struct Verifier: Sendable {
         var outcome: SignatureOutcome
     }
 
-    private func check(_ bytes: UnsafeRawBufferPointer, provider: IdentityProviderTrust, retry: Bool, now: Date,
-                       expectedInResponseTo: String?, context: VerificationThreadContext) throws(VerificationError) -> Checked {
+    private func check(
+        _ bytes: UnsafeRawBufferPointer, provider: IdentityProviderTrust, retry: Bool, now: Date,
+        expectedInResponseTo: String?, context: VerificationThreadContext
+    ) throws(VerificationError) -> Checked {
         let document = try SecureXMLParser.parse(bytes, limits: options.markupLimits, maxDepth: options.maxDepth, context: context)
         return try check(document, provider: provider, retry: retry, now: now, expectedInResponseTo: expectedInResponseTo, context: context)
     }
 
     /// Structure → signatures → SAML policies, on one parsed document.
-    private func check(_ document: borrowing ParsedDocument, provider: IdentityProviderTrust, retry: Bool, now: Date,
-                       expectedInResponseTo: String?, context: VerificationThreadContext) throws(VerificationError) -> Checked {
+    private func check(
+        _ document: borrowing ParsedDocument, provider: IdentityProviderTrust, retry: Bool, now: Date,
+        expectedInResponseTo: String?, context: VerificationThreadContext
+    ) throws(VerificationError) -> Checked {
         var algorithms = AlgorithmPolicy(allowSHA1: options.allowSHA1, nativeCanonicalization: options.nativeCanonicalization)
         algorithms.retryWithLibxml2 = retry
         let structure = try ResponseStructure(document: document, maxDepth: options.maxDepth)
         let outcome = try Self.verifySignatures(structure, document, keys: provider.keys, algorithms: algorithms, context: context)
         let facts = try ResponseFacts(structure: structure)
-        try checkPolicies(facts, provider: provider, responseSigned: outcome.kind != .assertion, now: now,
-                          expectedInResponseTo: expectedInResponseTo)
+        try checkPolicies(
+            facts, provider: provider, responseSigned: outcome.kind != .assertion, now: now,
+            expectedInResponseTo: expectedInResponseTo)
         return Checked(facts: facts, responseID: String(cString: structure.responseID), outcome: outcome)
     }
 
-    private func checkPolicies(_ facts: ResponseFacts, provider: IdentityProviderTrust, responseSigned: Bool, now: Date,
-                               expectedInResponseTo: String?) throws(VerificationError) {
+    private func checkPolicies(
+        _ facts: ResponseFacts, provider: IdentityProviderTrust, responseSigned: Bool, now: Date,
+        expectedInResponseTo: String?
+    ) throws(VerificationError) {
         let policyContext = PolicyContext(
             now: now, clockSkew: options.clockSkew, audience: options.audience, expectedIssuer: provider.issuer,
             expectedInResponseTo: expectedInResponseTo, expectedDestination: options.expectedDestination,
@@ -186,8 +207,10 @@ public struct Verifier: Sendable {
     }
 
     /// Replay (last, so rejected attempts do not burn an assertion id), then the verdict.
-    private func accept(_ checked: Checked, provider: IdentityProviderTrust, mvpd: String, normalization: NormalizationOutcome?,
-                        now: Date) throws(VerificationError) -> VerifiedResponse {
+    private func accept(
+        _ checked: Checked, provider: IdentityProviderTrust, mvpd: String, normalization: NormalizationOutcome?,
+        now: Date
+    ) throws(VerificationError) -> VerifiedResponse {
         let facts = checked.facts
         let responseSigned = checked.outcome.kind != .assertion
         var claim: ReplayClaim?
@@ -203,9 +226,10 @@ public struct Verifier: Sendable {
             case .full: throw VerificationError(.replayCacheFull, "the replay cache is full; try again later")
             }
         }
-        return VerifiedResponse(mvpd: mvpd, facts: facts, responseID: checked.responseID, signed: checked.outcome.kind,
-                                audience: options.audience, normalization: normalization,
-                                key: provider.keys[checked.outcome.keyIndex], replayClaim: claim)
+        return VerifiedResponse(
+            mvpd: mvpd, facts: facts, responseID: checked.responseID, signed: checked.outcome.kind,
+            audience: options.audience, normalization: normalization,
+            key: provider.keys[checked.outcome.keyIndex], replayClaim: claim)
     }
 
     struct SignatureOutcome {
@@ -215,8 +239,10 @@ public struct Verifier: Sendable {
 
     /// Verifies every signature that is a direct child of the Assertion or the Response.
     /// Either is enough; when both are present both must verify.
-    static func verifySignatures(_ structure: ResponseStructure, _ document: borrowing ParsedDocument, keys: [TrustedKey],
-                                 algorithms: AlgorithmPolicy, context: VerificationThreadContext) throws(VerificationError) -> SignatureOutcome {
+    static func verifySignatures(
+        _ structure: ResponseStructure, _ document: borrowing ParsedDocument, keys: [TrustedKey],
+        algorithms: AlgorithmPolicy, context: VerificationThreadContext
+    ) throws(VerificationError) -> SignatureOutcome {
         var keyIndex: Int?
         if let signature = structure.assertionSignature {
             keyIndex = try SignatureVerifier.verify(

@@ -36,9 +36,11 @@ public struct JSONLine {
 
     public mutating func add(_ name: String, _ values: [String: [String]]) {
         key(name)
-        text += "{" + values.keys.sorted().map { k in
-            Self.quote(k) + ":[" + values[k, default: []].map(Self.quote).joined(separator: ",") + "]"
-        }.joined(separator: ",") + "}"
+        text +=
+            "{"
+            + values.keys.sorted().map { k in
+                Self.quote(k) + ":[" + values[k, default: []].map(Self.quote).joined(separator: ",") + "]"
+            }.joined(separator: ",") + "}"
     }
 
     public var json: String { text + "}" }

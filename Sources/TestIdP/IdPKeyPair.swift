@@ -1,7 +1,7 @@
 import Crypto
-import _CryptoExtras
 import Foundation
 import X509
+import _CryptoExtras
 
 /// A private key and its self-signed certificate, both PEM: what an MVPD's IdP signs with
 /// and what the gateway's trust store pins.
@@ -18,8 +18,10 @@ public struct IdPKeyPair: Sendable {
 
     /// Generates an RSA-2048 or P-256 key and a self-signed certificate valid for `validity`
     /// seconds (ten years unless told otherwise; shorter to exercise expiry warnings).
-    public static func generate(_ algorithm: KeyAlgorithm, commonName: String = "samlgate test IdP",
-                                validity: TimeInterval = 10 * 365 * 86_400) throws(TestIdPError) -> IdPKeyPair {
+    public static func generate(
+        _ algorithm: KeyAlgorithm, commonName: String = "samlgate test IdP",
+        validity: TimeInterval = 10 * 365 * 86_400
+    ) throws(TestIdPError) -> IdPKeyPair {
         do {
             let certificateKey: Certificate.PrivateKey
             let privatePEM: String

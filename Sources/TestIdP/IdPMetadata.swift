@@ -95,9 +95,12 @@ public struct IdPMetadata: Sendable {
 
     /// The aggregate with an enveloped signature on the `EntitiesDescriptor` by `signer` (a
     /// federation's key).
-    public static func aggregate(_ entities: [IdPMetadata], name: String = "samlgate test federation", validUntil: Date? = nil,
-                                 signedBy signer: TestIdentityProvider) throws(TestIdPError) -> String {
-        let text = aggregate(entities, name: name, validUntil: validUntil, signatureTemplate: signer.signatureTemplate(referenceID: "_aggregate", level: 1))
+    public static func aggregate(
+        _ entities: [IdPMetadata], name: String = "samlgate test federation", validUntil: Date? = nil,
+        signedBy signer: TestIdentityProvider
+    ) throws(TestIdPError) -> String {
+        let text = aggregate(
+            entities, name: name, validUntil: validUntil, signatureTemplate: signer.signatureTemplate(referenceID: "_aggregate", level: 1))
         return String(decoding: try signer.signEnveloped(text), as: UTF8.self)
     }
 

@@ -41,10 +41,12 @@ struct ResponseTemplate {
         w.empty("samlp:StatusCode", [("Value", o.statusCode)])
         w.close("samlp:Status")
 
-        w.open("saml:Assertion", [
-            ("xmlns:xs", "http://www.w3.org/2001/XMLSchema"), ("xmlns:xsi", "http://www.w3.org/2001/XMLSchema-instance"),
-            ("ID", assertionID), ("Version", "2.0"), ("IssueInstant", now),
-        ])
+        w.open(
+            "saml:Assertion",
+            [
+                ("xmlns:xs", "http://www.w3.org/2001/XMLSchema"), ("xmlns:xsi", "http://www.w3.org/2001/XMLSchema-instance"),
+                ("ID", assertionID), ("Version", "2.0"), ("IssueInstant", now),
+            ])
         w.leaf("saml:Issuer", issuer)
         if o.sign == .assertion || o.sign == .both { w.raw(signatureTemplate(referenceID: assertionID, level: w.level)) }
         w.open("saml:Subject")

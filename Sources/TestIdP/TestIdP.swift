@@ -4,7 +4,9 @@ import Foundation
 public enum TestIdP {
     /// `samlgate idp keygen --out DIR [--alg rsa2048|p256]`: writes `key.pem` and `cert.pem`.
     @discardableResult
-    public static func keygen(outDir: String, algorithm: KeyAlgorithm = .rsa2048, commonName: String = "samlgate test IdP") throws(TestIdPError) -> IdPKeyPair {
+    public static func keygen(
+        outDir: String, algorithm: KeyAlgorithm = .rsa2048, commonName: String = "samlgate test IdP"
+    ) throws(TestIdPError) -> IdPKeyPair {
         let pair = try IdPKeyPair.generate(algorithm, commonName: commonName)
         try pair.write(to: outDir)
         return pair

@@ -17,9 +17,11 @@ public final class TestIdentityProvider: @unchecked Sendable {
     public init(keyPair: IdPKeyPair) throws(TestIdPError) {
         guard Int(cxmlsec_init()) == CXMLSEC_INIT_OK else { throw TestIdPError("libxmlsec1 initialisation failed") }
         let bytes = Array(keyPair.privateKeyPEM.utf8)
-        guard let key = bytes.withUnsafeBufferPointer({
-            xmlSecOpenSSLAppKeyLoadMemory($0.baseAddress, UInt32($0.count), xmlSecKeyDataFormatPem, nil, nil, nil)
-        }) else {
+        guard
+            let key = bytes.withUnsafeBufferPointer({
+                xmlSecOpenSSLAppKeyLoadMemory($0.baseAddress, UInt32($0.count), xmlSecKeyDataFormatPem, nil, nil, nil)
+            })
+        else {
             cxmlsec_clear_error()
             throw TestIdPError("not a PEM private key")
         }
@@ -116,9 +118,11 @@ public final class TestIdentityProvider: @unchecked Sendable {
     /// An enveloped-signature template (exclusive C14N, the default algorithm, the certificate
     /// in `KeyInfo`) referencing `#referenceID`.
     func signatureTemplate(referenceID: String, level: Int) -> String {
-        ResponseTemplate(options: IssueOptions(mvpd: "", user: ""), responseID: referenceID, assertionID: referenceID,
-                         signatureAlgorithm: defaultAlgorithm, certificateBase64: keyPair.certificateBase64)
-            .signatureTemplate(referenceID: referenceID, level: level)
+        ResponseTemplate(
+            options: IssueOptions(mvpd: "", user: ""), responseID: referenceID, assertionID: referenceID,
+            signatureAlgorithm: defaultAlgorithm, certificateBase64: keyPair.certificateBase64
+        )
+        .signatureTemplate(referenceID: referenceID, level: level)
     }
 
     private var defaultAlgorithm: SignatureAlgorithm { keyIsEC ? .ecdsaSHA256 : .rsaSHA256 }
@@ -165,7 +169,8 @@ public final class TestIdentityProvider: @unchecked Sendable {
             throw TestIdPError("signing failed: \(message)")
         }
         if !options.pretty, let value = Self.child(signature, "SignatureValue", ResponseTemplate.dsigNS),
-            let content = xmlNodeGetContent(value) {
+            let content = xmlNodeGetContent(value)
+        {
             // xmlsec wraps base64 at 64 columns; compact output keeps it on one line (the
             // SignatureValue is not digested, so this does not affect the signature).
             let compact = String(cString: content).filter { !$0.isWhitespace }
@@ -178,7 +183,8 @@ public final class TestIdentityProvider: @unchecked Sendable {
         var current = node.pointee.children
         while let child = current {
             if child.pointee.type == XML_ELEMENT_NODE, xmlStrEqual(child.pointee.name, name) == 1,
-                let href = child.pointee.ns?.pointee.href, xmlStrEqual(href, ns) == 1 {
+                let href = child.pointee.ns?.pointee.href, xmlStrEqual(href, ns) == 1
+            {
                 return child
             }
             current = child.pointee.next

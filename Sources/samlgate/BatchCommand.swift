@@ -1,6 +1,6 @@
 import ArgumentParser
-import SAMLBatch
 import Foundation
+import SAMLBatch
 import SAMLVerification
 import ServerSupport
 
@@ -28,7 +28,10 @@ struct BatchCommand: ParsableCommand {
     @Argument(help: "Input files or directories; '-' for standard input.")
     var inputs: [String] = []
 
-    @Option(help: "Where records go: a file (written whole at the end), or an existing directory for one .encoded file per record (with --verify, per record that verifies). Default: standard output.")
+    @Option(
+        help:
+            "Where records go: a file (written whole at the end), or an existing directory for one .encoded file per record (with --verify, per record that verifies). Default: standard output."
+    )
     var out: String?
 
     @Option(help: "Output format: jsonl or csv.")
@@ -51,7 +54,11 @@ struct BatchCommand: ParsableCommand {
     @Option(help: "Judge validity windows as of this instant (ISO 8601, e.g. 2026-11-01T12:00:00Z) instead of now.")
     var now: String?
 
-    @Flag(name: .customLong("replay-check"), help: "Reject an assertion id seen earlier in the run (off: captures repeat). Runs on one worker, so the first in input order is the one accepted.")
+    @Flag(
+        name: .customLong("replay-check"),
+        help:
+            "Reject an assertion id seen earlier in the run (off: captures repeat). Runs on one worker, so the first in input order is the one accepted."
+    )
     var replayCheck = false
 
     @Option(help: "Worker threads (default: all cores).")

@@ -71,8 +71,10 @@ struct DemoCommand: AsyncParsableCommand {
         await environment.stop()
         let steps = transcript.all
         let failed = steps.filter { !$0.passed }.count
-        StandardStreams.write(failed == 0 ? "\nall \(steps.count) steps as the cookbook says\n"
-                                          : "\n\(failed) of \(steps.count) steps differ from the cookbook\n")
+        StandardStreams.write(
+            failed == 0
+                ? "\nall \(steps.count) steps as the cookbook says\n"
+                : "\n\(failed) of \(steps.count) steps differ from the cookbook\n")
         if failed > 0 { throw ExitCode(1) }
     }
 }

@@ -51,7 +51,8 @@ struct IdPMetadataCommand: ParsableCommand {
                 throw ExitCode.failure
             }
             guard text.contains("-----BEGIN CERTIFICATE-----"), !text.contains("PRIVATE KEY-----") else {
-                StandardStreams.reportFailure(input: path, code: "unreadable_input", message: "not a PEM certificate (metadata publishes certificates only)")
+                StandardStreams.reportFailure(
+                    input: path, code: "unreadable_input", message: "not a PEM certificate (metadata publishes certificates only)")
                 throw ExitCode.failure
             }
             certificates.append(text)

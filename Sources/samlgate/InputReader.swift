@@ -35,7 +35,10 @@ enum InputReader {
             var readError: Int32 = 0
             let n = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: 1) { space in
                 let r = Glibc.read(fd, space.baseAddress, space.count)
-                if r < 0 { readError = errno; return 0 }
+                if r < 0 {
+                    readError = errno
+                    return 0
+                }
                 return r
             }
             if readError == EINTR { continue }

@@ -20,7 +20,8 @@ enum MemoryAllocator {
         guard let library = dlopen("libjemalloc.so.2", RTLD_NOW | RTLD_NOLOAD) else { return "libc" }
         defer { dlclose(library) }
         guard let own = dlsym(library, "malloc"), let current = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc"),
-              own == current, let version = string("version") else { return "libc" }
+            own == current, let version = string("version")
+        else { return "libc" }
         return "jemalloc " + version
         #endif
     }

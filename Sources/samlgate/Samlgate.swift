@@ -5,6 +5,9 @@ struct Samlgate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "samlgate",
         abstract: "SAML processing and token-exchange gateway for Apple SSO (VSA) responses.",
-        subcommands: [ServeCommand.self, UpstreamCommand.self, EncodeCommand.self, DecodeCommand.self, VerifyCommand.self, BatchCommand.self, IdPCommand.self, DemoCommand.self, TrustCommand.self]
+        subcommands: [
+            ServeCommand.self, UpstreamCommand.self, EncodeCommand.self, DecodeCommand.self, VerifyCommand.self, BatchCommand.self, IdPCommand.self,
+            DemoCommand.self, TrustCommand.self,
+        ]
     )
 }

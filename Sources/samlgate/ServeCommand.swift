@@ -16,7 +16,10 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Listen address (default 127.0.0.1).") var host: String?
     @Option(help: "Listen port; 0 picks a free one (default 8080).") var port: String?
     @Option(help: "Backend base URL, e.g. http://127.0.0.1:9090 (repeatable).") var upstream: [String] = []
-    @Option(name: .customLong("trust-store"), help: "Directory of <mvpd>/*.pem or <mvpd>/metadata.xml [+ issuer, platform-mapping-id], or metadata.xml + metadata.map.") var trustStore: String?
+    @Option(
+        name: .customLong("trust-store"),
+        help: "Directory of <mvpd>/*.pem or <mvpd>/metadata.xml [+ issuer, platform-mapping-id], or metadata.xml + metadata.map.") var trustStore:
+        String?
     @Option(help: "Required audience (default https://saml.sp.auth.adobe.com).") var audience: String?
     @Option(help: "Clock skew in seconds (default 120).") var skew: String?
     @Flag(name: .customLong("allow-sha1"), help: "Accept SHA-1 signatures and digests.") var allowSHA1 = false
@@ -32,13 +35,18 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("pool-size"), help: "Idle keep-alive connections per upstream and event loop (default 256).") var poolSize: String?
     @Option(name: .customLong("upstream-cooldown"), help: "Seconds a failing upstream is skipped (default 5).") var upstreamCooldown: String?
     @Option(name: .customLong("replay-capacity"), help: "Assertion ids remembered against replay (default 200000).") var replayCapacity: String?
-    @Option(name: .customLong("replay-store"), help: "memory, or redis://[user:password@]host:port[/db] / rediss://… shared by every replica (default memory).")
+    @Option(
+        name: .customLong("replay-store"),
+        help: "memory, or redis://[user:password@]host:port[/db] / rediss://… shared by every replica (default memory).")
     var replayStore: String?
-    @Option(name: .customLong("replay-store-failure"), help: "closed|open: refuse (503) or accept unrecorded when Redis cannot answer (default closed).")
+    @Option(
+        name: .customLong("replay-store-failure"), help: "closed|open: refuse (503) or accept unrecorded when Redis cannot answer (default closed).")
     var replayStoreFailure: String?
-    @Option(name: .customLong("replay-store-timeout"), help: "Redis connect and command timeout, seconds (default 0.5).") var replayStoreTimeout: String?
+    @Option(name: .customLong("replay-store-timeout"), help: "Redis connect and command timeout, seconds (default 0.5).") var replayStoreTimeout:
+        String?
     @Option(name: .customLong("replay-store-connections"), help: "Redis connections per event loop (default 1).") var replayStoreConnections: String?
-    @Option(name: .customLong("replay-store-ca"), help: "For rediss://: PEM file of the CAs to trust (default: the system's).") var replayStoreCA: String?
+    @Option(name: .customLong("replay-store-ca"), help: "For rediss://: PEM file of the CAs to trust (default: the system's).") var replayStoreCA:
+        String?
     @Option(name: .customLong("trust-store-poll"), help: "Seconds between checks of the trust store for a change; 0 = SIGHUP only (default 0).")
     var trustStorePoll: String?
     @Option(name: .customLong("metadata-cache"), help: "Writable directory for the last good copy of fetched metadata (trust store metadata.url).")
@@ -91,8 +99,10 @@ struct ServeCommand: AsyncParsableCommand {
             let shared = configuration.replayStore == .memory ? "" : ", replay store \(replayStore)"
             console.listening(
                 "samlgate gateway listening on \(url) -> \(upstreams) (\(workers) workers, \(mvpds) MVPDs\(shared), allocator \(allocator))",
-                fields: ["url": .string(url), "upstreams": .string(upstreams), "workers": .stringConvertible(workers),
-                         "mvpds": .stringConvertible(mvpds), "replayStore": .string(replayStore), "allocator": .string(allocator)])
+                fields: [
+                    "url": .string(url), "upstreams": .string(upstreams), "workers": .stringConvertible(workers),
+                    "mvpds": .stringConvertible(mvpds), "replayStore": .string(replayStore), "allocator": .string(allocator),
+                ])
         }
         do {
             try await server.run()

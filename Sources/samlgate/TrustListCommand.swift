@@ -16,7 +16,8 @@ struct TrustListCommand: ParsableCommand {
     @Argument(help: "The trust-store directory (default: $SAMLGATE_TRUST_STORE).")
     var directory: String?
 
-    @Option(name: .customLong("metadata-cache"), help: "The gateway's metadata cache (default: $SAMLGATE_METADATA_CACHE), for entries with metadata.url.")
+    @Option(
+        name: .customLong("metadata-cache"), help: "The gateway's metadata cache (default: $SAMLGATE_METADATA_CACHE), for entries with metadata.url.")
     var metadataCache: String?
 
     @Flag(help: "Print one JSON object instead of a table.")

@@ -8,10 +8,16 @@ struct TrustOptions: ParsableArguments {
     @Option(name: .customLong("trust"), help: "A trusted IdP certificate or public key (PEM). Repeatable.")
     var trustPEMs: [String] = []
 
-    @Option(name: .customLong("trust-store"), help: "Trust-store directory: DIR/<mvpd>/*.pem or DIR/<mvpd>/metadata.xml (optional DIR/<mvpd>/issuer), or DIR/metadata.xml + DIR/metadata.map.")
+    @Option(
+        name: .customLong("trust-store"),
+        help:
+            "Trust-store directory: DIR/<mvpd>/*.pem or DIR/<mvpd>/metadata.xml (optional DIR/<mvpd>/issuer), or DIR/metadata.xml + DIR/metadata.map."
+    )
     var trustStore: String?
 
-    @Option(name: .customLong("metadata-cache"), help: "The gateway's metadata cache, for trust-store entries with metadata.url (their last fetched copies).")
+    @Option(
+        name: .customLong("metadata-cache"),
+        help: "The gateway's metadata cache, for trust-store entries with metadata.url (their last fetched copies).")
     var metadataCache: String?
 
     @Option(help: "The audience every AudienceRestriction must name.")

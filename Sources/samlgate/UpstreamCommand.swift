@@ -47,8 +47,9 @@ struct UpstreamCommand: AsyncParsableCommand {
         Task {
             let url = "http://\(host):\(await server.port.value())"
             let allocator = MemoryAllocator.description
-            console.listening("samlgate reference upstream listening on \(url) (allocator \(allocator))",
-                              fields: ["url": .string(url), "allocator": .string(allocator)])
+            console.listening(
+                "samlgate reference upstream listening on \(url) (allocator \(allocator))",
+                fields: ["url": .string(url), "allocator": .string(allocator)])
         }
         do {
             try await server.run()

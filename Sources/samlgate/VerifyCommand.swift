@@ -1,9 +1,9 @@
-import ServerSupport
 import ArgumentParser
 import Foundation
 import NIOCore
 import SAMLEncoding
 import SAMLVerification
+import ServerSupport
 
 /// `samlgate verify`: one JSON line per input telling whether it is a genuine response.
 struct VerifyCommand: ParsableCommand {
@@ -85,15 +85,18 @@ struct VerifyCommand: ParsableCommand {
     /// The verdict on the document the gateway forwards in its default `cookbook` form: the
     /// normalized response (or the decoded one, when the cookbook already normalized it),
     /// verified itself or proven the same tree as the verified original.
-    static func verifyAsForwarded(_ document: ByteBuffer, decodedFrom form: SAMLForm, verifier: Verifier,
-                                  mvpd: String) throws -> VerifiedResponse {
+    static func verifyAsForwarded(
+        _ document: ByteBuffer, decodedFrom form: SAMLForm, verifier: Verifier,
+        mvpd: String
+    ) throws -> VerifiedResponse {
         try document.withUnsafeReadableBytes { original in
             let normalized = UnsafeMutableRawBufferPointer.allocate(byteCount: max(original.count, 1), alignment: 16)
             defer { normalized.deallocate() }
             let count = try WhitespaceNormalizer.normalizeValidating(original, decodedFrom: form, into: normalized)
-            return try verifier.verify(original: original,
-                                       normalized: count.map { UnsafeRawBufferPointer(rebasing: normalized[..<$0]) } ?? original,
-                                       fallback: .equivalentTree, mvpd: mvpd)
+            return try verifier.verify(
+                original: original,
+                normalized: count.map { UnsafeRawBufferPointer(rebasing: normalized[..<$0]) } ?? original,
+                fallback: .equivalentTree, mvpd: mvpd)
         }
     }
 

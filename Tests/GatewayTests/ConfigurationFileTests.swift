@@ -49,8 +49,9 @@ struct ConfigurationFileTests {
     func bounds() throws {
         let depth = ConfigurationFile.maximumDepth
         #expect(Self.refusal(String(repeating: "[", count: depth) + String(repeating: "]", count: depth)) == nil)
-        #expect(Self.refusal(String(repeating: "[", count: depth + 1) + String(repeating: "]", count: depth + 1))?
-            .contains("nested deeper than \(depth) levels") == true)
+        #expect(
+            Self.refusal(String(repeating: "[", count: depth + 1) + String(repeating: "]", count: depth + 1))?
+                .contains("nested deeper than \(depth) levels") == true)
         // Deep enough to overflow Yams' recursive construction: refused by the event walk first.
         #expect(Self.refusal(String(repeating: "[", count: 200_000)) != nil)
         #expect(Self.refusal("port: [1\nhost: x\n")?.contains("not valid YAML") == true)

@@ -8,15 +8,16 @@ struct ConfigurationTests {
     func layering() throws {
         var configuration = GatewayConfiguration()
         #expect(configuration.port == 8080 && configuration.queue == 256 && configuration.bodyLimit == 1 << 20)
-        try configuration.apply(yaml: """
-            port: 9000
-            workers: 3
-            upstreams:
-              - http://a:1
-              - http://b:2
-            trust-store: /tmp/t
-            forward-form: signature-preserving
-            """, path: "test.yaml")
+        try configuration.apply(
+            yaml: """
+                port: 9000
+                workers: 3
+                upstreams:
+                  - http://a:1
+                  - http://b:2
+                trust-store: /tmp/t
+                forward-form: signature-preserving
+                """, path: "test.yaml")
         #expect(configuration.port == 9000 && configuration.workers == 3)
         #expect(configuration.upstreams == ["http://a:1", "http://b:2"])
         #expect(configuration.forwardForm == .signaturePreserving)

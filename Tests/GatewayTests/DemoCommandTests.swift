@@ -11,8 +11,10 @@ struct DemoCommandTests {
         #expect(result.status == 0, "\(result.stdoutText)\n\(result.stderr)")
         let text = result.stdoutText
         #expect(text.contains("all 100 steps as the cookbook says"), "\(text)")
-        for line in ["POST /api/v1/tokens/authn", "tokenSource=Apple", "actionName=partner_profile",
-                     "Cablevision=appleSSO", "code=VSA403", "actionName=partner_logout"] {
+        for line in [
+            "POST /api/v1/tokens/authn", "tokenSource=Apple", "actionName=partner_profile",
+            "Cablevision=appleSSO", "code=VSA403", "actionName=partner_logout",
+        ] {
             #expect(text.contains(line), "transcript lacks \(line)")
         }
         #expect(!text.contains("demo-user@example.com"), "the NameID never reaches the transcript")

@@ -75,8 +75,10 @@ private struct EchoResponder: HTTPResponder {
 extension EchoUpstream {
     /// Runs `body` with a gateway in front of a fresh echo upstream; always stops both. `body`
     /// gets the harness, the upstream and the gateway's port (for ``RawHTTP``).
-    static func withGateway(configure: @escaping (inout GatewayConfiguration) -> Void = { _ in },
-                              _ body: (GatewayHarness, EchoUpstream, Int) async throws -> Void) async throws {
+    static func withGateway(
+        configure: @escaping (inout GatewayConfiguration) -> Void = { _ in },
+        _ body: (GatewayHarness, EchoUpstream, Int) async throws -> Void
+    ) async throws {
         let echo = try await EchoUpstream.start()
         do {
             try await withHarness(upstreamURL: echo.url, configure: configure) { h in

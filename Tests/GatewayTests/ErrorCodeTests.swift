@@ -8,8 +8,10 @@ import Testing
 /// upstream, in the enhanced error shape.
 @Suite("Gateway error codes")
 struct ErrorCodeTests {
-    static func expectError(_ reply: GatewayHarness.Reply, _ status: Int, _ code: String,
-                            sourceLocation: SourceLocation = #_sourceLocation) {
+    static func expectError(
+        _ reply: GatewayHarness.Reply, _ status: Int, _ code: String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         #expect(reply.status == status, "\(reply.body)", sourceLocation: sourceLocation)
         #expect(reply.code == code, "\(reply.body)", sourceLocation: sourceLocation)
         let json = reply.json ?? [:]
@@ -33,8 +35,10 @@ struct ErrorCodeTests {
             fields[3] = ("deviceType", "ios")
             Self.expectError(try await h.send(.POST, "/api/v1/tokens/authn", body: GatewayHarness.form(fields)), 400, "invalid_parameter_value")
             Self.expectError(try await h.exchangeV1(saml, mvpd: "Nobody"), 400, "unknown_mvpd")
-            Self.expectError(try await h.send(.POST, "/api/v1/tokens/authn", body: GatewayHarness.form(GatewayHarness.v1Fields(saml)),
-                                              headers: [("Content-Type", "application/json")]), 415, "unsupported_media_type")
+            Self.expectError(
+                try await h.send(
+                    .POST, "/api/v1/tokens/authn", body: GatewayHarness.form(GatewayHarness.v1Fields(saml)),
+                    headers: [("Content-Type", "application/json")]), 415, "unsupported_media_type")
             let doubled = GatewayHarness.form(GatewayHarness.v1Fields(saml) + [("mvpd", "Other")])
             Self.expectError(try await h.send(.POST, "/api/v1/tokens/authn", body: doubled), 400, "invalid_parameter_value")
             #expect(h.upstream?.store.exchanges.isEmpty == true)
@@ -58,7 +62,8 @@ struct ErrorCodeTests {
             let badXMLText = "requestor=REF&deviceId=d&mvpd=Cablevision&deviceType=iOS&SAMLResponse=%3Cx%3E%FF%3C%2Fx%3E"
             Self.expectError(try await h.send(.POST, "/api/v1/tokens/authn", body: badXMLText), 400, "invalid_utf8")
             // Base64 of a document the normalization leaves alone (no line break or tab): checked all the same.
-            Self.expectError(try await h.exchangeV1(Data([0x3C, 0x78, 0x3E, 0xFF, 0x3C, 0x2F, 0x78, 0x3E]).base64EncodedString()), 400, "invalid_utf8")
+            Self.expectError(
+                try await h.exchangeV1(Data([0x3C, 0x78, 0x3E, 0xFF, 0x3C, 0x2F, 0x78, 0x3E]).base64EncodedString()), 400, "invalid_utf8")
             Self.expectError(try await h.exchangeV1("<samlp:Response"), 400, "malformed_xml")
             #expect(h.upstream?.store.exchanges.isEmpty == true)
         }
@@ -128,8 +133,9 @@ struct ErrorCodeTests {
             Self.expectError(try await h.exchangeV2(saml, status: GatewayHarness.partnerStatus(access: "pending")), 403, "VSA404")
             Self.expectError(try await h.exchangeV2(saml, status: GatewayHarness.partnerStatus(permissionError: true)), 400, "VSA503")
             Self.expectError(try await h.exchangeV2(saml, status: GatewayHarness.partnerStatus(providerError: true)), 400, "APPL_ERROR")
-            Self.expectError(try await h.exchangeV2(saml, status: GatewayHarness.partnerStatus(expires: Date().addingTimeInterval(-60))),
-                             401, "APPL_ERROR")
+            Self.expectError(
+                try await h.exchangeV2(saml, status: GatewayHarness.partnerStatus(expires: Date().addingTimeInterval(-60))),
+                401, "APPL_ERROR")
             Self.expectError(try await h.exchangeV2(saml, status: GatewayHarness.partnerStatus(provider: "someone-else")), 400, "unknown_mvpd")
             Self.expectError(try await h.exchangeV2(saml, status: nil), 400, "missing_parameter")
             Self.expectError(try await h.exchangeV2(saml, status: "!!not base64!!"), 400, "invalid_parameter_value")
@@ -141,7 +147,8 @@ struct ErrorCodeTests {
     }
 
     /// An exchange whose head announces 5,000 bytes of body, with only the first few sent.
-    static let incompleteExchange = "POST /api/v1/tokens/authn HTTP/1.1\r\nHost: gateway\r\n"
+    static let incompleteExchange =
+        "POST /api/v1/tokens/authn HTTP/1.1\r\nHost: gateway\r\n"
         + "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 5000\r\n\r\nrequestor=REF&deviceId=d"
 
     /// Waits (up to 2 s) until `/metrics` shows exactly one `malformed_request`.

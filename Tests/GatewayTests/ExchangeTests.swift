@@ -62,11 +62,12 @@ struct ExchangeTests {
                 try xml.withUnsafeBytes { try CookbookEncoder.encode($0, stage: .normalized, into: &normalized) }
                 #expect(String(buffer: normalized).contains("<samlp:Response  xmlns"))
                 let cookbook = GatewayHarness.cookbook(xml)
-                let value = switch index {
-                case 0: cookbook
-                case 1: GatewayHarness.base64(Array(buffer: normalized))
-                default: String(decoding: xml, as: UTF8.self)  // raw XML is normalized once, as the cookbook would
-                }
+                let value =
+                    switch index {
+                    case 0: cookbook
+                    case 1: GatewayHarness.base64(Array(buffer: normalized))
+                    default: String(decoding: xml, as: UTF8.self)  // raw XML is normalized once, as the cookbook would
+                    }
                 let reply = try await h.exchangeV1(value, device: "device-\(index)")
                 #expect(reply.status == 204, "\(form): \(reply.body)")
                 #expect(h.upstream?.store.exchanges.last?.samlResponse == cookbook, "\(form)")
@@ -78,7 +79,8 @@ struct ExchangeTests {
     func v1FieldsVerbatim() async throws {
         try await withHarness { h in
             let xml = GatewayHarness.issue()
-            let body = "requestor=REF&deviceId=d%2Fx+y&mvpd=Cablevision&deviceType=tvOS&appId=com.example%2Eapp&SAMLResponse="
+            let body =
+                "requestor=REF&deviceId=d%2Fx+y&mvpd=Cablevision&deviceType=tvOS&appId=com.example%2Eapp&SAMLResponse="
                 + GatewayHarness.escape(GatewayHarness.cookbook(xml)) + "&deviceUser=u1"
             let reply = try await h.send(.POST, "/api/v1/tokens/authn", body: body)
             #expect(reply.status == 204, "\(reply.body)")

@@ -19,7 +19,8 @@ enum FaultyUpstream {
         let router = Router()
         let handler: @Sendable (Request, BasicRequestContext) async throws -> Response = { request, _ in
             if case .answerBeforeBody(let empty) = fault {
-                return Response(status: .contentTooLarge, body: empty ? .init() : .init(byteBuffer: ByteBuffer(string: "{\"upstream\":\"too large\"}")))
+                return Response(
+                    status: .contentTooLarge, body: empty ? .init() : .init(byteBuffer: ByteBuffer(string: "{\"upstream\":\"too large\"}")))
             }
             var request = request
             _ = try await request.collectBody(upTo: 8 << 20)
@@ -42,7 +43,13 @@ enum FaultyUpstream {
             logger: Logger(label: "faulty", factory: { _ in SwiftLogNoOpLogHandler() }))
         let task = Task { try await app.runService() }
         let bound = await port.value()
-        return ("http://127.0.0.1:\(bound)", { task.cancel(); _ = try? await task.value })
+        return (
+            "http://127.0.0.1:\(bound)",
+            {
+                task.cancel()
+                _ = try? await task.value
+            }
+        )
     }
 
     /// A TCP server that accepts, reads a little and closes the connection without answering.

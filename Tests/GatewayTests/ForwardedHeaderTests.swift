@@ -66,8 +66,9 @@ struct ForwardedHeaderTests {
     func exchange() async throws {
         try await EchoUpstream.withGateway { h, echo, _ in
             let body = GatewayHarness.form(GatewayHarness.v1Fields(GatewayHarness.base64(GatewayHarness.issue())))
-            let reply = try await h.send(.POST, "/api/v1/tokens/authn", body: body,
-                                         headers: [("Content-Type", "application/x-www-form-urlencoded")] + Self.spoofed)
+            let reply = try await h.send(
+                .POST, "/api/v1/tokens/authn", body: body,
+                headers: [("Content-Type", "application/x-www-form-urlencoded")] + Self.spoofed)
             #expect(reply.status == 200, "\(reply.body)")
             let seen = try #require(echo.requests.last)
             #expect(seen.header("x-forwarded-host") == [Self.authority(h)])

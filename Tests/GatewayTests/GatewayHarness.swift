@@ -1,5 +1,5 @@
-import CLITestSupport
 import AsyncHTTPClient
+import CLITestSupport
 import Foundation
 import Gateway
 import Logging
@@ -17,12 +17,14 @@ final class GatewayHarness: Sendable {
     static let idpPair = try! IdPKeyPair.generate(.rsa2048, commonName: "harness IdP")
     static let idp = try! TestIdentityProvider(keyPair: idpPair)
     static let attackerIdP = try! TestIdentityProvider(keyPair: try! IdPKeyPair.generate(.rsa2048, commonName: "attacker"))
-    static let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: {
-        var configuration = HTTPClient.Configuration()
-        configuration.decompression = .disabled
-        configuration.timeout = .init(connect: .seconds(5), read: .seconds(30))
-        return configuration
-    }())
+    static let client = HTTPClient(
+        eventLoopGroupProvider: .singleton,
+        configuration: {
+            var configuration = HTTPClient.Configuration()
+            configuration.decompression = .disabled
+            configuration.timeout = .init(connect: .seconds(5), read: .seconds(30))
+            return configuration
+        }())
 
     let upstream: ReferenceUpstreamServer?
     let gateway: GatewayServer
@@ -34,8 +36,10 @@ final class GatewayHarness: Sendable {
     /// - Parameters:
     ///   - upstreamURL: use this instead of a fresh reference upstream (a faulty one).
     ///   - gatewayLogger: the gateway's logger (a ``CapturedLog``'s), instead of none.
-    init(upstreamURL fixedUpstream: String? = nil, gatewayLogger: Logger? = nil,
-         configure: (inout GatewayConfiguration) -> Void = { _ in }) async throws {
+    init(
+        upstreamURL fixedUpstream: String? = nil, gatewayLogger: Logger? = nil,
+        configure: (inout GatewayConfiguration) -> Void = { _ in }
+    ) async throws {
         let logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
         trustDirectory = try Self.makeTrustStore()
         var tasks: [Task<Void, any Error>] = []
@@ -43,7 +47,8 @@ final class GatewayHarness: Sendable {
             upstream = nil
             upstreamURL = fixedUpstream
         } else {
-            let server = ReferenceUpstreamServer(host: "127.0.0.1", port: 0, configuration: Self.upstreamConfiguration, logger: logger, signals: false)
+            let server = ReferenceUpstreamServer(
+                host: "127.0.0.1", port: 0, configuration: Self.upstreamConfiguration, logger: logger, signals: false)
             tasks.append(Task { try await server.run() })
             upstream = server
             upstreamURL = "http://127.0.0.1:\(await server.port.value())"
@@ -116,7 +121,8 @@ final class GatewayHarness: Sendable {
         /// The `code` of an error body.
         var code: String? {
             guard let data = body.data(using: .utf8),
-                  let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return nil }
+                let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+            else { return nil }
             return object["code"] as? String
         }
 
@@ -135,7 +141,7 @@ final class GatewayHarness: Sendable {
         for byte in text.utf8 {
             switch byte {
             case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
                 out.unicodeScalars.append(Unicode.Scalar(byte))
             default:
                 out += String(format: "%%%02X", byte)
@@ -148,8 +154,10 @@ final class GatewayHarness: Sendable {
         [("requestor", "REF"), ("deviceId", device), ("mvpd", mvpd), ("deviceType", "iOS"), ("SAMLResponse", saml)]
     }
 
-    func send(_ method: HTTPMethod = .POST, _ path: String, body: String? = nil, bytes: [UInt8]? = nil,
-              headers: [(String, String)] = [("Content-Type", "application/x-www-form-urlencoded")]) async throws -> Reply {
+    func send(
+        _ method: HTTPMethod = .POST, _ path: String, body: String? = nil, bytes: [UInt8]? = nil,
+        headers: [(String, String)] = [("Content-Type", "application/x-www-form-urlencoded")]
+    ) async throws -> Reply {
         var request = HTTPClientRequest(url: gatewayURL + path)
         request.method = method
         for (name, value) in headers { request.headers.add(name: name, value: value) }
@@ -165,8 +173,10 @@ final class GatewayHarness: Sendable {
     }
 
     /// The `AP-Partner-Framework-Status` header value.
-    static func partnerStatus(access: String = "granted", provider: String? = platformMappingID, expires: Date = Date().addingTimeInterval(3600),
-                              permissionError: Bool = false, providerError: Bool = false) -> String {
+    static func partnerStatus(
+        access: String = "granted", provider: String? = platformMappingID, expires: Date = Date().addingTimeInterval(3600),
+        permissionError: Bool = false, providerError: Bool = false
+    ) -> String {
         var permission: [String: Any] = ["accessStatus": access]
         if permissionError { permission["error"] = ["code": 1, "message": "framework failure"] }
         var providerInfo: [String: Any] = ["expirationDate": expires.timeIntervalSince1970 * 1000]
@@ -177,8 +187,10 @@ final class GatewayHarness: Sendable {
     }
 
     func exchangeV2(_ saml: String, status: String? = partnerStatus(), extraHeaders: [(String, String)] = []) async throws -> Reply {
-        var headers = [("Content-Type", "application/x-www-form-urlencoded"), ("Authorization", "Bearer token-1"),
-                       ("AP-Device-Identifier", "fingerprint device-2"), ("X-Device-Info", "eyJwcmltYXJ5SGFyZHdhcmVUeXBlIjoiU2V0VG9wQm94In0=")]
+        var headers = [
+            ("Content-Type", "application/x-www-form-urlencoded"), ("Authorization", "Bearer token-1"),
+            ("AP-Device-Identifier", "fingerprint device-2"), ("X-Device-Info", "eyJwcmltYXJ5SGFyZHdhcmVUeXBlIjoiU2V0VG9wQm94In0="),
+        ]
         if let status { headers.append(("AP-Partner-Framework-Status", status)) }
         headers.append(contentsOf: extraHeaders)
         return try await send(.POST, "/api/v2/REF/profiles/sso/apple", body: Self.form([("SAMLResponse", saml)]), headers: headers)

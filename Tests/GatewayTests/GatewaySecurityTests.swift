@@ -17,15 +17,17 @@ struct GatewaySecurityTests {
 
     static let formHeaders = [("Content-Type", "application/x-www-form-urlencoded")]
 
-    @Test("other spellings of an exchange path are refused or verified, never passed through", arguments: [
-        "/api/v1/tokens/authn#x", "/api/v2/REF/profiles/sso/apple#x", "/api/v1/tokens/authn.", "/api/v1/tokens/authn%2e",
-        "/api/v1/tokens/authn%2E", "/api/v1/tokens/authn%20", "/api/v1/tokens/authn%09", "/api/v1/tokens/authn%0a",
-        "/api/v1/tokens/authn%00", "/api/v1/tokens/%2561uthn", "/api/v1/tokens\\authn", "/api/v1/tokens%5cauthn",
-        "/api/v1/tokens/authn%C0%AF", "/api/v1/tokens/%EF%BD%81uthn", "/api/v1/tokens/authn%E2%80%8B", "//api/v1/tokens/authn",
-        "/api/v1/tokens/./authn", "/api/v1/x/../tokens/authn", "/api/v1/tokens/authn;x", "/api/v1/tokens/authn%3Bx",
-        "/api/v1/tokens/authn%2F", "/api/v1/tokens/authn%", "/api/v1/tokens/authn%zz", "*",
-        "/api/v1/tokens/authn..", "/api/v1/tokens/authn\t",
-    ])
+    @Test(
+        "other spellings of an exchange path are refused or verified, never passed through",
+        arguments: [
+            "/api/v1/tokens/authn#x", "/api/v2/REF/profiles/sso/apple#x", "/api/v1/tokens/authn.", "/api/v1/tokens/authn%2e",
+            "/api/v1/tokens/authn%2E", "/api/v1/tokens/authn%20", "/api/v1/tokens/authn%09", "/api/v1/tokens/authn%0a",
+            "/api/v1/tokens/authn%00", "/api/v1/tokens/%2561uthn", "/api/v1/tokens\\authn", "/api/v1/tokens%5cauthn",
+            "/api/v1/tokens/authn%C0%AF", "/api/v1/tokens/%EF%BD%81uthn", "/api/v1/tokens/authn%E2%80%8B", "//api/v1/tokens/authn",
+            "/api/v1/tokens/./authn", "/api/v1/x/../tokens/authn", "/api/v1/tokens/authn;x", "/api/v1/tokens/authn%3Bx",
+            "/api/v1/tokens/authn%2F", "/api/v1/tokens/authn%", "/api/v1/tokens/authn%zz", "*",
+            "/api/v1/tokens/authn..", "/api/v1/tokens/authn\t",
+        ])
     func spellingsAreRefused(_ target: String) async throws {
         try await EchoUpstream.withGateway { _, echo, port in
             let answer = try await RawHTTP.send(port: port, target: target, headers: Self.formHeaders, body: Self.unsignedBody)
@@ -36,14 +38,19 @@ struct GatewaySecurityTests {
         }
     }
 
-    @Test("case and escapes of allowed characters still reach the verifier", arguments: [
-        "/API/v1/Tokens/AUTHN", "/api/v1/tokens/%61uthn", "/api/v1/tokens/authn/", "/api/v2/REF/profiles/sso/%61pple",
-        "/api/v2/REF/Profiles/SSO/other-partner", "http://evil.example/api/v1/tokens/authn",
-    ])
+    @Test(
+        "case and escapes of allowed characters still reach the verifier",
+        arguments: [
+            "/API/v1/Tokens/AUTHN", "/api/v1/tokens/%61uthn", "/api/v1/tokens/authn/", "/api/v2/REF/profiles/sso/%61pple",
+            "/api/v2/REF/Profiles/SSO/other-partner", "http://evil.example/api/v1/tokens/authn",
+        ])
     func canonicalSpellingsAreVerified(_ target: String) async throws {
         try await EchoUpstream.withGateway { _, echo, port in
-            let headers = Self.formHeaders + [("Authorization", "Bearer token-1"), ("AP-Device-Identifier", "fingerprint d"),
-                                              ("AP-Partner-Framework-Status", GatewayHarness.partnerStatus())]
+            let headers =
+                Self.formHeaders + [
+                    ("Authorization", "Bearer token-1"), ("AP-Device-Identifier", "fingerprint d"),
+                    ("AP-Partner-Framework-Status", GatewayHarness.partnerStatus()),
+                ]
             let answer = try await RawHTTP.send(port: port, target: target, headers: headers, body: Self.unsignedBody)
             #expect(answer.status == 401, "\(target): \(answer.body)")
             #expect(answer.code == "signature_missing", "\(target): \(answer.body)")
@@ -58,16 +65,21 @@ struct GatewaySecurityTests {
             _ = try await h.exchangeV1(GatewayHarness.base64(GatewayHarness.issue()))
             _ = try await RawHTTP.send(port: port, method: "GET", target: "/api/v1/tokens/authn?requestor=REF&deviceId=d")
             let targets = echo.requests.map(\.target)
-            #expect(targets == ["/api/v1/config/REF?deviceId=a%2Fb&x=%C3%A9", "/api/v1/tokens/authn",
-                                "/api/v1/tokens/authn?requestor=REF&deviceId=d"])
+            #expect(
+                targets == [
+                    "/api/v1/config/REF?deviceId=a%2Fb&x=%C3%A9", "/api/v1/tokens/authn",
+                    "/api/v1/tokens/authn?requestor=REF&deviceId=d",
+                ])
         }
     }
 
     @Test("headers that reroute a request in some frameworks never reach the upstream")
     func routeOverridesAreDropped() async throws {
         try await EchoUpstream.withGateway { _, echo, port in
-            let headers = [("X-Original-URL", "/api/v1/tokens/authn"), ("X-Rewrite-URL", "/api/v1/tokens/authn"),
-                           ("X-HTTP-Method-Override", "POST"), ("X-Method-Override", "POST"), ("X-Real-IP", "10.9.8.7")]
+            let headers = [
+                ("X-Original-URL", "/api/v1/tokens/authn"), ("X-Rewrite-URL", "/api/v1/tokens/authn"),
+                ("X-HTTP-Method-Override", "POST"), ("X-Method-Override", "POST"), ("X-Real-IP", "10.9.8.7"),
+            ]
             let answer = try await RawHTTP.send(port: port, method: "GET", target: "/api/v1/config/REF", headers: headers)
             #expect(answer.status == 200, "\(answer.head)")
             let received = try #require(echo.requests.last)
@@ -96,8 +108,10 @@ struct GatewaySecurityTests {
             let trace = try await RawHTTP.send(port: port, method: "TRACE", target: "/x", body: "abc")
             #expect(trace.status == 400 && trace.code == "invalid_request", "\(trace.head)")
             // A broken chunked body: the client's stream fails, not the upstream.
-            let chunked = try await RawHTTP.send(port: port, raw: Array(
-                "POST /reference/echo/x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\naaaaa\r\nZZ\r\n".utf8))
+            let chunked = try await RawHTTP.send(
+                port: port,
+                raw: Array(
+                    "POST /reference/echo/x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\naaaaa\r\nZZ\r\n".utf8))
             #expect(chunked.status == 400 && chunked.code == "malformed_request", "\(chunked.head)")
             let ready = try await h.send(.GET, "/readyz")
             #expect(ready.status == 200, "\(ready.body)")
@@ -110,15 +124,19 @@ struct GatewaySecurityTests {
     @Test("methods the backend does not serve on an exchange path are refused, not forwarded")
     func otherMethodsOnExchangePaths() async throws {
         try await EchoUpstream.withGateway { _, echo, port in
-            for (method, target) in [("PUT", "/api/v1/tokens/authn"), ("PATCH", "/api/v2/REF/profiles/sso/apple"), ("DELETE", "/api/v1/tokens/authn")] {
+            for (method, target) in [
+                ("PUT", "/api/v1/tokens/authn"), ("PATCH", "/api/v2/REF/profiles/sso/apple"), ("DELETE", "/api/v1/tokens/authn"),
+            ] {
                 let answer = try await RawHTTP.send(port: port, method: method, target: target, headers: Self.formHeaders, body: Self.unsignedBody)
                 #expect(answer.status == 405 && answer.code == "method_not_allowed", "\(method) \(target): \(answer.head)")
                 #expect(answer.head.lowercased().contains("allow: "))
             }
             // The v1 path's GET is the backend's token check: passed through, but never with a body.
-            let check = try await RawHTTP.send(port: port, method: "GET", target: "/api/v1/tokens/authn", headers: Self.formHeaders, body: Self.unsignedBody)
+            let check = try await RawHTTP.send(
+                port: port, method: "GET", target: "/api/v1/tokens/authn", headers: Self.formHeaders, body: Self.unsignedBody)
             #expect(check.status == 400 && check.code == "invalid_request", "\(check.head)")
-            let lower = try await RawHTTP.send(port: port, method: "post", target: "/api/v1/tokens/authn", headers: Self.formHeaders, body: Self.unsignedBody)
+            let lower = try await RawHTTP.send(
+                port: port, method: "post", target: "/api/v1/tokens/authn", headers: Self.formHeaders, body: Self.unsignedBody)
             #expect(lower.status >= 400 && lower.status < 500, "\(lower.head)")
             #expect(echo.requests.isEmpty)
         }
@@ -128,20 +146,25 @@ struct GatewaySecurityTests {
     func exchangeBodyShape() async throws {
         try await EchoUpstream.withGateway { h, echo, port in
             let genuine = GatewayHarness.form(GatewayHarness.v1Fields(GatewayHarness.base64(GatewayHarness.issue())))
-            let twice = try await RawHTTP.send(port: port, target: "/api/v1/tokens/authn",
-                                         headers: Self.formHeaders + [("Content-Type", "multipart/form-data; boundary=x")], body: genuine)
+            let twice = try await RawHTTP.send(
+                port: port, target: "/api/v1/tokens/authn",
+                headers: Self.formHeaders + [("Content-Type", "multipart/form-data; boundary=x")], body: genuine)
             #expect(twice.status == 415, "\(twice.head)")
-            let gzip = try await RawHTTP.send(port: port, target: "/api/v1/tokens/authn", headers: Self.formHeaders + [("Content-Encoding", "gzip")], body: genuine)
+            let gzip = try await RawHTTP.send(
+                port: port, target: "/api/v1/tokens/authn", headers: Self.formHeaders + [("Content-Encoding", "gzip")], body: genuine)
             #expect(gzip.status == 415, "\(gzip.head)")
-            for polluted in [genuine + "&samlresponse=x", genuine + "&SAML%52esponse=x", "a=b;SAMLResponse=x&" + genuine,
-                             genuine + String(repeating: "&f=1", count: FormBody.maximumFields)] {
+            for polluted in [
+                genuine + "&samlresponse=x", genuine + "&SAML%52esponse=x", "a=b;SAMLResponse=x&" + genuine,
+                genuine + String(repeating: "&f=1", count: FormBody.maximumFields),
+            ] {
                 let answer = try await RawHTTP.send(port: port, target: "/api/v1/tokens/authn", headers: Self.formHeaders, body: polluted)
                 #expect(answer.status == 400 && answer.code == "invalid_parameter_value", "\(answer.body)")
             }
             #expect(echo.requests.isEmpty)
             // A charset parameter is the client's; the upstream gets the gateway's own plain form type.
-            let reply = try await h.send(.POST, "/api/v1/tokens/authn", body: genuine,
-                                         headers: [("Content-Type", "application/x-www-form-urlencoded; charset=ISO-8859-1")])
+            let reply = try await h.send(
+                .POST, "/api/v1/tokens/authn", body: genuine,
+                headers: [("Content-Type", "application/x-www-form-urlencoded; charset=ISO-8859-1")])
             #expect(reply.status == 200, "\(reply.body)")
             #expect(echo.requests.last?.header("content-type") == ["application/x-www-form-urlencoded"])
         }
@@ -178,8 +201,9 @@ struct GatewaySecurityTests {
         return Array(genuine.replacingFirst("</saml:NameID>", with: "</saml:NameID>" + second).utf8)
     }
 
-    @Test("markup revealed by normalization: refused in cookbook form, the verified original forwarded otherwise",
-          arguments: 0..<4)
+    @Test(
+        "markup revealed by normalization: refused in cookbook form, the verified original forwarded otherwise",
+        arguments: 0..<4)
     func markupOpeningVariants(_ variant: Int) async throws {
         let xml = Self.smuggled(variant)
         try await withHarness { h in

@@ -8,20 +8,22 @@ import Testing
 struct HTTPProtocolTests {
     /// The same request head framed two ways: `Content-Length` says the body is the chunked
     /// terminator, `Transfer-Encoding` says a second request follows it.
-    static let smuggled = "POST /x HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n"
+    static let smuggled =
+        "POST /x HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n"
         + "0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: h\r\n\r\n"
 
-    @Test("Content-Length and Transfer-Encoding together: 400, the connection closed, nothing forwarded",
-          arguments: [
-              smuggled,
-              "POST /x HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: h\r\n\r\n",
-              "POST /x HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\nContent-Length: 40\r\n\r\nhelloGET /smuggled HTTP/1.1\r\nHost: h\r\n\r\n",
-              "POST /x HTTP/1.1\r\nHost: h\r\nContent-Length: 5, 40\r\n\r\nhelloGET /smuggled HTTP/1.1\r\nHost: h\r\n\r\n",
-              "POST /x HTTP/1.1\r\nHost: h\r\nContent-Length: +5\r\n\r\nhello",
-              "POST /x HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip\r\n\r\n0\r\n\r\n",
-              "POST /x HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked, identity\r\n\r\n0\r\n\r\n",
-              "POST /x HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip, chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
-          ])
+    @Test(
+        "Content-Length and Transfer-Encoding together: 400, the connection closed, nothing forwarded",
+        arguments: [
+            smuggled,
+            "POST /x HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: h\r\n\r\n",
+            "POST /x HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\nContent-Length: 40\r\n\r\nhelloGET /smuggled HTTP/1.1\r\nHost: h\r\n\r\n",
+            "POST /x HTTP/1.1\r\nHost: h\r\nContent-Length: 5, 40\r\n\r\nhelloGET /smuggled HTTP/1.1\r\nHost: h\r\n\r\n",
+            "POST /x HTTP/1.1\r\nHost: h\r\nContent-Length: +5\r\n\r\nhello",
+            "POST /x HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip\r\n\r\n0\r\n\r\n",
+            "POST /x HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked, identity\r\n\r\n0\r\n\r\n",
+            "POST /x HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip, chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
+        ])
     func conflictingFraming(_ request: String) async throws {
         try await EchoUpstream.withGateway { _, echo, port in
             let connection = try RawConnection(port: port)
@@ -33,9 +35,12 @@ struct HTTPProtocolTests {
         }
     }
 
-    @Test("a malformed chunk size: 400 and close; the upstream never gets a complete request",
-          arguments: ["zz\r\nhello\r\n0\r\n\r\n", "5 ; x\r\nhello\r\n0\r\n\r\n", "-5\r\nhello\r\n0\r\n\r\n",
-                      "ffffffffffffffffff\r\nhello\r\n0\r\n\r\n", "5\r\nhelloXX0\r\n\r\n"])
+    @Test(
+        "a malformed chunk size: 400 and close; the upstream never gets a complete request",
+        arguments: [
+            "zz\r\nhello\r\n0\r\n\r\n", "5 ; x\r\nhello\r\n0\r\n\r\n", "-5\r\nhello\r\n0\r\n\r\n",
+            "ffffffffffffffffff\r\nhello\r\n0\r\n\r\n", "5\r\nhelloXX0\r\n\r\n",
+        ])
     func badChunkSize(_ body: String) async throws {
         try await EchoUpstream.withGateway { _, echo, port in
             let connection = try RawConnection(port: port)
@@ -74,10 +79,11 @@ struct HTTPProtocolTests {
             let connection = try RawConnection(port: port)
             // ~60 KB: several reads, each stopped while queued requests wait for their turn.
             let count = 500
-            try await connection.write((0..<count).map { index in
-                let target = index % 3 == 0 ? "/healthz" : "/p\(index)"
-                return "GET \(target) HTTP/1.1\r\nHost: h\r\nX-Request-Id: r\(index)\r\nX-Pad: \(String(repeating: "x", count: 40))\r\n\r\n"
-            }.joined())
+            try await connection.write(
+                (0..<count).map { index in
+                    let target = index % 3 == 0 ? "/healthz" : "/p\(index)"
+                    return "GET \(target) HTTP/1.1\r\nHost: h\r\nX-Request-Id: r\(index)\r\nX-Pad: \(String(repeating: "x", count: 40))\r\n\r\n"
+                }.joined())
             var ids: [String] = []
             var failure: String?
             for _ in 0..<count {
@@ -172,8 +178,9 @@ struct HTTPProtocolTests {
     func expectContinueRefused() async throws {
         try await EchoUpstream.withGateway(configure: { $0.bodyLimit = 1024 }) { _, echo, port in
             let connection = try RawConnection(port: port, readTimeout: 10)
-            try await connection.write("POST /api/v1/tokens/authn HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\n"
-                + "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 5000\r\n\r\n")
+            try await connection.write(
+                "POST /api/v1/tokens/authn HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\n"
+                    + "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 5000\r\n\r\n")
             let answer = try #require(try await connection.readAnswer())
             #expect(answer.status == 413)
             #expect(answer.code == "body_too_large")

@@ -63,8 +63,10 @@ struct JSONLogLineTests {
     func serveRunning() async throws {
         let trust = try GatewayHarness.makeTrustStore()
         defer { try? FileManager.default.removeItem(atPath: trust) }
-        let server = try Server(["serve", "--port", "0", "--upstream", "http://127.0.0.1:1", "--trust-store", trust, "--workers", "1",
-                                 "--log-format", "json"])
+        let server = try Server([
+            "serve", "--port", "0", "--upstream", "http://127.0.0.1:1", "--trust-store", trust, "--workers", "1",
+            "--log-format", "json",
+        ])
         let url = try #require(server.url, "start-up line: \(server.firstLine)")
         let head = try #require(Self.objects(server.firstLine).first)
         #expect(head["msg"] as? String == "listening" && head["mvpds"] as? String == "1" && head["label"] as? String == "samlgate.gateway")
@@ -97,8 +99,10 @@ struct JSONLogLineTests {
         #expect(noTrust.stdout.isEmpty)
         // Port in use: the server's own error, after the logger is set up.
         let listener = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: 0).get()
-        let busy = try SamlgateProcess.run(["serve", "--port", "\(listener.localAddress!.port!)", "--upstream", "http://x:1",
-                                            "--trust-store", trust])
+        let busy = try SamlgateProcess.run([
+            "serve", "--port", "\(listener.localAddress!.port!)", "--upstream", "http://x:1",
+            "--trust-store", trust,
+        ])
         try await listener.close()
         #expect(busy.status != 0)
         #expect(!Self.objects(busy.stderr).isEmpty)

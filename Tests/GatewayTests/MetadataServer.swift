@@ -60,17 +60,20 @@ final class MetadataServer: Sendable {
                 return Response(status: .found, headers: [.location: location])
             case .trickle(let pause):
                 let document = state.document
-                return Response(status: .ok, headers: [.contentType: "application/samlmetadata+xml"], body: .init { writer in
-                    for start in stride(from: 0, to: document.count, by: 16) {
-                        try await writer.write(ByteBuffer(bytes: document[start..<min(start + 16, document.count)]))
-                        try await Task.sleep(for: pause)
-                    }
-                    try await writer.finish(nil)
-                })
+                return Response(
+                    status: .ok, headers: [.contentType: "application/samlmetadata+xml"],
+                    body: .init { writer in
+                        for start in stride(from: 0, to: document.count, by: 16) {
+                            try await writer.write(ByteBuffer(bytes: document[start..<min(start + 16, document.count)]))
+                            try await Task.sleep(for: pause)
+                        }
+                        try await writer.finish(nil)
+                    })
             }
             if conditional { return Response(status: .notModified, headers: [.eTag: Self.etag(state.document)]) }
-            return Response(status: .ok, headers: [.eTag: Self.etag(state.document), .contentType: "application/samlmetadata+xml"],
-                            body: .init(byteBuffer: ByteBuffer(bytes: state.document)))
+            return Response(
+                status: .ok, headers: [.eTag: Self.etag(state.document), .contentType: "application/samlmetadata+xml"],
+                body: .init(byteBuffer: ByteBuffer(bytes: state.document)))
         }
         let port = ListeningPort()
         let app = Application(
@@ -89,7 +92,12 @@ final class MetadataServer: Sendable {
         return "\"\(String(hash, radix: 16))\""
     }
 
-    func set(document: String) { shared.value.withLock { $0.document = Array(document.utf8); $0.mode = .serve } }
+    func set(document: String) {
+        shared.value.withLock {
+            $0.document = Array(document.utf8)
+            $0.mode = .serve
+        }
+    }
     func set(mode: Mode) { shared.value.withLock { $0.mode = mode } }
     var requests: Int { shared.value.withLock { $0.requests } }
     var conditionalRequests: Int { shared.value.withLock { $0.conditionalRequests } }

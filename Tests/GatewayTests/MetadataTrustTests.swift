@@ -56,7 +56,8 @@ struct MetadataTrustTests {
         try await withHarness(configure: { $0.trustStore = root.path }) { harness in
             let url = harness.gatewayURL
             let result = try await Task.detached {
-                try await SamlgateProcess.runOffPool(["demo", "--gateway", url, "--idp", idp, "--provider-id", GatewayHarness.platformMappingID], timeout: 120)
+                try await SamlgateProcess.runOffPool(
+                    ["demo", "--gateway", url, "--idp", idp, "--provider-id", GatewayHarness.platformMappingID], timeout: 120)
             }.value
             #expect(result.status == 0, "\(result.stdoutText)\n\(result.stderr)")
             #expect(result.stdoutText.contains("as the cookbook says"), "\(result.stdoutText)")
@@ -88,8 +89,9 @@ struct MetadataTrustTests {
             #expect(try await harness.exchangeV1(Self.signed(GatewayHarness.idp)).code == "key_not_trusted")
             #expect(try await harness.exchangeV1(Self.signed(Self.nextIdP)).status == 204)
             metrics = try await harness.send(.GET, "/metrics").body
-            #expect(!metrics.contains("samlgate_trust_certificate_expiry_seconds{mvpd=\"Cablevision\",key=\"\(old)\"}"),
-                    "a key rotated out is no longer reported")
+            #expect(
+                !metrics.contains("samlgate_trust_certificate_expiry_seconds{mvpd=\"Cablevision\",key=\"\(old)\"}"),
+                "a key rotated out is no longer reported")
             #expect(metrics.contains("samlgate_verifications_by_key_total{mvpd=\"Cablevision\",key=\"\(new)\"} 2"))
             // The seconds left on the new certificate: about ten years.
             let line = try #require(metrics.split(separator: "\n").first { $0.hasPrefix("samlgate_trust_certificate_expiry_seconds{") })
@@ -123,7 +125,8 @@ struct MetadataTrustTests {
             let refused = try await harness.exchangeV1(Self.signed(GatewayHarness.idp))
             #expect(refused.status == 503 && refused.code == "metadata_expired", "\(refused.body)")
             var metrics = try await harness.send(.GET, "/metrics").body
-            let line = try #require(metrics.split(separator: "\n").first { $0.hasPrefix("samlgate_trust_metadata_expiry_seconds{mvpd=\"Cablevision\"}") })
+            let line = try #require(
+                metrics.split(separator: "\n").first { $0.hasPrefix("samlgate_trust_metadata_expiry_seconds{mvpd=\"Cablevision\"}") })
             #expect((Double(line.split(separator: " ").last ?? "") ?? 0) < 0, "\(line)")
 
             try Self.writeMetadata([GatewayHarness.idpPair], validUntil: Date().addingTimeInterval(7 * 86_400), root: root)
@@ -131,7 +134,8 @@ struct MetadataTrustTests {
             #expect(try await harness.send(.GET, "/readyz").status == 200)
             #expect(try await harness.exchangeV1(Self.signed(GatewayHarness.idp)).status == 204)
             metrics = try await harness.send(.GET, "/metrics").body
-            let fresh = try #require(metrics.split(separator: "\n").first { $0.hasPrefix("samlgate_trust_metadata_expiry_seconds{mvpd=\"Cablevision\"}") })
+            let fresh = try #require(
+                metrics.split(separator: "\n").first { $0.hasPrefix("samlgate_trust_metadata_expiry_seconds{mvpd=\"Cablevision\"}") })
             let seconds = Double(fresh.split(separator: " ").last ?? "") ?? 0
             #expect(seconds > 6 * 86_400 && seconds <= 7 * 86_400, "\(fresh)")
         }
@@ -144,11 +148,15 @@ struct MetadataTrustTests {
         defer { try? FileManager.default.removeItem(atPath: root) }
         let other = URL(fileURLWithPath: root).appendingPathComponent("Other")
         try FileManager.default.createDirectory(at: other, withIntermediateDirectories: true)
-        try IdPMetadata(entityID: "https://other.example/idp", signingCertificates: [GatewayHarness.idpPair.certificatePEM],
-                        validUntil: Date().addingTimeInterval(-60)).render()
+        try IdPMetadata(
+            entityID: "https://other.example/idp", signingCertificates: [GatewayHarness.idpPair.certificatePEM],
+            validUntil: Date().addingTimeInterval(-60)
+        ).render()
             .write(to: other.appendingPathComponent("metadata.xml"), atomically: true, encoding: .utf8)
-        let server = try JSONLogLineTests.Server(["serve", "--port", "0", "--upstream", "http://127.0.0.1:1", "--trust-store", root,
-                                                  "--workers", "1", "--log-format", "json"])
+        let server = try JSONLogLineTests.Server([
+            "serve", "--port", "0", "--upstream", "http://127.0.0.1:1", "--trust-store", root,
+            "--workers", "1", "--log-format", "json",
+        ])
         _ = try #require(server.url, "start-up line: \(server.firstLine)")
         let (_, stderr, status) = server.finish()
         #expect(status == 0)
@@ -174,7 +182,8 @@ struct MetadataTrustTests {
         let rows = table.stdoutText.split(separator: "\n")
         #expect(rows.count == 4, "\(table.stdoutText)")
         #expect(rows[0].hasPrefix("MVPD"))
-        #expect(rows[1].hasPrefix("Cablevision") && rows[1].contains(Self.entityID) && rows[1].contains(Self.fingerprint(GatewayHarness.idpPair))
+        #expect(
+            rows[1].hasPrefix("Cablevision") && rows[1].contains(Self.entityID) && rows[1].contains(Self.fingerprint(GatewayHarness.idpPair))
                 && rows[1].contains("RSA") && rows[1].contains("ready") && rows[1].contains("Cablevision/metadata.xml"), "\(rows[1])")
         #expect(rows[3].hasPrefix("PemOnly") && rows[3].contains("PemOnly/cert.pem"), "\(rows[3])")
 
@@ -210,8 +219,11 @@ struct MetadataTrustTests {
     func verifyCommand() throws {
         let root = try Self.metadataStore([GatewayHarness.idpPair])
         defer { try? FileManager.default.removeItem(atPath: root) }
-        let response = try SamlgateProcess.temporaryFile("md-response.xml", Data(try GatewayHarness.idp.issue(
-            IssueOptions(mvpd: GatewayHarness.mvpd, user: "alice@example.com"))))
+        let response = try SamlgateProcess.temporaryFile(
+            "md-response.xml",
+            Data(
+                try GatewayHarness.idp.issue(
+                    IssueOptions(mvpd: GatewayHarness.mvpd, user: "alice@example.com"))))
         let ok = try SamlgateProcess.run(["verify", "--trust-store", root, "--mvpd", GatewayHarness.mvpd, response])
         #expect(ok.status == 0, "\(ok.stdoutText) \(ok.stderr)")
         #expect(ok.stdoutText.contains("\"issuer\":\"\(Self.entityID)\""))
@@ -236,8 +248,10 @@ struct MetadataTrustTests {
         for name in ["idp", "signer", "other"] {
             #expect(try SamlgateProcess.run(["idp", "keygen", "--out", "\(base)/\(name)"]).status == 0)
         }
-        let signed = try SamlgateProcess.run(["idp", "metadata", "--cert", "\(base)/idp/cert.pem", "--mvpd", GatewayHarness.mvpd,
-                                              "--signer-key", "\(base)/signer/key.pem", "--signer-cert", "\(base)/signer/cert.pem"])
+        let signed = try SamlgateProcess.run([
+            "idp", "metadata", "--cert", "\(base)/idp/cert.pem", "--mvpd", GatewayHarness.mvpd,
+            "--signer-key", "\(base)/signer/key.pem", "--signer-cert", "\(base)/signer/cert.pem",
+        ])
         #expect(signed.status == 0, "\(signed.stderr)")
         #expect(signed.stdoutText.contains("<ds:SignatureValue>"))
         let dir = "\(base)/trust/\(GatewayHarness.mvpd)"
@@ -252,6 +266,8 @@ struct MetadataTrustTests {
         let refused = try SamlgateProcess.run(["trust", "list", "\(base)/trust"])
         #expect(refused.status == 1)
         #expect(refused.stderr.contains("metadata_signature_invalid: Cablevision/metadata.xml: key_not_trusted"), "\(refused.stderr)")
-        #expect(try SamlgateProcess.run(["idp", "metadata", "--cert", "\(base)/idp/cert.pem", "--mvpd", "X", "--signer-key", "\(base)/signer/key.pem"]).status == 2)
+        #expect(
+            try SamlgateProcess.run(["idp", "metadata", "--cert", "\(base)/idp/cert.pem", "--mvpd", "X", "--signer-key", "\(base)/signer/key.pem"])
+                .status == 2)
     }
 }

@@ -49,9 +49,11 @@ struct PartnerStatusDuplicateKeyTests {
             for (name, json) in Self.variants.sorted(by: { $0.key < $1.key }) {
                 var request = HTTPClientRequest(url: h.upstreamURL + "/api/v2/REF/profiles/sso/apple")
                 request.method = .POST
-                for (field, value) in [("Content-Type", "application/x-www-form-urlencoded"), ("Authorization", "Bearer token-1"),
-                                       ("AP-Device-Identifier", "fingerprint device-2"), ("X-Device-Info", "e30="),
-                                       ("AP-Partner-Framework-Status", Self.header(json))] {
+                for (field, value) in [
+                    ("Content-Type", "application/x-www-form-urlencoded"), ("Authorization", "Bearer token-1"),
+                    ("AP-Device-Identifier", "fingerprint device-2"), ("X-Device-Info", "e30="),
+                    ("AP-Partner-Framework-Status", Self.header(json)),
+                ] {
                     request.headers.add(name: field, value: value)
                 }
                 request.body = .bytes(ByteBuffer(string: GatewayHarness.form([("SAMLResponse", saml)])))

@@ -19,8 +19,11 @@ struct PrivateKeyTrustTests {
     func startup() throws {
         let (directory, key) = try Self.storeWithPrivateKey()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let serve = try SamlgateProcess.run(["serve", "--port", "0", "--upstream", "http://127.0.0.1:1", "--trust-store", directory,
-                                             "--log-format", "text"], timeout: 20)
+        let serve = try SamlgateProcess.run(
+            [
+                "serve", "--port", "0", "--upstream", "http://127.0.0.1:1", "--trust-store", directory,
+                "--log-format", "text",
+            ], timeout: 20)
         #expect(serve.status == 2)
         #expect(serve.stderr.contains("\(key) holds a private key"), "\(serve.stderr)")
         let response = try SamlgateProcess.temporaryFile("r.xml", Data(GatewayHarness.issue()))
@@ -42,7 +45,11 @@ struct PrivateKeyTrustTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let (process, url, _, output) = try ServeCommandTests.start(
             ["--port", "0", "--upstream", "http://127.0.0.1:1", "--trust-store", directory, "--workers", "1"])
-        defer { if process.isRunning { process.terminate() }; process.waitUntilExit(); _ = output }
+        defer {
+            if process.isRunning { process.terminate() }
+            process.waitUntilExit()
+            _ = output
+        }
         let second = URL(fileURLWithPath: directory).appendingPathComponent("Second")
         try FileManager.default.createDirectory(at: second, withIntermediateDirectories: true)
         try GatewayHarness.idpPair.certificatePEM.write(to: second.appendingPathComponent("cert.pem"), atomically: true, encoding: .utf8)

@@ -10,10 +10,12 @@ struct ProxyAndOperationsTests {
         try await withHarness { h in
             var body: [UInt8] = Array(0...255)
             body += Array("SAMLResponse=%2B%2F &x=\u{0}".utf8)
-            let reply = try await h.send(.PUT, "/reference/echo/a%20b/c?q=1&r=%2F%3D&q=2", bytes: body, headers: [
-                ("Content-Type", "application/octet-stream"), ("X-Custom", "kept"), ("Keep-Alive", "timeout=5"),
-                ("X-Request-Id", "req-42"), ("Connection", "X-Drop-Me"), ("X-Drop-Me", "1"),
-            ])
+            let reply = try await h.send(
+                .PUT, "/reference/echo/a%20b/c?q=1&r=%2F%3D&q=2", bytes: body,
+                headers: [
+                    ("Content-Type", "application/octet-stream"), ("X-Custom", "kept"), ("Keep-Alive", "timeout=5"),
+                    ("X-Request-Id", "req-42"), ("Connection", "X-Drop-Me"), ("X-Drop-Me", "1"),
+                ])
             #expect(reply.status == 200)
             #expect(reply.raw == body)
             #expect(reply.headers.first(name: "X-Echo-Method") == "PUT")
@@ -55,8 +57,10 @@ struct ProxyAndOperationsTests {
             _ = try await h.exchangeV1(GatewayHarness.base64(GatewayHarness.issue()))
             let metrics = try await h.send(.GET, "/metrics")
             #expect(metrics.headers.first(name: "Content-Type")?.hasPrefix("text/plain") == true)
-            for name in ["samlgate_requests_total{route=\"v1_tokens_authn\",status=\"204\"} 1", "samlgate_stage_duration_seconds_bucket",
-                         "samlgate_worker_queue_depth", "samlgate_upstream_duration_seconds", "samlgate_saml_forms_total{form=\"base64\"} 1"] {
+            for name in [
+                "samlgate_requests_total{route=\"v1_tokens_authn\",status=\"204\"} 1", "samlgate_stage_duration_seconds_bucket",
+                "samlgate_worker_queue_depth", "samlgate_upstream_duration_seconds", "samlgate_saml_forms_total{form=\"base64\"} 1",
+            ] {
                 #expect(metrics.body.contains(name), "metrics lack \(name)")
             }
         }
@@ -64,7 +68,10 @@ struct ProxyAndOperationsTests {
 
     @Test("a full worker queue answers 503 overloaded with Retry-After at once")
     func overloaded() async throws {
-        try await withHarness(configure: { $0.workers = 1; $0.queue = 1 }) { h in
+        try await withHarness(configure: {
+            $0.workers = 1
+            $0.queue = 1
+        }) { h in
             // Occupy the only worker and the only queue slot.
             let gate = DispatchSemaphore(value: 0)
             for _ in 0..<2 {

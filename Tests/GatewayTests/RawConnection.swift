@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -109,7 +110,8 @@ final class RawConnection: @unchecked Sendable {
         let status = Int(head.split(separator: " ").dropFirst().first ?? "") ?? 0
         if (100..<200).contains(status) || status == 204 || status == 304 { return headEnd }
         if let line = head.split(separator: "\r\n").first(where: { $0.hasPrefix("content-length:") }),
-           let length = Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) {
+            let length = Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces))
+        {
             return bytes.count - headEnd >= length ? headEnd + length : nil
         }
         if head.contains("transfer-encoding: chunked") {

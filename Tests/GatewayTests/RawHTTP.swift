@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -66,7 +67,8 @@ enum RawHTTP {
         let head = text[..<end.lowerBound].lowercased()
         let body = text[end.upperBound...]
         if let line = head.split(separator: "\r\n").first(where: { $0.hasPrefix("content-length:") }),
-           let length = Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) {
+            let length = Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces))
+        {
             return body.utf8.count >= length
         }
         if head.contains("transfer-encoding: chunked") { return body.hasSuffix("0\r\n\r\n") }

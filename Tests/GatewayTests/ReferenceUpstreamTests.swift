@@ -54,7 +54,11 @@ struct ReferenceUpstreamTests {
     @Test("samlgate upstream --exchange-log N keeps the last N exchanges, oldest dropped; a bad N exits 2")
     func exchangeLog() async throws {
         let (process, url, _, output) = try ServeCommandTests.start(["--port", "0", "--exchange-log", "2"], command: "upstream")
-        defer { process.terminate(); process.waitUntilExit(); _ = output }
+        defer {
+            process.terminate()
+            process.waitUntilExit()
+            _ = output
+        }
         var sent: [String] = []
         for index in 1...3 {
             // The reference upstream checks base64 of XML, not the signature (the gateway does).

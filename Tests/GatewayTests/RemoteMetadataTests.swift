@@ -17,8 +17,10 @@ struct RemoteMetadataTests {
     static let otherSigner = try! TestIdentityProvider(keyPair: try! IdPKeyPair.generate(.rsa2048, commonName: "not the pinned signer"))
 
     /// Signed metadata of the harness IdP's entity with `pairs`' certificates.
-    static func document(_ pairs: [IdPKeyPair], validUntil: Date? = Date().addingTimeInterval(7 * 86_400),
-                         signedBy signer: TestIdentityProvider = signer) -> String {
+    static func document(
+        _ pairs: [IdPKeyPair], validUntil: Date? = Date().addingTimeInterval(7 * 86_400),
+        signedBy signer: TestIdentityProvider = signer
+    ) -> String {
         try! IdPMetadata(entityID: entityID, signingCertificates: pairs.map(\.certificatePEM), validUntil: validUntil).render(signedBy: signer)
     }
 
@@ -63,19 +65,25 @@ struct RemoteMetadataTests {
         try await metric(harness, "samlgate_metadata_refresh_failures_total{source=\"\(mvpd)\",reason=\"\(reason)\"}")
     }
 
-    @Test("fetched at start-up, then rotated by refresh without a restart: old + new key, then the old one gone; unchanged metadata is asked for conditionally")
+    @Test(
+        "fetched at start-up, then rotated by refresh without a restart: old + new key, then the old one gone; unchanged metadata is asked for conditionally"
+    )
     func fetchAndRotate() async throws {
         let server = try await MetadataServer.start(document: Self.document([GatewayHarness.idpPair]))
         defer { Task { await server.stop() } }
         let (store, cache) = try Self.store(url: server.url)
-        try await withHarness(configure: { $0.trustStore = store; $0.metadataCache = cache }) { harness async throws in
+        try await withHarness(configure: {
+            $0.trustStore = store
+            $0.metadataCache = cache
+        }) { harness async throws in
             #expect(try await Self.eventually { try await harness.exchangeV1(Self.signed(GatewayHarness.idp)).status == 204 })
             #expect(FileManager.default.fileExists(atPath: cache + "/\(Self.mvpd)/metadata.xml"), "the good copy is kept in the cache")
             #expect(try await Self.eventually { server.conditionalRequests >= 2 }, "an unchanged source is asked with If-None-Match")
             // Counted once the 304 is back, a moment after the server saw the request.
-            #expect(try await Self.eventually {
-                try await Self.metric(harness, "samlgate_metadata_refresh_total{source=\"\(Self.mvpd)\",result=\"not_modified\"}") >= 2
-            })
+            #expect(
+                try await Self.eventually {
+                    try await Self.metric(harness, "samlgate_metadata_refresh_total{source=\"\(Self.mvpd)\",result=\"not_modified\"}") >= 2
+                })
             #expect(try await Self.metric(harness, "samlgate_metadata_refresh_total{source=\"\(Self.mvpd)\",result=\"updated\"}") == 1)
             let stamp = try await Self.metric(harness, "samlgate_metadata_last_refresh_timestamp_seconds{source=\"\(Self.mvpd)\"}")
             #expect(abs(stamp - Date().timeIntervalSince1970) < 30, "\(stamp)")
@@ -91,20 +99,33 @@ struct RemoteMetadataTests {
         }
     }
 
-    @Test("every failure keeps the last good copy and is counted by reason: HTTP error, wrong signer, unsigned, expired, no validUntil over http, too large, timeout, redirect loop, source down")
+    @Test(
+        "every failure keeps the last good copy and is counted by reason: HTTP error, wrong signer, unsigned, expired, no validUntil over http, too large, timeout, redirect loop, source down"
+    )
     func failuresKeepLastGoodCopy() async throws {
         let good = Self.document([GatewayHarness.idpPair])
         let server = try await MetadataServer.start(document: good)
         defer { Task { await server.stop() } }
         let (store, cache) = try Self.store(url: server.url)
-        try await withHarness(configure: { $0.trustStore = store; $0.metadataCache = cache; $0.metadataTimeout = 3 }) { harness in
+        try await withHarness(configure: {
+            $0.trustStore = store
+            $0.metadataCache = cache
+            $0.metadataTimeout = 3
+        }) { harness in
             #expect(try await Self.eventually { try await harness.exchangeV1(Self.signed(GatewayHarness.idp)).status == 204 })
             let copy = try Data(contentsOf: URL(fileURLWithPath: cache + "/\(Self.mvpd)/metadata.xml"))
             let rotated = [MetadataTrustTests.nextPair]
             let faults: [(String, () -> Void)] = [
                 ("http_status", { server.set(mode: .status(500)) }),
                 ("invalid", { server.set(document: Self.document(rotated, signedBy: Self.otherSigner)) }),
-                ("invalid", { server.set(document: IdPMetadata(entityID: Self.entityID, signingCertificates: [MetadataTrustTests.nextPair.certificatePEM]).render()) }),
+                (
+                    "invalid",
+                    {
+                        server.set(
+                            document: IdPMetadata(entityID: Self.entityID, signingCertificates: [MetadataTrustTests.nextPair.certificatePEM]).render()
+                        )
+                    }
+                ),
                 ("invalid", { server.set(document: Self.document(rotated, validUntil: Date().addingTimeInterval(-60))) }),
                 // Over http:// a signed copy without validUntil could be replayed for ever.
                 ("invalid", { server.set(document: Self.document(rotated, validUntil: nil)) }),
@@ -137,11 +158,19 @@ struct RemoteMetadataTests {
     func startFromCache() async throws {
         let server = try await MetadataServer.start(document: Self.document([GatewayHarness.idpPair]))
         let (store, cache) = try Self.store(url: server.url)
-        try await withHarness(configure: { $0.trustStore = store; $0.metadataCache = cache; $0.metadataTimeout = 2 }) { harness async throws in
+        try await withHarness(configure: {
+            $0.trustStore = store
+            $0.metadataCache = cache
+            $0.metadataTimeout = 2
+        }) { harness async throws in
             #expect(try await Self.eventually { try await harness.exchangeV1(Self.signed(GatewayHarness.idp)).status == 204 })
         }
         await server.stop()
-        try await withHarness(configure: { $0.trustStore = store; $0.metadataCache = cache; $0.metadataTimeout = 2 }) { harness async throws in
+        try await withHarness(configure: {
+            $0.trustStore = store
+            $0.metadataCache = cache
+            $0.metadataTimeout = 2
+        }) { harness async throws in
             // No waiting: the copy was loaded with the store, before any fetch.
             #expect(try await harness.exchangeV1(Self.signed(GatewayHarness.idp)).status == 204)
             #expect(try await Self.eventually { try await Self.failures(harness, "network") >= 1 })
@@ -155,7 +184,10 @@ struct RemoteMetadataTests {
         defer { Task { await server.stop() } }
         server.set(mode: .status(503))
         let (store, cache) = try Self.store(url: server.url)
-        try await withHarness(configure: { $0.trustStore = store; $0.metadataCache = cache }) { harness async throws in
+        try await withHarness(configure: {
+            $0.trustStore = store
+            $0.metadataCache = cache
+        }) { harness async throws in
             let refused = try await harness.exchangeV1(Self.signed(GatewayHarness.idp))
             #expect(refused.status == 503 && refused.code == "metadata_unavailable", "\(refused.body)")
             let ready = try await harness.send(.GET, "/readyz")
@@ -195,21 +227,27 @@ struct RemoteMetadataTests {
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         try GatewayHarness.platformMappingID.write(to: dir.appendingPathComponent("platform-mapping-id"), atomically: true, encoding: .utf8)
         let cache = TestScratch.directory("samlgate-md-cache").path
-        try await withHarness(configure: { $0.trustStore = root.path; $0.metadataCache = cache }) { harness in
+        try await withHarness(configure: {
+            $0.trustStore = root.path
+            $0.metadataCache = cache
+        }) { harness in
             #expect(try await Self.eventually { try await harness.exchangeV1(Self.signed(GatewayHarness.idp)).status == 204 })
             #expect(try await harness.exchangeV1(Self.signed(MetadataTrustTests.nextIdP)).code == "key_not_trusted", "an unmapped entity's key")
             #expect(FileManager.default.fileExists(atPath: cache + "/metadata.xml"))
             #expect(try await Self.metric(harness, "samlgate_metadata_refresh_total{source=\"aggregate\",result=\"updated\"}") == 1)
             // An aggregate that drops the mapped entity is refused; the last good copy stays.
             server.set(document: try IdPMetadata.aggregate([entities[1]], validUntil: Date().addingTimeInterval(86_400), signedBy: Self.signer))
-            #expect(try await Self.eventually {
-                try await Self.metric(harness, "samlgate_metadata_refresh_failures_total{source=\"aggregate\",reason=\"invalid\"}") >= 1
-            })
+            #expect(
+                try await Self.eventually {
+                    try await Self.metric(harness, "samlgate_metadata_refresh_failures_total{source=\"aggregate\",reason=\"invalid\"}") >= 1
+                })
             #expect(try await harness.exchangeV1(Self.signed(GatewayHarness.idp)).status == 204)
         }
     }
 
-    @Test("unsafe or incomplete sources stop the load with metadata_source_invalid: http:// without a pinned signer, credentials, no cache, beside metadata.xml, a bad refresh")
+    @Test(
+        "unsafe or incomplete sources stop the load with metadata_source_invalid: http:// without a pinned signer, credentials, no cache, beside metadata.xml, a bad refresh"
+    )
     func refusedSources() throws {
         func code(_ store: String, cache: String?) -> String? {
             do {
@@ -233,14 +271,18 @@ struct RemoteMetadataTests {
         try Self.document([GatewayHarness.idpPair]).write(toFile: both.store + "/\(Self.mvpd)/metadata.xml", atomically: true, encoding: .utf8)
         #expect(code(both.store, cache: cache) == "metadata_source_invalid")
         // Through serve: refused at start-up, exit 2, the code in the message.
-        let serve = try SamlgateProcess.run(["serve", "--port", "0", "--upstream", "http://127.0.0.1:1", "--trust-store", insecure.store,
-                                             "--metadata-cache", cache, "--log-format", "text"])
+        let serve = try SamlgateProcess.run([
+            "serve", "--port", "0", "--upstream", "http://127.0.0.1:1", "--trust-store", insecure.store,
+            "--metadata-cache", cache, "--log-format", "text",
+        ])
         #expect(serve.status == 2 && serve.stderr.contains("metadata_source_invalid"), "\(serve.stderr)")
     }
 }
 
 extension RemoteMetadataTests {
-    @Test("a cached copy that no longer loads (its pinned signer was changed) leaves the MVPD waiting for the next fetch instead of stopping the gateway")
+    @Test(
+        "a cached copy that no longer loads (its pinned signer was changed) leaves the MVPD waiting for the next fetch instead of stopping the gateway"
+    )
     func staleCachedCopy() async throws {
         let server = try await MetadataServer.start(document: Self.document([GatewayHarness.idpPair]))
         defer { Task { await server.stop() } }
@@ -249,7 +291,10 @@ extension RemoteMetadataTests {
         try FileManager.default.createDirectory(atPath: cache + "/\(Self.mvpd)", withIntermediateDirectories: true)
         try Self.document([GatewayHarness.idpPair], signedBy: Self.otherSigner)
             .write(toFile: cache + "/\(Self.mvpd)/metadata.xml", atomically: true, encoding: .utf8)
-        try await withHarness(configure: { $0.trustStore = store; $0.metadataCache = cache }) { harness async throws in
+        try await withHarness(configure: {
+            $0.trustStore = store
+            $0.metadataCache = cache
+        }) { harness async throws in
             let refused = try await harness.exchangeV1(Self.signed(GatewayHarness.idp))
             #expect(refused.status == 503 && refused.code == "metadata_unavailable", "\(refused.body)")
             let listed = try SamlgateProcess.run(["trust", "list", "--json", "--metadata-cache", cache, store])
@@ -269,7 +314,10 @@ extension RemoteMetadataTests {
         // A file where the MVPD's cache directory must go: the copy cannot be written (root ignores modes).
         try FileManager.default.createDirectory(atPath: cache, withIntermediateDirectories: true)
         try "not a directory".write(toFile: cache + "/\(Self.mvpd)", atomically: true, encoding: .utf8)
-        try await withHarness(configure: { $0.trustStore = store; $0.metadataCache = cache }) { harness async throws in
+        try await withHarness(configure: {
+            $0.trustStore = store
+            $0.metadataCache = cache
+        }) { harness async throws in
             #expect(try await Self.eventually { try await Self.failures(harness, "cache") >= 1 })
             let refused = try await harness.exchangeV1(Self.signed(GatewayHarness.idp))
             #expect(refused.status == 503 && refused.code == "metadata_unavailable", "\(refused.body)")

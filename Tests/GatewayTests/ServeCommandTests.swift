@@ -24,7 +24,8 @@ struct ServeCommandTests {
         let json = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any]
         let listening = json?["url"] as? String ?? text
         guard let range = listening.range(of: "http://127.0.0.1:"),
-              let port = Int(listening[range.upperBound...].prefix { $0.isNumber }) else {
+            let port = Int(listening[range.upperBound...].prefix { $0.isNumber })
+        else {
             process.terminate()
             throw CocoaError(.fileReadCorruptFile, userInfo: [NSDebugDescriptionErrorKey: "no listening line: \(text)"])
         }
@@ -113,20 +114,26 @@ struct ServeCommandTests {
         let badFlag = try SamlgateProcess.run(["serve", "--queue", "lots", "--upstream", "http://x:1", "--trust-store", "/tmp"])
         #expect(badFlag.status == 2)
         #expect(badFlag.stderr.contains("--queue"))
-        let badProxies = try SamlgateProcess.run(["serve", "--trusted-proxies", "10.0.0.0/8,10.0.0.0/33", "--upstream", "http://x:1",
-                                                  "--trust-store", "/tmp", "--log-format", "text"])
+        let badProxies = try SamlgateProcess.run([
+            "serve", "--trusted-proxies", "10.0.0.0/8,10.0.0.0/33", "--upstream", "http://x:1",
+            "--trust-store", "/tmp", "--log-format", "text",
+        ])
         #expect(badProxies.status == 2)
         #expect(badProxies.stderr.contains("--trusted-proxies: trusted-proxies: \"10.0.0.0/33\" is not a CIDR block"), "\(badProxies.stderr)")
         // A bad Redis URL is refused without its password being repeated.
-        let badStore = try SamlgateProcess.run(["serve", "--replay-store", "redis://gate:topsecret@cache:6379/notadb", "--upstream", "http://x:1",
-                                                "--trust-store", "/tmp", "--log-format", "text"])
+        let badStore = try SamlgateProcess.run([
+            "serve", "--replay-store", "redis://gate:topsecret@cache:6379/notadb", "--upstream", "http://x:1",
+            "--trust-store", "/tmp", "--log-format", "text",
+        ])
         #expect(badStore.status == 2)
         #expect(badStore.stderr.contains("--replay-store"), "\(badStore.stderr)")
         #expect(!badStore.stderr.contains("topsecret"), "\(badStore.stderr)")
         let trust = try GatewayHarness.makeTrustStore()
         defer { try? FileManager.default.removeItem(atPath: trust) }
-        let badCA = try SamlgateProcess.run(["serve", "--replay-store", "rediss://127.0.0.1:1", "--replay-store-ca", "/nonexistent/ca.pem",
-                                             "--upstream", "http://x:1", "--trust-store", trust, "--log-format", "text"])
+        let badCA = try SamlgateProcess.run([
+            "serve", "--replay-store", "rediss://127.0.0.1:1", "--replay-store-ca", "/nonexistent/ca.pem",
+            "--upstream", "http://x:1", "--trust-store", trust, "--log-format", "text",
+        ])
         #expect(badCA.status == 2)
         #expect(badCA.stderr.contains("replay-store-ca: /nonexistent/ca.pem"), "\(badCA.stderr)")
     }
@@ -150,7 +157,9 @@ struct ServeCommandTests {
         }
     }
 
-    @Test("start-up check: a Redis that rejects SET … NX PX as an unknown command, or the URL's database, stops start-up with replay_store_unsupported (exit 2, no password shown)")
+    @Test(
+        "start-up check: a Redis that rejects SET … NX PX as an unknown command, or the URL's database, stops start-up with replay_store_unsupported (exit 2, no password shown)"
+    )
     func replayStoreUnsupported() async throws {
         let trust = try GatewayHarness.makeTrustStore()
         defer { try? FileManager.default.removeItem(atPath: trust) }
@@ -175,7 +184,9 @@ struct ServeCommandTests {
         }
     }
 
-    @Test("start-up check: Redis down or refusing the password: the gateway starts and serves pass-through, logs replay_store_unavailable, /readyz reports the store down (not unknown)")
+    @Test(
+        "start-up check: Redis down or refusing the password: the gateway starts and serves pass-through, logs replay_store_unavailable, /readyz reports the store down (not unknown)"
+    )
     func replayStoreDownAtStartUp() async throws {
         let trust = try GatewayHarness.makeTrustStore()
         defer { try? FileManager.default.removeItem(atPath: trust) }
@@ -207,8 +218,10 @@ struct ServeCommandTests {
         try await RedisServerProcess.with(arguments: ["--requirepass", "topsecret"]) { redis in
             let process = Process()
             process.executableURL = SamlgateProcess.executable
-            process.arguments = ["serve", "--port", "0", "--upstream", "http://127.0.0.1:1", "--trust-store", trust, "--workers", "1",
-                                 "--replay-store", "redis://:wrongsecret@127.0.0.1:\(redis.port)"]
+            process.arguments = [
+                "serve", "--port", "0", "--upstream", "http://127.0.0.1:1", "--trust-store", trust, "--workers", "1",
+                "--replay-store", "redis://:wrongsecret@127.0.0.1:\(redis.port)",
+            ]
             let output = Pipe(), errors = Pipe()
             process.standardOutput = output
             process.standardError = errors

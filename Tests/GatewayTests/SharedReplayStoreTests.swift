@@ -14,7 +14,8 @@ struct SharedReplayStoreTests {
         GatewayHarness.base64(GatewayHarness.issue())
     }
 
-    static func redisStore(_ url: String, failure: ReplayStoreFailurePolicy = .closed, timeout: Double = 0.5) -> (inout GatewayConfiguration) -> Void {
+    static func redisStore(_ url: String, failure: ReplayStoreFailurePolicy = .closed, timeout: Double = 0.5) -> (inout GatewayConfiguration) -> Void
+    {
         { configuration in
             try! configuration.apply(.replayStore, value: url, source: "test")
             configuration.replayStoreFailure = failure
@@ -24,8 +25,9 @@ struct SharedReplayStoreTests {
 
     /// One command to the test's Redis, with the client under test's own module.
     static func command(_ url: String, _ command: RESPCommand) async throws -> RESPValue {
-        let client = try RESPClient(url: RedisURL(parsing: url), eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
-                                    connectTimeout: .seconds(2), commandTimeout: .seconds(2))
+        let client = try RESPClient(
+            url: RedisURL(parsing: url), eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
+            connectTimeout: .seconds(2), commandTimeout: .seconds(2))
         defer { Task { await client.shutdown() } }
         return try await client.submit(command, on: MultiThreadedEventLoopGroup.singleton.next()).get()
     }
@@ -52,7 +54,8 @@ struct SharedReplayStoreTests {
                 let key = keys.first ?? ""
                 #expect(key.hasPrefix("samlgate:replay:") && key.count == "samlgate:replay:".count + 64, "\(key)")
                 let text = String(decoding: xml, as: UTF8.self)
-                let assertionID = text.range(of: "<saml:Assertion").flatMap { text[$0.upperBound...].range(of: "ID=\"") }
+                let assertionID =
+                    text.range(of: "<saml:Assertion").flatMap { text[$0.upperBound...].range(of: "ID=\"") }
                     .map { text[$0.upperBound...].prefix { $0 != "\"" } } ?? ""
                 #expect(!assertionID.isEmpty && !key.contains(assertionID))
                 // NotOnOrAfter (issued + the test IdP's 300 s) plus the gateway's 120 s skew, as a
@@ -194,7 +197,9 @@ struct SharedReplayStoreTests {
         return false
     }
 
-    @Test("failover: the old primary, now a replica, answers -READONLY: 503, counted as unavailable, /readyz down, the connection dropped; promoted again, exchanges recover")
+    @Test(
+        "failover: the old primary, now a replica, answers -READONLY: 503, counted as unavailable, /readyz down, the connection dropped; promoted again, exchanges recover"
+    )
     func readOnlyAfterFailover() async throws {
         try await RedisServerProcess.with { redis in
             try await RedisServerProcess.with { other in
@@ -223,7 +228,9 @@ struct SharedReplayStoreTests {
         }
     }
 
-    @Test("-LOADING, -MASTERDOWN, -NOAUTH to SET: 503, counted as unavailable, /readyz down, and each reconnects (a new connection per attempt after the back-off)")
+    @Test(
+        "-LOADING, -MASTERDOWN, -NOAUTH to SET: 503, counted as unavailable, /readyz down, and each reconnects (a new connection per attempt after the back-off)"
+    )
     func connectionErrors() async throws {
         for text in ["LOADING Redis is loading the dataset in memory", "MASTERDOWN Link with MASTER is down", "NOAUTH Authentication required."] {
             try await ScriptedRedis.with(reply: { $0.first?.uppercased() == "SET" ? "-\(text)\r\n" : "+PONG\r\n" }) { redis in
@@ -241,9 +248,13 @@ struct SharedReplayStoreTests {
         }
     }
 
-    @Test("any other failed SET counts as down: -OOM (server, connection kept) and a reply SET cannot have (protocol, connection dropped); /readyz down although PING works")
+    @Test(
+        "any other failed SET counts as down: -OOM (server, connection kept) and a reply SET cannot have (protocol, connection dropped); /readyz down although PING works"
+    )
     func otherFailuresAreDown() async throws {
-        try await ScriptedRedis.with(reply: { $0.first?.uppercased() == "SET" ? "-OOM command not allowed when used memory > 'maxmemory'.\r\n" : "+PONG\r\n" }) { redis in
+        try await ScriptedRedis.with(reply: {
+            $0.first?.uppercased() == "SET" ? "-OOM command not allowed when used memory > 'maxmemory'.\r\n" : "+PONG\r\n"
+        }) { redis in
             try await withHarness(configure: Self.redisStore(redis.url)) { h in
                 ErrorCodeTests.expectError(try await h.exchangeV1(Self.fresh()), 503, "replay_store_unavailable")
                 ErrorCodeTests.expectError(try await h.exchangeV1(Self.fresh()), 503, "replay_store_unavailable")

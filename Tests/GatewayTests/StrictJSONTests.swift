@@ -54,20 +54,24 @@ struct StrictJSONTests {
         }
         let limit = StrictJSON.maximumDepth
         #expect(Self.refusal(String(repeating: "[", count: limit) + String(repeating: "]", count: limit)) == nil)
-        #expect(Self.refusal(String(repeating: "[", count: limit + 1) + String(repeating: "]", count: limit + 1))
-            == "JSON nested deeper than \(limit) levels")
-        #expect(Self.refusal(String(repeating: "{\"a\":", count: limit + 1) + "1" + String(repeating: "}", count: limit + 1))
-            == "JSON nested deeper than \(limit) levels")
+        #expect(
+            Self.refusal(String(repeating: "[", count: limit + 1) + String(repeating: "]", count: limit + 1))
+                == "JSON nested deeper than \(limit) levels")
+        #expect(
+            Self.refusal(String(repeating: "{\"a\":", count: limit + 1) + "1" + String(repeating: "}", count: limit + 1))
+                == "JSON nested deeper than \(limit) levels")
         // Deep enough to overflow an unbounded recursion: refused at the limit, no crash.
         #expect(Self.refusal(String(repeating: "[", count: StrictJSON.maximumSize)) != nil)
         #expect(Self.refusal("[" + String(repeating: " ", count: StrictJSON.maximumSize) + "]") == "JSON larger than \(StrictJSON.maximumSize) bytes")
     }
 
-    @Test("garbage is refused, never crashes", arguments: [
-        "", " ", "{", "}", "{\"a\"}", "{\"a\":}", "{\"a\":1,}", "[1,]", "[1 2]", "{\"a\":1}x", "{'a':1}", "{a:1}", "01", "1.", "-",
-        "1e", ".5", "+1", "tru", "nul", "\"abc", "\"\\x\"", "\"\\u12\"", "\"\\u12G4\"", "\"a\nb\"", "\"\\", "NaN", "{\"a\":1}{}",
-        "\u{0}", "[\"\\ud83d\\u0000\"]",
-    ])
+    @Test(
+        "garbage is refused, never crashes",
+        arguments: [
+            "", " ", "{", "}", "{\"a\"}", "{\"a\":}", "{\"a\":1,}", "[1,]", "[1 2]", "{\"a\":1}x", "{'a':1}", "{a:1}", "01", "1.", "-",
+            "1e", ".5", "+1", "tru", "nul", "\"abc", "\"\\x\"", "\"\\u12\"", "\"\\u12G4\"", "\"a\nb\"", "\"\\", "NaN", "{\"a\":1}{}",
+            "\u{0}", "[\"\\ud83d\\u0000\"]",
+        ])
     func garbage(_ text: String) {
         #expect(Self.refusal(text) != nil, "\(text.debugDescription)")
     }

@@ -1,8 +1,8 @@
 import CLITestSupport
 import Foundation
 import Gateway
-import Testing
 import TestIdP
+import Testing
 
 /// `trust-store-poll`: a trust store published the way Kubernetes publishes a mounted ConfigMap
 /// or Secret (a fresh timestamped directory, then the `..data` symlink swapped), with no signal.

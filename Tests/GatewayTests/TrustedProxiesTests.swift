@@ -52,10 +52,12 @@ struct TrustedProxiesTests {
         #expect(!(try TrustedProxies(parsing: "::/0, 0.0.0.0/0")).contains(unix))
     }
 
-    @Test("malformed blocks are refused, naming the value", arguments: [
-        "10.0.0.0/33", "10.0.0.0/", "10.0.0/8", "10.0.0.0/-1", "10.0.0.0/+8", "10.0.0.0/8/9", "010.0.0.0/8", "1.2.3.4.5",
-        "::1/129", "fe80::1%eth0/64", "2001:db8::/ 32", "gggg::/16", "abc", "/8", "10.0.0.1/8", "2001:db8::1/32", "0.0.0.0/0000",
-    ])
+    @Test(
+        "malformed blocks are refused, naming the value",
+        arguments: [
+            "10.0.0.0/33", "10.0.0.0/", "10.0.0/8", "10.0.0.0/-1", "10.0.0.0/+8", "10.0.0.0/8/9", "010.0.0.0/8", "1.2.3.4.5",
+            "::1/129", "fe80::1%eth0/64", "2001:db8::/ 32", "gggg::/16", "abc", "/8", "10.0.0.1/8", "2001:db8::1/32", "0.0.0.0/0000",
+        ])
     func malformed(_ value: String) {
         do {
             _ = try TrustedProxies(parsing: "127.0.0.0/8, " + value)

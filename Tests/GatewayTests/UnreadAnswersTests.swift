@@ -5,7 +5,9 @@ import Testing
 /// its answers up in memory: a few bytes of `GET /metrics` buy kilobytes of answer each.
 @Suite("Pipelined requests whose answers are not read", .serialized)
 struct UnreadAnswersTests {
-    @Test("pipelined GET /metrics never read: the gateway answers only what the connection holds, then stops reading; once the client reads, every answer follows, in order")
+    @Test(
+        "pipelined GET /metrics never read: the gateway answers only what the connection holds, then stops reading; once the client reads, every answer follows, in order"
+    )
     func unreadAnswers() async throws {
         try await withHarness { harness in
             let port = try #require(Int(harness.gatewayURL.split(separator: ":").last ?? ""))

@@ -18,7 +18,9 @@ struct UpstreamFailureTests {
             ErrorCodeTests.expectError(try await Self.exchange(h), 502, "upstream_unavailable")
             // One connect attempt, no back-off retries (checked by count, not by the clock).
             let metrics = try await h.send(.GET, "/metrics")
-            let connectErrors = metrics.body.split(separator: "\n").filter { $0.hasPrefix("samlgate_upstream_errors_total{") && $0.contains("kind=\"connect\"") }
+            let connectErrors = metrics.body.split(separator: "\n").filter {
+                $0.hasPrefix("samlgate_upstream_errors_total{") && $0.contains("kind=\"connect\"")
+            }
             #expect(connectErrors.count == 1 && connectErrors.first?.hasSuffix(" 1") == true, "\(connectErrors)")
             let ready = try await h.send(.GET, "/readyz")
             #expect(ready.status == 503)
@@ -29,7 +31,13 @@ struct UpstreamFailureTests {
     @Test("upstream slower than the read timeout: 504 upstream_timeout")
     func slow() async throws {
         let slow = try await FaultyUpstream.start(.slow(.seconds(4)))
-        try await withHarness(upstreamURL: slow.url, configure: { $0.readTimeout = 0.5; $0.totalTimeout = 1 }) { h in
+        try await withHarness(
+            upstreamURL: slow.url,
+            configure: {
+                $0.readTimeout = 0.5
+                $0.totalTimeout = 1
+            }
+        ) { h in
             ErrorCodeTests.expectError(try await Self.exchange(h), 504, "upstream_timeout")
             #expect(try await h.send(.GET, "/healthz").status == 200)
         }
@@ -39,7 +47,13 @@ struct UpstreamFailureTests {
     @Test("an upload that outlasts the read timeout, then a silent backend: 504 one read timeout after the upload, not at the total timeout")
     func readTimeoutAfterSlowUpload() async throws {
         let slow = try await FaultyUpstream.start(.slow(.seconds(20)))
-        try await withHarness(upstreamURL: slow.url, configure: { $0.readTimeout = 1; $0.totalTimeout = 30 }) { h in
+        try await withHarness(
+            upstreamURL: slow.url,
+            configure: {
+                $0.readTimeout = 1
+                $0.totalTimeout = 30
+            }
+        ) { h in
             let connection = try RawConnection(port: Int(h.gatewayURL.split(separator: ":").last!)!)
             try await connection.write("POST /upload HTTP/1.1\r\nHost: h\r\nContent-Length: 4\r\n\r\nab")
             // The rest of the body after more than the read timeout.
@@ -58,7 +72,13 @@ struct UpstreamFailureTests {
     @Test("an upstream that switches protocols unasked: 502, and its connection never carries another request")
     func switchingProtocols() async throws {
         let switching = try await FaultyUpstream.startSwitching()
-        try await withHarness(upstreamURL: switching.url, configure: { $0.readTimeout = 5; $0.totalTimeout = 10 }) { h in
+        try await withHarness(
+            upstreamURL: switching.url,
+            configure: {
+                $0.readTimeout = 5
+                $0.totalTimeout = 10
+            }
+        ) { h in
             // Twice: the second request must get a connection of its own, not the upgraded one
             // (which would leave it waiting for the read timeout: 504).
             for _ in 0..<2 {
@@ -88,8 +108,9 @@ struct UpstreamFailureTests {
         await resetting.stop()
     }
 
-    @Test("upstream answering before it has read a streamed body: its answer is passed back, the gateway keeps serving",
-          arguments: [true, false])
+    @Test(
+        "upstream answering before it has read a streamed body: its answer is passed back, the gateway keeps serving",
+        arguments: [true, false])
     func answerBeforeBody(emptyAnswer: Bool) async throws {
         let early = try await FaultyUpstream.start(.answerBeforeBody(emptyAnswer: emptyAnswer))
         try await withHarness(upstreamURL: early.url) { h in

@@ -34,7 +34,9 @@ struct UpstreamFaultTests {
         await big.stop()
     }
 
-    @Test("an upstream that breaks off in the middle of its answer: the client's connection is closed after what arrived (it cannot be told otherwise), the next request is served")
+    @Test(
+        "an upstream that breaks off in the middle of its answer: the client's connection is closed after what arrived (it cannot be told otherwise), the next request is served"
+    )
     func brokenOffMidAnswer() async throws {
         let head = "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: 100000\r\n\r\n"
         let partial = try await FaultyUpstream.startAnswering(Array(head.utf8) + [UInt8](repeating: 0x41, count: 1000))
@@ -51,10 +53,13 @@ struct UpstreamFaultTests {
         await partial.stop()
     }
 
-    @Test("an upstream killed and started again on its port: 502 upstream_unavailable meanwhile, served again once it is back (within the cool-down), no restart")
+    @Test(
+        "an upstream killed and started again on its port: 502 upstream_unavailable meanwhile, served again once it is back (within the cool-down), no restart"
+    )
     func killedAndRestarted() async throws {
-        let probe = ReferenceUpstreamServer(host: "127.0.0.1", port: 0, configuration: GatewayHarness.upstreamConfiguration,
-                                            logger: .init(label: "probe"), signals: false)
+        let probe = ReferenceUpstreamServer(
+            host: "127.0.0.1", port: 0, configuration: GatewayHarness.upstreamConfiguration,
+            logger: .init(label: "probe"), signals: false)
         let probeTask = Task { try await probe.run() }
         let port = await probe.port.value()
         try await withHarness(upstreamURL: "http://127.0.0.1:\(port)", configure: { $0.upstreamCooldown = 0.5 }) { h in
@@ -65,8 +70,9 @@ struct UpstreamFaultTests {
             ErrorCodeTests.expectError(try await h.send(.GET, "/api/v1/config/REF"), 502, "upstream_unavailable")
             ErrorCodeTests.expectError(try await UpstreamFailureTests.exchange(h), 502, "upstream_unavailable")
 
-            let again = ReferenceUpstreamServer(host: "127.0.0.1", port: port, configuration: GatewayHarness.upstreamConfiguration,
-                                                logger: .init(label: "again"), signals: false)
+            let again = ReferenceUpstreamServer(
+                host: "127.0.0.1", port: port, configuration: GatewayHarness.upstreamConfiguration,
+                logger: .init(label: "again"), signals: false)
             let againTask = Task { try await again.run() }
             _ = await again.port.value()
             let back = try await RemoteMetadataTests.eventually(5) { try await h.send(.GET, "/api/v1/config/REF").status == 200 }

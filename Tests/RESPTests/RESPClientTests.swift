@@ -11,8 +11,9 @@ struct RESPClientTests {
     static let group = MultiThreadedEventLoopGroup.singleton
 
     static func client(_ url: String, connections: Int = 1, timeout: TimeAmount = .seconds(2)) throws -> RESPClient {
-        try RESPClient(url: RedisURL(parsing: url), eventLoopGroup: group, connectionsPerLoop: connections,
-                       connectTimeout: timeout, commandTimeout: timeout)
+        try RESPClient(
+            url: RedisURL(parsing: url), eventLoopGroup: group, connectionsPerLoop: connections,
+            connectTimeout: timeout, commandTimeout: timeout)
     }
 
     static func send(_ client: RESPClient, _ command: RESPCommand, on loop: (any EventLoop)? = nil) async throws -> RESPValue {
@@ -56,7 +57,9 @@ struct RESPClientTests {
         return nil
     }
 
-    @Test("a primary turned replica (REPLICAOF) answers -READONLY: the command fails as unavailable, the connection is dropped, the store is down; promoted again, the client reconnects")
+    @Test(
+        "a primary turned replica (REPLICAOF) answers -READONLY: the command fails as unavailable, the connection is dropped, the store is down; promoted again, the client reconnects"
+    )
     func readOnlyReplica() async throws {
         try await RedisServerProcess.with { primary in
             try await RedisServerProcess.with { other in
@@ -88,10 +91,12 @@ struct RESPClientTests {
         }
     }
 
-    @Test("-LOADING, -MASTERDOWN, -NOAUTH: unavailable, the connection is dropped and the next command connects again", arguments: [
-        "LOADING Redis is loading the dataset in memory", "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.",
-        "NOAUTH Authentication required.",
-    ])
+    @Test(
+        "-LOADING, -MASTERDOWN, -NOAUTH: unavailable, the connection is dropped and the next command connects again",
+        arguments: [
+            "LOADING Redis is loading the dataset in memory", "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.",
+            "NOAUTH Authentication required.",
+        ])
     func connectionErrors(_ text: String) async throws {
         try await ScriptedRedis.with(reply: { $0.first?.uppercased() == "SET" ? "-\(text)\r\n" : "+PONG\r\n" }) { redis in
             let client = try Self.client(redis.url, timeout: .milliseconds(500))
@@ -109,7 +114,8 @@ struct RESPClientTests {
 
     @Test("fifty pipelined commands refused together by -LOADING: one back-off step (100 ms), not one per command")
     func oneBackoffPerDroppedConnection() async throws {
-        try await ScriptedRedis.with(reply: { $0.first?.uppercased() == "SET" ? "-LOADING Redis is loading the dataset in memory\r\n" : "+PONG\r\n" }) { redis in
+        try await ScriptedRedis.with(reply: { $0.first?.uppercased() == "SET" ? "-LOADING Redis is loading the dataset in memory\r\n" : "+PONG\r\n" })
+        { redis in
             let client = try Self.client(redis.url)
             let loop = Self.group.next()
             let set = RESPCommand.setIfAbsent(key: ByteBuffer(string: "k"), value: ByteBuffer(string: "1"), expiresInMilliseconds: 1000)
@@ -153,13 +159,17 @@ struct RESPClientTests {
 
     @Test("any other error reply (-OOM): server, the store counts as down, the connection stays")
     func serverError() async throws {
-        try await ScriptedRedis.with(reply: { $0.first?.uppercased() == "SET" ? "-OOM command not allowed when used memory > 'maxmemory'.\r\n" : "+PONG\r\n" }) { redis in
+        try await ScriptedRedis.with(reply: {
+            $0.first?.uppercased() == "SET" ? "-OOM command not allowed when used memory > 'maxmemory'.\r\n" : "+PONG\r\n"
+        }) { redis in
             let client = try Self.client(redis.url)
             let loop = Self.group.next()
             #expect(try await Self.send(client, .ping, on: loop) == .simpleString("PONG"))
             #expect(client.isReachable == true)
             let set = RESPCommand.setIfAbsent(key: ByteBuffer(string: "k"), value: ByteBuffer(string: "1"), expiresInMilliseconds: 1000)
-            await #expect { try await Self.send(client, set, on: loop) } throws: { Self.kind(of: $0) == .server && (($0 as? RESPError)?.reply == "OOM") }
+            await #expect { try await Self.send(client, set, on: loop) } throws: {
+                Self.kind(of: $0) == .server && (($0 as? RESPError)?.reply == "OOM")
+            }
             #expect(client.isReachable == false)
             #expect(try await Self.send(client, .ping, on: loop) == .simpleString("PONG"))
             #expect(redis.connections == 1)
@@ -274,16 +284,19 @@ struct RESPClientTests {
         // A self-signed certificate for 127.0.0.1: its own CA.
         let openssl = Process()
         openssl.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        openssl.arguments = ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", certificate, "-subj", "/CN=redis-test",
-                             "-addext", "subjectAltName=IP:127.0.0.1", "-days", "1"]
+        openssl.arguments = [
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", certificate, "-subj", "/CN=redis-test",
+            "-addext", "subjectAltName=IP:127.0.0.1", "-days", "1",
+        ]
         openssl.standardError = FileHandle.nullDevice
         try openssl.run()
         openssl.waitUntilExit()
         try #require(openssl.terminationStatus == 0)
         try await RedisServerProcess.with(tls: (certificate, key)) { redis in
             let url = try RedisURL(parsing: "rediss://127.0.0.1:\(redis.port)")
-            let trusting = try RESPClient(url: url, eventLoopGroup: Self.group, connectTimeout: .seconds(2), commandTimeout: .seconds(2),
-                                          trustedCertificatesFile: certificate)
+            let trusting = try RESPClient(
+                url: url, eventLoopGroup: Self.group, connectTimeout: .seconds(2), commandTimeout: .seconds(2),
+                trustedCertificatesFile: certificate)
             #expect(try await Self.send(trusting, .ping) == .simpleString("PONG"))
             let systemRoots = try RESPClient(url: url, eventLoopGroup: Self.group, connectTimeout: .seconds(2), commandTimeout: .seconds(2))
             await #expect(throws: RESPError.self) { try await Self.send(systemRoots, .ping) }

@@ -20,10 +20,13 @@ struct BatchCaptureFormatTests {
         let expected = String(encode.stdoutText.dropLast())
 
         let text = String(decoding: document, as: UTF8.self)
-        let jsonl = try fixture.write("windows.jsonl", BatchFixture.jsonLine(text) + "\n" + BatchFixture.jsonLine(BatchFixture.base64(document)) + "\n")
+        let jsonl = try fixture.write(
+            "windows.jsonl", BatchFixture.jsonLine(text) + "\n" + BatchFixture.jsonLine(BatchFixture.base64(document)) + "\n")
         let formValue = text.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
         let har = try fixture.write(
-            "windows.har", #"{"log":{"entries":[{"request":{"method":"POST","url":"https://a/api/v1/tokens/authn","postData":{"text":"SAMLResponse=\#(formValue)"}}}]}}"#)
+            "windows.har",
+            #"{"log":{"entries":[{"request":{"method":"POST","url":"https://a/api/v1/tokens/authn","postData":{"text":"SAMLResponse=\#(formValue)"}}}]}}"#
+        )
         let pem = try fixture.write("idp.pem", BatchFixture.keyPair.certificatePEM)
         let result = try fixture.batch([file, jsonl, har, "--verify", "--trust", pem])
         let records = BatchFixture.records(result)
@@ -48,14 +51,17 @@ struct BatchCaptureFormatTests {
         let file = try fixture.write("private.har", #"{"log":{"entries":[\#(entries.joined(separator: ","))]}}"#)
         let result = try fixture.batch([file])
         let records = BatchFixture.records(result)
-        #expect(records.map { ($0["meta"] as? [String: Any])?["url"] as? String } == [
-            "https://sp.example:8443/api/v1/tokens/authn", "https://sp.example/api/v2/REF/profiles/sso/apple",
-        ])
+        #expect(
+            records.map { ($0["meta"] as? [String: Any])?["url"] as? String } == [
+                "https://sp.example:8443/api/v1/tokens/authn", "https://sp.example/api/v2/REF/profiles/sso/apple",
+            ])
         for secret in ["alice", "s3cret", "ABCD-1234", "jsessionid"] { #expect(!result.stdoutText.contains(secret), "\(secret)") }
 
         // A request to an exchange path carrying no response is reported, path parameters or not.
         let empty = try fixture.write(
-            "empty.har", #"{"log":{"entries":[{"request":{"method":"POST","url":"https://sp.example/api/v1/tokens/authn;deviceId=x","postData":{"text":"a=b"}}}]}}"#)
+            "empty.har",
+            #"{"log":{"entries":[{"request":{"method":"POST","url":"https://sp.example/api/v1/tokens/authn;deviceId=x","postData":{"text":"a=b"}}}]}}"#
+        )
         #expect(BatchFixture.records(try fixture.batch([empty])).map(BatchFixture.errorCode) == ["missing_field"])
     }
 }

@@ -32,7 +32,8 @@ struct BatchEdgeCaseTests {
         let fixture = try BatchFixture()
         let bom: [UInt8] = [0xEF, 0xBB, 0xBF]
         let value = BatchFixture.encoded(BatchFixture.responses[1])
-        let har = "{\"log\":{\"entries\":[{\"request\":{\"method\":\"POST\",\"url\":\"https://a/api/v1/tokens/authn\",\"postData\":{\"text\":\"SAMLResponse=\(value)\"}}}]}}"
+        let har =
+            "{\"log\":{\"entries\":[{\"request\":{\"method\":\"POST\",\"url\":\"https://a/api/v1/tokens/authn\",\"postData\":{\"text\":\"SAMLResponse=\(value)\"}}}]}}"
         let harFile = try fixture.write("bom.har", bom + Array(har.utf8))
         let jsonlFile = try fixture.write("bom.jsonl", bom + Array((BatchFixture.jsonLine(value) + "\n").utf8))
         let result = try fixture.batch([harFile, jsonlFile])

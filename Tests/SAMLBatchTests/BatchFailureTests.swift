@@ -15,7 +15,12 @@ struct BatchFailureTests {
         let lines = [
             BatchFixture.jsonLine(BatchFixture.base64(good), ["id": 1]),
             // A character dropped from the middle: the length is no longer a multiple of 4.
-            BatchFixture.jsonLine({ var b = BatchFixture.base64(good); b.remove(at: b.index(b.startIndex, offsetBy: 100)); return b }(), ["id": 2]),
+            BatchFixture.jsonLine(
+                {
+                    var b = BatchFixture.base64(good)
+                    b.remove(at: b.index(b.startIndex, offsetBy: 100))
+                    return b
+                }(), ["id": 2]),
             BatchFixture.jsonLine(BatchFixture.base64(invalidUTF8), ["id": 3]),
             BatchFixture.jsonLine(BatchFixture.base64(truncatedXML), ["id": 4]),
             "{\"id\": 5, \"SAMLResponse\": ",
@@ -28,9 +33,10 @@ struct BatchFailureTests {
         #expect(result.status == 0, "bad records alone do not fail the run without --fail-on-error")
         let records = BatchFixture.records(result)
         #expect(records.count == 8)
-        #expect(records.map(BatchFixture.errorCode) == [
-            nil, "malformed_base64", "invalid_utf8", "malformed_xml", "invalid_json", "missing_field", "double_encoded", nil,
-        ])
+        #expect(
+            records.map(BatchFixture.errorCode) == [
+                nil, "malformed_base64", "invalid_utf8", "malformed_xml", "invalid_json", "missing_field", "double_encoded", nil,
+            ])
         #expect(records[7]["encoded"] as? String == BatchFixture.encoded(good))
         #expect(records[1]["encoded"] is NSNull)
         #expect(result.stderr.contains("\(file):2: malformed_base64"))
@@ -104,7 +110,8 @@ struct BatchFailureTests {
     @Test("a HAR without SAML is one reported record; broken HAR JSON is reported at its entry")
     func harWithoutSAML() throws {
         let fixture = try BatchFixture()
-        let empty = try fixture.write("plain.har", "{\"log\":{\"version\":\"1.2\",\"entries\":[{\"request\":{\"method\":\"GET\",\"url\":\"https://x/\"}}]}}")
+        let empty = try fixture.write(
+            "plain.har", "{\"log\":{\"version\":\"1.2\",\"entries\":[{\"request\":{\"method\":\"GET\",\"url\":\"https://x/\"}}]}}")
         let broken = try fixture.write("broken.har", "{\"log\":{\"entries\":[{\"request\":{\"method\":\"GET\",\"url\":\"https://x/\"}},{\"request\":")
         let result = try fixture.batch([empty, broken])
         let records = BatchFixture.records(result)
@@ -139,7 +146,10 @@ struct BatchFailureTests {
     func recordTooLarge() throws {
         let fixture = try BatchFixture()
         let big = try fixture.write("big.xml", BatchFixture.responses[5])
-        let lines = try fixture.write("l.jsonl", BatchFixture.jsonLine(BatchFixture.base64(BatchFixture.responses[5])) + "\n" + BatchFixture.jsonLine(BatchFixture.base64(BatchFixture.responses[0])) + "\n")
+        let lines = try fixture.write(
+            "l.jsonl",
+            BatchFixture.jsonLine(BatchFixture.base64(BatchFixture.responses[5])) + "\n"
+                + BatchFixture.jsonLine(BatchFixture.base64(BatchFixture.responses[0])) + "\n")
         let result = try fixture.batch([big, lines, "--max-record-bytes", "7000"])
         let records = BatchFixture.records(result)
         #expect(records.map(BatchFixture.errorCode) == ["record_too_large", "record_too_large", nil])

@@ -42,7 +42,8 @@ struct BatchFileNameTests {
         for (index, spelling) in [["--out"], ["--out="]].enumerated() {
             let out = Array(tree.utf8) + Array("/../out\(index)".utf8) + [0xE9] + Array(".jsonl".utf8)
             let arguments = spelling == ["--out"] ? [Array("--out".utf8), out] : [Array("--out=".utf8) + out]
-            let written = try SamlgateProcess.run(byteArguments: [Array("batch".utf8), Array("--progress".utf8), Array("none".utf8), argument] + arguments)
+            let written = try SamlgateProcess.run(
+                byteArguments: [Array("batch".utf8), Array("--progress".utf8), Array("none".utf8), argument] + arguments)
             #expect(written.status == 0, "\(written.stderr)")
             let fd = (out + [0]).withUnsafeBufferPointer { $0.withMemoryRebound(to: CChar.self) { open($0.baseAddress!, O_RDONLY) } }
             #expect(fd >= 0, "the output is not under the bytes it was named with")
@@ -69,7 +70,8 @@ struct BatchFileNameTests {
         #expect(result.stderr.contains("x.xml\\x0Asamlgate batch: "))
         #expect(!result.stderr.contains(forged))
         let sources = BatchFixture.records(result).compactMap { $0["source"] as? String }
-        #expect(sources == [fixture.path("x.xml\\x0Asamlgate batch: passwd: unreadable_input: forged line"), "\(lines):1", fixture.path("a.jsonl\\x3A1")])
+        #expect(
+            sources == [fixture.path("x.xml\\x0Asamlgate batch: passwd: unreadable_input: forged line"), "\(lines):1", fixture.path("a.jsonl\\x3A1")])
         #expect(Set(sources).count == 3)
         // encode reports the name escaped as well.
         let encode = try SamlgateProcess.run(["encode", "--detect", broken])
@@ -100,7 +102,8 @@ struct BatchFileNameTests {
         let name = #"=HYPERLINK("evil.example","x").xml"#
         try fixture.write(name, BatchFixture.responses[0])
         try fixture.write("@SUM(1+1).xml", BatchFixture.responses[1])
-        let result = try SamlgateProcess.run(["batch", "--progress", "none", "--format", "csv", name, "@SUM(1+1).xml"], directory: fixture.directory.path)
+        let result = try SamlgateProcess.run(
+            ["batch", "--progress", "none", "--format", "csv", name, "@SUM(1+1).xml"], directory: fixture.directory.path)
         let rows = result.stdoutText.components(separatedBy: "\r\n").filter { !$0.isEmpty }
         #expect(rows.count == 3, "\(result.stdoutText)")
         #expect(rows[1].hasPrefix(#""'=HYPERLINK(""evil.example"",""x"").xml",raw,"#), "\(rows[1])")

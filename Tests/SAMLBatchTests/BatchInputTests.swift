@@ -36,9 +36,10 @@ struct BatchInputTests {
         try fixture.write("d/notes.txt", "not a response")
         try fixture.write("d/.hidden.xml", BatchFixture.responses[3])
         let all = try fixture.batch([fixture.path("d")])
-        #expect(BatchFixture.records(all).map { $0["source"] as? String } == [
-            fixture.path("d/a/z.xml"), fixture.path("d/b.xml"), fixture.path("d/notes.txt"),
-        ])
+        #expect(
+            BatchFixture.records(all).map { $0["source"] as? String } == [
+                fixture.path("d/a/z.xml"), fixture.path("d/b.xml"), fixture.path("d/notes.txt"),
+            ])
         let filtered = try fixture.batch([fixture.path("d"), "--glob", "*.xml"])
         #expect(filtered.status == 0, "\(filtered.stderr)")
         let records = BatchFixture.records(filtered)
@@ -92,18 +93,34 @@ struct BatchInputTests {
         let xml = BatchFixture.responses
         let formValue = BatchFixture.encoded(xml[0])  // what an app posts: the cookbook value
         let entries: [[String: Any]] = [
-            ["startedDateTime": "2026-11-01T10:00:00.000Z", "request": ["method": "GET", "url": "https://tv.example/app.js"],
-             "response": ["status": 200, "content": ["text": "var s = \"SAMLResponse\"; // ]}"]]],
-            ["startedDateTime": "2026-11-01T10:00:01.000Z",
-             "request": ["method": "POST", "url": "https://api.auth.adobe.com/api/v1/tokens/authn?deviceId=secret-device",
-                         "postData": ["mimeType": "application/x-www-form-urlencoded",
-                                      "text": "requestor=NBC&deviceId=d1&mvpd=Batch_MVPD&deviceType=tvOS&SAMLResponse=\(formValue)"]]],
-            ["startedDateTime": "2026-11-01T10:00:02.000Z",
-             "request": ["method": "POST", "url": "https://api.auth.adobe.com/api/v2/NBC/profiles/sso/apple",
-                         "postData": ["mimeType": "application/x-www-form-urlencoded",
-                                      "params": [["name": "SAMLResponse", "value": BatchFixture.base64(xml[1])]]]]],
-            ["startedDateTime": "2026-11-01T10:00:03.000Z",
-             "request": ["method": "GET", "url": "https://idp.example/sso?SAMLResponse=\(BatchFixture.encoded(xml[2]))&RelayState=x"]],
+            [
+                "startedDateTime": "2026-11-01T10:00:00.000Z", "request": ["method": "GET", "url": "https://tv.example/app.js"],
+                "response": ["status": 200, "content": ["text": "var s = \"SAMLResponse\"; // ]}"]],
+            ],
+            [
+                "startedDateTime": "2026-11-01T10:00:01.000Z",
+                "request": [
+                    "method": "POST", "url": "https://api.auth.adobe.com/api/v1/tokens/authn?deviceId=secret-device",
+                    "postData": [
+                        "mimeType": "application/x-www-form-urlencoded",
+                        "text": "requestor=NBC&deviceId=d1&mvpd=Batch_MVPD&deviceType=tvOS&SAMLResponse=\(formValue)",
+                    ],
+                ],
+            ],
+            [
+                "startedDateTime": "2026-11-01T10:00:02.000Z",
+                "request": [
+                    "method": "POST", "url": "https://api.auth.adobe.com/api/v2/NBC/profiles/sso/apple",
+                    "postData": [
+                        "mimeType": "application/x-www-form-urlencoded",
+                        "params": [["name": "SAMLResponse", "value": BatchFixture.base64(xml[1])]],
+                    ],
+                ],
+            ],
+            [
+                "startedDateTime": "2026-11-01T10:00:03.000Z",
+                "request": ["method": "GET", "url": "https://idp.example/sso?SAMLResponse=\(BatchFixture.encoded(xml[2]))&RelayState=x"],
+            ],
         ]
         let har: [String: Any] = ["log": ["version": "1.2", "creator": ["name": "test", "version": "1"], "pages": [], "entries": entries]]
         let data = try JSONSerialization.data(withJSONObject: har, options: [.prettyPrinted])
@@ -126,7 +143,9 @@ struct BatchInputTests {
     func gzip() throws {
         let fixture = try BatchFixture()
         let xml = BatchFixture.responses
-        try fixture.write("c.jsonl", [BatchFixture.jsonLine(BatchFixture.base64(xml[0])), BatchFixture.jsonLine(BatchFixture.base64(xml[1]))].joined(separator: "\n"))
+        try fixture.write(
+            "c.jsonl",
+            [BatchFixture.jsonLine(BatchFixture.base64(xml[0])), BatchFixture.jsonLine(BatchFixture.base64(xml[1]))].joined(separator: "\n"))
         try fixture.write("doc.xml", xml[2])
         let jsonl = try fixture.gzip("c.jsonl")
         let doc = try fixture.gzip("doc.xml")

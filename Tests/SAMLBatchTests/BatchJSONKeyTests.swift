@@ -54,14 +54,17 @@ struct BatchJSONKeyTests {
             "two.har", #"{"log":{"entries":[\#(entry("SAMLResponse=\(value)"))]},"log":{"entries":[\#(entry("SAMLResponse=\(value)"))]}}"#)
         let escapedLog = try fixture.write("escaped.har", #"{"\u006cog":{"entri\u0065s":[\#(entry("SAMLResponse=\(value)"))]}}"#)
         let repeatedURL = try fixture.write(
-            "url.har", #"{"log":{"entries":[{"request":{"method":"POST","url":"https://a/x","url":"https://a/api/v1/tokens/authn","postData":{"text":"SAMLResponse=\#(value)"}}}]}}"#)
+            "url.har",
+            #"{"log":{"entries":[{"request":{"method":"POST","url":"https://a/x","url":"https://a/api/v1/tokens/authn","postData":{"text":"SAMLResponse=\#(value)"}}}]}}"#
+        )
         let repeatedField = try fixture.write(
             "form.har", #"{"log":{"entries":[\#(entry("SAMLResponse=\(value)&mvpd=A&MVPD=B")),\#(entry("SAML%52esponse=\(value)"))]}}"#)
         let result = try fixture.batch([twoLogs, escapedLog, repeatedURL, repeatedField])
         let records = BatchFixture.records(result)
-        #expect(records.map { $0["source"] as? String } == [
-            "\(twoLogs)#1", "\(twoLogs)#2", "\(escapedLog)#1", "\(repeatedURL)#1", "\(repeatedField)#1", "\(repeatedField)#2",
-        ])
+        #expect(
+            records.map { $0["source"] as? String } == [
+                "\(twoLogs)#1", "\(twoLogs)#2", "\(escapedLog)#1", "\(repeatedURL)#1", "\(repeatedField)#1", "\(repeatedField)#2",
+            ])
         #expect(records.map(BatchFixture.errorCode) == [nil, "duplicate_key", nil, "duplicate_key", "duplicate_key", nil])
         #expect(records[2]["encoded"] as? String == value)
         #expect(records[5]["encoded"] as? String == value, "a form field name is read decoded")

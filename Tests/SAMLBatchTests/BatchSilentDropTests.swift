@@ -38,7 +38,9 @@ struct BatchSilentDropTests {
 
         let result = try SamlgateProcess.run(["batch", "--progress", "none", tree], timeout: 20)
         let records = BatchFixture.records(result)
-        #expect(records.map { $0["source"] as? String } == ["a-good.xml", "b-dangling.xml", "c-loop.xml", "d-fifo.xml", "e-dirlink", "f-link.xml"].map { tree + "/" + $0 })
+        #expect(
+            records.map { $0["source"] as? String }
+                == ["a-good.xml", "b-dangling.xml", "c-loop.xml", "d-fifo.xml", "e-dirlink", "f-link.xml"].map { tree + "/" + $0 })
         #expect(records.map(BatchFixture.errorCode) == [nil, "unreadable_input", "unreadable_input", "skipped_input", "skipped_input", nil])
         #expect(result.status == 1, "an unreadable input makes the exit status 1")
         for needle in ["dangling", "loop", "FIFO", "link to a directory"] { #expect(result.stderr.contains(needle), "\(needle)") }

@@ -14,8 +14,9 @@ struct BatchVerifyTests {
         var forgedOptions = IssueOptions(mvpd: BatchFixture.mvpd, user: "mallory@example.com")
         forgedOptions.ttl = 3600
         let forged = try attacker.issue(forgedOptions)
-        let tampered = Array(String(decoding: BatchFixture.responses[1], as: UTF8.self)
-            .replacingOccurrences(of: "user1@example.com", with: "admin@example.com").utf8)
+        let tampered = Array(
+            String(decoding: BatchFixture.responses[1], as: UTF8.self)
+                .replacingOccurrences(of: "user1@example.com", with: "admin@example.com").utf8)
         let lines = [
             BatchFixture.jsonLine(BatchFixture.base64(BatchFixture.responses[0]), ["mvpd": BatchFixture.mvpd]),
             BatchFixture.jsonLine(BatchFixture.base64(forged)),
@@ -26,8 +27,9 @@ struct BatchVerifyTests {
         let result = try fixture.batch([file, "--verify", "--trust-store", fixture.path("trust")])
         let records = BatchFixture.records(result)
         #expect(records.map { $0["valid"] as? Bool } == [true, false, false, false])
-        #expect(records.map(BatchFixture.errorCode) == [nil, "key_not_trusted", "signature_invalid", "unrecognized_saml_form"] ||
-            records.map(BatchFixture.errorCode) == [nil, "signature_invalid", "signature_invalid", "unrecognized_saml_form"])
+        #expect(
+            records.map(BatchFixture.errorCode) == [nil, "key_not_trusted", "signature_invalid", "unrecognized_saml_form"]
+                || records.map(BatchFixture.errorCode) == [nil, "signature_invalid", "signature_invalid", "unrecognized_saml_form"])
         #expect(records[0]["issuer"] as? String != nil)
         #expect(records[0]["nameIDHash"] as? String == sha256Hex("user0@example.com"))
         #expect(records[0]["notOnOrAfter"] as? String != nil)

@@ -1,5 +1,6 @@
-@testable import SAMLBatch
 import Testing
+
+@testable import SAMLBatch
 
 /// The file name of a record written to `--out DIR`: index, then the end of the source.
 @Suite("encoded file names")

@@ -1,6 +1,7 @@
 import Foundation
-@testable import SAMLBatch
 import Testing
+
+@testable import SAMLBatch
 
 @Suite("UTC timestamps")
 struct UTCTimestampTests {

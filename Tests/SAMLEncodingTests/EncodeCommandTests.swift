@@ -1,5 +1,5 @@
-import Foundation
 import CLITestSupport
+import Foundation
 import Testing
 
 /// `samlgate encode` and `samlgate decode` through the real executable.
@@ -16,10 +16,12 @@ import Testing
 
     @Test func stagesAndStandardInput() throws {
         let input = Data(Self.tricky.utf8)
-        #expect(try SamlgateProcess.run(["encode", "--stage", "normalized"], stdin: input).stdoutText
-            == CookbookReference.normalize(Self.tricky) + "\n")
-        #expect(try SamlgateProcess.run(["encode", "--stage", "base64", "-"], stdin: input).stdoutText
-            == Data(CookbookReference.normalize(Self.tricky).utf8).base64EncodedString() + "\n")
+        #expect(
+            try SamlgateProcess.run(["encode", "--stage", "normalized"], stdin: input).stdoutText
+                == CookbookReference.normalize(Self.tricky) + "\n")
+        #expect(
+            try SamlgateProcess.run(["encode", "--stage", "base64", "-"], stdin: input).stdoutText
+                == Data(CookbookReference.normalize(Self.tricky).utf8).base64EncodedString() + "\n")
     }
 
     @Test func emptyInputGivesAnEmptyLine() throws {

@@ -1,4 +1,5 @@
 import CLITestSupport
+
 /// Builds random strings from the pieces the cookbook treats specially, so the oracle comparison
 /// exercises every branch: all 26 whitespace/newline scalars, their near neighbours that are *not*
 /// whitespace, multi-byte characters, controls, and XML-looking text.

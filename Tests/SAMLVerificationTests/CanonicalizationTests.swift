@@ -1,9 +1,10 @@
 import CLITestSupport
 import CXMLSec
 import Foundation
-@testable import SAMLVerification
 import TestIdP
 import Testing
+
+@testable import SAMLVerification
 
 /// The native exclusive canonicalizer against libxml2's, byte for byte, on the node sets
 /// xmlsec builds (`xmlSecNodeSetGetChildren`, intersected with an inverted one for the
@@ -24,9 +25,11 @@ import Testing
         _ = cxmlsec_init()
         let bytes = Array(xml.utf8)
         let options = Int32(bitPattern: XML_PARSE_NONET.rawValue | XML_PARSE_NOERROR.rawValue | XML_PARSE_NOWARNING.rawValue)
-        guard let doc = bytes.withUnsafeBufferPointer({ buffer in
-            buffer.withMemoryRebound(to: CChar.self) { xmlReadMemory($0.baseAddress, Int32($0.count), nil, "UTF-8", options) }
-        }) else {
+        guard
+            let doc = bytes.withUnsafeBufferPointer({ buffer in
+                buffer.withMemoryRebound(to: CChar.self) { xmlReadMemory($0.baseAddress, Int32($0.count), nil, "UTF-8", options) }
+            })
+        else {
             Issue.record("test document does not parse", sourceLocation: sourceLocation)
             return
         }
@@ -40,8 +43,9 @@ import Testing
                     for list in prefixLists {
                         withPrefixList(list) { prefixes in
                             native.reset()
-                            let handled = canonicalizer.canonicalize(apex: apex, excluding: excluded, withComments: withComments,
-                                                                     inclusivePrefixes: prefixes, into: native)
+                            let handled = canonicalizer.canonicalize(
+                                apex: apex, excluding: excluded, withComments: withComments,
+                                inclusivePrefixes: prefixes, into: native)
                             let reference = libxml2(doc, apex: apex, excluded: excluded, withComments: withComments, prefixes: prefixes)
                             guard handled else {
                                 tally.declined += 1
@@ -55,7 +59,8 @@ import Testing
                             if Array(native.bytes) == reference {
                                 tally.identical += 1
                             } else {
-                                Issue.record("""
+                                Issue.record(
+                                    """
                                     differs (apex \(name(apex)), excluded \(excluded.map(name) ?? "-"), comments \(withComments), \
                                     prefixes \(list ?? [])):
                                     native: \(ours)
@@ -70,8 +75,10 @@ import Testing
     }
 
     /// libxml2 through xmlsec's node sets, exactly as xmlsec's own C14N transform runs it.
-    static func libxml2(_ doc: UnsafeMutablePointer<xmlDoc>, apex: XMLTree.Node, excluded: XMLTree.Node?, withComments: Bool,
-                        prefixes: UnsafeMutablePointer<UnsafeMutablePointer<xmlChar>?>?) -> [UInt8]? {
+    static func libxml2(
+        _ doc: UnsafeMutablePointer<xmlDoc>, apex: XMLTree.Node, excluded: XMLTree.Node?, withComments: Bool,
+        prefixes: UnsafeMutablePointer<UnsafeMutablePointer<xmlChar>?>?
+    ) -> [UInt8]? {
         guard var set = xmlSecNodeSetGetChildren(doc, apex, withComments ? 1 : 0, 0) else { return nil }
         if let excluded, let invert = xmlSecNodeSetGetChildren(doc, excluded, 1, 1) {
             set = xmlSecNodeSetAdd(set, invert, xmlSecNodeSetIntersection)
@@ -199,9 +206,11 @@ import Testing
 
     static func elementsOf(_ xml: String, _ body: (XMLTree.Node) -> Void) {
         let bytes = Array(xml.utf8)
-        guard let doc = bytes.withUnsafeBufferPointer({ buffer in
-            buffer.withMemoryRebound(to: CChar.self) { xmlReadMemory($0.baseAddress, Int32($0.count), nil, "UTF-8", 0) }
-        }) else { return }
+        guard
+            let doc = bytes.withUnsafeBufferPointer({ buffer in
+                buffer.withMemoryRebound(to: CChar.self) { xmlReadMemory($0.baseAddress, Int32($0.count), nil, "UTF-8", 0) }
+            })
+        else { return }
         defer { xmlFreeDoc(doc) }
         elements(doc).forEach(body)
     }

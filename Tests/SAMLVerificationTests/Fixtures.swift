@@ -22,14 +22,18 @@ enum Fixtures {
         SAMLAttribute(name: "channelID", values: ["ESPN", "HBO"]),
     ]
 
-    static func options(_ sign: SignTarget = .assertion, user: String = "alice@example.com", _ configure: (inout IssueOptions) -> Void = { _ in }) -> IssueOptions {
+    static func options(
+        _ sign: SignTarget = .assertion, user: String = "alice@example.com", _ configure: (inout IssueOptions) -> Void = { _ in }
+    ) -> IssueOptions {
         var options = IssueOptions(mvpd: mvpd, user: user, attributes: attributes, sign: sign)
         configure(&options)
         return options
     }
 
-    static func issue(_ sign: SignTarget = .assertion, idp: TestIdentityProvider = rsaIdP, user: String = "alice@example.com",
-                      _ configure: (inout IssueOptions) -> Void = { _ in }) -> String {
+    static func issue(
+        _ sign: SignTarget = .assertion, idp: TestIdentityProvider = rsaIdP, user: String = "alice@example.com",
+        _ configure: (inout IssueOptions) -> Void = { _ in }
+    ) -> String {
         try! idp.issueString(options(sign, user: user, configure))
     }
 
@@ -37,8 +41,10 @@ enum Fixtures {
         TrustStore(providers: [try! IdentityProviderTrust(mvpd: mvpd, certificatesPEM: pairs.map(\.certificatePEM), issuer: issuer)])
     }
 
-    static func verifier(_ pairs: [IdPKeyPair] = [rsaPair], issuer: String? = nil, replay: (any ReplayCache)? = nil,
-                         _ configure: (inout VerificationOptions) -> Void = { _ in }) -> Verifier {
+    static func verifier(
+        _ pairs: [IdPKeyPair] = [rsaPair], issuer: String? = nil, replay: (any ReplayCache)? = nil,
+        _ configure: (inout VerificationOptions) -> Void = { _ in }
+    ) -> Verifier {
         var options = VerificationOptions()
         configure(&options)
         return Verifier(trustStore: store(pairs, issuer: issuer), options: options, replayCache: replay)
@@ -56,8 +62,11 @@ enum Fixtures {
 
     /// Verifies `xml` as the gateway forwards it: its cookbook normalization first, then (when
     /// that fails) the original with `fallback`.
-    static func forwarded(_ xml: String, _ verifier: Verifier = verifier(), fallback: NormalizationFallback = .equivalentTree)
-        -> Result<VerifiedResponse, VerificationError> {
+    static func forwarded(
+        _ xml: String, _ verifier: Verifier = verifier(), fallback: NormalizationFallback = .equivalentTree
+    )
+        -> Result<VerifiedResponse, VerificationError>
+    {
         let original = Array(xml.utf8)
         var normalized = [UInt8](repeating: 0, count: original.count)
         return original.withUnsafeBytes { raw in
@@ -79,4 +88,3 @@ enum Fixtures {
         }
     }
 }
-

@@ -76,7 +76,10 @@ import Testing
     @Test func failuresReportTheOriginalsVerdict() throws {
         let forged = Fixtures.issue(.assertion, idp: Fixtures.attackerIdP) { $0.pretty = true }
         #expect(Self.refusal(forged) == .keyNotTrusted)
-        let expired = Fixtures.issue(.assertion) { $0.pretty = true; $0.now = Date().addingTimeInterval(-86_400 * 3) }
+        let expired = Fixtures.issue(.assertion) {
+            $0.pretty = true
+            $0.now = Date().addingTimeInterval(-86_400 * 3)
+        }
         #expect(Self.refusal(expired) == .expired)
     }
 }

@@ -24,7 +24,8 @@ import Testing
         let id = xml.assertionID
         let uri = xml.replacingFirst("<ds:Reference URI=\"#\(id)\"", with: "<ds:Reference xmlns:x=\"urn:x\" x:URI=\"#xpointer(/)\" URI=\"#\(id)\"")
         #expect(Fixtures.code(uri) == .referenceMismatch)
-        let algorithm = xml.replacingFirst("<ds:DigestMethod ", with: "<ds:DigestMethod xmlns:x=\"urn:x\" x:Algorithm=\"http://www.w3.org/2000/09/xmldsig#sha1\" ")
+        let algorithm = xml.replacingFirst(
+            "<ds:DigestMethod ", with: "<ds:DigestMethod xmlns:x=\"urn:x\" x:Algorithm=\"http://www.w3.org/2000/09/xmldsig#sha1\" ")
         #expect(Fixtures.code(algorithm) == .algorithmNotAllowed)
     }
 
@@ -62,7 +63,8 @@ import Testing
 
     @Test func documentsAreAlwaysReadAsUTF8() {
         // Declared UTF-7: the DOCTYPE hides behind "+ADw-" and must not come to life.
-        let utf7 = "<?xml version=\"1.0\" encoding=\"UTF-7\"?>+ADwAIQ-DOCTYPE r +AFs +ADwAIQ-ENTITY e SYSTEM +ACI-file:///etc/passwd+ACI +AD4 +AF0 +AD4-<r>&e;</r>"
+        let utf7 =
+            "<?xml version=\"1.0\" encoding=\"UTF-7\"?>+ADwAIQ-DOCTYPE r +AFs +ADwAIQ-ENTITY e SYSTEM +ACI-file:///etc/passwd+ACI +AD4 +AF0 +AD4-<r>&e;</r>"
         let code = Fixtures.code(utf7)
         #expect(code == .malformedXML || code == .forbiddenDTD)
         // BOM-less UTF-16LE with a DOCTYPE.
@@ -131,6 +133,8 @@ import Testing
         let genuine = Fixtures.issue(.assertion)
         let again = "<ds:Transform Algorithm=\"http://www.w3.org/2001/10/xml-exc-c14n#\"/>"
         #expect(Fixtures.code(genuine.replacingFirst("</ds:Transforms>", with: again + "</ds:Transforms>")) == .algorithmNotAllowed)
-        #expect(Fixtures.code(genuine.replacingFirst("</ds:Transforms>", with: String(repeating: again, count: 50) + "</ds:Transforms>")) == .algorithmNotAllowed)
+        #expect(
+            Fixtures.code(genuine.replacingFirst("</ds:Transforms>", with: String(repeating: again, count: 50) + "</ds:Transforms>"))
+                == .algorithmNotAllowed)
     }
 }

@@ -22,8 +22,10 @@ struct MetadataTrustStoreTests {
         return root.path
     }
 
-    static func metadata(_ pairs: [IdPKeyPair] = [Fixtures.rsaPair], entityID: String = entityID, validUntil: Date? = nil,
-                         _ configure: (inout IdPMetadata) -> Void = { _ in }) -> IdPMetadata {
+    static func metadata(
+        _ pairs: [IdPKeyPair] = [Fixtures.rsaPair], entityID: String = entityID, validUntil: Date? = nil,
+        _ configure: (inout IdPMetadata) -> Void = { _ in }
+    ) -> IdPMetadata {
         var metadata = IdPMetadata(entityID: entityID, signingCertificates: pairs.map(\.certificatePEM), validUntil: validUntil)
         configure(&metadata)
         return metadata
@@ -136,11 +138,12 @@ struct MetadataTrustStoreTests {
     @Test("an aggregate picks its entities through metadata.map; validUntil of the EntitiesDescriptor applies to each")
     func aggregate() throws {
         let soon = Date().addingTimeInterval(3600)
-        let aggregate = IdPMetadata.aggregate([
-            Self.metadata(),
-            Self.metadata([Fixtures.ecPair], entityID: "https://idp.second.example/saml"),
-            Self.metadata([Fixtures.attackerPair], entityID: "https://unmapped.example/idp"),
-        ], validUntil: soon)
+        let aggregate = IdPMetadata.aggregate(
+            [
+                Self.metadata(),
+                Self.metadata([Fixtures.ecPair], entityID: "https://idp.second.example/saml"),
+                Self.metadata([Fixtures.attackerPair], entityID: "https://unmapped.example/idp"),
+            ], validUntil: soon)
         let map = "# mvpd entityID\n\(Fixtures.mvpd) \(Self.entityID)\r\n\nSecond\thttps://idp.second.example/saml\n"
         let root = try Self.store([
             "metadata.xml": aggregate, "metadata.map": map, "Second/platform-mapping-id": "second-apple",
@@ -160,14 +163,15 @@ struct MetadataTrustStoreTests {
         #expect(Self.code(Fixtures.issue(idp: Fixtures.attackerIdP), verifier) == .keyNotTrusted)
     }
 
-    @Test("aggregate mistakes are refused with metadata_entity_missing",
-          arguments: [
-              ("metadata.map", "Other https://missing.example/idp\n"),
-              ("metadata.map", "TestMVPD\n"),
-              ("metadata.map", "TestMVPD a\nTestMVPD b\n"),
-              ("metadata.map", "../x https://missing.example/idp\n"),
-              ("none", ""),
-          ])
+    @Test(
+        "aggregate mistakes are refused with metadata_entity_missing",
+        arguments: [
+            ("metadata.map", "Other https://missing.example/idp\n"),
+            ("metadata.map", "TestMVPD\n"),
+            ("metadata.map", "TestMVPD a\nTestMVPD b\n"),
+            ("metadata.map", "../x https://missing.example/idp\n"),
+            ("none", ""),
+        ])
     func aggregateMistakes(_ file: String, _ text: String) throws {
         var files = ["metadata.xml": IdPMetadata.aggregate([Self.metadata()])]
         if file != "none" { files[file] = text }
@@ -185,7 +189,9 @@ struct MetadataTrustStoreTests {
         let error = try #require(Self.loadFailure(root))
         #expect(error.code == .metadataMalformed && error.message.contains("2 times"), "\(error)")
         // An entity the map does not name may repeat: it is not trusted anyway.
-        let unmapped = IdPMetadata.aggregate([Self.metadata(), Self.metadata(entityID: "https://x.example/idp"), Self.metadata(entityID: "https://x.example/idp")])
+        let unmapped = IdPMetadata.aggregate([
+            Self.metadata(), Self.metadata(entityID: "https://x.example/idp"), Self.metadata(entityID: "https://x.example/idp"),
+        ])
         let fine = try Self.store(["metadata.xml": unmapped, "metadata.map": "\(Fixtures.mvpd) \(Self.entityID)\n"])
         defer { try? FileManager.default.removeItem(atPath: fine) }
         #expect(Self.loadFailure(fine) == nil)
@@ -208,11 +214,23 @@ struct MetadataTrustStoreTests {
         ("another root", "<md:EntitiesDescriptorX xmlns:md=\"urn:oasis:names:tc:SAML:2.0:metadata\"/>"),
         ("no entityID", good.replacingOccurrences(of: "entityID=", with: "entityId=")),
         ("a certificate that is not base64", good.replacingOccurrences(of: "<ds:X509Certificate>", with: "<ds:X509Certificate>*")),
-        ("a certificate that is base64 but not a certificate", good.replacingOccurrences(of: "<ds:X509Certificate>", with: "<ds:X509Certificate>AAAA")),
-        ("a validUntil that is not a date", metadata(validUntil: Date()).render().replacingOccurrences(of: "validUntil=\"", with: "validUntil=\"soon")),
-        ("too many attributes", good.replacingOccurrences(of: "<md:NameIDFormat", with: "<md:NameIDFormat " + (0..<100).map { "a\($0)=\"\"" }.joined(separator: " "))),
+        (
+            "a certificate that is base64 but not a certificate",
+            good.replacingOccurrences(of: "<ds:X509Certificate>", with: "<ds:X509Certificate>AAAA")
+        ),
+        (
+            "a validUntil that is not a date",
+            metadata(validUntil: Date()).render().replacingOccurrences(of: "validUntil=\"", with: "validUntil=\"soon")
+        ),
+        (
+            "too many attributes",
+            good.replacingOccurrences(of: "<md:NameIDFormat", with: "<md:NameIDFormat " + (0..<100).map { "a\($0)=\"\"" }.joined(separator: " "))
+        ),
         ("two entities in one MVPD's file", IdPMetadata.aggregate([metadata(), metadata(entityID: "https://b.example")])),
-        ("more than 1 MiB", good.replacingOccurrences(of: "<md:NameIDFormat", with: "<!--" + String(repeating: "x", count: 1 << 20) + "--><md:NameIDFormat")),
+        (
+            "more than 1 MiB",
+            good.replacingOccurrences(of: "<md:NameIDFormat", with: "<!--" + String(repeating: "x", count: 1 << 20) + "--><md:NameIDFormat")
+        ),
     ]
 
     @Test("malformed metadata is refused with metadata_malformed, naming the file", arguments: malformed)
@@ -283,29 +301,50 @@ struct SignedMetadataTests {
     static let refusals: [(String, String, @Sendable () throws -> String)] = [
         ("unsigned", "signature_missing", { MetadataTrustStoreTests.metadata().render() }),
         ("signed by another key", "key_not_trusted", { try signed(Fixtures.attackerIdP) }),
-        ("a certificate swapped after signing", "signature_invalid", {
-            try tampered { $0.replacingOccurrences(of: IdPMetadata.base64Certificate(Fixtures.rsaPair.certificatePEM),
-                                                   with: IdPMetadata.base64Certificate(Fixtures.attackerPair.certificatePEM)) }
-        }),
-        ("validUntil added after signing", "signature_invalid", {
-            try tampered { $0.replacingOccurrences(of: "entityID=", with: "validUntil=\"2099-01-01T00:00:00Z\" entityID=") }
-        }),
-        ("the signature referencing another element", "reference_mismatch", {
-            try tampered {
-                $0.replacingOccurrences(of: "URI=\"#_metadata\"", with: "URI=\"#_other\"")
-                    .replacingOccurrences(of: "<md:IDPSSODescriptor ", with: "<md:IDPSSODescriptor ID=\"_other\" ")
+        (
+            "a certificate swapped after signing", "signature_invalid",
+            {
+                try tampered {
+                    $0.replacingOccurrences(
+                        of: IdPMetadata.base64Certificate(Fixtures.rsaPair.certificatePEM),
+                        with: IdPMetadata.base64Certificate(Fixtures.attackerPair.certificatePEM))
+                }
             }
-        }),
-        ("two elements with the root's ID (wrapping)", "duplicate_id", {
-            try tampered { $0.replacingOccurrences(of: "<md:IDPSSODescriptor ", with: "<md:IDPSSODescriptor ID=\"_metadata\" ") }
-        }),
-        ("SHA-1 digests", "algorithm_not_allowed", {
-            try tampered { $0.replacingOccurrences(of: "http://www.w3.org/2001/04/xmlenc#sha256", with: "http://www.w3.org/2000/09/xmldsig#sha1") }
-        }),
+        ),
+        (
+            "validUntil added after signing", "signature_invalid",
+            {
+                try tampered { $0.replacingOccurrences(of: "entityID=", with: "validUntil=\"2099-01-01T00:00:00Z\" entityID=") }
+            }
+        ),
+        (
+            "the signature referencing another element", "reference_mismatch",
+            {
+                try tampered {
+                    $0.replacingOccurrences(of: "URI=\"#_metadata\"", with: "URI=\"#_other\"")
+                        .replacingOccurrences(of: "<md:IDPSSODescriptor ", with: "<md:IDPSSODescriptor ID=\"_other\" ")
+                }
+            }
+        ),
+        (
+            "two elements with the root's ID (wrapping)", "duplicate_id",
+            {
+                try tampered { $0.replacingOccurrences(of: "<md:IDPSSODescriptor ", with: "<md:IDPSSODescriptor ID=\"_metadata\" ") }
+            }
+        ),
+        (
+            "SHA-1 digests", "algorithm_not_allowed",
+            {
+                try tampered {
+                    $0.replacingOccurrences(of: "http://www.w3.org/2001/04/xmlenc#sha256", with: "http://www.w3.org/2000/09/xmldsig#sha1")
+                }
+            }
+        ),
     ]
 
-    @Test("with a pinned signer, unsigned, wrongly signed, tampered or wrapped metadata is refused: metadata_signature_invalid",
-          arguments: refusals)
+    @Test(
+        "with a pinned signer, unsigned, wrongly signed, tampered or wrapped metadata is refused: metadata_signature_invalid",
+        arguments: refusals)
     func refused(_ what: String, _ code: String, _ make: @Sendable () throws -> String) throws {
         let root = try MetadataTrustStoreTests.store([Self.entry: try make(), Self.signer: Self.federationPair.certificatePEM])
         defer { try? FileManager.default.removeItem(atPath: root) }
@@ -328,10 +367,13 @@ struct SignedMetadataTests {
         let entities = [MetadataTrustStoreTests.metadata()]
         let map = "\(Fixtures.mvpd) \(MetadataTrustStoreTests.entityID)\n"
         let good = try IdPMetadata.aggregate(entities, signedBy: Self.federation)
-        let root = try MetadataTrustStoreTests.store(["metadata.xml": good, "metadata.map": map, "metadata-signer.pem": Self.federationPair.certificatePEM])
+        let root = try MetadataTrustStoreTests.store([
+            "metadata.xml": good, "metadata.map": map, "metadata-signer.pem": Self.federationPair.certificatePEM,
+        ])
         defer { try? FileManager.default.removeItem(atPath: root) }
         #expect(try TrustStore.load(directory: root).provider(for: Fixtures.mvpd) != nil)
-        try (try IdPMetadata.aggregate(entities, signedBy: Fixtures.attackerIdP)).write(toFile: root + "/metadata.xml", atomically: true, encoding: .utf8)
+        try (try IdPMetadata.aggregate(entities, signedBy: Fixtures.attackerIdP)).write(
+            toFile: root + "/metadata.xml", atomically: true, encoding: .utf8)
         #expect(MetadataTrustStoreTests.loadFailure(root)?.code == .metadataSignatureInvalid)
     }
 }

@@ -49,8 +49,9 @@ import Testing
         let inner = value.dropFirst("<ds:SignatureValue>".count)
         let replacement = inner.hasPrefix("AAAA") ? "BBBB" : "AAAA"
         #expect(Fixtures.code(xml.replacingFirst(value, with: "<ds:SignatureValue>" + replacement + inner.dropFirst(4))) == .keyNotTrusted)
-        let c14n = xml.replacingFirst("<ds:CanonicalizationMethod Algorithm=\"http://www.w3.org/2001/10/xml-exc-c14n#\"/>",
-                                      with: "<ds:CanonicalizationMethod Algorithm=\"http://www.w3.org/2001/10/xml-exc-c14n#WithComments\"/>")
+        let c14n = xml.replacingFirst(
+            "<ds:CanonicalizationMethod Algorithm=\"http://www.w3.org/2001/10/xml-exc-c14n#\"/>",
+            with: "<ds:CanonicalizationMethod Algorithm=\"http://www.w3.org/2001/10/xml-exc-c14n#WithComments\"/>")
         #expect(Fixtures.code(c14n) == .keyNotTrusted)
     }
 
@@ -92,11 +93,16 @@ import Testing
 
     @Test func hmacIsNeverAllowed() {
         #expect(Fixtures.code(Fixtures.issue(.assertion) { $0.signatureAlgorithm = .hmacSHA256 }) == .algorithmNotAllowed)
-        #expect(Fixtures.code(Fixtures.issue(.assertion) { $0.signatureAlgorithm = .hmacSHA256 }, Fixtures.verifier { $0.allowSHA1 = true }) == .algorithmNotAllowed)
+        #expect(
+            Fixtures.code(Fixtures.issue(.assertion) { $0.signatureAlgorithm = .hmacSHA256 }, Fixtures.verifier { $0.allowSHA1 = true })
+                == .algorithmNotAllowed)
     }
 
     @Test func sha1OnlyWithAllowSHA1() {
-        let rsaSHA1 = Fixtures.issue(.assertion) { $0.signatureAlgorithm = .rsaSHA1; $0.digestAlgorithm = .sha1 }
+        let rsaSHA1 = Fixtures.issue(.assertion) {
+            $0.signatureAlgorithm = .rsaSHA1
+            $0.digestAlgorithm = .sha1
+        }
         #expect(Fixtures.code(rsaSHA1) == .algorithmNotAllowed)
         #expect(Fixtures.code(rsaSHA1, Fixtures.verifier { $0.allowSHA1 = true }) == nil)
         let sha1Digest = Fixtures.issue(.assertion) { $0.digestAlgorithm = .sha1 }
@@ -106,11 +112,13 @@ import Testing
 
     @Test func disallowedTransformAndCanonicalization() {
         let xml = Fixtures.issue(.assertion)
-        let xslt = xml.replacingFirst("<ds:Transform Algorithm=\"http://www.w3.org/2000/09/xmldsig#enveloped-signature\"/>",
-                                      with: "<ds:Transform Algorithm=\"http://www.w3.org/TR/1999/REC-xslt-19991116\"/>")
+        let xslt = xml.replacingFirst(
+            "<ds:Transform Algorithm=\"http://www.w3.org/2000/09/xmldsig#enveloped-signature\"/>",
+            with: "<ds:Transform Algorithm=\"http://www.w3.org/TR/1999/REC-xslt-19991116\"/>")
         #expect(Fixtures.code(xslt) == .algorithmNotAllowed)
-        let inclusive = xml.replacingFirst("<ds:CanonicalizationMethod Algorithm=\"http://www.w3.org/2001/10/xml-exc-c14n#\"/>",
-                                           with: "<ds:CanonicalizationMethod Algorithm=\"http://www.w3.org/TR/2001/REC-xml-c14n-20010315\"/>")
+        let inclusive = xml.replacingFirst(
+            "<ds:CanonicalizationMethod Algorithm=\"http://www.w3.org/2001/10/xml-exc-c14n#\"/>",
+            with: "<ds:CanonicalizationMethod Algorithm=\"http://www.w3.org/TR/2001/REC-xml-c14n-20010315\"/>")
         #expect(Fixtures.code(inclusive) == .algorithmNotAllowed)
     }
 
@@ -118,9 +126,19 @@ import Testing
 
     @Test func expired() {
         let past = Date().addingTimeInterval(-3600)
-        #expect(Fixtures.code(Fixtures.issue(.assertion) { $0.now = past; $0.ttl = 300 }) == .expired)
+        #expect(
+            Fixtures.code(
+                Fixtures.issue(.assertion) {
+                    $0.now = past
+                    $0.ttl = 300
+                }) == .expired)
         // Within the skew it is still accepted.
-        #expect(Fixtures.code(Fixtures.issue(.assertion) { $0.now = Date().addingTimeInterval(-360); $0.ttl = 300 }) == nil)
+        #expect(
+            Fixtures.code(
+                Fixtures.issue(.assertion) {
+                    $0.now = Date().addingTimeInterval(-360)
+                    $0.ttl = 300
+                }) == nil)
         // SubjectConfirmationData expiry alone.
         #expect(Fixtures.code(Fixtures.issue(.assertion) { $0.subjectNotOnOrAfter = past }) == .expired)
     }
@@ -132,8 +150,10 @@ import Testing
 
     @Test func wrongAudience() {
         #expect(Fixtures.code(Fixtures.issue(.assertion) { $0.audience = "https://sp.evil.example" }) == .wrongAudience)
-        #expect(Fixtures.code(Fixtures.issue(.assertion) { $0.audience = "https://sp.evil.example" },
-                              Fixtures.verifier { $0.audience = "https://sp.evil.example" }) == nil)
+        #expect(
+            Fixtures.code(
+                Fixtures.issue(.assertion) { $0.audience = "https://sp.evil.example" },
+                Fixtures.verifier { $0.audience = "https://sp.evil.example" }) == nil)
     }
 
     @Test func failedStatus() throws {
@@ -207,7 +227,8 @@ import Testing
         let xml = Fixtures.issue(.assertion)
         let withDoctype = xml.replacingFirst("<samlp:Response", with: "<!DOCTYPE samlp:Response><samlp:Response")
         #expect(Fixtures.code(withDoctype) == .forbiddenDTD)
-        let afterComment = xml.replacingFirst("<samlp:Response", with: "<!-- hi --><?pi x?><!DOCTYPE r SYSTEM \"http://evil.example/x.dtd\"><samlp:Response")
+        let afterComment = xml.replacingFirst(
+            "<samlp:Response", with: "<!-- hi --><?pi x?><!DOCTYPE r SYSTEM \"http://evil.example/x.dtd\"><samlp:Response")
         #expect(Fixtures.code(afterComment) == .forbiddenDTD)
     }
 

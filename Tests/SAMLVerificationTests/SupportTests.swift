@@ -43,7 +43,8 @@ import Testing
         let dir = root.appendingPathComponent(Fixtures.mvpd)
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         try Fixtures.rotatedPair.certificatePEM.write(to: dir.appendingPathComponent("a-next.pem"), atomically: true, encoding: .utf8)
-        try (Fixtures.rsaPair.certificatePEM + Fixtures.ecPair.certificatePEM).write(to: dir.appendingPathComponent("b-current.pem"), atomically: true, encoding: .utf8)
+        try (Fixtures.rsaPair.certificatePEM + Fixtures.ecPair.certificatePEM).write(
+            to: dir.appendingPathComponent("b-current.pem"), atomically: true, encoding: .utf8)
         try "https://idp.testmvpd.example.com/saml2/idp\n".write(to: dir.appendingPathComponent("issuer"), atomically: true, encoding: .utf8)
 
         let reloadable = try ReloadableTrustStore(directory: root.path)

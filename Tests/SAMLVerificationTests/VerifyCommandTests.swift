@@ -14,8 +14,10 @@ import Testing
 
     static func issue(_ key: String, _ cert: String, _ extra: [String] = []) throws -> String {
         let result = try SamlgateProcess.run(
-            ["idp", "issue", "--key", key, "--cert", cert, "--mvpd", "Cablevision", "--user", "alice@example.com",
-             "--attr", "zip=10001", "--attr", "zip=10002", "--attr", "userID=u-1"] + extra)
+            [
+                "idp", "issue", "--key", key, "--cert", cert, "--mvpd", "Cablevision", "--user", "alice@example.com",
+                "--attr", "zip=10001", "--attr", "zip=10002", "--attr", "userID=u-1",
+            ] + extra)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdoutText.hasPrefix("<?xml"))
         return try SamlgateProcess.temporaryFile("response.xml", result.stdout)
@@ -98,8 +100,10 @@ import Testing
     }
 
     @Test func idpFailuresAreReportedWithTheirCodes() throws {
-        let issue = try SamlgateProcess.run(["idp", "issue", "--key", "/nonexistent/key.pem", "--cert", "/nonexistent/cert.pem",
-                                             "--mvpd", "m", "--user", "u"])
+        let issue = try SamlgateProcess.run([
+            "idp", "issue", "--key", "/nonexistent/key.pem", "--cert", "/nonexistent/cert.pem",
+            "--mvpd", "m", "--user", "u",
+        ])
         #expect(issue.status == 1)
         #expect(issue.stderr.contains("samlgate: /nonexistent/key.pem: issue_failed:"))
         let blocker = try SamlgateProcess.temporaryFile("not-a-directory", Data("x".utf8))
@@ -113,7 +117,8 @@ import Testing
         #expect(try SamlgateProcess.run(["verify", "--trust-store", "/tmp", "x.xml"]).status == 2)
         #expect(try SamlgateProcess.run(["verify", "--trust", "/nonexistent.pem", "x.xml"]).status == 2)
         #expect(try SamlgateProcess.run(["idp", "keygen", "--out", "/tmp/x", "--alg", "dsa"]).status == 2)
-        #expect(try SamlgateProcess.run(["idp", "issue", "--key", "k", "--cert", "c", "--mvpd", "m", "--user", "u", "--attr", "novalue"]).status == 2)
+        #expect(
+            try SamlgateProcess.run(["idp", "issue", "--key", "k", "--cert", "c", "--mvpd", "m", "--user", "u", "--attr", "novalue"]).status == 2)
     }
 }
 

@@ -21,7 +21,8 @@ import Testing
 
     /// The evil twin of an assertion: NameID replaced, new ID, its signature removed.
     func evil(_ assertion: String, id: String = "_evil", keepSignature: Bool = false) -> String {
-        var result = assertion
+        var result =
+            assertion
             .replacingFirst("alice@example.com", with: Self.evilUser)
             .replacingFirst("ID=\"\(assertion.assertionID)\"", with: "ID=\"\(id)\"")
         if !keepSignature, result.contains("<ds:Signature") {

@@ -46,17 +46,33 @@ let benchmarks: @Sendable () -> Void = {
     let declarations = (0..<13).map { "xmlns:p\($0)=\"urn:p:\($0)\(filler)\"" }.joined(separator: " ")
     let deepChain = String(repeating: "<d>" + filler + "aaaa", count: 28) + String(repeating: "</d>", count: 28) + "\n"
     let text = String(repeating: "abcdefghij", count: 8) + "\n"
-    var tampered = issue { $0.pretty = true; $0.padToSize = size }
+    var tampered = issue {
+        $0.pretty = true
+        $0.padToSize = size
+    }
     tampered = tampered.replacingOccurrences(of: "bench@example.com", with: "bench@example.org")
     let transforms = compact.replacingOccurrences(
-        of: "</ds:Transforms>", with: String(repeating: "<ds:Transform Algorithm=\"http://www.w3.org/2001/10/xml-exc-c14n#\"/>", count: 3000) + "</ds:Transforms>")
+        of: "</ds:Transforms>",
+        with: String(repeating: "<ds:Transform Algorithm=\"http://www.w3.org/2001/10/xml-exc-c14n#\"/>", count: 3000) + "</ds:Transforms>")
 
     let cases: [(String, [UInt8])] = [
         ("genuine", Array(issue { $0.padToSize = size }.utf8)),
-        ("genuine-pretty", Array(issue { $0.pretty = true; $0.padToSize = size }.utf8)),
+        (
+            "genuine-pretty",
+            Array(
+                issue {
+                    $0.pretty = true
+                    $0.padToSize = size
+                }.utf8)
+        ),
         ("attributes-63-per-element", hostile(attributes64)),
         ("attribute-bomb-refused", hostile(" a=\"\"", prefix: "<x", suffix: "/>")),
-        ("namespaces-26-in-scope", hostile("<p0:e>\(filler)</p0:e>\n", prefix: "<n1 \(declarations)><n2 \(declarations.replacingOccurrences(of: "xmlns:p", with: "xmlns:q"))>", suffix: "</n2></n1>")),
+        (
+            "namespaces-26-in-scope",
+            hostile(
+                "<p0:e>\(filler)</p0:e>\n", prefix: "<n1 \(declarations)><n2 \(declarations.replacingOccurrences(of: "xmlns:p", with: "xmlns:q"))>",
+                suffix: "</n2></n1>")
+        ),
         ("namespace-bomb-refused", hostile(" xmlns:z=\"urn:z\"", prefix: "<x", suffix: "/>")),
         ("depth-28", hostile(deepChain)),
         ("many-elements", hostile("<e>\(filler)</e>\n")),
@@ -78,8 +94,9 @@ let benchmarks: @Sendable () -> Void = {
             normalized.withUnsafeMutableBytes { output in
                 let count = WhitespaceNormalizer.normalize(original, into: output)
                 do throws(VerificationError) {
-                    _ = try verifier.verify(original: original, normalized: UnsafeRawBufferPointer(rebasing: output[..<count]),
-                                            fallback: .equivalentTree, mvpd: mvpd)
+                    _ = try verifier.verify(
+                        original: original, normalized: UnsafeRawBufferPointer(rebasing: output[..<count]),
+                        fallback: .equivalentTree, mvpd: mvpd)
                     return "valid"
                 } catch {
                     return error.code.rawValue
@@ -95,8 +112,10 @@ let benchmarks: @Sendable () -> Void = {
                 normalized.withUnsafeMutableBytes { output in
                     for _ in benchmark.scaledIterations {
                         let count = WhitespaceNormalizer.normalize(original, into: output)
-                        blackHole(try? verifier.verify(original: original, normalized: UnsafeRawBufferPointer(rebasing: output[..<count]),
-                                                      fallback: .equivalentTree, mvpd: mvpd))
+                        blackHole(
+                            try? verifier.verify(
+                                original: original, normalized: UnsafeRawBufferPointer(rebasing: output[..<count]),
+                                fallback: .equivalentTree, mvpd: mvpd))
                     }
                 }
             }

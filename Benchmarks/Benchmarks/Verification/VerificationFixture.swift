@@ -24,7 +24,8 @@ struct VerificationFixture {
         // No replay cache: the same document is verified again and again.
         var libxml2 = VerificationOptions()
         libxml2.nativeCanonicalization = false
-        return VerificationFixture(documents: documents, verifier: Verifier(trustStore: store, replayCache: nil),
-                                   libxml2Verifier: Verifier(trustStore: store, options: libxml2, replayCache: nil))
+        return VerificationFixture(
+            documents: documents, verifier: Verifier(trustStore: store, replayCache: nil),
+            libxml2Verifier: Verifier(trustStore: store, options: libxml2, replayCache: nil))
     }
 }

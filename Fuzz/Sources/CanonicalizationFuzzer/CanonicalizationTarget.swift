@@ -56,7 +56,9 @@ enum CanonicalizationTarget {
             case .notParsed, .declined, .identical:
                 continue
             case .differs(let native, let libxml2):
-                FuzzFailure.violated("native C14N differs from libxml2 (\(native) vs \(libxml2) bytes; comments \(shape.withComments), prefix list \(shape.prefixes.map { "\($0.count) entries" } ?? "none"))")
+                FuzzFailure.violated(
+                    "native C14N differs from libxml2 (\(native) vs \(libxml2) bytes; comments \(shape.withComments), prefix list \(shape.prefixes.map { "\($0.count) entries" } ?? "none"))"
+                )
             case .libxml2Failed:
                 FuzzFailure.violated("native C14N succeeded where libxml2 failed (comments \(shape.withComments))")
             case .shapeNotRecognised:

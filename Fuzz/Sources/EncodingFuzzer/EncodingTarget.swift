@@ -84,7 +84,9 @@ enum EncodingTarget {
 
     static func decoded(_ value: [UInt8]) -> [UInt8]? {
         var out = [UInt8](repeating: 0, count: max(value.count, 4) + 3)
-        guard let count = value.withUnsafeBytes({ raw in out.withUnsafeMutableBytes { try? CookbookDecoder.decode(raw, into: $0) } }) else { return nil }
+        guard let count = value.withUnsafeBytes({ raw in out.withUnsafeMutableBytes { try? CookbookDecoder.decode(raw, into: $0) } }) else {
+            return nil
+        }
         return Array(out[..<count])
     }
 
@@ -110,12 +112,15 @@ enum EncodingTarget {
             xml = once
         }
         if String(validating: xml, as: UTF8.self) != nil,
-           xml.withUnsafeBytes({ WhitespaceNormalizer.isNormalizationResult($0) }) != isNormalizationResult(xml) {
+            xml.withUnsafeBytes({ WhitespaceNormalizer.isNormalizationResult($0) }) != isNormalizationResult(xml)
+        {
             FuzzFailure.violated("isNormalizationResult disagrees with the check on scalars")
         }
         let expected: [UInt8]? = form != .raw && isNormalizationResult(xml) ? xml : xml.withUnsafeBytes { normalized($0) }
         guard let back = decoded(output) else { FuzzFailure.violated("the any-form output does not decode") }
-        if back != expected { FuzzFailure.violated("decoding the output is not the normalized XML (\(back.count) vs \(expected?.count ?? -1) bytes)") }
+        if back != expected {
+            FuzzFailure.violated("decoding the output is not the normalized XML (\(back.count) vs \(expected?.count ?? -1) bytes)")
+        }
         guard let again = output.withUnsafeBytes({ anyForm($0) }) else { FuzzFailure.violated("the any-form output is refused when sent again") }
         if again.form == .raw { FuzzFailure.violated("the any-form output is detected as raw") }
         if again.bytes != output { FuzzFailure.violated("encoding the output again changes it") }

@@ -14,7 +14,8 @@ enum FormBodyTarget {
         FuzzDriver.run { data, size in FormBodyTarget.testOne(data, size) }
     }
 
-    static let unique: [String: String] = Dictionary(uniqueKeysWithValues: ["requestor", "deviceId", "mvpd", "deviceType", "SAMLResponse", "deviceUser", "appId"].map { ($0.lowercased(), $0) })
+    static let unique: [String: String] = Dictionary(
+        uniqueKeysWithValues: ["requestor", "deviceId", "mvpd", "deviceType", "SAMLResponse", "deviceUser", "appId"].map { ($0.lowercased(), $0) })
 
     static func testOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         let body = FuzzDriver.input(data, size)
@@ -25,7 +26,8 @@ enum FormBodyTarget {
         var seen: Set<String> = []
         for field in fields {
             guard field.pair.lowerBound >= previousEnd, field.pair.upperBound <= size,
-                  field.value.lowerBound >= field.pair.lowerBound, field.value.upperBound <= field.pair.upperBound else {
+                field.value.lowerBound >= field.pair.lowerBound, field.value.upperBound <= field.pair.upperBound
+            else {
                 FuzzFailure.violated("field ranges out of order or outside the body")
             }
             previousEnd = field.pair.upperBound

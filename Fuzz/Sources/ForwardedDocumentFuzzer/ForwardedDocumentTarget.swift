@@ -25,8 +25,12 @@ enum ForwardedDocumentTarget {
     }
 
     static let processors = ForwardForm.allCases.map { form in
-        (form, ExchangeProcessor(trustStore: ReloadableTrustStore(FuzzFixture.trustStore), options: VerificationOptions(),
-                                 replayCache: nil, forwardForm: form))
+        (
+            form,
+            ExchangeProcessor(
+                trustStore: ReloadableTrustStore(FuzzFixture.trustStore), options: VerificationOptions(),
+                replayCache: nil, forwardForm: form)
+        )
     }
 
     static let formPrefix = Array("requestor=REF&deviceId=device-1&mvpd=\(FuzzFixture.mvpd)&deviceType=iOS&SAMLResponse=".utf8)
@@ -99,8 +103,9 @@ enum ForwardedDocumentTarget {
                 requireVerifies(original, "\(form): original behind an equivalent forward")
                 let reading = original.withUnsafeBytes { raw in
                     forwarded.withUnsafeBytes { norm in
-                        try? FuzzFixture.verifier.verify(original: raw, normalized: norm, fallback: .equivalentTree,
-                                                         mvpd: FuzzFixture.mvpd, now: FuzzFixture.now)
+                        try? FuzzFixture.verifier.verify(
+                            original: raw, normalized: norm, fallback: .equivalentTree,
+                            mvpd: FuzzFixture.mvpd, now: FuzzFixture.now)
                     }
                 }
                 guard let reading else { FuzzFailure.violated("\(form): equivalent forward not verified again") }

@@ -19,28 +19,28 @@ public enum FuzzFixture {
     public static let attributes: [String: [String]] = ["userID": ["u-12345"], "channelID": ["ESPN", "HBO"]]
 
     public static let certificatePEM = """
------BEGIN CERTIFICATE-----
-MIIC6zCCAdOgAwIBAgIVAM6epCVM5JgSsNV+cmmsmelTCsIwMA0GCSqGSIb3DQEB
-CwUAMC8xETAPBgNVBAoMCHNhbWxnYXRlMRowGAYDVQQDDBFzYW1sZ2F0ZSB0ZXN0
-IElkUDAeFw0yNjExMjUxNzQwMjJaFw0zNjExMjIxODQwMjJaMC8xETAPBgNVBAoM
-CHNhbWxnYXRlMRowGAYDVQQDDBFzYW1sZ2F0ZSB0ZXN0IElkUDCCASIwDQYJKoZI
-hvcNAQEBBQADggEPADCCAQoCggEBAK+CtK/x/utEFKMhXBCJbc5OvphkUMVRj5Gq
-JpirWy7wYJ7GzDciDNwUnx4QPi5W3jGOc0NYfNutfNjq2j4wty2X37F0Th3mQp0w
-OdHGJ9MbdJtE6+Mq8PJjJbVhYwMmkpidsmSqfsBxUxF/TQRJ2HyIOBBmtem9pPMV
-rKaUUj1qa7QjOtGAF5F0nBSgw6nFhxLUwExyibw8FiuYw52issRx9qYakjEoY0nD
-NGjuScRQZR9gCJKUiBy/gdEHEvpLvxCz4epTiFAgXSdex/O0xTXakFFM9byCJiUM
-GVFbDgmfhk/ysUw/WuEagNxw3I7H2PO9e5I1oruQDyWh8w/AaeUCAwEAATANBgkq
-hkiG9w0BAQsFAAOCAQEAFGiZefpLAK40Qhev4U8nHR4vlCU51lpJAnBaqPDM+djv
-9GUJvefem/+WGba6n53azasdlcYUUXWIIKX0ek16duJs+hh0niLtDLwDBdE2G84x
-FTIDcIUjWsUy7VA+MAFybUPRVIBfeYRlC6BifnwbiEtV0hzwrqKCmdR3e9QjB+8d
-AV1FwbcltXXlWy8JDk2hs857UsbYomnrgHLWR7xgTk5AlJRNwsUVIycEoNtmRaRQ
-MAsZZV2R2gdFy73ZhKVJsLKAiMwQEbOsfogl9AIQmI4MZSHV0xSa5fnwducboT3n
-75WYkYvZOGc08yg6GOeEpbFhjrZoYC8jzupJH4uiBQ==
------END CERTIFICATE-----
-"""
+        -----BEGIN CERTIFICATE-----
+        MIIC6zCCAdOgAwIBAgIVAM6epCVM5JgSsNV+cmmsmelTCsIwMA0GCSqGSIb3DQEB
+        CwUAMC8xETAPBgNVBAoMCHNhbWxnYXRlMRowGAYDVQQDDBFzYW1sZ2F0ZSB0ZXN0
+        IElkUDAeFw0yNjExMjUxNzQwMjJaFw0zNjExMjIxODQwMjJaMC8xETAPBgNVBAoM
+        CHNhbWxnYXRlMRowGAYDVQQDDBFzYW1sZ2F0ZSB0ZXN0IElkUDCCASIwDQYJKoZI
+        hvcNAQEBBQADggEPADCCAQoCggEBAK+CtK/x/utEFKMhXBCJbc5OvphkUMVRj5Gq
+        JpirWy7wYJ7GzDciDNwUnx4QPi5W3jGOc0NYfNutfNjq2j4wty2X37F0Th3mQp0w
+        OdHGJ9MbdJtE6+Mq8PJjJbVhYwMmkpidsmSqfsBxUxF/TQRJ2HyIOBBmtem9pPMV
+        rKaUUj1qa7QjOtGAF5F0nBSgw6nFhxLUwExyibw8FiuYw52issRx9qYakjEoY0nD
+        NGjuScRQZR9gCJKUiBy/gdEHEvpLvxCz4epTiFAgXSdex/O0xTXakFFM9byCJiUM
+        GVFbDgmfhk/ysUw/WuEagNxw3I7H2PO9e5I1oruQDyWh8w/AaeUCAwEAATANBgkq
+        hkiG9w0BAQsFAAOCAQEAFGiZefpLAK40Qhev4U8nHR4vlCU51lpJAnBaqPDM+djv
+        9GUJvefem/+WGba6n53azasdlcYUUXWIIKX0ek16duJs+hh0niLtDLwDBdE2G84x
+        FTIDcIUjWsUy7VA+MAFybUPRVIBfeYRlC6BifnwbiEtV0hzwrqKCmdR3e9QjB+8d
+        AV1FwbcltXXlWy8JDk2hs857UsbYomnrgHLWR7xgTk5AlJRNwsUVIycEoNtmRaRQ
+        MAsZZV2R2gdFy73ZhKVJsLKAiMwQEbOsfogl9AIQmI4MZSHV0xSa5fnwducboT3n
+        75WYkYvZOGc08yg6GOeEpbFhjrZoYC8jzupJH4uiBQ==
+        -----END CERTIFICATE-----
+        """
 
     public static let trustStore = TrustStore(providers: [
-        try! IdentityProviderTrust(mvpd: mvpd, certificatesPEM: [certificatePEM], issuer: nil),
+        try! IdentityProviderTrust(mvpd: mvpd, certificatesPEM: [certificatePEM], issuer: nil)
     ])
 
     /// A verifier with the seed key trusted and no replay cache (every input is judged alone).

@@ -33,7 +33,8 @@ struct AddressBlock: Sendable, Equatable {
         if parts.count == 2 {
             let digits = parts[1].utf8
             guard !digits.isEmpty, digits.count <= 3, digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
-                  let number = Int(parts[1]), number <= width else {
+                let number = Int(parts[1]), number <= width
+            else {
                 throw Malformed(reason: "the prefix length must be 0...\(width)")
             }
             prefix = number
@@ -65,8 +66,10 @@ struct AddressBlock: Sendable, Equatable {
         case .v6(let v6):
             var raw = v6.address.sin6_addr
             return withUnsafeBytes(of: &raw) { bytes in
-                (UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
-                 UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
+                (
+                    UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
+                    UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+                )
             }
         case .unixDomainSocket:
             return nil
@@ -85,8 +88,10 @@ struct AddressBlock: Sendable, Equatable {
         var address = in6_addr()
         guard inet_pton(AF_INET6, text, &address) == 1 else { return nil }
         return withUnsafeBytes(of: &address) { bytes in
-            (UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
-             UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
+            (
+                UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
+                UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+            )
         }
     }
 }

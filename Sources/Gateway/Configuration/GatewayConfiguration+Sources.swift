@@ -30,7 +30,8 @@ extension GatewayConfiguration {
         case .upstream:
             for item in value.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !item.isEmpty {
                 guard let url = URL(string: item), url.scheme == "http" || url.scheme == "https", url.host != nil,
-                      url.query == nil else {
+                    url.query == nil
+                else {
                     throw bad("an http(s) base URL such as http://127.0.0.1:9090")
                 }
                 upstreams.append(item.hasSuffix("/") ? String(item.dropLast()) : item)
@@ -67,7 +68,8 @@ extension GatewayConfiguration {
                     replayStore = .redis(try RedisURL(parsing: value))
                 } catch {
                     // The message never repeats the value: it may hold a password.
-                    throw ConfigurationError("\(source): replay-store must be memory or redis://[user:password@]host:port[/db] (or rediss://…): \(error.message)")
+                    throw ConfigurationError(
+                        "\(source): replay-store must be memory or redis://[user:password@]host:port[/db] (or rediss://…): \(error.message)")
                 }
             }
         case .replayStoreFailure:
@@ -171,7 +173,8 @@ extension GatewayConfiguration {
     /// the format to report errors in when the rest of the configuration is broken.
     public static func logFormat(inFile path: String) -> LogFormat? {
         guard let text = try? ConfigurationFile.read(path), let map = (try? Yams.load(yaml: text)) as? [String: Any],
-              let value = map[GatewaySetting.logFormat.fileKey] else { return nil }
+            let value = map[GatewaySetting.logFormat.fileKey]
+        else { return nil }
         return LogFormat(rawValue: scalarText(value).lowercased())
     }
 

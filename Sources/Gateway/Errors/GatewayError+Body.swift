@@ -1,4 +1,5 @@
 import ServerSupport
+
 extension GatewayError {
     /// The enhanced-error JSON body; `trace` is the request id.
     public func jsonBody(trace: String, helpURL: String) -> String {

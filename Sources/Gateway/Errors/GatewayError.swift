@@ -38,13 +38,15 @@ public struct GatewayError: Error, Sendable {
     }
 
     public static func missingParameter(_ name: String) -> GatewayError {
-        GatewayError(status: 400, code: "missing_parameter", message: "the required parameter \(name) is missing or empty",
-                     details: [("parameter", .string(name))])
+        GatewayError(
+            status: 400, code: "missing_parameter", message: "the required parameter \(name) is missing or empty",
+            details: [("parameter", .string(name))])
     }
 
     public static func invalidParameter(_ name: String, _ why: String) -> GatewayError {
-        GatewayError(status: 400, code: "invalid_parameter_value", message: "\(name): \(why)",
-                     details: [("parameter", .string(name))])
+        GatewayError(
+            status: 400, code: "invalid_parameter_value", message: "\(name): \(why)",
+            details: [("parameter", .string(name))])
     }
 
     /// An exchange path with a method the backend does not serve there (answered with `Allow`).
@@ -56,8 +58,9 @@ public struct GatewayError: Error, Sendable {
     public static let unreadableBody = GatewayError(status: 400, code: "malformed_request", message: "the request body could not be read")
 
     public static func bodyTooLarge(_ limit: Int) -> GatewayError {
-        GatewayError(status: 413, code: "body_too_large", message: "the request body exceeds the \(limit)-byte limit",
-                     details: [("limit", .integer(limit))])
+        GatewayError(
+            status: 413, code: "body_too_large", message: "the request body exceeds the \(limit)-byte limit",
+            details: [("limit", .integer(limit))])
     }
 
     /// Every worker busy and the queue full (or the pool stopping during shutdown).

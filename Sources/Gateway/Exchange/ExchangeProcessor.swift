@@ -31,8 +31,11 @@ public struct ExchangeProcessor: Sendable {
 
     /// - Parameter store: the trust snapshot of this request (the one the v2 partner status was
     ///   resolved against); the current one when `nil`.
-    public func prepare(body: ByteBuffer, route: ExchangeRoute, store: TrustStore? = nil, now: Date = Date())
-        -> Result<PreparedExchange, GatewayError> {
+    public func prepare(
+        body: ByteBuffer, route: ExchangeRoute, store: TrustStore? = nil, now: Date = Date()
+    )
+        -> Result<PreparedExchange, GatewayError>
+    {
         let store = store ?? trustStore.current
         return body.withUnsafeReadableBytes { bytes in
             Result { () throws(GatewayError) in try prepare(bytes, route: route, store: store, now: now) }
@@ -60,8 +63,9 @@ public struct ExchangeProcessor: Sendable {
             }
             mvpd = try text("mvpd")
             guard store.provider(for: mvpd) != nil else {
-                throw GatewayError(status: 400, code: "unknown_mvpd", message: "no trust configuration for this MVPD",
-                                   details: [("parameter", .string("mvpd"))])
+                throw GatewayError(
+                    status: 400, code: "unknown_mvpd", message: "no trust configuration for this MVPD",
+                    details: [("parameter", .string("mvpd"))])
             }
         case .v2(let named):
             mvpd = named
@@ -103,9 +107,10 @@ public struct ExchangeProcessor: Sendable {
         let verifier = Verifier(trustStore: store, options: options, replayCache: replayCache)
         let verified: VerifiedResponse
         do throws(VerificationError) {
-            verified = try verifier.verify(original: xml, normalized: normalized,
-                                           fallback: forwardForm == .signaturePreserving ? .original : .equivalentTree,
-                                           mvpd: mvpd, now: now)
+            verified = try verifier.verify(
+                original: xml, normalized: normalized,
+                fallback: forwardForm == .signaturePreserving ? .original : .equivalentTree,
+                mvpd: mvpd, now: now)
         } catch {
             throw GatewayError(error)
         }
@@ -130,6 +135,7 @@ public struct ExchangeProcessor: Sendable {
         }
         let encoded = DispatchTime.now().uptimeNanoseconds
         return PreparedExchange(
-            upstreamBody: out, mvpd: mvpd, form: form, normalization: outcome, keyFingerprint: verified.keyFingerprint, replayClaim: verified.replayClaim, parseNanos: parsed - start, verifyNanos: checked - parsed, encodeNanos: encoded - checked)
+            upstreamBody: out, mvpd: mvpd, form: form, normalization: outcome, keyFingerprint: verified.keyFingerprint,
+            replayClaim: verified.replayClaim, parseNanos: parsed - start, verifyNanos: checked - parsed, encodeNanos: encoded - checked)
     }
 }

@@ -23,9 +23,10 @@ public enum FormBody {
     /// - Parameter unique: the names given at most once, keyed by their lower-case form.
     public static func parse(_ body: UnsafeRawBufferPointer, unique: [String: String]) throws(GatewayError) -> [FormField] {
         if offset(of: UInt8(ascii: ";"), in: body, from: 0, to: body.count) != body.count {
-            throw GatewayError(status: 400, code: "invalid_parameter_value",
-                               message: "the form body holds a raw `;` (escape it as %3B): some parsers split fields on it",
-                               details: [("parameter", .string("(body)"))])
+            throw GatewayError(
+                status: 400, code: "invalid_parameter_value",
+                message: "the form body holds a raw `;` (escape it as %3B): some parsers split fields on it",
+                details: [("parameter", .string("(body)"))])
         }
         var fields: [FormField] = []
         var seen: Set<String> = []
@@ -39,8 +40,9 @@ public enum FormBody {
                 let name = try decodeText(nameBytes, field: "(parameter name)")
                 let valueStart = min(equals + 1, end)
                 guard fields.count < maximumFields else {
-                    throw GatewayError(status: 400, code: "invalid_parameter_value", message: "the form has more than \(maximumFields) fields",
-                                       details: [("parameter", .string("(body)"))])
+                    throw GatewayError(
+                        status: 400, code: "invalid_parameter_value", message: "the form has more than \(maximumFields) fields",
+                        details: [("parameter", .string("(body)"))])
                 }
                 let folded = name.lowercased()
                 if let canonical = unique[folded] {

@@ -30,8 +30,9 @@ public enum PartnerStatusHeader {
     public static func mvpd(for verdict: PartnerStatusVerdict, trustStore: TrustStore) throws(GatewayError) -> String {
         let id = try grantedProvider(verdict)
         guard let mvpd = trustStore.mvpd(forPlatformMappingID: id) else {
-            throw GatewayError(status: 400, code: "unknown_mvpd", message: "no trust configuration for the provider the partner status names",
-                               details: [("parameter", .string(name))])
+            throw GatewayError(
+                status: 400, code: "unknown_mvpd", message: "no trust configuration for the provider the partner status names",
+                details: [("parameter", .string(name))])
         }
         return mvpd
     }
@@ -55,21 +56,26 @@ public enum PartnerStatusHeader {
         case .granted(let id):
             return id
         case .permissionError(let code):
-            throw GatewayError(status: 400, code: "VSA503",
-                               message: "the VSA framework reported an error" + (code.map { " (code \($0))" } ?? ""),
-                               action: .none)
+            throw GatewayError(
+                status: 400, code: "VSA503",
+                message: "the VSA framework reported an error" + (code.map { " (code \($0))" } ?? ""),
+                action: .none)
         case .denied:
-            throw GatewayError(status: 403, code: "VSA403", message: "the user did not grant access to the TV provider account",
-                               action: .authentication)
+            throw GatewayError(
+                status: 403, code: "VSA403", message: "the user did not grant access to the TV provider account",
+                action: .authentication)
         case .undetermined(let status):
-            throw GatewayError(status: 403, code: "VSA404", message: "access to the TV provider account is \(status)",
-                               action: .authentication)
+            throw GatewayError(
+                status: 403, code: "VSA404", message: "access to the TV provider account is \(status)",
+                action: .authentication)
         case .providerError(let code):
-            throw GatewayError(status: 400, code: "APPL_ERROR",
-                               message: "the VSA framework reported a provider error" + (code.map { " (code \($0))" } ?? ""))
+            throw GatewayError(
+                status: 400, code: "APPL_ERROR",
+                message: "the VSA framework reported a provider error" + (code.map { " (code \($0))" } ?? ""))
         case .expired:
-            throw GatewayError(status: 401, code: "APPL_ERROR", message: "the TV provider profile on the device has expired",
-                               action: .authentication)
+            throw GatewayError(
+                status: 401, code: "APPL_ERROR", message: "the TV provider profile on the device has expired",
+                action: .authentication)
         case .unreadable(let why):
             throw GatewayError.invalidParameter(name, why)
         }

@@ -113,8 +113,9 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     init(core: GatewayCore, pool: UpstreamConnectionPool) {
         self.core = core
         self.pool = pool
-        deadlines = ClientDeadlines(idle: Self.amount(core.configuration.idleTimeout),
-                                    header: Self.amount(core.configuration.headerTimeout), now: .now())
+        deadlines = ClientDeadlines(
+            idle: Self.amount(core.configuration.idleTimeout),
+            header: Self.amount(core.configuration.headerTimeout), now: .now())
     }
 
     private static func amount(_ seconds: Double) -> TimeAmount {
@@ -198,8 +199,9 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
             // Parsed once: routed on, and forwarded, in this one spelling (see ``RequestTarget``).
             (target, authority) = try RequestTarget.parse(requestLine: head.uri)
             if head.headers["host"].count > 1 {
-                throw GatewayError(status: 400, code: "duplicate_header", message: "the header Host is given more than once",
-                                   details: [("header", .string("Host"))])
+                throw GatewayError(
+                    status: 400, code: "duplicate_header", message: "the header Host is given more than once",
+                    details: [("header", .string("Host"))])
             }
         } catch {
             request?.route = "invalid_target"
@@ -209,8 +211,9 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         request?.authority = authority ?? head.headers.first(name: "host")
         if !Self.hasPlainFraming(head) {
             request?.route = "invalid_request"
-            refuse(GatewayError(status: 400, code: "invalid_request", message: "the only transfer coding accepted is chunked"),
-                   closing: true)
+            refuse(
+                GatewayError(status: 400, code: "invalid_request", message: "the only transfer coding accepted is chunked"),
+                closing: true)
             return
         }
         switch GatewayRoute.classify(method: head.method, path: target.path) {
@@ -376,8 +379,10 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
             refuse(error)
         case .success(let prepared):
             core.metrics.exchange(prepared)
-            core.metrics.stage("queue", nanos: DispatchTime.now().uptimeNanoseconds - queued
-                - prepared.parseNanos - prepared.verifyNanos - prepared.encodeNanos)
+            core.metrics.stage(
+                "queue",
+                nanos: DispatchTime.now().uptimeNanoseconds - queued
+                    - prepared.parseNanos - prepared.verifyNanos - prepared.encodeNanos)
             guard let shared = core.sharedReplayStore, let claim = prepared.replayClaim else {
                 forwardExchange(prepared, start: start)
                 return
@@ -474,9 +479,11 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     private func refuse(_ error: GatewayError, closing: Bool = false, extraHeaders: [(String, String)] = []) {
         guard let current = request else { return }
         core.metrics.error(code: error.code)
-        core.logger.notice("refused", metadata: [
-            "request_id": .string(current.requestID), "code": .string(error.code), "status": .stringConvertible(error.status),
-        ])
+        core.logger.notice(
+            "refused",
+            metadata: [
+                "request_id": .string(current.requestID), "code": .string(error.code), "status": .stringConvertible(error.status),
+            ])
         var headers = extraHeaders
         if let retryAfter = error.retryAfter { headers.append(("Retry-After", String(retryAfter))) }
         if closing || current.expectsContinue && !current.bodyEnded { request?.closeAfterResponse = true }
@@ -524,8 +531,9 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         current.responseStarted = true
         current.status = status
         let version = Self.predates11(current.head.version) ? current.head.version : .http1_1
-        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: version, status: HTTPResponseStatus(statusCode: status), headers: headers))),
-                      promise: nil)
+        context.write(
+            wrapOutboundOut(.head(HTTPResponseHead(version: version, status: HTTPResponseStatus(statusCode: status), headers: headers))),
+            promise: nil)
         if current.head.method != .HEAD { context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
         endResponse()
     }
@@ -567,10 +575,12 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         guard current.route != "metrics" && current.route != "healthz" && current.route != "readyz" else { return }
         let elapsed = DispatchTime.now().uptimeNanoseconds - current.started
         core.metrics.stage("total", nanos: elapsed)
-        core.logger.info("request", metadata: [
-            "request_id": .string(current.requestID), "route": .string(current.route), "method": .string(current.head.method.rawValue),
-            "status": .stringConvertible(current.status), "duration_us": .stringConvertible(elapsed / 1000),
-        ])
+        core.logger.info(
+            "request",
+            metadata: [
+                "request_id": .string(current.requestID), "route": .string(current.route), "method": .string(current.head.method.rawValue),
+                "status": .stringConvertible(current.status), "duration_us": .stringConvertible(elapsed / 1000),
+            ])
     }
 
     // MARK: connection events
@@ -679,9 +689,11 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         let requestID = RequestID.make(incoming: nil, fresh: &requestIDs)
         core.metrics.error(code: error.code)
         core.metrics.request(route: "header_timeout", status: error.status)
-        core.logger.notice("refused", metadata: [
-            "request_id": .string(requestID), "code": .string(error.code), "status": .stringConvertible(error.status),
-        ])
+        core.logger.notice(
+            "refused",
+            metadata: [
+                "request_id": .string(requestID), "code": .string(error.code), "status": .stringConvertible(error.status),
+            ])
         let body = ByteBuffer(string: error.jsonBody(trace: requestID, helpURL: core.configuration.helpURL))
         let headers = HTTPHeaders([
             ("Content-Type", "application/json"), ("Content-Length", String(body.readableBytes)),

@@ -64,7 +64,10 @@ public enum ProxyHeaders {
         for (fieldName, value) in fields {
             let name = fieldName.lowercased()
             if hopByHop.contains(name) || tokens.contains(name) || Self.replaced.contains(name) || Self.routeOverrides.contains(name)
-                || (!trusted && Self.hopClaims.contains(name)) { continue }
+                || (!trusted && Self.hopClaims.contains(name))
+            {
+                continue
+            }
             switch name {
             case "x-forwarded-for":
                 if trusted { forwardedFor = forwardedFor.map { $0 + ", " + value } ?? value }

@@ -3,7 +3,8 @@
 enum RequestID {
     static func make(incoming: String?, fresh: inout RequestIDSequence) -> String {
         if let incoming, (1...128).contains(incoming.utf8.count),
-           incoming.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) {
+            incoming.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") })
+        {
             return incoming
         }
         return fresh.next()

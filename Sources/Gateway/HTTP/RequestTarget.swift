@@ -69,9 +69,10 @@ struct RequestTarget: Sendable, Equatable {
     static func parse(_ bytes: UnsafeBufferPointer<UInt8>) throws(GatewayError) -> RequestTarget {
         guard let first = bytes.first else { throw refusal("the request target is empty") }
         guard first == UInt8(ascii: "/") else {
-            throw refusal(first == UInt8(ascii: "*")
-                ? "asterisk-form targets (`*`) are not forwarded"
-                : "only origin-form targets (a path starting with `/`) are accepted")
+            throw refusal(
+                first == UInt8(ascii: "*")
+                    ? "asterisk-form targets (`*`) are not forwarded"
+                    : "only origin-form targets (a path starting with `/`) are accepted")
         }
         let queryStart = bytes.firstIndex(of: UInt8(ascii: "?"))
         let pathEnd = queryStart ?? bytes.count
@@ -109,15 +110,20 @@ struct RequestTarget: Sendable, Equatable {
                 case .kept:
                     out.append(contentsOf: [UInt8(ascii: "%"), hexDigits[Int(high)], hexDigits[Int(low)]])
                 case .refused:
-                    throw refusal(value == UInt8(ascii: "%") ? "double-encoded path (`%25`)"
-                        : "an escaped character that is not accepted in a path (`/`, `\\`, `?`, `#`, `;`, control or non-ASCII)")
+                    throw refusal(
+                        value == UInt8(ascii: "%")
+                            ? "double-encoded path (`%25`)"
+                            : "an escaped character that is not accepted in a path (`/`, `\\`, `?`, `#`, `;`, control or non-ASCII)")
                 }
                 i += 3
             } else {
                 guard pathCharacters[Int(byte)] else {
-                    throw refusal(byte == UInt8(ascii: "#") ? "a fragment (`#`) is not part of a request target"
-                        : byte == UInt8(ascii: ";") ? "path parameters (`;`) are not accepted"
-                        : "a character that is not allowed in a path segment")
+                    throw refusal(
+                        byte == UInt8(ascii: "#")
+                            ? "a fragment (`#`) is not part of a request target"
+                            : byte == UInt8(ascii: ";")
+                                ? "path parameters (`;`) are not accepted"
+                                : "a character that is not allowed in a path segment")
                 }
                 out.append(byte)
                 i += 1
@@ -164,8 +170,10 @@ struct RequestTarget: Sendable, Equatable {
                 continue
             }
             guard queryCharacters[Int(byte)] else {
-                throw refusal(byte == UInt8(ascii: "#") ? "a fragment (`#`) is not part of a request target"
-                    : "a character that is not allowed in a query")
+                throw refusal(
+                    byte == UInt8(ascii: "#")
+                        ? "a fragment (`#`) is not part of a request target"
+                        : "a character that is not allowed in a query")
             }
             decoded.append(byte)
             i += 1

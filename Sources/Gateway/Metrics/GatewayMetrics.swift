@@ -1,7 +1,7 @@
 import CoreMetrics
+import Prometheus
 import SAMLEncoding
 import SAMLVerification
-import Prometheus
 
 /// The gateway's metrics, through swift-metrics with a Prometheus factory owned by this gateway
 /// (not the process-wide bootstrap, so several gateways — tests — never share counters).
@@ -160,8 +160,10 @@ public final class GatewayMetrics: Sendable {
         CoreMetrics.Counter(label: "samlgate_metadata_refresh_total", dimensions: [("source", source), ("result", result)], factory: factory)
             .increment()
         if let reason {
-            CoreMetrics.Counter(label: "samlgate_metadata_refresh_failures_total", dimensions: [("source", source), ("reason", reason)],
-                                factory: factory).increment()
+            CoreMetrics.Counter(
+                label: "samlgate_metadata_refresh_failures_total", dimensions: [("source", source), ("reason", reason)],
+                factory: factory
+            ).increment()
         } else {
             CoreMetrics.Gauge(label: "samlgate_metadata_last_refresh_timestamp_seconds", dimensions: [("source", source)], factory: factory)
                 .record(time.rounded())

@@ -35,14 +35,18 @@ public final class SharedReplayStore: Sendable {
     /// otherwise log one line per exchange).
     let openWarnings = WarningThrottle()
 
-    init(url: RedisURL, configuration: GatewayConfiguration, metrics: GatewayMetrics, logger: Logger,
-         eventLoopGroup: any EventLoopGroup) throws(ConfigurationError) {
+    init(
+        url: RedisURL, configuration: GatewayConfiguration, metrics: GatewayMetrics, logger: Logger,
+        eventLoopGroup: any EventLoopGroup
+    ) throws(ConfigurationError) {
         let timeout = TimeAmount.nanoseconds(Int64(configuration.replayStoreTimeout * 1e9))
         do {
-            client = try RESPClient(url: url, eventLoopGroup: eventLoopGroup, connectionsPerLoop: configuration.replayStoreConnections,
-                                    connectTimeout: timeout, commandTimeout: timeout, trustedCertificatesFile: configuration.replayStoreCA)
+            client = try RESPClient(
+                url: url, eventLoopGroup: eventLoopGroup, connectionsPerLoop: configuration.replayStoreConnections,
+                connectTimeout: timeout, commandTimeout: timeout, trustedCertificatesFile: configuration.replayStoreCA)
         } catch {
-            throw ConfigurationError("replay-store: TLS to Redis cannot be set up (replay-store-ca: \(configuration.replayStoreCA ?? "system roots")): \(error)")
+            throw ConfigurationError(
+                "replay-store: TLS to Redis cannot be set up (replay-store-ca: \(configuration.replayStoreCA ?? "system roots")): \(error)")
         }
         failurePolicy = configuration.replayStoreFailure
         self.metrics = metrics
@@ -87,8 +91,10 @@ public final class SharedReplayStore: Sendable {
             // The reason only: nothing about the assertion or the client. At most one line a
             // second; the counter above has every one.
             if let suppressed = openWarnings.admit() {
-                var metadata: Logger.Metadata = ["code": "replay_store_unavailable", "reason": .string(error.kind.rawValue),
-                                                 "suppressed": .stringConvertible(suppressed)]
+                var metadata: Logger.Metadata = [
+                    "code": "replay_store_unavailable", "reason": .string(error.kind.rawValue),
+                    "suppressed": .stringConvertible(suppressed),
+                ]
                 if let reply = error.reply { metadata["reply"] = .string(reply) }
                 logger.warning("replay store unavailable; assertion accepted unrecorded (replay-store-failure: open)", metadata: metadata)
             }
@@ -122,7 +128,8 @@ public final class SharedReplayStore: Sendable {
                 let needs = command == "SET" ? "; the replay store sends SET key 1 NX PX <ms>, which needs Redis 2.6.12 or later" : ""
                 return .unsupported("\(url) rejected \(command) as an unknown command or syntax\(reply)\(needs)")
             case (.server, "SELECT"?):
-                return .unsupported("\(url) refused SELECT \(client.url.database)\(reply): the database does not exist there (or Redis runs in cluster mode)")
+                return .unsupported(
+                    "\(url) refused SELECT \(client.url.database)\(reply): the database does not exist there (or Redis runs in cluster mode)")
             default:
                 let why: String
                 switch error.kind {
@@ -132,10 +139,12 @@ public final class SharedReplayStore: Sendable {
                 case .server: why = "Redis refused the command\(reply)"
                 default: why = "Redis did not answer (\(error.kind.rawValue))"
                 }
-                logger.error("replay store not usable at start-up; starting anyway, replay-store-failure applies until it is", metadata: [
-                    "code": "replay_store_unavailable", "replay_store": .string(url), "reason": .string(error.kind.rawValue),
-                    "reply": .string(error.reply ?? ""), "policy": .string(failurePolicy.rawValue), "detail": .string(why),
-                ])
+                logger.error(
+                    "replay store not usable at start-up; starting anyway, replay-store-failure applies until it is",
+                    metadata: [
+                        "code": "replay_store_unavailable", "replay_store": .string(url), "reason": .string(error.kind.rawValue),
+                        "reply": .string(error.reply ?? ""), "policy": .string(failurePolicy.rawValue), "detail": .string(why),
+                    ])
                 return .unavailable(why)
             }
         }

@@ -75,14 +75,16 @@ struct MetadataFetcher: Sendable {
                 } catch {
                     throw Self.failure(error, limit: source.sizeLimit)
                 }
-                let fresh = MetadataValidators(etag: MetadataValidators.usable(response.headers.first(name: "ETag")),
-                                               lastModified: MetadataValidators.usable(response.headers.first(name: "Last-Modified")))
+                let fresh = MetadataValidators(
+                    etag: MetadataValidators.usable(response.headers.first(name: "ETag")),
+                    lastModified: MetadataValidators.usable(response.headers.first(name: "Last-Modified")))
                 return .fetched(Array(buffer: body), fresh)
             case 304:
                 return .notModified
             case 301, 302, 303, 307, 308:
                 guard let location = response.headers.first(name: "Location"), let next = URL(string: location, relativeTo: url)?.absoluteURL,
-                      let scheme = next.scheme?.lowercased(), scheme == "https" || (scheme == "http" && plainHTTPAllowed), next.host != nil else {
+                    let scheme = next.scheme?.lowercased(), scheme == "https" || (scheme == "http" && plainHTTPAllowed), next.host != nil
+                else {
                     throw MetadataFetchFailure(.httpStatus, "HTTP \(response.status.code): a redirect to a location this source may not use")
                 }
                 url = next

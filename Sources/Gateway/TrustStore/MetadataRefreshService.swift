@@ -84,10 +84,12 @@ struct MetadataRefreshService: Service {
             return true
         } catch {
             core.metrics.metadataRefresh(source: source.name, result: "failed", reason: error.reason.rawValue, at: 0)
-            core.logger.warning("metadata refresh failed; keeping the last good copy", metadata: [
-                "code": .string(error.code), "source": .string(source.name), "reason": .string(error.reason.rawValue),
-                "error": .string(error.message), "cached": .stringConvertible(source.hasCachedCopy),
-            ])
+            core.logger.warning(
+                "metadata refresh failed; keeping the last good copy",
+                metadata: [
+                    "code": .string(error.code), "source": .string(source.name), "reason": .string(error.reason.rawValue),
+                    "error": .string(error.message), "cached": .stringConvertible(source.hasCachedCopy),
+                ])
             return false
         }
     }

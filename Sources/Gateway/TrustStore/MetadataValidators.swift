@@ -15,7 +15,8 @@ struct MetadataValidators: Equatable, Sendable {
     static func read(for copy: String) -> MetadataValidators {
         let fm = FileManager.default
         guard fm.fileExists(atPath: copy), let data = fm.contents(atPath: path(for: copy)),
-              let text = String(data: data, encoding: .utf8) else { return MetadataValidators() }
+            let text = String(data: data, encoding: .utf8)
+        else { return MetadataValidators() }
         var validators = MetadataValidators()
         for line in text.split(separator: "\n") {
             guard let colon = line.firstIndex(of: ":") else { continue }
@@ -38,7 +39,8 @@ struct MetadataValidators: Equatable, Sendable {
     /// A header value goes back to the source verbatim: one without control characters only.
     static func usable(_ value: String?) -> String? {
         guard let value, !value.isEmpty, value.count <= 1024,
-              value.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7F }) else { return nil }
+            value.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7F })
+        else { return nil }
         return value
     }
 }

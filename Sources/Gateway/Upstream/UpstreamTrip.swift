@@ -73,8 +73,10 @@ final class UpstreamTrip {
     /// - Parameters:
     ///   - head: method, path (without the endpoint's prefix) and headers; `Host` is added per endpoint.
     ///   - body: the whole body when it is in memory (then ``send(_:)`` and ``end()`` are not used).
-    init(client: UpstreamClient, pool: UpstreamConnectionPool, head: HTTPRequestHead, body: ByteBuffer?,
-         delegate: any UpstreamTripDelegate, logger: Logger) {
+    init(
+        client: UpstreamClient, pool: UpstreamConnectionPool, head: HTTPRequestHead, body: ByteBuffer?,
+        delegate: any UpstreamTripDelegate, logger: Logger
+    ) {
         self.client = client
         self.pool = pool
         self.head = head
@@ -352,9 +354,11 @@ final class UpstreamTrip {
     /// Counts a failure against an endpoint: metrics, the log, and passive health.
     private func record(_ failure: UpstreamFailure, endpoint: UpstreamEndpoint) {
         client.metrics.upstreamError(endpoint: endpoint.baseURL, kind: failure.kind)
-        logger.warning("upstream request failed", metadata: [
-            "upstream": .string(endpoint.baseURL), "failure": .string(failure.kind.rawValue), "attempt": .stringConvertible(attempt),
-        ])
+        logger.warning(
+            "upstream request failed",
+            metadata: [
+                "upstream": .string(endpoint.baseURL), "failure": .string(failure.kind.rawValue), "attempt": .stringConvertible(attempt),
+            ])
         if failure.kind.marksUnhealthy { endpoint.markFailed(coolDownNanos: client.coolDownNanos) }
     }
 

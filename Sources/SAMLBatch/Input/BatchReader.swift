@@ -40,7 +40,7 @@ final class BatchReader {
                 let name = RecordSource.name(of: path)
                 do {
                     read(try FileByteSource.open(path: path, regularOnly: inDirectory), name: name)
-                } catch where error.code == RecordError.Code.skippedInput.rawValue {
+                } catch  where error.code == RecordError.Code.skippedInput.rawValue {
                     builder.fail(RecordSource(path: name, locator: .whole), error)
                 } catch {
                     unreadable(name, error)

@@ -1,5 +1,5 @@
-import SAMLEncoding
 import NIOCore
+import SAMLEncoding
 
 /// The batch tool's streaming readers on bytes in memory, for the `batch-readers` fuzz target
 /// (`Fuzz/`, docs/robustness.md). Not used by `samlgate batch`.
@@ -46,7 +46,8 @@ import NIOCore
         do throws(RecordError) {
             return try har.forEachEntry { _, entry throws(RecordError) in
                 guard case .bytes(let bytes) = entry, UTF8Validator.firstInvalidOffset(in: bytes) == nil,
-                      let value = try? JSONValue.parse(bytes) else { return }
+                    let value = try? JSONValue.parse(bytes)
+                else { return }
                 _ = try? HARExchange.extract(from: value)
             }
         } catch {

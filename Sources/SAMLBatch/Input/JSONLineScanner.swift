@@ -65,7 +65,9 @@ struct JSONLineScanner {
                     var failure: RecordError?
                     payload.writeWithUnsafeMutableBytes(minimumWritableBytes: content.count) { region in
                         if !escaped {
-                            if !content.isEmpty { region.baseAddress!.copyMemory(from: line.baseAddress! + content.lowerBound, byteCount: content.count) }
+                            if !content.isEmpty {
+                                region.baseAddress!.copyMemory(from: line.baseAddress! + content.lowerBound, byteCount: content.count)
+                            }
                             return content.count
                         }
                         do throws(RecordError) {

@@ -67,7 +67,8 @@ final class BatchProgress: Sendable {
         let elapsed = max((ContinuousClock.now - started).seconds, 0.001)
         let read = bytesRead.load(ordering: .relaxed)
         let rate = Double(read) / elapsed
-        var text = "\(records.load(ordering: .relaxed)) records, \(Self.megabytes(read)) MB read, "
+        var text =
+            "\(records.load(ordering: .relaxed)) records, \(Self.megabytes(read)) MB read, "
             + "\(Self.decimal(rate / 1e6)) MB/s, \(failures.load(ordering: .relaxed)) errors"
         if let totalBytes, totalBytes > 0 {
             let fraction = min(Double(read) / Double(totalBytes), 1)

@@ -92,8 +92,9 @@ struct RecordFormatter: Sendable {
     /// link. Such a cell gets a leading `'`, the usual defence, which spreadsheets show as text.
     static func csvCell(_ text: String) -> String {
         var text = text
-        if let first = text.utf8.first, first == UInt8(ascii: "=") || first == UInt8(ascii: "+") || first == UInt8(ascii: "-")
-            || first == UInt8(ascii: "@") || first == 0x09 || first == 0x0D
+        if let first = text.utf8.first,
+            first == UInt8(ascii: "=") || first == UInt8(ascii: "+") || first == UInt8(ascii: "-")
+                || first == UInt8(ascii: "@") || first == 0x09 || first == 0x0D
         {
             text = "'" + text
         }

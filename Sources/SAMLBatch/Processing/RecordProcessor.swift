@@ -97,7 +97,9 @@ struct RecordProcessor: Sendable {
 
     /// The XML a value stands for: the value itself when raw, else its decoding into `scratch`
     /// (surrounding whitespace, such as a file's last newline, trimmed first).
-    private func xmlBytes(_ value: UnsafeRawBufferPointer, form: SAMLForm, scratch: UnsafeMutableRawBufferPointer) throws(RecordError) -> UnsafeRawBufferPointer {
+    private func xmlBytes(
+        _ value: UnsafeRawBufferPointer, form: SAMLForm, scratch: UnsafeMutableRawBufferPointer
+    ) throws(RecordError) -> UnsafeRawBufferPointer {
         var start = 0
         var end = value.count
         if form != .raw {
@@ -114,9 +116,11 @@ struct RecordProcessor: Sendable {
     /// the decoded one, when the cookbook already normalized it), verified itself or proven the
     /// same tree as the verified original (never a verdict on other bytes than those encoded).
     /// `xml` is valid UTF-8 (the encoder checked it).
-    private func verify(_ xml: UnsafeRawBufferPointer, decodedFrom form: SAMLForm, record: BatchRecord,
-                        _ verification: BatchVerification,
-                        normalizedScratch: UnsafeMutableRawBufferPointer) throws(RecordError) -> VerificationFields {
+    private func verify(
+        _ xml: UnsafeRawBufferPointer, decodedFrom form: SAMLForm, record: BatchRecord,
+        _ verification: BatchVerification,
+        normalizedScratch: UnsafeMutableRawBufferPointer
+    ) throws(RecordError) -> VerificationFields {
         let mvpd = try verification.mvpd(for: record.mvpd)
         let count = try wrap { () throws(SAMLEncodingError) in
             try WhitespaceNormalizer.normalizeValidating(xml, decodedFrom: form, into: normalizedScratch)

@@ -96,11 +96,14 @@ import CXMLSec
         return xmlReadMemory(base.assumingMemoryBound(to: CChar.self), Int32(document.count), nil, "UTF-8", parseOptions)
     }
 
-    private mutating func compare(_ doc: UnsafeMutablePointer<xmlDoc>, apex: XMLTree.Node, excluded: XMLTree.Node?, withComments: Bool,
-                                  prefixes: UnsafeMutablePointer<UnsafeMutablePointer<xmlChar>?>?) -> Outcome {
+    private mutating func compare(
+        _ doc: UnsafeMutablePointer<xmlDoc>, apex: XMLTree.Node, excluded: XMLTree.Node?, withComments: Bool,
+        prefixes: UnsafeMutablePointer<UnsafeMutablePointer<xmlChar>?>?
+    ) -> Outcome {
         native.reset()
-        let handled = canonicalizer.canonicalize(apex: apex, excluding: excluded, withComments: withComments,
-                                                 inclusivePrefixes: prefixes, into: native)
+        let handled = canonicalizer.canonicalize(
+            apex: apex, excluding: excluded, withComments: withComments,
+            inclusivePrefixes: prefixes, into: native)
         // The node set as xmlsec's transforms build it (see ``SignedSubtree``).
         guard var set = xmlSecNodeSetGetChildren(doc, apex, withComments ? 1 : 0, 0) else { return .libxml2Failed }
         if let excluded, let invert = xmlSecNodeSetGetChildren(doc, excluded, 1, 1) {
@@ -108,7 +111,8 @@ import CXMLSec
         }
         defer { xmlSecNodeSetDestroy(set) }
         guard let recognised = SignedSubtree(set), recognised.apex == apex, recognised.excluded == excluded,
-            recognised.keepsComments == withComments else { return .shapeNotRecognised }
+            recognised.keepsComments == withComments
+        else { return .shapeNotRecognised }
         guard handled else { return .declined }
         guard let buffer = xmlBufferCreate() else { return .libxml2Failed }
         defer { xmlBufferFree(buffer) }

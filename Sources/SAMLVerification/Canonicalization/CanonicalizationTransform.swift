@@ -22,7 +22,8 @@ enum CanonicalizationTransform {
             let thread = VerificationThreadContext.existing(), thread.nativeCanonicalization,
             let subtree = SignedSubtree(nodes),
             let bytes = thread.canonicalize(subtree, withComments: withComments != 0 && subtree.keepsComments, inclusivePrefixes: prefixes),
-            let size = UInt32(exactly: bytes.count) else { return 0 }
+            let size = UInt32(exactly: bytes.count)
+        else { return 0 }
         let rc: Int32
         if let next = transform.pointee.next {
             rc = xmlSecTransformPushBin(next, bytes.baseAddress, size, 1, transformCtx)

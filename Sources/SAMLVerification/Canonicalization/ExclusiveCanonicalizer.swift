@@ -39,11 +39,14 @@ struct ExclusiveCanonicalizer {
     /// (after whatever it already holds). `inclusivePrefixes` is the NULL-terminated
     /// `InclusiveNamespaces` prefix list, or nil. Returns `false`, with `out` in an
     /// unspecified state, when the document or list holds something left to libxml2.
-    mutating func canonicalize(apex: XMLTree.Node, excluding excluded: XMLTree.Node?, withComments: Bool,
-                               inclusivePrefixes: UnsafeMutablePointer<UnsafeMutablePointer<xmlChar>?>? = nil,
-                               into out: CanonicalBuffer) -> Bool {
+    mutating func canonicalize(
+        apex: XMLTree.Node, excluding excluded: XMLTree.Node?, withComments: Bool,
+        inclusivePrefixes: UnsafeMutablePointer<UnsafeMutablePointer<xmlChar>?>? = nil,
+        into out: CanonicalBuffer
+    ) -> Bool {
         guard apex.pointee.type == XML_ELEMENT_NODE, let doc = apex.pointee.doc,
-            Self.documentIsPlain(doc) else { return false }
+            Self.documentIsPlain(doc)
+        else { return false }
         inclusive.removeAll(keepingCapacity: true)
         if let list = inclusivePrefixes {
             var index = 0

@@ -48,7 +48,8 @@ enum DocumentEquivalence {
                     break
                 }
                 guard let upA = cursorA.pointee.parent, upA.pointee.type == XML_ELEMENT_NODE,
-                      let upB = cursorB.pointee.parent, upB.pointee.type == XML_ELEMENT_NODE else {
+                    let upB = cursorB.pointee.parent, upB.pointee.type == XML_ELEMENT_NODE
+                else {
                     // Past the last top-level node: both walks are complete.
                     return true
                 }
@@ -65,7 +66,8 @@ enum DocumentEquivalence {
     private static func significant(_ node: UnsafeMutablePointer<xmlNode>?) -> UnsafeMutablePointer<xmlNode>? {
         var node = node
         while let current = node, current.pointee.type == XML_TEXT_NODE || current.pointee.type == XML_CDATA_SECTION_NODE,
-              WhitespaceCanonicalText.isEmpty(current.pointee.content) {
+            WhitespaceCanonicalText.isEmpty(current.pointee.content)
+        {
             node = current.pointee.next
         }
         return node
@@ -114,7 +116,8 @@ enum DocumentEquivalence {
             var childB = attrB.pointee.children
             while let textA = childA, let textB = childB {
                 guard textA.pointee.type == XML_TEXT_NODE, textB.pointee.type == XML_TEXT_NODE,
-                      sameString(textA.pointee.content, textB.pointee.content) else { return false }
+                    sameString(textA.pointee.content, textB.pointee.content)
+                else { return false }
                 childA = textA.pointee.next
                 childB = textB.pointee.next
             }

@@ -49,7 +49,8 @@ enum IDAttribute {
         var p = value
         while p.pointee != 0 {
             let c = p.pointee
-            let ok = (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || (c >= 0x30 && c <= 0x39)
+            let ok =
+                (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || (c >= 0x30 && c <= 0x39)
                 || c == 0x5F || c == 0x2E || c == 0x2D || c >= 0x80
             guard ok else { return false }
             p += 1

@@ -28,7 +28,9 @@ enum MarkupScanner {
         func count(at offset: Int) throws(VerificationError) {
             items += 1
             if items > itemBudget {
-                throw VerificationError(.tooManyNodes, "more than \(itemBudget) elements, attributes, comments and processing instructions in \(n) bytes (at byte \(offset))")
+                throw VerificationError(
+                    .tooManyNodes,
+                    "more than \(itemBudget) elements, attributes, comments and processing instructions in \(n) bytes (at byte \(offset))")
             }
         }
         // Declarations of each open element, and their sum.
@@ -53,7 +55,7 @@ enum MarkupScanner {
             case UInt8(ascii: "?"):
                 i = try skip(bytes, past: "?>", from: i + 1)
             case UInt8(ascii: "/"):
-                items -= 1 // an end tag is part of its element
+                items -= 1  // an end tag is part of its element
                 let end = try skip(bytes, past: ">", from: i + 1)
                 for j in i..<end where bytes[j] == 0x3C || bytes[j] == 0x22 || bytes[j] == 0x27 {
                     throw malformed(at: j)
@@ -85,15 +87,20 @@ enum MarkupScanner {
                         if nameStart >= 0 && isNamespaceDeclaration(bytes, from: nameStart) {
                             local += 1
                             guard local <= limits.namespaceDeclarationsPerElement else {
-                                throw VerificationError(.tooManyNamespaces, "an element declares more than \(limits.namespaceDeclarationsPerElement) namespaces (at byte \(i))")
+                                throw VerificationError(
+                                    .tooManyNamespaces,
+                                    "an element declares more than \(limits.namespaceDeclarationsPerElement) namespaces (at byte \(i))")
                             }
                             guard inScope + local <= limits.namespaceDeclarationsInScope else {
-                                throw VerificationError(.tooManyNamespaces, "more than \(limits.namespaceDeclarationsInScope) namespace declarations in scope (at byte \(i))")
+                                throw VerificationError(
+                                    .tooManyNamespaces,
+                                    "more than \(limits.namespaceDeclarationsInScope) namespace declarations in scope (at byte \(i))")
                             }
                         } else {
                             attributes += 1
                             guard attributes <= limits.attributesPerElement else {
-                                throw VerificationError(.tooManyAttributes, "an element has more than \(limits.attributesPerElement) attributes (at byte \(i))")
+                                throw VerificationError(
+                                    .tooManyAttributes, "an element has more than \(limits.attributesPerElement) attributes (at byte \(i))")
                             }
                         }
                         guard let close = memchr(base + i + 1, Int32(byte), n - i - 1) else { throw malformed(at: i) }

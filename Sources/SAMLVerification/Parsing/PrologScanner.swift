@@ -28,7 +28,8 @@ enum PrologScanner {
             if next == UInt8(ascii: "?") {
                 guard let end = find(bytes, from: i + 2, "?>") else { return }
                 if i + 5 < n && bytes[i + 2] == UInt8(ascii: "x") && bytes[i + 3] == UInt8(ascii: "m") && bytes[i + 4] == UInt8(ascii: "l")
-                    && isBlank(bytes[i + 5]) {
+                    && isBlank(bytes[i + 5])
+                {
                     try checkDeclaredEncoding(UnsafeRawBufferPointer(rebasing: bytes[(i + 5)..<(end - 2)]))
                 }
                 i = end

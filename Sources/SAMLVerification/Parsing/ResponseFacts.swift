@@ -43,7 +43,8 @@ struct ResponseFacts {
         destination = XMLTree.attribute(response, "Destination")
         inResponseTo = XMLTree.attribute(response, "InResponseTo")
         if let status = try XMLTree.uniqueChild(response, "Status", ns: samlp),
-            let code = try XMLTree.uniqueChild(status, "StatusCode", ns: samlp) {
+            let code = try XMLTree.uniqueChild(status, "StatusCode", ns: samlp)
+        {
             statusCode = XMLTree.attribute(code, "Value")
             if let sub = try XMLTree.uniqueChild(code, "StatusCode", ns: samlp) {
                 subStatusCode = XMLTree.attribute(sub, "Value")

@@ -17,11 +17,14 @@ enum SecureXMLParser {
     /// whatever the XML declaration claims. A declared UTF-7 or BOM-less UTF-16 document would
     /// otherwise be decoded into markup (a DOCTYPE, say) that the byte-level prolog scan never
     /// saw, and what we verify would not be the bytes the backend receives.
-    static let options: Int32 = Int32(bitPattern: XML_PARSE_NONET.rawValue | XML_PARSE_NOERROR.rawValue
-        | XML_PARSE_NOWARNING.rawValue | XML_PARSE_IGNORE_ENC.rawValue)
+    static let options: Int32 = Int32(
+        bitPattern: XML_PARSE_NONET.rawValue | XML_PARSE_NOERROR.rawValue
+            | XML_PARSE_NOWARNING.rawValue | XML_PARSE_IGNORE_ENC.rawValue)
 
-    static func parse(_ bytes: UnsafeRawBufferPointer, limits: MarkupLimits, maxDepth: Int,
-                      context: VerificationThreadContext) throws(VerificationError) -> ParsedDocument {
+    static func parse(
+        _ bytes: UnsafeRawBufferPointer, limits: MarkupLimits, maxDepth: Int,
+        context: VerificationThreadContext
+    ) throws(VerificationError) -> ParsedDocument {
         try PrologScanner.rejectDoctype(bytes)
         try MarkupScanner.check(bytes, limits: limits, maxDepth: maxDepth)
         guard let base = bytes.baseAddress, bytes.count > 0 else {
@@ -49,11 +52,13 @@ enum SecureXMLParser {
         }
         let code = error.pointee.code
         if code == Int32(XML_ERR_INTERNAL_ERROR.rawValue), let message = error.pointee.message,
-            String(cString: message).hasPrefix("Excessive depth") {
+            String(cString: message).hasPrefix("Excessive depth")
+        {
             return VerificationError(.tooDeep, "elements nest deeper than 256 levels")
         }
         if code == Int32(XML_ERR_ENTITY_LOOP.rawValue) || code == Int32(XML_WAR_UNDECLARED_ENTITY.rawValue)
-            || code == Int32(XML_ERR_UNDECLARED_ENTITY.rawValue) {
+            || code == Int32(XML_ERR_UNDECLARED_ENTITY.rawValue)
+        {
             return VerificationError(.forbiddenDTD, "entity references are not accepted")
         }
         return VerificationError(.malformedXML, "not well-formed XML (libxml2 error \(code) at line \(error.pointee.line))")

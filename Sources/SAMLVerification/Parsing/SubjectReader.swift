@@ -13,7 +13,9 @@
 package enum SubjectReader {
     /// The trimmed full text of the NameID; `nil` when the response has none. Throws when the
     /// bytes are not a response of the shape the verifier accepts.
-    package static func nameID(_ bytes: UnsafeRawBufferPointer, options: VerificationOptions = VerificationOptions()) throws(VerificationError) -> String? {
+    package static func nameID(
+        _ bytes: UnsafeRawBufferPointer, options: VerificationOptions = VerificationOptions()
+    ) throws(VerificationError) -> String? {
         let context = try VerificationThreadContext.current()
         let document = try SecureXMLParser.parse(bytes, limits: options.markupLimits, maxDepth: options.maxDepth, context: context)
         let structure = try ResponseStructure(document: document, maxDepth: options.maxDepth)

@@ -57,7 +57,8 @@ enum XMLTree {
     static func attribute(_ node: Node, _ name: StaticString) -> String? {
         // Fast path: the value is a single text node (always so without entities).
         if let attr = attributeNode(node, name), let text = attr.pointee.children, text.pointee.next == nil,
-            text.pointee.type == XML_TEXT_NODE, let content = text.pointee.content {
+            text.pointee.type == XML_TEXT_NODE, let content = text.pointee.content
+        {
             return String(cString: content)
         }
         guard let raw = xmlGetNoNsProp(node, name.utf8Start) else { return nil }
@@ -93,7 +94,8 @@ enum XMLTree {
     static func textContent(_ node: Node) -> String {
         // Fast path: exactly one text child and nothing else (no comment, CDATA or element).
         if let only = node.pointee.children, only.pointee.next == nil, only.pointee.type == XML_TEXT_NODE,
-            let content = only.pointee.content {
+            let content = only.pointee.content
+        {
             return String(cString: content)
         }
         guard let raw = xmlNodeGetContent(node) else { return "" }

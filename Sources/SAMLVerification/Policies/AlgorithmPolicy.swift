@@ -65,20 +65,22 @@ struct AlgorithmPolicy: Sendable {
         var ok = true
         // samlgate's exc-c14n classes replaced xmlsec's in its registry (see CanonicalizationTransform).
         let c14n: [xmlSecTransformId?] = [cxmlsec_exc_c14n_klass(), cxmlsec_exc_c14n_with_comments_klass()]
-        var signatureTransforms: [xmlSecTransformId?] = c14n + [
-            xmlSecOpenSSLTransformRsaSha256GetKlass(),
-            xmlSecOpenSSLTransformRsaSha384GetKlass(),
-            xmlSecOpenSSLTransformRsaSha512GetKlass(),
-            xmlSecOpenSSLTransformEcdsaSha256GetKlass(),
-            xmlSecOpenSSLTransformEcdsaSha384GetKlass(),
-            xmlSecOpenSSLTransformEcdsaSha512GetKlass(),
-        ]
-        var referenceTransforms: [xmlSecTransformId?] = c14n + [
-            xmlSecTransformEnvelopedGetKlass(),
-            xmlSecOpenSSLTransformSha256GetKlass(),
-            xmlSecOpenSSLTransformSha384GetKlass(),
-            xmlSecOpenSSLTransformSha512GetKlass(),
-        ]
+        var signatureTransforms: [xmlSecTransformId?] =
+            c14n + [
+                xmlSecOpenSSLTransformRsaSha256GetKlass(),
+                xmlSecOpenSSLTransformRsaSha384GetKlass(),
+                xmlSecOpenSSLTransformRsaSha512GetKlass(),
+                xmlSecOpenSSLTransformEcdsaSha256GetKlass(),
+                xmlSecOpenSSLTransformEcdsaSha384GetKlass(),
+                xmlSecOpenSSLTransformEcdsaSha512GetKlass(),
+            ]
+        var referenceTransforms: [xmlSecTransformId?] =
+            c14n + [
+                xmlSecTransformEnvelopedGetKlass(),
+                xmlSecOpenSSLTransformSha256GetKlass(),
+                xmlSecOpenSSLTransformSha384GetKlass(),
+                xmlSecOpenSSLTransformSha512GetKlass(),
+            ]
         if allowSHA1 {
             signatureTransforms.append(xmlSecOpenSSLTransformRsaSha1GetKlass())
             signatureTransforms.append(xmlSecOpenSSLTransformEcdsaSha1GetKlass())

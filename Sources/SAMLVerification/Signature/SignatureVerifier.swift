@@ -32,10 +32,13 @@ enum SignatureVerifier {
         }
         let nativeBefore = context.nativeCanonicalizations
         do {
-            return try verifyWithKeys(signature: signature, owner: owner, ownerID: ownerID, document: document, keys: keys,
-                                      preferredKey: preferredKey, algorithms: algorithms, context: context)
-        } catch where algorithms.nativeCanonicalization && algorithms.retryWithLibxml2
-            && context.nativeCanonicalizations != nativeBefore && (error.code == .signatureInvalid || error.code == .keyNotTrusted) {
+            return try verifyWithKeys(
+                signature: signature, owner: owner, ownerID: ownerID, document: document, keys: keys,
+                preferredKey: preferredKey, algorithms: algorithms, context: context)
+        } catch
+            where algorithms.nativeCanonicalization && algorithms.retryWithLibxml2
+            && context.nativeCanonicalizations != nativeBefore && (error.code == .signatureInvalid || error.code == .keyNotTrusted)
+        {
             // Before rejecting, let libxml2 canonicalize: a genuine response must never fail
             // because the two canonicalizers differ. Its verdict is the one reported. Only when
             // the native canonicalizer produced something: when it declined (or never got that
@@ -44,8 +47,9 @@ enum SignatureVerifier {
             context.canonicalizationRetries += 1
             var libxml2 = algorithms
             libxml2.nativeCanonicalization = false
-            return try verifyWithKeys(signature: signature, owner: owner, ownerID: ownerID, document: document, keys: keys,
-                                      preferredKey: preferredKey, algorithms: libxml2, context: context)
+            return try verifyWithKeys(
+                signature: signature, owner: owner, ownerID: ownerID, document: document, keys: keys,
+                preferredKey: preferredKey, algorithms: libxml2, context: context)
         }
     }
 
@@ -67,8 +71,10 @@ enum SignatureVerifier {
         }
         var keyMismatches = 0
         for index in order {
-            switch try attempt(signature: signature, owner: owner, ownerID: ownerID, document: document,
-                               key: keys[index], algorithms: algorithms, ctx: context.dsig) {
+            switch try attempt(
+                signature: signature, owner: owner, ownerID: ownerID, document: document,
+                key: keys[index], algorithms: algorithms, ctx: context.dsig)
+            {
             case .verified:
                 return index
             case .wrongKey:
@@ -76,8 +82,9 @@ enum SignatureVerifier {
                 continue
             }
         }
-        throw VerificationError(.keyNotTrusted,
-                                "the signature does not verify with any of the \(keys.count) trusted key(s) (signed with another key, or SignedInfo altered)")
+        throw VerificationError(
+            .keyNotTrusted,
+            "the signature does not verify with any of the \(keys.count) trusted key(s) (signed with another key, or SignedInfo altered)")
     }
 
     private enum Outcome {

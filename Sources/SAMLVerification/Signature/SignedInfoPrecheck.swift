@@ -76,8 +76,9 @@ enum SignedInfoPrecheck {
                     try requireAllowed(transform, "transform", algorithms.isAllowedTransform)
                     let algorithm = XMLTree.attribute(transform, "Algorithm") ?? ""
                     guard seen.count < Self.maximumTransforms, !seen.contains(algorithm) else {
-                        throw VerificationError(.algorithmNotAllowed,
-                                                "a Reference may apply at most \(Self.maximumTransforms) transforms, each once")
+                        throw VerificationError(
+                            .algorithmNotAllowed,
+                            "a Reference may apply at most \(Self.maximumTransforms) transforms, each once")
                     }
                     seen.append(algorithm)
                 }

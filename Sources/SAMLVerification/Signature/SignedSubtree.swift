@@ -32,10 +32,11 @@ struct SignedSubtree {
             let set = member.pointee
             seen += 1
             guard seen <= Self.maxMembers, set.op == xmlSecNodeSetIntersection, set.children == nil,
-                set.doc == nodes.pointee.doc else { return nil }
+                set.doc == nodes.pointee.doc
+            else { return nil }
             switch set.type {
             case xmlSecNodeSetNormal where set.nodes == nil:
-                break // all nodes
+                break  // all nodes
             case xmlSecNodeSetTree, xmlSecNodeSetTreeWithoutComments:
                 guard apex == nil, let element = Self.singleElement(set.nodes) else { return nil }
                 apex = element
@@ -65,7 +66,8 @@ struct SignedSubtree {
 
     private static func singleElement(_ set: UnsafeMutablePointer<xmlNodeSet>?) -> XMLTree.Node? {
         guard let set, set.pointee.nodeNr == 1, let table = set.pointee.nodeTab, let node = table[0],
-            node.pointee.type == XML_ELEMENT_NODE else { return nil }
+            node.pointee.type == XML_ELEMENT_NODE
+        else { return nil }
         return node
     }
 }

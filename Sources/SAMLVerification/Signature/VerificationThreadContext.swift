@@ -69,11 +69,16 @@ final class VerificationThreadContext {
     /// Canonicalizes `subtree` natively into this thread's buffer; `nil` when the
     /// canonicalizer declines (the caller then uses libxml2). The bytes are valid until the
     /// next call on this thread.
-    func canonicalize(_ subtree: SignedSubtree, withComments: Bool,
-                      inclusivePrefixes: UnsafeMutablePointer<UnsafeMutablePointer<xmlChar>?>?) -> UnsafeBufferPointer<UInt8>? {
+    func canonicalize(
+        _ subtree: SignedSubtree, withComments: Bool,
+        inclusivePrefixes: UnsafeMutablePointer<UnsafeMutablePointer<xmlChar>?>?
+    ) -> UnsafeBufferPointer<UInt8>? {
         canonical.reset()
-        guard canonicalizer.canonicalize(apex: subtree.apex, excluding: subtree.excluded, withComments: withComments,
-                                         inclusivePrefixes: inclusivePrefixes, into: canonical) else {
+        guard
+            canonicalizer.canonicalize(
+                apex: subtree.apex, excluding: subtree.excluded, withComments: withComments,
+                inclusivePrefixes: inclusivePrefixes, into: canonical)
+        else {
             return nil
         }
         nativeCanonicalizations += 1

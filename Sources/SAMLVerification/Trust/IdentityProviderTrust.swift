@@ -26,9 +26,11 @@ public struct IdentityProviderTrust: Sendable {
     /// …`); the MVPD then waits for the next good fetch. Shown by `trust list` and logged at load.
     public let cachedCopyProblem: String?
 
-    public init(mvpd: String, keys: [TrustedKey], issuer: String? = nil, platformMappingID: String? = nil,
-                entityID: String? = nil, validUntil: Date? = nil, source: String = "pem", metadataSource: MetadataSource? = nil,
-                cachedCopyProblem: String? = nil) {
+    public init(
+        mvpd: String, keys: [TrustedKey], issuer: String? = nil, platformMappingID: String? = nil,
+        entityID: String? = nil, validUntil: Date? = nil, source: String = "pem", metadataSource: MetadataSource? = nil,
+        cachedCopyProblem: String? = nil
+    ) {
         self.mvpd = mvpd
         self.keys = keys
         self.issuer = issuer

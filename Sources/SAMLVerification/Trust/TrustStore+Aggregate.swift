@@ -37,9 +37,11 @@ extension TrustStore {
         }
         guard hasLocal || remote != nil || hasMap else { return Aggregate() }
         guard (hasLocal || remote != nil) && hasMap else {
-            throw TrustStoreError(.metadataEntityMissing, hasMap
-                ? "metadata.map has no metadata.xml or metadata.url (the aggregate) beside it"
-                : "an aggregate (metadata.xml or metadata.url) needs metadata.map (lines '<mvpd> <entityID>') beside it")
+            throw TrustStoreError(
+                .metadataEntityMissing,
+                hasMap
+                    ? "metadata.map has no metadata.xml or metadata.url (the aggregate) beside it"
+                    : "an aggregate (metadata.xml or metadata.url) needs metadata.map (lines '<mvpd> <entityID>') beside it")
         }
         let mapping = try readMetadataMap(mapPath)
         let signers = try metadataSigners(base.appendingPathComponent(metadataSignerFile).path, label: metadataSignerFile)
@@ -59,7 +61,8 @@ extension TrustStore {
         var problem: String?
         if remote.hasCachedCopy {
             do {
-                let entities = try MetadataReader.read(path: remote.cachePath, label: label, limit: MetadataReader.aggregateFileLimit, signers: signers)
+                let entities = try MetadataReader.read(
+                    path: remote.cachePath, label: label, limit: MetadataReader.aggregateFileLimit, signers: signers)
                 resolved = try resolve(mapping, in: entities)
             } catch {
                 problem = error.description
@@ -67,7 +70,8 @@ extension TrustStore {
         }
         var aggregate = Aggregate(source: remote)
         for (mvpd, _) in mapping {
-            aggregate.members[mvpd] = AggregateMember(entity: resolved[mvpd], label: label, kind: "remote-aggregate", source: remote, problem: problem)
+            aggregate.members[mvpd] = AggregateMember(
+                entity: resolved[mvpd], label: label, kind: "remote-aggregate", source: remote, problem: problem)
         }
         return aggregate
     }
@@ -101,7 +105,9 @@ extension TrustStore {
 
     /// MVPD id → the entity the mapping names for it. An aggregate listing a mapped `entityID`
     /// twice is refused: which of the two speaks for the MVPD would be an accident of order.
-    static func resolve(_ mapping: [(mvpd: String, entityID: String)], in entities: [MetadataEntity]) throws(TrustStoreError) -> [String: MetadataEntity] {
+    static func resolve(
+        _ mapping: [(mvpd: String, entityID: String)], in entities: [MetadataEntity]
+    ) throws(TrustStoreError) -> [String: MetadataEntity] {
         var byID: [String: [MetadataEntity]] = [:]
         for entity in entities { byID[entity.entityID, default: []].append(entity) }
         var resolved: [String: MetadataEntity] = [:]

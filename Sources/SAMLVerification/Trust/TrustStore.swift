@@ -87,17 +87,23 @@ public final class TrustStore: Sendable {
             providers.append(provider)
         }
         for (name, member) in aggregate.members.sorted(by: { $0.key < $1.key }) {
-            providers.append(try provider(name, pemKeys: [], entity: member.entity, metadataLabel: member.label, source: member.kind,
-                                          remote: aggregate.source, problem: member.problem, issuer: nil, mapping: nil, existing: providers))
+            providers.append(
+                try provider(
+                    name, pemKeys: [], entity: member.entity, metadataLabel: member.label, source: member.kind,
+                    remote: aggregate.source, problem: member.problem, issuer: nil, mapping: nil, existing: providers))
         }
         return TrustStore(providers: providers, metadataSources: sources)
     }
 
     /// One `<directory>/<name>/`: its PEM files, its metadata file (or fetched copy) or the
     /// aggregate's entity mapped to it, its one-line files.
-    private static func loadEntry(_ name: String, _ dir: URL, aggregated: AggregateMember?, cache: String?,
-                                  existing: [IdentityProviderTrust]) throws(TrustStoreError) -> IdentityProviderTrust {
-        let files = ((try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []).filter { $0.hasSuffix(".pem") && $0 != metadataSignerFile }.sorted()
+    private static func loadEntry(
+        _ name: String, _ dir: URL, aggregated: AggregateMember?, cache: String?,
+        existing: [IdentityProviderTrust]
+    ) throws(TrustStoreError) -> IdentityProviderTrust {
+        let files = ((try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []).filter {
+            $0.hasSuffix(".pem") && $0 != metadataSignerFile
+        }.sorted()
         var keys: [TrustedKey] = []
         for file in files {
             let path = dir.appendingPathComponent(file).path
@@ -119,7 +125,8 @@ public final class TrustStore: Sendable {
         var problem = aggregated?.problem
         let local = FileManager.default.fileExists(atPath: metadataPath)
         if (local || remote != nil) && aggregated != nil {
-            throw TrustStoreError("\(name) has its own \(local ? metadataFile : MetadataSource.urlFile) and an entity in the aggregate's metadata.map; keep one")
+            throw TrustStoreError(
+                "\(name) has its own \(local ? metadataFile : MetadataSource.urlFile) and an entity in the aggregate's metadata.map; keep one")
         }
         if local && remote != nil {
             throw TrustStoreError(.metadataSourceInvalid, "\(name) has both \(metadataFile) and \(MetadataSource.urlFile); keep one")
@@ -147,10 +154,11 @@ public final class TrustStore: Sendable {
         guard !keys.isEmpty || entity != nil || remote != nil || aggregated != nil else {
             throw TrustStoreError("trust store entry \(name) has no .pem file, metadata.xml or metadata.url")
         }
-        return try provider(name, pemKeys: keys, entity: entity, metadataLabel: label, source: sources.joined(separator: "+"),
-                            remote: remote ?? aggregated?.source, problem: problem,
-                            issuer: try oneLineFile(dir.appendingPathComponent("issuer").path),
-                            mapping: try oneLineFile(dir.appendingPathComponent("platform-mapping-id").path), existing: existing)
+        return try provider(
+            name, pemKeys: keys, entity: entity, metadataLabel: label, source: sources.joined(separator: "+"),
+            remote: remote ?? aggregated?.source, problem: problem,
+            issuer: try oneLineFile(dir.appendingPathComponent("issuer").path),
+            mapping: try oneLineFile(dir.appendingPathComponent("platform-mapping-id").path), existing: existing)
     }
 
     /// The one entity of an MVPD's own metadata file at `path`, checked with the signer pinned
@@ -187,17 +195,20 @@ public final class TrustStore: Sendable {
 
     /// The trust of one MVPD from its PEM keys and metadata entity. With neither (a fetched
     /// source with no good copy yet) it has no keys and is not ready.
-    private static func provider(_ name: String, pemKeys: [TrustedKey], entity: MetadataEntity?, metadataLabel: String, source: String,
-                                 remote: MetadataSource?, problem: String? = nil, issuer: String?, mapping: String?,
-                                 existing: [IdentityProviderTrust]) throws(TrustStoreError) -> IdentityProviderTrust {
+    private static func provider(
+        _ name: String, pemKeys: [TrustedKey], entity: MetadataEntity?, metadataLabel: String, source: String,
+        remote: MetadataSource?, problem: String? = nil, issuer: String?, mapping: String?,
+        existing: [IdentityProviderTrust]
+    ) throws(TrustStoreError) -> IdentityProviderTrust {
         var keys = pemKeys
         if let entity { keys += try Self.keys(of: entity, label: metadataLabel) }
         if let other = existing.first(where: { $0.platformMappingID == (mapping ?? name) }) {
             throw TrustStoreError("trust store entries \(other.mvpd) and \(name) share the platform-mapping-id \(mapping ?? name)")
         }
-        return IdentityProviderTrust(mvpd: name, keys: keys, issuer: issuer ?? entity?.entityID, platformMappingID: mapping,
-                                     entityID: entity?.entityID, validUntil: entity?.validUntil, source: source, metadataSource: remote,
-                                     cachedCopyProblem: problem)
+        return IdentityProviderTrust(
+            mvpd: name, keys: keys, issuer: issuer ?? entity?.entityID, platformMappingID: mapping,
+            entityID: entity?.entityID, validUntil: entity?.validUntil, source: source, metadataSource: remote,
+            cachedCopyProblem: problem)
     }
 
     /// `metadata.xml`: an MVPD's metadata, or beside the entries the aggregate; also the name of

@@ -42,7 +42,8 @@ enum MetadataReader {
         return try result.get()
     }
 
-    private static func entities(_ buffer: UnsafeRawBufferPointer, label: String, signers: [TrustedKey]?) throws(TrustStoreError) -> [MetadataEntity] {
+    private static func entities(_ buffer: UnsafeRawBufferPointer, label: String, signers: [TrustedKey]?) throws(TrustStoreError) -> [MetadataEntity]
+    {
         func failure(_ code: TrustStoreError.Code, _ error: VerificationError) -> TrustStoreError {
             TrustStoreError(code, "\(label): \(error.code.rawValue): \(error.message)")
         }
@@ -104,7 +105,8 @@ enum MetadataReader {
         var certificates: [String] = []
         for role in XMLTree.childElements(node)
         where XMLTree.isElement(role, "IDPSSODescriptor", ns: SAMLNamespace.metadataNS)
-            || XMLTree.isElement(role, "AttributeAuthorityDescriptor", ns: SAMLNamespace.metadataNS) {
+            || XMLTree.isElement(role, "AttributeAuthorityDescriptor", ns: SAMLNamespace.metadataNS)
+        {
             until = try earliest(until, role)
             for descriptor in XMLTree.children(role, "KeyDescriptor", ns: SAMLNamespace.metadataNS) {
                 if let use = XMLTree.attribute(descriptor, "use"), use != "signing" { continue }

@@ -9,8 +9,10 @@ import CXMLSec
 /// The signature covers the root, so every entity, role and certificate read afterwards
 /// (direct children only) is signed content.
 enum MetadataSignature {
-    static func verify(_ document: borrowing ParsedDocument, root: XMLTree.Node, signers: [TrustedKey],
-                       context: VerificationThreadContext) throws(VerificationError) {
+    static func verify(
+        _ document: borrowing ParsedDocument, root: XMLTree.Node, signers: [TrustedKey],
+        context: VerificationThreadContext
+    ) throws(VerificationError) {
         var rootID: UnsafePointer<xmlChar>?
         try register(root, document.doc, depth: 1, rootID: &rootID)
         guard let rootID else {
@@ -27,8 +29,10 @@ enum MetadataSignature {
 
     /// Registers the IDs of `node` and every element below it. Depth is bounded by the parse
     /// (``MetadataReader/maxDepth``), so the recursion is too.
-    private static func register(_ node: XMLTree.Node, _ doc: UnsafeMutablePointer<xmlDoc>, depth: Int,
-                                 rootID: inout UnsafePointer<xmlChar>?) throws(VerificationError) {
+    private static func register(
+        _ node: XMLTree.Node, _ doc: UnsafeMutablePointer<xmlDoc>, depth: Int,
+        rootID: inout UnsafePointer<xmlChar>?
+    ) throws(VerificationError) {
         let id = try IDAttribute.register(node, in: doc)
         if depth == 1 { rootID = id }
         var child = try IDAttribute.nextElement(from: node.pointee.children)

@@ -50,26 +50,30 @@ public struct MetadataSource: Sendable, Equatable {
             return nil
         }
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http",
-              url.host?.isEmpty == false, url.user == nil, url.password == nil, url.fragment == nil else {
+            url.host?.isEmpty == false, url.user == nil, url.password == nil, url.fragment == nil
+        else {
             throw TrustStoreError(.metadataSourceInvalid, "\(label(mvpd, urlFile)): expected an https:// URL without credentials")
         }
         let signed = FileManager.default.fileExists(atPath: directory + TrustStore.metadataSignerFile)
         guard scheme == "https" || signed else {
             // Plain HTTP is what federations use for signed aggregates; without a pinned signer
             // anyone on the path could substitute keys.
-            throw TrustStoreError(.metadataSourceInvalid,
-                                  "\(label(mvpd, urlFile)): http:// is accepted only with a pinned \(TrustStore.metadataSignerFile) beside it")
+            throw TrustStoreError(
+                .metadataSourceInvalid,
+                "\(label(mvpd, urlFile)): http:// is accepted only with a pinned \(TrustStore.metadataSignerFile) beside it")
         }
         var refresh: TimeInterval?
         if let text = try TrustStore.oneLineFile(directory + refreshFile) {
             guard let seconds = TimeInterval(text), refreshRange.contains(seconds) else {
-                throw TrustStoreError(.metadataSourceInvalid,
-                                      "\(label(mvpd, refreshFile)): expected seconds in \(refreshRange.lowerBound)...\(Int(refreshRange.upperBound))")
+                throw TrustStoreError(
+                    .metadataSourceInvalid,
+                    "\(label(mvpd, refreshFile)): expected seconds in \(refreshRange.lowerBound)...\(Int(refreshRange.upperBound))")
             }
             refresh = seconds
         }
         guard let cache else {
-            throw TrustStoreError(.metadataSourceInvalid, "\(label(mvpd, urlFile)) needs a metadata cache (setting metadata-cache) for its fetched copies")
+            throw TrustStoreError(
+                .metadataSourceInvalid, "\(label(mvpd, urlFile)) needs a metadata cache (setting metadata-cache) for its fetched copies")
         }
         var cachePath = URL(fileURLWithPath: cache, isDirectory: true)
         if let mvpd { cachePath.appendPathComponent(mvpd, isDirectory: true) }
@@ -125,7 +129,8 @@ public struct MetadataSource: Sendable, Equatable {
                 // Over plain HTTP the signature is all that protects the keys, and it never
                 // expires: without validUntil, anyone on the path could serve an old signed copy
                 // (keys since rotated out, perhaps compromised) for ever.
-                throw TrustStoreError(.metadataMalformed, "\(fetched): entity \(entity.entityID) has no validUntil; metadata fetched over http:// must carry one")
+                throw TrustStoreError(
+                    .metadataMalformed, "\(fetched): entity \(entity.entityID) has no validUntil; metadata fetched over http:// must carry one")
             }
             if let validUntil = entity.validUntil, validUntil <= now {
                 throw TrustStoreError(.metadataExpired, "\(fetched): entity \(entity.entityID) passed its validUntil \(validUntil.ISO8601Format())")
