@@ -448,6 +448,9 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
 
     func tripFinished() {
         request?.trip = nil
+        // A backend may answer before it has read the whole body: the rest of it is dropped, and
+        // the request is complete once it has arrived (``endOfBody()``).
+        if let current = request, !current.bodyEnded { current.body = .discard }
         endResponse()
     }
 
