@@ -140,18 +140,23 @@ struct UpstreamFailureTests {
         await early.stop()
     }
 
-    @Test("upstream answering before the body's end has arrived: the connection stays usable, the next request on it is answered")
-    func answerBeforeBodyEndKeepsConnection() async throws {
+    @Test(
+        "upstream answering before the body's end has arrived: the connection stays usable, the next request on it is answered",
+        arguments: [
+            ("Content-Length: 10\r\n\r\nhello", "world"),
+            ("Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n", "5\r\nworld\r\n0\r\n\r\n"),
+        ])
+    func answerBeforeBodyEndKeepsConnection(firstHalf: String, secondHalf: String) async throws {
         let early = try await FaultyUpstream.start(.answerBeforeBody(emptyAnswer: false))
         try await withHarness(upstreamURL: early.url) { h in
             let port = try #require(URLComponents(string: h.gatewayURL)?.port)
             let connection = try RawConnection(port: port, readTimeout: Int(TestTiming.seconds(10)))
             // Half the body; the whole answer arrives before the other half is sent (a client that
             // wrote its whole body before reading keeps the connection the same way).
-            try await connection.write("POST /upload HTTP/1.1\r\nHost: h\r\nContent-Length: 10\r\n\r\nhello")
+            try await connection.write("POST /upload HTTP/1.1\r\nHost: h\r\n" + firstHalf)
             let answer = try #require(try await connection.readAnswer())
             #expect(answer.status == 413)
-            try await connection.write("world")
+            try await connection.write(secondHalf)
             // Was: the request never completed once its body ended after the answer, and this one
             // waited behind it for ever.
             try await connection.write("GET /healthz HTTP/1.1\r\nHost: h\r\n\r\n")
