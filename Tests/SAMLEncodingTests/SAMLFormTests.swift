@@ -63,6 +63,18 @@ import Testing
         }
     }
 
+    /// Fuzz finding `encoding` #2: the 48-byte prefix detection decodes could end inside a
+    /// multi-byte whitespace scalar after a BOM, and the cookbook's own value of a raw document
+    /// was refused as not XML. Every cut position of U+2006 (three bytes) and U+00A0 (two).
+    @Test(arguments: 0..<3, ["\u{2006}", "\u{A0}"])
+    func whitespaceCutByThePrefixIsStillWhitespace(pad: Int, space: String) throws {
+        let xml = "\u{FEFF}" + String(repeating: " ", count: pad) + String(repeating: space, count: 30) + "<r/>"
+        let (form, value) = try Fast.encodeAnyForm(Array(xml.utf8))
+        #expect(form == .raw)
+        let again = try Fast.encodeAnyForm(Array(value.utf8))
+        #expect(again.1 == value)
+    }
+
     @Test func base64OfNonUTF8IsInvalidUTF8() {
         let value = Data([0x3C, 0x61, 0xFF, 0x3E]).base64EncodedString()
         #expect {
