@@ -282,12 +282,16 @@ struct ExclusiveCanonicalizer {
         return true
     }
 
-    /// `urn:` followed by plain characters, or `http://` / `https://`, a host of letters,
-    /// digits, dots and hyphens, then plain characters with at most one `#`. Conservative on
-    /// purpose: everything else is left to libxml2's own URI check.
+    /// `urn:`, a letter or digit, then plain characters, or `http://` / `https://`, a host of
+    /// letters, digits, dots and hyphens, then plain characters — with at most one `#`.
+    /// Conservative on purpose: everything else is left to libxml2's own URI check. (After
+    /// `urn:`, a `/` could start an authority, which libxml2 parses with rules of its own:
+    /// `urn://http://h/x` fails its port check and with it the whole canonicalization — fuzz
+    /// finding `canonicalization` #1.)
     static func isPlainAbsoluteURI(_ href: UnsafePointer<xmlChar>) -> Bool {
         var p = href
         if let rest = skip("urn:", in: p) {
+            guard isLetterOrDigit(rest.pointee) else { return false }
             p = rest
         } else {
             if let rest = skip("http://", in: p) {
@@ -322,9 +326,13 @@ struct ExclusiveCanonicalizer {
     }
 
     @inline(__always)
-    private static func isHostCharacter(_ byte: UInt8) -> Bool {
+    private static func isLetterOrDigit(_ byte: UInt8) -> Bool {
         (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x30 && byte <= 0x39)
-            || byte == 0x2E || byte == 0x2D
+    }
+
+    @inline(__always)
+    private static func isHostCharacter(_ byte: UInt8) -> Bool {
+        isLetterOrDigit(byte) || byte == 0x2E || byte == 0x2D
     }
 
     /// Letters, digits and `- . _ ~ : / ; = , + ! $ * ( )`.
