@@ -443,6 +443,9 @@ def collect(files, pattern, target, argument_index=0):
         text = without_comments(path.read_text(encoding="utf-8"))
         for match in re.finditer(pattern, text):
             start = match.end()
+            # An argument list may begin on the next line (the formatter breaks long calls).
+            while start < len(text) and text[start] in " \n":
+                start += 1
             for _ in range(argument_index):
                 start += len(argument_after(text, start)) + 1
                 while start < len(text) and text[start] in " \n":
