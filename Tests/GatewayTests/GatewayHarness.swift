@@ -58,6 +58,9 @@ final class GatewayHarness: Sendable {
         configuration.upstreams = [upstreamURL]
         configuration.trustStore = trustDirectory
         configuration.workers = 2
+        // The upstream timeouts are waits here (tests about them set their own in `configure`).
+        configuration.readTimeout *= TestTiming.scale
+        configuration.totalTimeout *= TestTiming.scale
         configure(&configuration)
         let gateway = try GatewayServer(configuration: configuration, logger: gatewayLogger ?? logger, signals: false)
         tasks.append(Task { try await gateway.run() })

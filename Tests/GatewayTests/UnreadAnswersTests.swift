@@ -19,9 +19,9 @@ struct UnreadAnswersTests {
             // kernel's buffers on both sides hold.
             let count = 20_000
             try await connection.write((0..<count).map { "GET /metrics HTTP/1.1\r\nHost: h\r\nX-Request-Id: u\($0)\r\n\r\n" }.joined())
-            try await Task.sleep(for: .seconds(1))
+            try await Task.sleep(for: .seconds(TestTiming.seconds(1)))
             let before = try await Self.answered(harness)
-            try await Task.sleep(for: .milliseconds(500))
+            try await Task.sleep(for: .seconds(TestTiming.seconds(0.5)))
             let after = try await Self.answered(harness)
             #expect(after - before <= 2, "answers kept coming while none was read: \(before) → \(after)")
             #expect(after < Double(count) / 2, "answered \(after) of \(count) unread requests (exposition \(metrics.raw.count) bytes)")
