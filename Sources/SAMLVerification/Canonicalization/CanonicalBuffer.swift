@@ -111,7 +111,7 @@ final class CanonicalBuffer {
         while true {
             let byte = p.pointee
             if byte == 0 { break }
-            if byte < 0x3F, let replacement = Self.replacement(for: byte, in: context) {
+            if byte <= UInt8(ascii: ">"), let replacement = Self.replacement(for: byte, in: context) {
                 append(run, count: p - run)
                 append(replacement)
                 run = p + 1
@@ -124,13 +124,13 @@ final class CanonicalBuffer {
     @inline(__always)
     private static func replacement(for byte: UInt8, in context: Context) -> StaticString? {
         switch (byte, context) {
-        case (0x0D, _): return "&#xD;"
-        case (0x26, .text), (0x26, .attribute): return "&amp;"
-        case (0x3C, .text), (0x3C, .attribute): return "&lt;"
-        case (0x3E, .text): return "&gt;"
-        case (0x22, .attribute): return "&quot;"
-        case (0x09, .attribute): return "&#x9;"
-        case (0x0A, .attribute): return "&#xA;"
+        case (UInt8(ascii: "\r"), _): return "&#xD;"
+        case (UInt8(ascii: "&"), .text), (UInt8(ascii: "&"), .attribute): return "&amp;"
+        case (UInt8(ascii: "<"), .text), (UInt8(ascii: "<"), .attribute): return "&lt;"
+        case (UInt8(ascii: ">"), .text): return "&gt;"
+        case (UInt8(ascii: "\""), .attribute): return "&quot;"
+        case (UInt8(ascii: "\t"), .attribute): return "&#x9;"
+        case (UInt8(ascii: "\n"), .attribute): return "&#xA;"
         default: return nil
         }
     }

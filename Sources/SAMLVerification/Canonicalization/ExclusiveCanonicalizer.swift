@@ -86,7 +86,7 @@ struct ExclusiveCanonicalizer {
                 out.append("<?")
                 out.append(cString: node.pointee.name)
                 if let content = node.pointee.content, content.pointee != 0 {
-                    out.append(0x20)
+                    out.append(UInt8(ascii: " "))
                     out.appendMarkupContent(content)
                 }
                 out.append("?>")
@@ -112,7 +112,7 @@ struct ExclusiveCanonicalizer {
     /// attributes, `>`. Also records what this element declares for its descendants.
     private mutating func startTag(_ element: XMLTree.Node, _ out: CanonicalBuffer) -> Bool {
         namespaces.openElement()
-        out.append(0x3C)
+        out.append(UInt8(ascii: "<"))
         Self.appendQualifiedName(prefix: element.pointee.ns?.pointee.prefix, name: element.pointee.name, out)
 
         declarations.removeAll(keepingCapacity: true)
@@ -163,22 +163,22 @@ struct ExclusiveCanonicalizer {
             if let prefix = ns.pointee.prefix {
                 out.append(" xmlns:")
                 out.append(cString: prefix)
-                out.append(0x3D)
+                out.append(UInt8(ascii: "="))
             } else {
                 out.append(" xmlns=")
             }
-            out.append(0x22)
+            out.append(UInt8(ascii: "\""))
             if let href = ns.pointee.href {
                 // libxml2 switches to single quotes around a URI holding `"`: leave that to it.
-                guard xmlStrchr(href, 0x22) == nil else { return false }
+                guard xmlStrchr(href, UInt8(ascii: "\"")) == nil else { return false }
                 out.append(cString: href)
             }
-            out.append(0x22)
+            out.append(UInt8(ascii: "\""))
         }
 
         Self.sortAttributes(&attributes)
         for current in attributes {
-            out.append(0x20)
+            out.append(UInt8(ascii: " "))
             let prefix = current.pointee.ns?.pointee.prefix
             Self.appendQualifiedName(prefix: prefix, name: current.pointee.name, out)
             out.append("=\"")
@@ -189,16 +189,16 @@ struct ExclusiveCanonicalizer {
                     out.appendAttributeValue(content)
                 }
             }
-            out.append(0x22)
+            out.append(UInt8(ascii: "\""))
         }
-        out.append(0x3E)
+        out.append(UInt8(ascii: ">"))
         return true
     }
 
     private mutating func endTag(_ element: XMLTree.Node, _ out: CanonicalBuffer) {
         out.append("</")
         Self.appendQualifiedName(prefix: element.pointee.ns?.pointee.prefix, name: element.pointee.name, out)
-        out.append(0x3E)
+        out.append(UInt8(ascii: ">"))
         namespaces.closeElement()
     }
 
@@ -206,7 +206,7 @@ struct ExclusiveCanonicalizer {
     private static func appendQualifiedName(prefix: UnsafePointer<xmlChar>?, name: UnsafePointer<xmlChar>?, _ out: CanonicalBuffer) {
         if let prefix, prefix.pointee != 0 {
             out.append(cString: prefix)
-            out.append(0x3A)
+            out.append(UInt8(ascii: ":"))
         }
         if let name {
             out.append(cString: name)
@@ -303,12 +303,12 @@ struct ExclusiveCanonicalizer {
             }
             let host = p
             while isHostCharacter(p.pointee) { p += 1 }
-            guard p > host, p.pointee == 0 || p.pointee == 0x2F else { return false }
+            guard p > host, p.pointee == 0 || p.pointee == UInt8(ascii: "/") else { return false }
         }
         var fragments = 0
         while p.pointee != 0 {
             let byte = p.pointee
-            if byte == 0x23 {
+            if byte == UInt8(ascii: "#") {
                 fragments += 1
                 guard fragments == 1 else { return false }
             } else if !isPlainURICharacter(byte) {
@@ -327,12 +327,13 @@ struct ExclusiveCanonicalizer {
 
     @inline(__always)
     private static func isLetterOrDigit(_ byte: UInt8) -> Bool {
-        (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x30 && byte <= 0x39)
+        (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
+            || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
     }
 
     @inline(__always)
     private static func isHostCharacter(_ byte: UInt8) -> Bool {
-        isLetterOrDigit(byte) || byte == 0x2E || byte == 0x2D
+        isLetterOrDigit(byte) || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "-")
     }
 
     /// Letters, digits and `- . _ ~ : / ; = , + ! $ * ( )`.
@@ -340,7 +341,9 @@ struct ExclusiveCanonicalizer {
     private static func isPlainURICharacter(_ byte: UInt8) -> Bool {
         if isHostCharacter(byte) { return true }
         switch byte {
-        case 0x5F, 0x7E, 0x3A, 0x2F, 0x3B, 0x3D, 0x2C, 0x2B, 0x21, 0x24, 0x2A, 0x28, 0x29: return true
+        case UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: ":"), UInt8(ascii: "/"), UInt8(ascii: ";"), UInt8(ascii: "="), UInt8(ascii: ","),
+            UInt8(ascii: "+"), UInt8(ascii: "!"), UInt8(ascii: "$"), UInt8(ascii: "*"), UInt8(ascii: "("), UInt8(ascii: ")"):
+            return true
         default: return false
         }
     }
