@@ -159,16 +159,21 @@ static int cxmlsec_c14n_push_xml(xmlSecTransformPtr transform, xmlSecNodeSetPtr 
     return 0;
 }
 
-/* The fields of xmlSecTransformKlass in order; only the names and URIs differ. */
+/* The two classes differ only in name and URI. Designated initialisers: a field added to or
+ * moved in xmlsec's struct cannot shift the methods into the wrong slots. */
 #define CXMLSEC_EXC_C14N_KLASS(variable, klassName, klassHref)                                   \
     static xmlSecTransformKlass variable = {                                                    \
-        sizeof(xmlSecTransformKlass), sizeof(xmlSecTransform) + sizeof(cxmlsec_prefix_list),    \
-        BAD_CAST klassName, BAD_CAST klassHref,                                                 \
-        xmlSecTransformUsageC14NMethod | xmlSecTransformUsageDSigTransform,                     \
-        cxmlsec_c14n_initialize, cxmlsec_c14n_finalize, cxmlsec_c14n_read_node,                 \
-        NULL /* writeNode */, NULL /* setKeyReq */, NULL /* setKey */, NULL /* verify */,       \
-        xmlSecTransformDefaultGetDataType, NULL /* pushBin */, cxmlsec_c14n_pop_bin,            \
-        cxmlsec_c14n_push_xml, NULL /* popXml */, NULL /* execute */, NULL, NULL,               \
+        .klassSize = sizeof(xmlSecTransformKlass),                                              \
+        .objSize = sizeof(xmlSecTransform) + sizeof(cxmlsec_prefix_list),                       \
+        .name = BAD_CAST klassName,                                                             \
+        .href = BAD_CAST klassHref,                                                             \
+        .usage = xmlSecTransformUsageC14NMethod | xmlSecTransformUsageDSigTransform,            \
+        .initialize = cxmlsec_c14n_initialize,                                                  \
+        .finalize = cxmlsec_c14n_finalize,                                                      \
+        .readNode = cxmlsec_c14n_read_node,                                                     \
+        .getDataType = xmlSecTransformDefaultGetDataType,                                       \
+        .popBin = cxmlsec_c14n_pop_bin,                                                         \
+        .pushXml = cxmlsec_c14n_push_xml,                                                       \
     }
 
 CXMLSEC_EXC_C14N_KLASS(cxmlsec_exc_c14n, "exc-c14n", "http://www.w3.org/2001/10/xml-exc-c14n#");

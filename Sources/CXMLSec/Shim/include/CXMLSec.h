@@ -107,20 +107,6 @@ const char *cxmlsec_first_error_message(void);
 /// `xmlFree` is a global function pointer in libxml2 and does not import into Swift.
 void cxmlsec_xml_free(void *ptr);
 
-/// sizeof(xmlSecDSigCtx) as the C compiler sees it, for the Swift layout test.
-size_t cxmlsec_sizeof_dsig_ctx(void);
-
-/// sizeof(xmlSecKeyInfoCtx) and sizeof(xmlSecTransformCtx), for the layout test.
-size_t cxmlsec_sizeof_keyinfo_ctx(void);
-size_t cxmlsec_sizeof_transform_ctx(void);
-
-/// offsetof(xmlSecDSigCtx, status), for the layout test.
-size_t cxmlsec_offsetof_dsig_status(void);
-
-/// sizeof(xmlSecDSigReferenceCtx) and sizeof(xmlSecPtrList), for the layout test.
-size_t cxmlsec_sizeof_dsig_reference_ctx(void);
-size_t cxmlsec_sizeof_ptr_list(void);
-
 /// Zeroed, xmlMalloc'ed memory of the C size of xmlSecDSigCtx (not initialised:
 /// call xmlSecDSigCtxInitialize). Free with cxmlsec_xml_free.
 xmlSecDSigCtxPtr cxmlsec_dsig_ctx_alloc(void);
@@ -157,5 +143,21 @@ int cxmlsec_exc_c14n_libxml2(xmlSecTransformPtr transform, xmlSecNodeSetPtr node
 /// The same canonicalization into a caller-owned libxml2 buffer (tests compare it byte for
 /// byte with the native canonicalizer). Returns 0 on success, -1 on failure.
 int cxmlsec_exc_c14n_to_buffer(xmlSecNodeSetPtr nodes, xmlChar **prefixes, int withComments, xmlBufferPtr out);
+
+// MARK: test-only layout probes (LayoutTests; samlgate itself never calls them)
+
+/// sizeof(xmlSecDSigCtx) as the C compiler sees it, for the Swift layout test.
+size_t cxmlsec_sizeof_dsig_ctx(void);
+
+/// sizeof(xmlSecKeyInfoCtx) and sizeof(xmlSecTransformCtx), for the layout test.
+size_t cxmlsec_sizeof_keyinfo_ctx(void);
+size_t cxmlsec_sizeof_transform_ctx(void);
+
+/// offsetof(xmlSecDSigCtx, status), for the layout test.
+size_t cxmlsec_offsetof_dsig_status(void);
+
+/// sizeof(xmlSecDSigReferenceCtx) and sizeof(xmlSecPtrList), for the layout test.
+size_t cxmlsec_sizeof_dsig_reference_ctx(void);
+size_t cxmlsec_sizeof_ptr_list(void);
 
 #endif /* CXMLSEC_H */
