@@ -60,8 +60,12 @@ let package = Package(
         // The fixed set of threads for CPU-bound work, shared by the gateway and the batch tool.
         .target(
             name: "Workers",
-            dependencies: [.product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOConcurrencyHelpers", package: "swift-nio")]
+            dependencies: [
+                "CThreadName", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
         ),
+        // pthread_setname_np, which Swift's Glibc module does not declare (it needs _GNU_SOURCE).
+        .target(name: "CThreadName"),
         // zlib, for gzip-compressed batch inputs.
         .systemLibrary(
             name: "CZlib",

@@ -1,3 +1,4 @@
+import CThreadName
 import Dispatch
 import Foundation
 import NIOConcurrencyHelpers
@@ -41,12 +42,8 @@ public final class WorkerPool: Sendable {
         for index in 0..<threads {
             let threadName = String(decoding: "\(name)-\(index)".utf8.prefix(15), as: UTF8.self)
             let thread = Thread { [self] in
-                // Set from the thread itself (a new thread inherits its creator's name), through
-                // procfs: Glibc's pthread_setname_np is not visible to Swift without _GNU_SOURCE.
-                if let file = fopen("/proc/thread-self/comm", "w") {
-                    fputs(threadName, file)
-                    fclose(file)
-                }
+                // Set from the thread itself: a new thread inherits its creator's name.
+                _ = cthreadname_set_current(threadName)
                 self.workLoop()
             }
             thread.start()
