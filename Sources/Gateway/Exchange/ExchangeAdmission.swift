@@ -39,7 +39,7 @@ enum ExchangeAdmission {
     static func partnerRoute(_ headers: HTTPHeaders, store: TrustStore, metrics: GatewayMetrics) throws(GatewayError) -> ExchangeRoute {
         let statusHeader = headers.first(name: "ap-partner-framework-status") ?? ""
         if statusHeader.isEmpty {
-            metrics.partnerStatus(route: ExchangeRoute.v2Label, verdict: "absent")
+            metrics.partnerStatus(route: GatewayRoute.exchangeV2.label, verdict: "absent")
         }
         for name in partnerHeaders where (headers.first(name: name) ?? "").isEmpty {
             throw GatewayError.missingParameter(name)
@@ -48,11 +48,11 @@ enum ExchangeAdmission {
         do throws(GatewayError) {
             status = try PartnerStatusHeader.decode(statusHeader)
         } catch {
-            metrics.partnerStatus(route: ExchangeRoute.v2Label, verdict: "unreadable")
+            metrics.partnerStatus(route: GatewayRoute.exchangeV2.label, verdict: "unreadable")
             throw error
         }
         let verdict = status.verdict(now: Date())
-        metrics.partnerStatus(route: ExchangeRoute.v2Label, verdict: PartnerStatusHeader.label(verdict))
+        metrics.partnerStatus(route: GatewayRoute.exchangeV2.label, verdict: PartnerStatusHeader.label(verdict))
         return .v2(mvpd: try PartnerStatusHeader.mvpd(for: verdict, trustStore: store))
     }
 

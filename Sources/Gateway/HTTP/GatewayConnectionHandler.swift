@@ -55,7 +55,7 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         let head: HTTPRequestHead
         let requestID: String
         let started: UInt64
-        var route: String
+        var route: GatewayRoute = .proxy
         var body: Body = .discard
         var bodyEnded = false
         var responseStarted = false
@@ -73,7 +73,6 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
             self.head = head
             self.requestID = requestID
             started = DispatchTime.now().uptimeNanoseconds
-            route = "proxy"
             closeAfterResponse = !head.isKeepAlive
             self.expectsContinue = expectsContinue
         }
@@ -204,47 +203,48 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
                     details: [("header", .string("Host"))])
             }
         } catch {
-            request?.route = "invalid_target"
+            request?.route = .invalidTarget
             refuse(error)
             return
         }
         request?.authority = authority ?? head.headers.first(name: "host")
         if !Self.hasPlainFraming(head) {
-            request?.route = "invalid_request"
+            request?.route = .invalidRequest
             refuse(
                 GatewayError(status: 400, code: "invalid_request", message: "the only transfer coding accepted is chunked"),
                 closing: true)
             return
         }
-        switch GatewayRoute.classify(method: head.method, path: target.path) {
+        let route = GatewayRoute.classify(method: head.method, path: target.path)
+        switch route {
         case .healthz:
-            request?.route = "healthz"
+            request?.route = .healthz
             answer(status: 200, json: "{\"status\":\"up\"}")
         case .readyz:
-            request?.route = "readyz"
+            request?.route = .readyz
             readiness()
         case .metrics:
-            request?.route = "metrics"
+            request?.route = .metrics
             let bytes = core.metrics.exposition(queueDepth: core.pool.queueDepth)
             answer(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: ByteBuffer(bytes: bytes))
         case .exchangeV1:
-            request?.route = ExchangeRoute.v1Label
+            request?.route = .exchangeV1
             admitExchange(head, target: target, partner: false)
         case .exchangeV2:
-            request?.route = ExchangeRoute.v2Label
+            request?.route = .exchangeV2
             admitExchange(head, target: target, partner: true)
         case .exchangeMethodNotAllowed(let allow):
-            request?.route = "exchange_method"
+            request?.route = .exchangeMethodNotAllowed(allow: allow)
             refuse(.methodNotAllowed(head.method.rawValue), extraHeaders: [("Allow", allow)])
         case .tokenCheck:
             if Self.hasBody(head) {
-                request?.route = "v1_token_check"
+                request?.route = .tokenCheck
                 refuse(GatewayError(status: 400, code: "invalid_request", message: "a token check carries no body"))
             } else {
                 proxy(head, target: target)
             }
         case .partnerStatus(let partnerRoute):
-            request?.route = partnerRoute.label
+            request?.route = .partnerStatus(partnerRoute)
             ExchangeAdmission.countPartnerStatus(head.headers, route: partnerRoute, metrics: core.metrics)
             proxy(head, target: target)
         case .proxy:
@@ -253,6 +253,10 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
             } else {
                 proxy(head, target: target)
             }
+        case .invalidTarget, .invalidRequest, .headerTimeout:
+            // Names of refusals made before routing; classification never yields them.
+            assertionFailure("classify returned \(route)")
+            refuse(GatewayError(status: 400, code: "invalid_request", message: "the request could not be routed"), closing: true)
         }
     }
 
@@ -574,14 +578,14 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
 
     /// The request's metrics and log line.
     private func record(_ current: InFlight) {
-        core.metrics.request(route: current.route, status: current.status)
-        guard current.route != "metrics" && current.route != "healthz" && current.route != "readyz" else { return }
+        core.metrics.request(route: current.route.label, status: current.status)
+        guard !current.route.isOperational else { return }
         let elapsed = DispatchTime.now().uptimeNanoseconds - current.started
         core.metrics.stage("total", nanos: elapsed)
         core.logger.info(
             "request",
             metadata: [
-                "request_id": .string(current.requestID), "route": .string(current.route), "method": .string(current.head.method.rawValue),
+                "request_id": .string(current.requestID), "route": .string(current.route.label), "method": .string(current.head.method.rawValue),
                 "status": .stringConvertible(current.status), "duration_us": .stringConvertible(elapsed / 1000),
             ])
     }
@@ -691,7 +695,7 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         let error = GatewayError(status: 408, code: "header_timeout", message: "the request head did not arrive whole within header-timeout")
         let requestID = RequestID.make(incoming: nil, fresh: &requestIDs)
         core.metrics.error(code: error.code)
-        core.metrics.request(route: "header_timeout", status: error.status)
+        core.metrics.request(route: GatewayRoute.headerTimeout.label, status: error.status)
         core.logger.notice(
             "refused",
             metadata: [

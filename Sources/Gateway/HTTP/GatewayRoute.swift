@@ -3,6 +3,11 @@ import NIOHTTP1
 /// What the gateway does with a request, decided on the canonical path of its
 /// ``RequestTarget`` (case-insensitively, ignoring one trailing `/`), which is also exactly the
 /// path forwarded: no spelling of an exchange path reaches the backend as a pass-through.
+///
+/// The request's way: `GatewayConnectionHandler` classifies the head (``classify(method:path:)``),
+/// keeps the route with the request in flight, and answers it locally (health, readiness,
+/// metrics, refusals), admits an exchange (its body to a worker, then an upstream trip), or
+/// streams it to the backend; the same route names it in the metrics and the log (``label``).
 enum GatewayRoute: Equatable, Sendable {
     case healthz
     case readyz
@@ -22,6 +27,38 @@ enum GatewayRoute: Equatable, Sendable {
     case partnerStatus(PartnerStatusRoute)
     /// Everything else: forwarded unchanged.
     case proxy
+    /// Refused before it could be routed: a request target or `Host` the gateway does not take.
+    case invalidTarget
+    /// Refused before it could be routed: a transfer coding other than `chunked`.
+    case invalidRequest
+    /// A head that did not arrive whole within `header-timeout` (no request to route).
+    case headerTimeout
+
+    /// The `route` label of the request metrics and log lines — the one place the names live.
+    var label: String {
+        switch self {
+        case .healthz: "healthz"
+        case .readyz: "readyz"
+        case .metrics: "metrics"
+        case .exchangeV1: "v1_tokens_authn"
+        case .exchangeV2: "v2_profiles_sso"
+        case .tokenCheck: "v1_token_check"
+        case .exchangeMethodNotAllowed: "exchange_method"
+        case .partnerStatus(let route): route.label
+        case .proxy: "proxy"
+        case .invalidTarget: "invalid_target"
+        case .invalidRequest: "invalid_request"
+        case .headerTimeout: "header_timeout"
+        }
+    }
+
+    /// The gateway's own operational endpoints: counted, but not logged one line per request.
+    var isOperational: Bool {
+        switch self {
+        case .healthz, .readyz, .metrics: true
+        default: false
+        }
+    }
 
     static func classify(method: HTTPMethod, path: String) -> GatewayRoute {
         let parts = segments(path)
