@@ -66,6 +66,36 @@ struct ProxyAndOperationsTests {
         }
     }
 
+    @Test("every request is counted under its route's name, refusals before routing included")
+    func routeLabels() async throws {
+        try await EchoUpstream.withGateway { h, _, port in
+            _ = try await h.send(.GET, "/healthz")
+            _ = try await h.send(.GET, "/readyz")
+            _ = try await h.send(.GET, "/some/page")
+            _ = try await h.send(.GET, "/api/v1/tokens/authn?requestor=REF&deviceId=d")
+            _ = try await h.send(.PUT, "/api/v1/tokens/authn", body: "x")
+            _ = try await h.send(.GET, "/api/v2/REF/profiles")
+            _ = try await h.send(.POST, "/api/v2/REF/profiles/sso/apple", body: "")
+            _ = try await h.exchangeV1("not saml")
+            for raw in [
+                "GET /a/%2e%2e/b HTTP/1.1\r\nHost: h\r\n\r\n",
+                "POST /x HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip\r\n\r\n",
+                "GET /api/v1/tokens/authn HTTP/1.1\r\nHost: h\r\nContent-Length: 1\r\n\r\nx",
+            ] {
+                let connection = try RawConnection(port: port)
+                try await connection.write(raw)
+                _ = try await connection.readAnswer()
+            }
+            let metrics = try await h.send(.GET, "/metrics").body
+            for route in [
+                "healthz", "readyz", "proxy", "exchange_method", "v2_profiles", "v2_profiles_sso", "v1_tokens_authn", "invalid_target",
+                "invalid_request", "v1_token_check",
+            ] {
+                #expect(metrics.contains("samlgate_requests_total{route=\"\(route)\","), "no requests counted for \(route)")
+            }
+        }
+    }
+
     @Test("a full worker queue answers 503 overloaded with Retry-After at once")
     func overloaded() async throws {
         try await withHarness(configure: {
