@@ -210,6 +210,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The worker pool alone: builds none of the servers.
+        .testTarget(name: "WorkersTests", dependencies: ["Workers"]),
         .testTarget(
             name: "RESPTests",
             dependencies: [
