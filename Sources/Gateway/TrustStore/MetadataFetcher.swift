@@ -69,12 +69,7 @@ struct MetadataFetcher: Sendable {
                 if let length = response.headers.first(name: "Content-Length").flatMap(Int.init), length > source.sizeLimit {
                     throw MetadataFetchFailure(.tooLarge, "the source announces \(length) bytes; metadata is limited to \(source.sizeLimit)")
                 }
-                let body: ByteBuffer
-                do {
-                    body = try await response.body.collect(upTo: source.sizeLimit)
-                } catch {
-                    throw Self.failure(error, limit: source.sizeLimit)
-                }
+                let body = try await Self.collect(response.body, limit: source.sizeLimit)
                 let fresh = MetadataValidators(
                     etag: MetadataValidators.usable(response.headers.first(name: "ETag")),
                     lastModified: MetadataValidators.usable(response.headers.first(name: "Last-Modified")))
@@ -93,6 +88,29 @@ struct MetadataFetcher: Sendable {
             }
         }
         throw MetadataFetchFailure(.httpStatus, "more than \(Self.maxRedirects) redirects")
+    }
+
+    /// The body, up to `limit` bytes, read part by part with a look at cancellation between
+    /// parts: when ``fetch(_:validators:)``'s timer wins, its task group waits for this task to
+    /// end, and a source trickling its body must not hold it until the last byte (the client's
+    /// read timeout bounds a source that stops sending altogether).
+    private static func collect(_ body: HTTPClientResponse.Body, limit: Int) async throws(MetadataFetchFailure) -> ByteBuffer {
+        var collected = ByteBuffer()
+        do {
+            for try await part in body {
+                try Task.checkCancellation()
+                guard collected.readableBytes + part.readableBytes <= limit else {
+                    throw MetadataFetchFailure(.tooLarge, "the document exceeds the \(limit)-byte metadata limit")
+                }
+                var part = part
+                collected.writeBuffer(&part)
+            }
+        } catch let failure as MetadataFetchFailure {
+            throw failure
+        } catch {
+            throw Self.failure(error, limit: limit)
+        }
+        return collected
     }
 
     /// The failure for what the client threw.
