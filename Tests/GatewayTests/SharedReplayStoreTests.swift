@@ -122,7 +122,7 @@ struct SharedReplayStoreTests {
                 var status = 0
                 for _ in 0..<60 where status != 204 {
                     status = try await h.exchangeV1(Self.fresh()).status
-                    if status != 204 { try await Task.sleep(for: .milliseconds(100)) }
+                    if status != 204 { try await Task.sleep(for: .seconds(TestTiming.seconds(0.1))) }
                 }
                 #expect(status == 204)
                 let saml = Self.fresh()
@@ -192,7 +192,7 @@ struct SharedReplayStoreTests {
     static func eventuallyAccepted(_ h: GatewayHarness) async throws -> Bool {
         for _ in 0..<60 {
             if try await h.exchangeV1(Self.fresh()).status == 204 { return true }
-            try await Task.sleep(for: .milliseconds(100))
+            try await Task.sleep(for: .seconds(TestTiming.seconds(0.1)))
         }
         return false
     }
@@ -216,7 +216,7 @@ struct SharedReplayStoreTests {
                         let ready = try await h.send(.GET, "/readyz")
                         #expect(ready.status == 200)
                         #expect(ready.json?["replayStore"] as? String == "down", "\(ready.body)")
-                        try await Task.sleep(for: .milliseconds(150))
+                        try await Task.sleep(for: .seconds(TestTiming.seconds(0.15)))
                     }
                     // Promoted back (what a DNS name or Service would now lead to): the store
                     // reconnects by itself, no gateway restart.
@@ -237,7 +237,7 @@ struct SharedReplayStoreTests {
                 try await withHarness(configure: Self.redisStore(redis.url)) { h in
                     ErrorCodeTests.expectError(try await h.exchangeV1(Self.fresh()), 503, "replay_store_unavailable")
                     #expect(redis.connections == 1, "\(text)")
-                    try await Task.sleep(for: .milliseconds(250))
+                    try await Task.sleep(for: .seconds(TestTiming.seconds(0.25)))
                     ErrorCodeTests.expectError(try await h.exchangeV1(Self.fresh()), 503, "replay_store_unavailable")
                     #expect(redis.connections == 2, "\(text)")
                     // At least one per refused exchange (each is counted before its 503 is sent);
@@ -264,7 +264,7 @@ struct SharedReplayStoreTests {
                 #expect(try await Self.errorCount(h, kind: "server") >= 2)
                 #expect(redis.connections == 1)
                 #expect(try await h.send(.GET, "/readyz").json?["replayStore"] as? String == "down")
-                try await Task.sleep(for: .milliseconds(100))
+                try await Task.sleep(for: .seconds(TestTiming.seconds(0.1)))
                 #expect(try await h.send(.GET, "/readyz").json?["replayStore"] as? String == "down")
             }
         }
@@ -297,7 +297,7 @@ struct SharedReplayStoreTests {
                 }
                 #expect(warnings.first?.metadata["suppressed"] == "0")
                 #expect(warnings.first?.metadata["code"] == "replay_store_unavailable")
-                try await Task.sleep(for: .milliseconds(1100))
+                try await Task.sleep(for: .seconds(TestTiming.seconds(1.1)))
                 #expect(try await h.exchangeV1(Self.fresh()).status == 204)
                 warnings = log.lines.filter { $0.message.contains("accepted unrecorded") }
                 let suppressed = warnings.compactMap { $0.metadata["suppressed"].flatMap { Int($0) } }.reduce(0, +)

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import CLITestSupport
 import Foundation
 import Gateway
 import NIOCore

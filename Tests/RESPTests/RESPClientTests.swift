@@ -99,7 +99,7 @@ struct RESPClientTests {
         ])
     func connectionErrors(_ text: String) async throws {
         try await ScriptedRedis.with(reply: { $0.first?.uppercased() == "SET" ? "-\(text)\r\n" : "+PONG\r\n" }) { redis in
-            let client = try Self.client(redis.url, timeout: .milliseconds(500))
+            let client = try Self.client(redis.url, timeout: .milliseconds(Int64(TestTiming.seconds(0.5) * 1000)))
             let loop = Self.group.next()
             let set = RESPCommand.setIfAbsent(key: ByteBuffer(string: "secret-key"), value: ByteBuffer(string: "1"), expiresInMilliseconds: 1000)
             await #expect { try await Self.send(client, set, on: loop) } throws: { Self.kind(of: $0) == .unavailable }
@@ -243,7 +243,7 @@ struct RESPClientTests {
     @Test("server down: connect fails, then fails fast while backing off; after a restart the same client recovers")
     func reconnect() async throws {
         try await RedisServerProcess.with { redis in
-            let client = try Self.client(redis.url, timeout: .milliseconds(500))
+            let client = try Self.client(redis.url, timeout: .milliseconds(Int64(TestTiming.seconds(0.5) * 1000)))
             let loop = Self.group.next()
             #expect(try await Self.send(client, .ping, on: loop) == .simpleString("PONG"))
             #expect(client.isReachable == true)
@@ -300,7 +300,7 @@ struct RESPClientTests {
             #expect(try await Self.send(trusting, .ping) == .simpleString("PONG"))
             let systemRoots = try RESPClient(url: url, eventLoopGroup: Self.group, connectTimeout: .seconds(2), commandTimeout: .seconds(2))
             await #expect(throws: RESPError.self) { try await Self.send(systemRoots, .ping) }
-            let plain = try Self.client("redis://127.0.0.1:\(redis.port)", timeout: .milliseconds(500))
+            let plain = try Self.client("redis://127.0.0.1:\(redis.port)", timeout: .milliseconds(Int64(TestTiming.seconds(0.5) * 1000)))
             await #expect(throws: RESPError.self) { try await Self.send(plain, .ping) }
             for client in [trusting, systemRoots, plain] { await client.shutdown() }
         }
