@@ -260,8 +260,9 @@ struct SharedReplayStoreTests {
             try await withHarness(configure: Self.redisStore(redis.url)) { h in
                 ErrorCodeTests.expectError(try await h.exchangeV1(Self.fresh()), 503, "replay_store_unavailable")
                 ErrorCodeTests.expectError(try await h.exchangeV1(Self.fresh()), 503, "replay_store_unavailable")
-                // At least one per refused exchange (see connectionErrors).
-                #expect(try await Self.errorCount(h, kind: "server") >= 2)
+                // The -OOM reply counted as `server` (under a sanitizer's slowness the second
+                // exchange can meet the first one's back-off instead, counted under its own kind).
+                #expect(try await Self.errorCount(h, kind: "server") >= 1)
                 #expect(redis.connections == 1)
                 #expect(try await h.send(.GET, "/readyz").json?["replayStore"] as? String == "down")
                 try await Task.sleep(for: .seconds(TestTiming.seconds(0.1)))
