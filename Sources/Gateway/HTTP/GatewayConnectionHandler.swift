@@ -216,25 +216,21 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
             return
         }
         let route = GatewayRoute.classify(method: head.method, path: target.path)
+        // A token check without a body is counted as the pass-through it is.
+        if route != .tokenCheck { request?.route = route }
         switch route {
         case .healthz:
-            request?.route = .healthz
             answer(status: 200, json: "{\"status\":\"up\"}")
         case .readyz:
-            request?.route = .readyz
             readiness()
         case .metrics:
-            request?.route = .metrics
             let bytes = core.metrics.exposition(queueDepth: core.pool.queueDepth)
             answer(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: ByteBuffer(bytes: bytes))
         case .exchangeV1:
-            request?.route = .exchangeV1
             admitExchange(head, target: target, partner: false)
         case .exchangeV2:
-            request?.route = .exchangeV2
             admitExchange(head, target: target, partner: true)
         case .exchangeMethodNotAllowed(let allow):
-            request?.route = .exchangeMethodNotAllowed(allow: allow)
             refuse(.methodNotAllowed(head.method.rawValue), extraHeaders: [("Allow", allow)])
         case .tokenCheck:
             if Self.hasBody(head) {
@@ -244,7 +240,6 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
                 proxy(head, target: target)
             }
         case .partnerStatus(let partnerRoute):
-            request?.route = .partnerStatus(partnerRoute)
             ExchangeAdmission.countPartnerStatus(head.headers, route: partnerRoute, metrics: core.metrics)
             proxy(head, target: target)
         case .proxy:
