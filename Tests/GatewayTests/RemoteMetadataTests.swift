@@ -110,7 +110,9 @@ struct RemoteMetadataTests {
         try await withHarness(configure: {
             $0.trustStore = store
             $0.metadataCache = cache
-            $0.metadataTimeout = 3
+            // Stretched under the sanitizers: a redirect loop's four requests must fail as a
+            // redirect loop, not run out of time first (the stall below outlasts it either way).
+            $0.metadataTimeout = TestTiming.seconds(3)
         }) { harness in
             #expect(try await Self.eventually { try await harness.exchangeV1(Self.signed(GatewayHarness.idp)).status == 204 })
             let copy = try Data(contentsOf: URL(fileURLWithPath: cache + "/\(Self.mvpd)/metadata.xml"))
@@ -130,7 +132,7 @@ struct RemoteMetadataTests {
                 // Over http:// a signed copy without validUntil could be replayed for ever.
                 ("invalid", { server.set(document: Self.document(rotated, validUntil: nil)) }),
                 ("too_large", { server.set(document: "<x>" + String(repeating: " ", count: 1 << 20) + "</x>") }),
-                ("timeout", { server.set(mode: .stall(.seconds(5))) }),
+                ("timeout", { server.set(mode: .stall(.seconds(TestTiming.seconds(5)))) }),
                 // The head in time, the body trickling: bounded by the same deadline.
                 ("timeout", { server.set(mode: .trickle(pause: .milliseconds(100))) }),
                 ("http_status", { server.set(mode: .redirect(server.url)) }),
