@@ -10,12 +10,13 @@
             blocks, which are not read. docs/cli.md has a section for every verb that documents
             each of its flags; docs/configuration.md has a row for every `samlgate serve` setting.
 3. codes    docs/errors.md and docs/openapi.yaml list exactly the error codes the program can
-            produce. The codes are read from the sources (see `produced_codes`): the encoder's and
-            the verifier's `Code(rawValue:)` constants, the trust store's (`TrustStoreError*.swift`,
-            which never reach an HTTP client), the gateway's `GatewayError(… code: "…")`,
-            the batch tool's `RecordError.Code` cases, the CLI's reported codes and the reference
-            upstream's refusals. A code passed as anything but a string literal in one of those
-            places fails the check (so a new way of making codes cannot slip past it).
+            produce. The codes are read from the sources (see `produced_codes`): the cases of the
+            private `enum Base: String` behind each typed code (the encoder's, the verifier's, the
+            trust store's in `TrustStoreError*.swift`, which never reach an HTTP client, the
+            gateway's and the batch tool's; the typed codes cannot be made from a string), the
+            CLI's reported codes and the reference upstream's refusals. A code passed as anything
+            but a string literal in the CLI or the reference upstream fails the check (so a new way
+            of making codes cannot slip past it).
 
 Each failure is printed as `FILE:LINE: message`; the exit status is 1 when there is any.
 Usage: check_docs.py [--samlgate PATH] [--only links,cli,codes]
@@ -353,7 +354,7 @@ class Produced:
 
 
 # Expressions that pass on a code already counted elsewhere (a parameter, a typed code's raw value).
-FORWARDED = {"code", "String", "error.code", "error.code.rawValue", "errorCode", "RequestTarget.errorCode",
+FORWARDED = {"code", "String", "error.code", "error.code.rawValue",
              "InputReader.Failure.code", "code.rawValue", "Code"}
 
 # Codes SAMLVerification defines for programs that set the expected values
@@ -463,25 +464,29 @@ def collect(files, pattern, target, argument_index=0):
             target.update(codes)
 
 
+def enum_codes(files, target):
+    """Adds the raw values of every `enum Base: String` (the private backing enum of a typed
+    code: the verifier's, the encoder's, the trust store's, the gateway's, the batch tool's)."""
+    for path in files:
+        text = without_comments(path.read_text(encoding="utf-8"))
+        for block in re.finditer(r"enum Base\s*:\s*String[^{]*\{(.*?)\n\s*\}", text, re.S):
+            for case in re.finditer(r"case\s+(\w+)(?:\s*=\s*\"([^\"]+)\")?", block.group(1)):
+                target.add(case.group(2) or case.group(1))
+
+
 def produced_codes():
     produced = Produced()
-    # Typed codes: `public static let x = Code(rawValue: "x")`. The trust store's own codes
-    # (loading a store: start-up, reload, the CLI) are kept apart from the verifier's.
+    # Typed codes: the cases of each `private enum Base: String`. The trust store's own codes
+    # (loading a store: start-up, reload, the CLI) are kept apart from the verifier's. A code is
+    # made no other way: the typed codes have no public initialiser from a string.
     verification = swift_files("Sources/SAMLVerification")
     trust_files = [path for path in verification if path.name.startswith("TrustStoreError")]
-    collect([path for path in verification if path not in trust_files], r"\bCode\(rawValue:\s*", produced.verifier)
-    collect(trust_files, r"\bCode\(rawValue:\s*", produced.trust)
-    collect(swift_files("Sources/SAMLEncoding"), r"\bCode\(rawValue:\s*", produced.encoding)
-    # The gateway: every GatewayError built from a status and a code, and the request-target code constant.
-    collect(swift_files("Sources/Gateway"), r"\b(?:GatewayError|self\.init)\(\s*status:[^,]+,\s*code:\s*", produced.gateway)
-    collect(swift_files("Sources/Gateway"), r"\berrorCode\s*=\s*", produced.gateway)
-    # Batch: the cases of `enum Code: String` in SAMLBatch, and any `code:` argument.
-    for path in swift_files("Sources/SAMLBatch"):
-        text = without_comments(path.read_text(encoding="utf-8"))
-        for block in re.finditer(r"enum Code\s*:\s*String[^{]*\{(.*?)\n\s*\}", text, re.S):
-            for case in re.finditer(r"case\s+(\w+)(?:\s*=\s*\"([^\"]+)\")?", block.group(1)):
-                produced.batch.add(case.group(2) or case.group(1))
-    collect(swift_files("Sources/SAMLBatch"), r"\bcode:\s*", produced.batch)
+    enum_codes([path for path in verification if path not in trust_files], produced.verifier)
+    enum_codes(trust_files, produced.trust)
+    enum_codes(swift_files("Sources/SAMLEncoding"), produced.encoding)
+    # The gateway's and the batch tool's own codes (they also pass on the verifier's and encoder's).
+    enum_codes(swift_files("Sources/Gateway"), produced.gateway)
+    enum_codes(swift_files("Sources/SAMLBatch"), produced.batch)
     # The command line: `code:` arguments, `static let code = "…"`, and `describe`'s fallback tuple.
     collect(swift_files("Sources/samlgate"), r"\bcode:\s*", produced.cli)
     collect(swift_files("Sources/samlgate"), r"\bstatic let code\s*=\s*", produced.cli)

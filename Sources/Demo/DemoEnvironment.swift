@@ -2,6 +2,7 @@ import Foundation
 import Gateway
 import Logging
 import ReferenceUpstream
+import ServerSupport
 import TestIdP
 
 /// Where the demo runs: its own reference upstream, gateway and test IdP on ephemeral loopback

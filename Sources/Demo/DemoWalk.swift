@@ -77,7 +77,7 @@ final class DemoWalk {
         do throws(GatewayError) {
             _ = try PartnerStatusHeader.grantedProvider(verdict)
         } catch {
-            answer = " → " + error.code
+            answer = " → " + error.code.rawValue
         }
         switch verdict {
         case .granted(let id): return "accessStatus=granted provider=\(id)"

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOCore
 import SAMLVerification
+import ServerSupport
 import Workers
 
 /// Everything a request needs, built once at start-up and shared by all requests.

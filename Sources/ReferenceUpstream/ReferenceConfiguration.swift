@@ -70,43 +70,43 @@ public struct ReferenceConfiguration: Codable, Sendable {
 
     /// Reads and checks a YAML file: every requestor's MVPDs exist, requestor and MVPD ids are
     /// unique, a requestor's platform-mapping ids are unique, lifetimes are 1 s … 10 years.
-    public static func load(path: String) throws(ReferenceConfigurationError) -> ReferenceConfiguration {
+    public static func load(path: String) throws(ConfigurationError) -> ReferenceConfiguration {
         // Size, anchors, aliases and depth are checked before Yams builds anything.
         let text: String
         do {
             text = try ConfigurationFile.read(path)
         } catch {
-            throw ReferenceConfigurationError(error.message)
+            throw ConfigurationError(error.message)
         }
         let configuration: ReferenceConfiguration
         do {
             configuration = try YAMLDecoder().decode(ReferenceConfiguration.self, from: text)
         } catch let error as DecodingError {
-            throw ReferenceConfigurationError("\(path): \(ReferenceConfigurationError.describe(error))")
+            throw ConfigurationError("\(path): \(ConfigurationError.describe(error))")
         } catch {
-            throw ReferenceConfigurationError("\(path): not valid YAML (\(error))")
+            throw ConfigurationError("\(path): not valid YAML (\(error))")
         }
         try configuration.check(path)
         return configuration
     }
 
-    func check(_ path: String) throws(ReferenceConfigurationError) {
+    func check(_ path: String) throws(ConfigurationError) {
         let ids = mvpds.map(\.id)
         if let duplicate = ids.first(where: { id in ids.filter { $0 == id }.count > 1 }) {
-            throw ReferenceConfigurationError("\(path): MVPD \(duplicate) is listed twice")
+            throw ConfigurationError("\(path): MVPD \(duplicate) is listed twice")
         }
-        guard !requestors.isEmpty else { throw ReferenceConfigurationError("\(path): no requestors") }
+        guard !requestors.isEmpty else { throw ConfigurationError("\(path): no requestors") }
         let requestorIDs = requestors.map(\.id)
         if let duplicate = requestorIDs.first(where: { id in requestorIDs.filter { $0 == id }.count > 1 }) {
-            throw ReferenceConfigurationError("\(path): requestor \(duplicate) is listed twice")
+            throw ConfigurationError("\(path): requestor \(duplicate) is listed twice")
         }
         for requestor in requestors {
             for id in requestor.mvpds where !ids.contains(id) {
-                throw ReferenceConfigurationError("\(path): requestor \(requestor.id) names MVPD \(id), which is not in mvpds")
+                throw ConfigurationError("\(path): requestor \(requestor.id) names MVPD \(id), which is not in mvpds")
             }
             let mappings = requestor.mvpds.compactMap(mvpd).map(\.platformMappingId)
             if let duplicate = mappings.first(where: { id in mappings.filter { $0 == id }.count > 1 }) {
-                throw ReferenceConfigurationError("\(path): requestor \(requestor.id) has two MVPDs with platformMappingId \(duplicate)")
+                throw ConfigurationError("\(path): requestor \(requestor.id) has two MVPDs with platformMappingId \(duplicate)")
             }
         }
         for (name, value) in [
@@ -114,7 +114,7 @@ public struct ReferenceConfiguration: Codable, Sendable {
             ("registrationCodeTTL", registrationCodeTTL), ("authorizationTTL", authorizationTTL),
         ]
         where !Self.validLifetime(value) {
-            throw ReferenceConfigurationError("\(path): \(name) must be 1 second … 10 years")
+            throw ConfigurationError("\(path): \(name) must be 1 second … 10 years")
         }
     }
 

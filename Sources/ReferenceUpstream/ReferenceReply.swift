@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import NIOCore
+import ServerSupport
 
 /// swift-http-types' `HTTPField` (Hummingbird re-exports `HTTPFields` only).
 typealias Field = HTTPFields.Element
@@ -13,24 +14,28 @@ enum ReferenceReply {
         return body(status, "application/json", Array(data))
     }
 
-    /// The enhanced error shape: `status`, `code`, `message`, `details`, `helpUrl`, `trace`,
-    /// `action`.
+    /// The backend's page of enhanced error codes, which every `helpUrl` points into.
+    static let helpURL = "https://experienceleague.adobe.com/docs/pass/authentication/auth-features/error-reportn/enhanced-error-codes.html"
+
+    /// The enhanced error shape (`status`, `code`, `message`, `details`, `helpUrl`, `trace`,
+    /// `action`), rendered by the same ``EnhancedError`` the gateway answers with.
     static func error(
-        _ status: Int, _ code: String, _ message: String, action: String = "none", trace: String? = nil,
-        details: [String: Any] = [:]
+        _ status: Int, _ code: String, _ message: String, action: ErrorAction = .none, trace: String? = nil,
+        details: [(String, EnhancedError.Detail)] = []
     ) -> Response {
-        json(status, errorObject(status, code, message, action: action, trace: trace, details: details))
+        let error = EnhancedError(status: status, code: code, message: message, details: details, action: action)
+        return body(status, "application/json", Array(error.json(trace: trace, helpURL: helpURL).utf8))
     }
 
+    /// An enhanced error inside a larger body (a denied decision): the same rendering, read back
+    /// as an object for `JSONSerialization`.
     static func errorObject(
-        _ status: Int, _ code: String, _ message: String, action: String = "none", trace: String? = nil,
-        details: [String: Any] = [:]
+        _ status: Int, _ code: String, _ message: String, action: ErrorAction = .none, trace: String? = nil,
+        details: [(String, EnhancedError.Detail)] = []
     ) -> [String: Any] {
-        [
-            "status": status, "code": code, "message": message, "details": details,
-            "helpUrl": "https://experienceleague.adobe.com/docs/pass/authentication/auth-features/error-reportn/enhanced-error-codes.html",
-            "trace": trace ?? NSNull(), "action": action,
-        ]
+        let error = EnhancedError(status: status, code: code, message: message, details: details, action: action)
+        let object = try? JSONSerialization.jsonObject(with: Data(error.json(trace: trace, helpURL: helpURL).utf8))
+        return object as? [String: Any] ?? [:]
     }
 
     /// OAuth 2.0 errors of the client registration endpoints: `{"error": code}`.

@@ -35,14 +35,14 @@ extension ReferenceRoutes {
         if let mvpd, configuration.mvpd(mvpd, of: requestor) == nil {
             return ReferenceReply.error(
                 400, "invalid_parameter_value", "the requestor is not integrated with this MVPD",
-                trace: trace(request), details: ["parameter": "mvpd"])
+                trace: trace(request), details: [("parameter", .string("mvpd"))])
         }
         var ttl = configuration.registrationCodeTTL
         if let text = value("ttl") {
             guard let seconds = Double(text), seconds > 0, seconds <= 36_000 else {
                 return ReferenceReply.error(
                     400, "invalid_parameter_value", "ttl must be 1...36000 seconds", trace: trace(request),
-                    details: ["parameter": "ttl"])
+                    details: [("parameter", .string("ttl"))])
             }
             ttl = seconds
         }
@@ -94,7 +94,7 @@ extension ReferenceRoutes {
         guard configuration.mvpd(mvpd, of: login.requestor) != nil else {
             return ReferenceReply.error(
                 400, "invalid_parameter_value", "the requestor is not integrated with this MVPD",
-                trace: trace(request), details: ["parameter": "mso_id"])
+                trace: trace(request), details: [("parameter", .string("mso_id"))])
         }
         var updated = login
         updated.mvpd = mvpd

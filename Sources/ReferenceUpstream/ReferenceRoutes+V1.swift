@@ -32,12 +32,12 @@ extension ReferenceRoutes {
             throw Refusal(400, "missing_parameter", "the required parameter deviceId is missing", parameter: "deviceId")
         }
         guard configuration.requestor(requestor) != nil else {
-            throw Refusal(400, "invalid_requestor", "the requestor is not configured", action: "configuration")
+            throw Refusal(400, "invalid_requestor", "the requestor is not configured", action: .configuration)
         }
         guard let authentication = store.authentications(requestor: requestor, deviceID: device).first else {
             throw Refusal(
                 absentStatus, "authentication_token_not_found", absentPrefix + "no valid authentication token for this requestor and device",
-                action: "authentication")
+                action: .authentication)
         }
         return authentication
     }
@@ -62,7 +62,7 @@ extension ReferenceRoutes {
         guard deviceType == "iOS" || deviceType == "tvOS" else {
             return ReferenceReply.error(
                 400, "invalid_parameter_value", "deviceType must be iOS or tvOS", trace: trace(request),
-                details: ["parameter": "deviceType"])
+                details: [("parameter", .string("deviceType"))])
         }
         guard let mvpd = configuration.mvpd(id, of: requestor), mvpd.enablePlatformServices else { return notIntegrated(request) }
         return ReferenceReply.body(200, "application/octet-stream", Array(profileRequest(for: mvpd, requestor: requestor).utf8))
@@ -88,7 +88,7 @@ extension ReferenceRoutes {
         if configuration.mvpd(token.mvpd)?.deniedResources.contains(resource) ?? false {
             return ReferenceReply.error(
                 403, "authorization_denied_by_mvpd", "the MVPD denied access to the resource",
-                action: "authorization", trace: trace(request))
+                action: .authorization, trace: trace(request))
         }
         let expires = Date().addingTimeInterval(configuration.authorizationTTL)
         store.authorize(requestor: token.requestor, deviceID: token.deviceID, resource: resource, until: expires)

@@ -99,12 +99,12 @@ extension ReferenceRoutes {
         guard !token.isEmpty, store.accessTokenValid(token) || configuration.staticAccessTokens.contains(token) else {
             throw Refusal(
                 401, "invalid_access_token", "the access token is missing, unknown or expired",
-                action: "application-registration")
+                action: .applicationRegistration)
         }
         guard let requestor = configuration.requestor(serviceProvider) else {
             throw Refusal(
                 400, "invalid_parameter_service_provider", "the service provider is not configured",
-                action: "configuration")
+                action: .configuration)
         }
         guard device else { return V2Caller(serviceProvider: requestor, deviceID: "") }
         guard let deviceID = header(request, "AP-Device-Identifier") else {
@@ -194,7 +194,7 @@ extension ReferenceRoutes {
         if let mvpd, configuration.mvpd(mvpd, of: serviceProvider) == nil {
             return ReferenceReply.error(
                 400, "invalid_parameter_value", "the service provider is not integrated with this MVPD",
-                trace: trace(request), details: ["parameter": "mvpd"])
+                trace: trace(request), details: [("parameter", .string("mvpd"))])
         }
         if let code { store.removePending(code) }
         if let mvpd, let existing = existingSession(caller, mvpd: mvpd) { return existing }
@@ -259,14 +259,14 @@ extension ReferenceRoutes {
         else {
             return ReferenceReply.error(
                 400, "invalid_parameter_resources", "the body must be a JSON object with a non-empty resources array",
-                trace: trace(request), details: ["parameter": "resources"])
+                trace: trace(request), details: [("parameter", .string("resources"))])
         }
         guard let profile = store.authentications(requestor: serviceProvider, deviceID: caller.deviceID).first(where: { $0.mvpd == mvpd }),
             let configured = configuration.mvpd(mvpd, of: serviceProvider)
         else {
             return ReferenceReply.error(
                 403, "authenticated_profile_missing", "no valid profile for this MVPD on this device",
-                action: "authentication", trace: trace(request))
+                action: .authentication, trace: trace(request))
         }
         if profile.source == .partner, header(request, PartnerFrameworkStatus.headerName) != nil {
             guard try partnerMVPD(request, serviceProvider: serviceProvider).id == mvpd else {
@@ -284,7 +284,7 @@ extension ReferenceRoutes {
             if !permitted {
                 item["error"] = ReferenceReply.errorObject(
                     403, kind == "authorize" ? "authorization_denied_by_mvpd" : "preauthorization_denied_by_mvpd",
-                    "the MVPD denied access to the resource", action: "none", trace: trace(request))
+                    "the MVPD denied access to the resource", action: .none, trace: trace(request))
             } else if kind == "authorize" {
                 item["token"] =
                     [

@@ -44,7 +44,7 @@ struct ReferenceRoutes: Sendable {
     func missing(_ name: String, _ request: Request) -> Response {
         ReferenceReply.error(
             400, "missing_parameter", "the required parameter \(name) is missing", trace: trace(request),
-            details: ["parameter": name])
+            details: [("parameter", .string(name))])
     }
 
     /// A form value decoded once, `nil` when absent or empty.
@@ -59,11 +59,11 @@ struct ReferenceRoutes: Sendable {
     func notIntegrated(_ request: Request) -> Response {
         ReferenceReply.error(
             400, "invalid_integration", "the MVPD is not integrated with this requestor for platform SSO",
-            action: "configuration", trace: trace(request))
+            action: .configuration, trace: trace(request))
     }
 
     func unknownRequestor(_ request: Request) -> Response {
-        ReferenceReply.error(400, "invalid_requestor", "the requestor is not configured", action: "configuration", trace: trace(request))
+        ReferenceReply.error(400, "invalid_requestor", "the requestor is not configured", action: .configuration, trace: trace(request))
     }
 
     /// The MVPD's configuration entry as the configuration endpoints list it.

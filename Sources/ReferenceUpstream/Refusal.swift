@@ -1,4 +1,5 @@
 import Hummingbird
+import ServerSupport
 
 /// An enhanced error decided before the response is built (the request's trace id is added
 /// then).
@@ -6,11 +7,11 @@ struct Refusal: Error, Sendable {
     var status: Int
     var code: String
     var message: String
-    var action: String
+    var action: ErrorAction
     /// `details.parameter`: the parameter or header at fault.
     var parameter: String?
 
-    init(_ status: Int, _ code: String, _ message: String, action: String = "none", parameter: String? = nil) {
+    init(_ status: Int, _ code: String, _ message: String, action: ErrorAction = .none, parameter: String? = nil) {
         self.status = status
         self.code = code
         self.message = message
@@ -19,6 +20,6 @@ struct Refusal: Error, Sendable {
     }
 
     func response(trace: String?) -> Response {
-        ReferenceReply.error(status, code, message, action: action, trace: trace, details: parameter.map { ["parameter": $0] } ?? [:])
+        ReferenceReply.error(status, code, message, action: action, trace: trace, details: parameter.map { [("parameter", .string($0))] } ?? [])
     }
 }

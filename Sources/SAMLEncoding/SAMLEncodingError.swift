@@ -10,12 +10,21 @@ public struct SAMLEncodingError: Error, Hashable, Sendable, CustomStringConverti
     public var message: String
     /// Byte offset of the first offending byte in the input, when the problem has a location.
     public var offset: Int?
+    /// Where the error was raised.
+    public var location: ErrorLocation
 
-    public init(_ code: Code, _ message: String, offset: Int? = nil) {
+    public init(_ code: Code, _ message: String, offset: Int? = nil, fileID: String = #fileID, line: Int = #line) {
         self.code = code
         self.message = message
         self.offset = offset
+        self.location = ErrorLocation(fileID: fileID, line: line)
     }
 
     public var description: String { "\(code.rawValue): \(message)" }
+
+    public var debugDescription: String { "\(code.rawValue): \(message) (\(location))" }
+
+    public static func == (lhs: SAMLEncodingError, rhs: SAMLEncodingError) -> Bool { lhs.code == rhs.code }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 }

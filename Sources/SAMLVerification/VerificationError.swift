@@ -1,36 +1,39 @@
+import SAMLEncoding
+
 /// Why a SAML response was not accepted.
 ///
 /// Shaped like swift-nio's `FileSystemError`: a stable machine-readable ``code`` (used in HTTP
-/// error bodies, CLI output, metrics labels and tests), a human ``message`` and the HTTP status
-/// class it maps to. New codes can be added without breaking callers, so match on the named
-/// constants of ``Code`` and keep a default branch.
+/// error bodies, CLI output, metrics labels and tests), a human ``message`` and where it was
+/// raised. Two errors are equal when their codes are: the message is for people and may change.
+/// New codes can be added without breaking callers, so match on the named constants of ``Code``
+/// and keep a default branch. Which HTTP status a code answers is the gateway's business, not
+/// the verifier's.
 ///
 /// Messages never contain SAML content, NameIDs or attribute values: only structural facts,
 /// algorithm URIs, status codes and library diagnostics, so they are safe to log.
-public struct VerificationError: Error, Hashable, Sendable, CustomStringConvertible {
+public struct VerificationError: Error, Hashable, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     /// The stable code, e.g. ``Code/signatureInvalid`` (`"signature_invalid"`).
     public var code: Code
     /// A short explanation for operators; safe to log.
     public var message: String
+    /// Where the error was raised.
+    public var location: ErrorLocation
 
-    public init(_ code: Code, _ message: String) {
+    public init(_ code: Code, _ message: String, fileID: String = #fileID, line: Int = #line) {
         self.code = code
         self.message = message
+        self.location = ErrorLocation(fileID: fileID, line: line)
     }
 
-    /// `true` when the response was well formed but cannot be trusted (answer 401);
-    /// `false` when the input itself is unacceptable (answer 400) or the server failed (500).
+    /// `true` when the response was well formed but cannot be trusted; `false` when the input
+    /// itself is unacceptable or the verifier's own side (trust, cache, libraries) failed.
     public var isTrustFailure: Bool { code.isTrustFailure }
 
-    /// The HTTP status this error maps to: 401 for trust failures, 400 for malformed input,
-    /// 500 for ``Code/internalError``, 503 for ``Code/replayCacheFull`` (retry later) and
-    /// ``Code/metadataExpired`` and ``Code/metadataUnavailable`` (the gateway's trust, not the
-    /// response, is at fault).
-    public var httpStatus: Int {
-        if code == .internalError { return 500 }
-        if code == .replayCacheFull || code == .metadataExpired || code == .metadataUnavailable { return 503 }
-        return code.isTrustFailure ? 401 : 400
-    }
-
     public var description: String { "\(code.rawValue): \(message)" }
+
+    public var debugDescription: String { "\(code.rawValue): \(message) (\(location))" }
+
+    public static func == (lhs: VerificationError, rhs: VerificationError) -> Bool { lhs.code == rhs.code }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 }

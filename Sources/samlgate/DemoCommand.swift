@@ -2,6 +2,7 @@ import ArgumentParser
 import Demo
 import Foundation
 import ReferenceUpstream
+import ServerSupport
 
 /// `samlgate demo`: plays the streaming app and Apple's VSA framework (the test IdP as the TV
 /// provider) and walks the Apple SSO cookbook flows through the gateway, printing each step.
@@ -48,10 +49,10 @@ struct DemoCommand: AsyncParsableCommand {
             if let gateway, let idp {
                 environment = try DemoEnvironment.external(gatewayURL: gateway, idpDirectory: idp)
             } else {
-                let reference = try config.map { path throws(ReferenceConfigurationError) in try ReferenceConfiguration.load(path: path) }
+                let reference = try config.map { path throws(ConfigurationError) in try ReferenceConfiguration.load(path: path) }
                 environment = try await DemoEnvironment.local(configuration: reference ?? .standard)
             }
-        } catch let error as ReferenceConfigurationError {
+        } catch let error as ConfigurationError {
             StandardStreams.writeError("samlgate demo: \(error.message)\n")
             throw ExitCode(2)
         } catch {

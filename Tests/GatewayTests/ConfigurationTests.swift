@@ -1,5 +1,6 @@
 import Foundation
 import Gateway
+import ServerSupport
 import Testing
 
 @Suite("Gateway configuration")

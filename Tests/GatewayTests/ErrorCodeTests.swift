@@ -2,6 +2,8 @@ import Foundation
 import Gateway
 import NIOCore
 import NIOPosix
+import SAMLVerification
+import ServerSupport
 import Testing
 
 /// Every error the gateway answers itself, produced by a real request, never reaching the
@@ -102,6 +104,26 @@ struct ErrorCodeTests {
             let metrics = try await h.send(.GET, "/metrics")
             #expect(metrics.body.contains("samlgate_verification_failures_total{code=\"key_not_trusted\"} 1"))
         }
+    }
+
+    /// The HTTP status of each kind of verifier code is the gateway's decision (the verifier
+    /// knows none): the classes the requests above exercise one by one, in one place.
+    @Test("the verifier's codes answer 401, 400, 500 or 503 with the matching action")
+    func verifierCodeStatuses() {
+        let cases: [(VerificationError.Code, Int, ErrorAction, Int?)] = [
+            (.keyNotTrusted, 401, .authentication, nil), (.expired, 401, .authentication, nil),
+            (.forbiddenDTD, 400, .none, nil), (.unknownMVPD, 400, .none, nil), (.internalError, 500, .none, nil),
+            (.replayCacheFull, 503, .retryAfter, 5), (.metadataExpired, 503, .retry, nil), (.metadataUnavailable, 503, .retry, nil),
+        ]
+        for (code, status, action, retryAfter) in cases {
+            let error = GatewayError(VerificationError(code, "message"))
+            #expect(error.status == status, "\(code)")
+            #expect(error.action == action, "\(code)")
+            #expect(error.retryAfter == retryAfter, "\(code)")
+            #expect(error.code == GatewayError.Code(code) && error.code.rawValue == code.rawValue)
+            #expect(error.isVerificationFailure)
+        }
+        #expect(!GatewayError.missingParameter("mvpd").isVerificationFailure)
     }
 
     @Test("a replayed response is refused the second time")

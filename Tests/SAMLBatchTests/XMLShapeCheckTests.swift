@@ -14,7 +14,7 @@ struct XMLShapeCheckTests {
             do throws(RecordError) {
                 try shape.check(buffer)
             } catch {
-                code = error.code
+                code = error.code.rawValue
             }
         }
         return code

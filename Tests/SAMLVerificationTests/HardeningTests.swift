@@ -58,7 +58,6 @@ import Testing
         #expect(Fixtures.code(first, verifier) == nil)
         #expect(Fixtures.code(Fixtures.issue(.assertion), verifier) == .replayCacheFull)
         #expect(Fixtures.code(first, verifier) == .replayed)
-        #expect(VerificationError(.replayCacheFull, "").httpStatus == 503)
     }
 
     @Test func documentsAreAlwaysReadAsUTF8() {

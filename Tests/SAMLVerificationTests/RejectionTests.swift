@@ -164,7 +164,7 @@ import Testing
         } catch {
             #expect(error.code == .statusNotSuccess)
             #expect(error.message.contains("urn:oasis:names:tc:SAML:2.0:status:Requester"))
-            #expect(error.httpStatus == 401)
+            #expect(error.isTrustFailure)
         }
     }
 
@@ -240,7 +240,7 @@ import Testing
             _ = try Fixtures.verifier().verify(big, mvpd: Fixtures.mvpd)
         } catch {
             #expect(error.code == .tooLarge)
-            #expect(error.httpStatus == 400)
+            #expect(!error.isTrustFailure)
         }
         let xml = Fixtures.issue(.assertion) { $0.padToSize = 8192 }
         #expect(Fixtures.code(xml, Fixtures.verifier { $0.maxSize = 4096 }) == .tooLarge)
@@ -284,8 +284,11 @@ import Testing
 
     @Test func errorClassification() {
         #expect(VerificationError.Code.signatureInvalid.rawValue == "signature_invalid")
-        #expect(VerificationError(.keyNotTrusted, "").httpStatus == 401)
-        #expect(VerificationError(.forbiddenDTD, "").httpStatus == 400)
-        #expect(VerificationError(.internalError, "").httpStatus == 500)
+        #expect(VerificationError(.keyNotTrusted, "").isTrustFailure)
+        #expect(!VerificationError(.forbiddenDTD, "").isTrustFailure)
+        #expect(!VerificationError(.internalError, "").isTrustFailure)
+        // Equal when the codes are: the message is for people.
+        #expect(VerificationError(.expired, "one wording") == VerificationError(.expired, "another"))
+        #expect(VerificationError(.expired, "same") != VerificationError(.notYetValid, "same"))
     }
 }

@@ -1,113 +1,141 @@
 import SAMLEncoding
 import SAMLVerification
+import ServerSupport
 
 /// A failure the gateway answers itself, in the backend's enhanced error shape.
 ///
 /// `code` is stable (tests, metrics labels, clients); `message` is for people and never contains
-/// SAML content, NameIDs, attribute values or device ids.
-public struct GatewayError: Error, Sendable {
+/// SAML content, NameIDs, attribute values or device ids. Which HTTP status each of the
+/// verifier's and encoder's codes answers is decided here, not by them.
+public struct GatewayError: Error, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     public var status: Int
-    public var code: String
+    public var code: Code
     public var message: String
-    /// Machine-readable context: `parameter`, `offset`, `retryAfter`, … (strings or integers).
-    public var details: [(String, DetailValue)]
+    /// Machine-readable context: `parameter`, `offset`, `limit` (strings or integers).
+    public var details: [(String, EnhancedError.Detail)]
     public var action: ErrorAction
-    /// Raised by the verifier (counted in `samlgate_verification_failures_total`).
-    public var isVerificationFailure = false
+    /// Seconds a client should wait before trying again: the `Retry-After` header and
+    /// `details.retryAfter`.
+    public var retryAfter: Int?
+    /// The failure this refusal reports (a ``VerificationError``, a ``SAMLEncodingError``, the
+    /// replay store's error), when it reports one.
+    public var underlying: (any Error & Sendable)?
+    /// Where the refusal was raised.
+    public var location: ErrorLocation
 
-    public enum DetailValue: Sendable {
-        case string(String)
-        case integer(Int)
-    }
-
-    public init(status: Int, code: String, message: String, details: [(String, DetailValue)] = [], action: ErrorAction = .none) {
+    public init(
+        status: Int, code: Code, message: String, details: [(String, EnhancedError.Detail)] = [], action: ErrorAction = .none,
+        retryAfter: Int? = nil, underlying: (any Error & Sendable)? = nil, fileID: String = #fileID, line: Int = #line
+    ) {
         self.status = status
         self.code = code
         self.message = message
         self.details = details
         self.action = action
+        self.retryAfter = retryAfter
+        self.underlying = underlying
+        self.location = ErrorLocation(fileID: fileID, line: line)
+    }
+
+    /// Raised by the verifier (counted in `samlgate_verification_failures_total`).
+    public var isVerificationFailure: Bool { underlying is VerificationError }
+
+    public var description: String { "\(code.rawValue): \(message)" }
+
+    public var debugDescription: String {
+        "\(status) \(code.rawValue): \(message) (\(location))" + (underlying.map { " caused by \(String(reflecting: $0))" } ?? "")
+    }
+
+    /// The error body in the backend's enhanced error shape; `trace` is the request id.
+    public func jsonBody(trace: String, helpURL: String) -> String {
+        var shown = details
+        if let retryAfter { shown.append(("retryAfter", .integer(retryAfter))) }
+        return EnhancedError(status: status, code: code.rawValue, message: message, details: shown, action: action)
+            .json(trace: trace, helpURL: helpURL)
     }
 
     /// `Retry-After` of `replay_cache_full`.
     static let replayCacheRetrySeconds = 5
 
-    /// The value of a `Retry-After` header, when the error carries one.
-    public var retryAfter: Int? {
-        for case let (key, .integer(seconds)) in details where key == "retryAfter" { return seconds }
-        return nil
+    public static func missingParameter(_ name: String, fileID: String = #fileID, line: Int = #line) -> GatewayError {
+        GatewayError(
+            status: 400, code: .missingParameter, message: "the required parameter \(name) is missing or empty",
+            details: [("parameter", .string(name))], fileID: fileID, line: line)
     }
 
-    public static func missingParameter(_ name: String) -> GatewayError {
+    public static func invalidParameter(_ name: String, _ why: String, fileID: String = #fileID, line: Int = #line) -> GatewayError {
         GatewayError(
-            status: 400, code: "missing_parameter", message: "the required parameter \(name) is missing or empty",
-            details: [("parameter", .string(name))])
-    }
-
-    public static func invalidParameter(_ name: String, _ why: String) -> GatewayError {
-        GatewayError(
-            status: 400, code: "invalid_parameter_value", message: "\(name): \(why)",
-            details: [("parameter", .string(name))])
+            status: 400, code: .invalidParameterValue, message: "\(name): \(why)", details: [("parameter", .string(name))],
+            fileID: fileID, line: line)
     }
 
     /// An exchange path with a method the backend does not serve there (answered with `Allow`).
     public static func methodNotAllowed(_ method: String) -> GatewayError {
-        GatewayError(status: 405, code: "method_not_allowed", message: "the token-exchange path does not accept \(method)")
+        GatewayError(status: 405, code: .methodNotAllowed, message: "the token-exchange path does not accept \(method)")
     }
 
     /// The client's body could not be read (broken chunking, a connection closed mid-body).
-    public static let unreadableBody = GatewayError(status: 400, code: "malformed_request", message: "the request body could not be read")
+    public static let unreadableBody = GatewayError(status: 400, code: .malformedRequest, message: "the request body could not be read")
 
     public static func bodyTooLarge(_ limit: Int) -> GatewayError {
         GatewayError(
-            status: 413, code: "body_too_large", message: "the request body exceeds the \(limit)-byte limit",
+            status: 413, code: .bodyTooLarge, message: "the request body exceeds the \(limit)-byte limit",
             details: [("limit", .integer(limit))])
     }
 
     /// Every worker busy and the queue full (or the pool stopping during shutdown).
     public static func overloaded(shuttingDown: Bool = false) -> GatewayError {
         GatewayError(
-            status: 503, code: "overloaded",
+            status: 503, code: .overloaded,
             message: shuttingDown ? "the gateway is shutting down" : "all verification workers are busy; retry shortly",
-            details: [("retryAfter", .integer(1))], action: .retryAfter)
+            action: .retryAfter, retryAfter: 1)
     }
 
     /// The shared replay store could not record the assertion and `replay-store-failure` is
     /// `closed`: nothing was forwarded, and the same response may be sent again shortly.
-    public static let replayStoreUnavailable = GatewayError(
-        status: 503, code: "replay_store_unavailable",
-        message: "replay protection cannot be checked right now (the shared replay store is unavailable); retry shortly",
-        details: [("retryAfter", .integer(SharedReplayStore.retrySeconds))], action: .retryAfter)
+    static func replayStoreUnavailable(_ cause: any Error & Sendable) -> GatewayError {
+        GatewayError(
+            status: 503, code: .replayStoreUnavailable,
+            message: "replay protection cannot be checked right now (the shared replay store is unavailable); retry shortly",
+            action: .retryAfter, retryAfter: SharedReplayStore.retrySeconds, underlying: cause)
+    }
 
     public static func upstreamUnavailable(_ why: String) -> GatewayError {
-        GatewayError(status: 502, code: "upstream_unavailable", message: "the backend could not be reached: \(why)", action: .retry)
+        GatewayError(status: 502, code: .upstreamUnavailable, message: "the backend could not be reached: \(why)", action: .retry)
     }
 
     public static func upstreamTimeout(_ why: String) -> GatewayError {
-        GatewayError(status: 504, code: "upstream_timeout", message: "the backend did not answer in time: \(why)", action: .retry)
+        GatewayError(status: 504, code: .upstreamTimeout, message: "the backend did not answer in time: \(why)", action: .retry)
     }
 
     /// An encoding-core failure in the `SAMLResponse` value (always the client's input: 400).
-    public init(_ error: SAMLEncodingError, parameter: String) {
-        var details: [(String, DetailValue)] = [("parameter", .string(parameter))]
+    public init(_ error: SAMLEncodingError, parameter: String, fileID: String = #fileID, line: Int = #line) {
+        var details: [(String, EnhancedError.Detail)] = [("parameter", .string(parameter))]
         if let offset = error.offset { details.append(("offset", .integer(offset))) }
-        self.init(status: 400, code: error.code.rawValue, message: "\(parameter): \(error.message)", details: details)
+        self.init(
+            status: 400, code: Code(error.code), message: "\(parameter): \(error.message)", details: details, underlying: error,
+            fileID: fileID, line: line)
     }
 
-    /// A verifier failure: 401 for trust failures, 400 for malformed documents, 5xx for ours.
-    public init(_ error: VerificationError) {
-        let action: ErrorAction
-        switch error.httpStatus {
-        case 401: action = .authentication
-        case 503: action = .retry
-        default: action = .none
-        }
-        self.init(status: error.httpStatus, code: error.code.rawValue, message: error.message, action: action)
-        if error.code == .replayCacheFull {
+    /// A verifier failure: 401 for trust failures, 400 for malformed documents, 503 when the
+    /// gateway's trust or replay cache is at fault (retry later), 500 for the libraries failing.
+    public init(_ error: VerificationError, fileID: String = #fileID, line: Int = #line) {
+        let status: Int, action: ErrorAction
+        var retryAfter: Int?
+        switch error.code {
+        case .internalError:
+            (status, action) = (500, .none)
+        case .replayCacheFull:
             // Live assertion ids leave the cache when their validity window closes; a client
             // told when to retry does not hammer a gateway that is refusing everything.
-            details = [("retryAfter", .integer(Self.replayCacheRetrySeconds))]
-            self.action = .retryAfter
+            (status, action, retryAfter) = (503, .retryAfter, Self.replayCacheRetrySeconds)
+        case .metadataExpired, .metadataUnavailable:
+            (status, action) = (503, .retry)
+        default:
+            (status, action) = error.code.isTrustFailure ? (401, .authentication) : (400, .none)
         }
-        isVerificationFailure = true
+        self.init(
+            status: status, code: Code(error.code), message: error.message, action: action, retryAfter: retryAfter, underlying: error,
+            fileID: fileID, line: line)
     }
 }

@@ -17,20 +17,20 @@ enum ExchangeAdmission {
     static func check(_ headers: HTTPHeaders, target: RequestTarget, partner: Bool) throws(GatewayError) {
         if target.query != nil {
             throw GatewayError(
-                status: 400, code: RequestTarget.errorCode,
+                status: 400, code: .invalidRequestTarget,
                 message: "invalid request target: the token-exchange routes take no query string (parameters go in the body)")
         }
         let types = headers["content-type"]
         let mediaType = types.first?.split(separator: ";", maxSplits: 1).first?.trimmingCharacters(in: .whitespaces).lowercased()
         guard types.count == 1, mediaType == formType, !headers.contains(name: "content-encoding") else {
             throw GatewayError(
-                status: 415, code: "unsupported_media_type",
+                status: 415, code: .unsupportedMediaType,
                 message: "the body must be application/x-www-form-urlencoded, given once, without Content-Encoding")
         }
         guard partner else { return }
         for name in partnerHeaders where headers[name].count > 1 {
             throw GatewayError(
-                status: 400, code: "duplicate_header", message: "the header \(name) is given more than once",
+                status: 400, code: .duplicateHeader, message: "the header \(name) is given more than once",
                 details: [("header", .string(name))])
         }
     }

@@ -24,7 +24,7 @@ public enum FormBody {
     public static func parse(_ body: UnsafeRawBufferPointer, unique: [String: String]) throws(GatewayError) -> [FormField] {
         if offset(of: UInt8(ascii: ";"), in: body, from: 0, to: body.count) != body.count {
             throw GatewayError(
-                status: 400, code: "invalid_parameter_value",
+                status: 400, code: .invalidParameterValue,
                 message: "the form body holds a raw `;` (escape it as %3B): some parsers split fields on it",
                 details: [("parameter", .string("(body)"))])
         }
@@ -41,7 +41,7 @@ public enum FormBody {
                 let valueStart = min(equals + 1, end)
                 guard fields.count < maximumFields else {
                     throw GatewayError(
-                        status: 400, code: "invalid_parameter_value", message: "the form has more than \(maximumFields) fields",
+                        status: 400, code: .invalidParameterValue, message: "the form has more than \(maximumFields) fields",
                         details: [("parameter", .string("(body)"))])
                 }
                 let folded = name.lowercased()

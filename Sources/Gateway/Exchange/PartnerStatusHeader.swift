@@ -31,7 +31,8 @@ public enum PartnerStatusHeader {
         let id = try grantedProvider(verdict)
         guard let mvpd = trustStore.mvpd(forPlatformMappingID: id) else {
             throw GatewayError(
-                status: 400, code: "unknown_mvpd", message: "no trust configuration for the provider the partner status names",
+                status: 400, code: .init(VerificationError.Code.unknownMVPD),
+                message: "no trust configuration for the provider the partner status names",
                 details: [("parameter", .string(name))])
         }
         return mvpd
@@ -57,24 +58,24 @@ public enum PartnerStatusHeader {
             return id
         case .permissionError(let code):
             throw GatewayError(
-                status: 400, code: "VSA503",
+                status: 400, code: .partnerFrameworkError,
                 message: "the VSA framework reported an error" + (code.map { " (code \($0))" } ?? ""),
                 action: .none)
         case .denied:
             throw GatewayError(
-                status: 403, code: "VSA403", message: "the user did not grant access to the TV provider account",
+                status: 403, code: .partnerAccessDenied, message: "the user did not grant access to the TV provider account",
                 action: .authentication)
         case .undetermined(let status):
             throw GatewayError(
-                status: 403, code: "VSA404", message: "access to the TV provider account is \(status)",
+                status: 403, code: .partnerAccessUndetermined, message: "access to the TV provider account is \(status)",
                 action: .authentication)
         case .providerError(let code):
             throw GatewayError(
-                status: 400, code: "APPL_ERROR",
+                status: 400, code: .partnerProviderError,
                 message: "the VSA framework reported a provider error" + (code.map { " (code \($0))" } ?? ""))
         case .expired:
             throw GatewayError(
-                status: 401, code: "APPL_ERROR", message: "the TV provider profile on the device has expired",
+                status: 401, code: .partnerProviderError, message: "the TV provider profile on the device has expired",
                 action: .authentication)
         case .unreadable(let why):
             throw GatewayError.invalidParameter(name, why)

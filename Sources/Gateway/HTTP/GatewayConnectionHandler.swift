@@ -199,7 +199,7 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
             (target, authority) = try RequestTarget.parse(requestLine: head.uri)
             if head.headers["host"].count > 1 {
                 throw GatewayError(
-                    status: 400, code: "duplicate_header", message: "the header Host is given more than once",
+                    status: 400, code: .duplicateHeader, message: "the header Host is given more than once",
                     details: [("header", .string("Host"))])
             }
         } catch {
@@ -211,7 +211,7 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         if !Self.hasPlainFraming(head) {
             request?.route = .invalidRequest
             refuse(
-                GatewayError(status: 400, code: "invalid_request", message: "the only transfer coding accepted is chunked"),
+                GatewayError(status: 400, code: .invalidRequest, message: "the only transfer coding accepted is chunked"),
                 closing: true)
             return
         }
@@ -235,7 +235,7 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         case .tokenCheck:
             if Self.hasBody(head) {
                 request?.route = .tokenCheck
-                refuse(GatewayError(status: 400, code: "invalid_request", message: "a token check carries no body"))
+                refuse(GatewayError(status: 400, code: .invalidRequest, message: "a token check carries no body"))
             } else {
                 proxy(head, target: target)
             }
@@ -244,14 +244,14 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
             proxy(head, target: target)
         case .proxy:
             if head.method == .TRACE && Self.hasBody(head) {
-                refuse(GatewayError(status: 400, code: "invalid_request", message: "a TRACE request carries no body"))
+                refuse(GatewayError(status: 400, code: .invalidRequest, message: "a TRACE request carries no body"))
             } else {
                 proxy(head, target: target)
             }
         case .invalidTarget, .invalidRequest, .headerTimeout:
             // Names of refusals made before routing; classification never yields them.
             assertionFailure("classify returned \(route)")
-            refuse(GatewayError(status: 400, code: "invalid_request", message: "the request could not be routed"), closing: true)
+            refuse(GatewayError(status: 400, code: .invalidRequest, message: "the request could not be routed"), closing: true)
         }
     }
 
@@ -374,7 +374,7 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         guard generation == self.generation, let current = request, !current.responseStarted, let context else { return }
         switch outcome {
         case .failure(let error):
-            if error.isVerificationFailure { core.metrics.verificationFailure(code: error.code) }
+            if error.isVerificationFailure { core.metrics.verificationFailure(code: error.code.rawValue) }
             refuse(error)
         case .success(let prepared):
             core.metrics.exchange(prepared)
@@ -390,7 +390,7 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
             shared.admit(claim, on: context.eventLoop).assumeIsolated().whenSuccess { refusal in
                 guard generation == self.generation, let current = self.request, !current.responseStarted else { return }
                 if let refusal {
-                    if refusal.isVerificationFailure { self.core.metrics.verificationFailure(code: refusal.code) }
+                    if refusal.isVerificationFailure { self.core.metrics.verificationFailure(code: refusal.code.rawValue) }
                     self.refuse(refusal)
                 } else {
                     self.forwardExchange(prepared, start: start)
@@ -480,11 +480,11 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     /// - Parameter closing: close after the answer (a body the gateway will not read follows).
     private func refuse(_ error: GatewayError, closing: Bool = false, extraHeaders: [(String, String)] = []) {
         guard let current = request else { return }
-        core.metrics.error(code: error.code)
+        core.metrics.error(code: error.code.rawValue)
         core.logger.notice(
             "refused",
             metadata: [
-                "request_id": .string(current.requestID), "code": .string(error.code), "status": .stringConvertible(error.status),
+                "request_id": .string(current.requestID), "code": .string(error.code.rawValue), "status": .stringConvertible(error.status),
             ])
         var headers = extraHeaders
         if let retryAfter = error.retryAfter { headers.append(("Retry-After", String(retryAfter))) }
@@ -687,14 +687,14 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     private func headerTimedOut() {
         guard let context else { return }
         closing = true
-        let error = GatewayError(status: 408, code: "header_timeout", message: "the request head did not arrive whole within header-timeout")
+        let error = GatewayError(status: 408, code: .headerTimeout, message: "the request head did not arrive whole within header-timeout")
         let requestID = RequestID.make(incoming: nil, fresh: &requestIDs)
-        core.metrics.error(code: error.code)
+        core.metrics.error(code: error.code.rawValue)
         core.metrics.request(route: GatewayRoute.headerTimeout.label, status: error.status)
         core.logger.notice(
             "refused",
             metadata: [
-                "request_id": .string(requestID), "code": .string(error.code), "status": .stringConvertible(error.status),
+                "request_id": .string(requestID), "code": .string(error.code.rawValue), "status": .stringConvertible(error.status),
             ])
         let body = ByteBuffer(string: error.jsonBody(trace: requestID, helpURL: core.configuration.helpURL))
         let headers = HTTPHeaders([
@@ -750,7 +750,7 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         current.body = .discard
         current.closeAfterResponse = true
         if current.responseStarted {
-            core.metrics.error(code: GatewayError.unreadableBody.code)
+            core.metrics.error(code: GatewayError.unreadableBody.code.rawValue)
             record(current)
             request = nil
             closeConnection()
@@ -767,7 +767,7 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
             current.trip?.cancel()
             if !current.responseStarted && !current.bodyEnded {
                 // Gone mid-body before any answer: counted like a broken body.
-                core.metrics.error(code: GatewayError.unreadableBody.code)
+                core.metrics.error(code: GatewayError.unreadableBody.code.rawValue)
                 current.status = 400
             }
             record(current)

@@ -38,9 +38,6 @@ struct RequestTarget: Sendable, Equatable {
         return path + "?" + query
     }
 
-    /// The code of every refusal.
-    static let errorCode = "invalid_request_target"
-
     /// A request line's target, origin-form or absolute-form (`http://host/path`; a server must
     /// accept the latter, RFC 9112 §3.2.2): the parsed target, and the authority that stands in
     /// for `Host` when the form is absolute. The authority must be a plain `host[:port]`
@@ -184,7 +181,7 @@ struct RequestTarget: Sendable, Equatable {
     }
 
     private static func refusal(_ why: String) -> GatewayError {
-        GatewayError(status: 400, code: errorCode, message: "invalid request target: \(why)")
+        GatewayError(status: 400, code: .invalidRequestTarget, message: "invalid request target: \(why)")
     }
 
     @inline(__always)

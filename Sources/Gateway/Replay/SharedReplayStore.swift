@@ -5,6 +5,7 @@ import Logging
 import NIOCore
 import RESP
 import SAMLVerification
+import ServerSupport
 
 /// Replay protection shared by every replica: one atomic `SET <key> 1 NX PX <lifetime>` per
 /// exchange on a Redis all replicas use, so of two replicas racing on the same assertion only
@@ -85,7 +86,7 @@ public final class SharedReplayStore: Sendable {
         metrics.replayStoreError(kind: error.kind.rawValue)
         switch failurePolicy {
         case .closed:
-            return .replayStoreUnavailable
+            return .replayStoreUnavailable(error)
         case .open:
             metrics.replayStoreUnrecorded()
             // The reason only: nothing about the assertion or the client. At most one line a

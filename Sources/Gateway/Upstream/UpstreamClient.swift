@@ -2,6 +2,7 @@ import Dispatch
 import Logging
 import NIOCore
 import NIOSSL
+import ServerSupport
 import Synchronization
 
 /// The backends as the data plane sees them: the endpoints with their passive health, the

@@ -40,7 +40,7 @@ final class BatchReader {
                 let name = RecordSource.name(of: path)
                 do {
                     read(try FileByteSource.open(path: path, regularOnly: inDirectory), name: name)
-                } catch  where error.code == RecordError.Code.skippedInput.rawValue {
+                } catch  where error.code == .skippedInput {
                     builder.fail(RecordSource(path: name, locator: .whole), error)
                 } catch {
                     unreadable(name, error)
@@ -77,7 +77,7 @@ final class BatchReader {
                 reader.consume(3)
             }
         } catch {
-            if error.code == RecordError.Code.unreadableInput.rawValue {
+            if error.code == .unreadableInput {
                 unreadable(name, error)
             } else {
                 builder.fail(RecordSource(path: name, locator: .whole), error)
@@ -187,7 +187,7 @@ final class BatchReader {
             }
         } catch {
             let message = lastEntry == 0 ? error.message : "\(error.message) (after entry \(lastEntry))"
-            builder.fail(RecordSource(path: name, locator: .entry(lastEntry + 1)), RecordError(code: error.code, message: message))
+            builder.fail(RecordSource(path: name, locator: .entry(lastEntry + 1)), RecordError(error.code, message))
         }
     }
 

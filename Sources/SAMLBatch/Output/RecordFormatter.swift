@@ -80,7 +80,7 @@ struct RecordFormatter: Sendable {
 
     static func errorJSON(_ error: RecordError) -> String {
         var line = JSONLine()
-        line.add("code", error.code)
+        line.add("code", error.code.rawValue)
         line.add("message", error.message)
         return line.json
     }

@@ -24,6 +24,7 @@ public struct BatchVerification: Sendable {
         let all = verifier.trustStore.mvpds
         if all.count == 1 { return all[0] }
         throw RecordError(
-            .mvpdUnknown, "the record names no MVPD and the trust store has \(all.count): give --mvpd or carry an mvpd field")
+            .init(VerificationError.Code.unknownMVPD),
+            "the record names no MVPD and the trust store has \(all.count): give --mvpd or carry an mvpd field")
     }
 }

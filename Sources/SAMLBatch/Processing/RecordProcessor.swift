@@ -75,13 +75,13 @@ struct RecordProcessor: Sendable {
                     statistics.encoded += 1
                     statistics.bytesOut += count
                     if let verifyError {
-                        statistics.fail(verifyError.code)
+                        statistics.fail(verifyError.code.rawValue)
                         reports.append(Self.report(record, verifyError))
                     } else if fields?.valid == true {
                         statistics.valid += 1
                     }
                 } catch {
-                    statistics.fail(error.code)
+                    statistics.fail(error.code.rawValue)
                     reports.append(Self.report(record, error))
                     if directory == nil {
                         formatter.writeHead(&out, source: record.source, form: form, encoded: false)

@@ -1,3 +1,5 @@
+import SAMLVerification
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -148,6 +150,6 @@ struct XMLShapeCheck {
     }
 
     private static func failure(_ what: String, at offset: Int) -> RecordError {
-        RecordError(.malformedXML, "\(what) (byte \(offset))")
+        RecordError(.init(VerificationError.Code.malformedXML), "\(what) (byte \(offset))")
     }
 }
