@@ -8,13 +8,16 @@ let sanitizing = Context.environment["SAMLGATE_SANITIZE"] != nil
 let package = Package(
     name: "samlgate",
     platforms: [.macOS(.v15)],
+    // The program, and the two libraries a user would import (the cookbook encoding, the
+    // verifier). Gateway, SAMLBatch and TestIdP are products only because the separate Benchmarks
+    // and Fuzz packages can reach nothing else: what they use of Gateway and SAMLBatch is
+    // `@_spi(Benchmarks)` (or `@_spi(Fuzzing)`), everything else in the package is `package`.
     products: [
         .executable(name: "samlgate", targets: ["samlgate"]),
         .library(name: "SAMLEncoding", targets: ["SAMLEncoding"]),
         .library(name: "SAMLVerification", targets: ["SAMLVerification"]),
         .library(name: "TestIdP", targets: ["TestIdP"]),
         .library(name: "Gateway", targets: ["Gateway"]),
-        .library(name: "ReferenceUpstream", targets: ["ReferenceUpstream"]),
         .library(name: "SAMLBatch", targets: ["SAMLBatch"]),
     ],
     dependencies: [
@@ -186,14 +189,25 @@ let package = Package(
             ] + (sanitizing ? [] : ["CJemalloc"]),
             swiftSettings: sanitizing ? [.define("SAMLGATE_NO_JEMALLOC")] : []
         ),
+        // The library targets' tests build the library, not the program (no Hummingbird, no
+        // AsyncHTTPClient); what runs the executable is in CLITests, SAMLBatchTests (the batch
+        // tool through its command line) and GatewayTests (`samlgate serve`).
         .testTarget(
             name: "SAMLEncodingTests",
-            dependencies: ["SAMLEncoding", "samlgate", "CLITestSupport", .product(name: "NIOCore", package: "swift-nio")]
+            dependencies: ["SAMLEncoding", "CLITestSupport", "CookbookReference", .product(name: "NIOCore", package: "swift-nio")]
         ),
         .testTarget(
             name: "SAMLVerificationTests",
-            dependencies: ["SAMLVerification", "TestIdP", "CXMLSec", "SAMLEncoding", "samlgate", "CLITestSupport"]
+            dependencies: ["SAMLVerification", "TestIdP", "CXMLSec", "SAMLEncoding", "CLITestSupport"]
         ),
+        // The command line's verbs that no module's tests cover: encode, verify, the demo, and
+        // the configuration file as `samlgate serve --check` reads it.
+        .testTarget(
+            name: "CLITests",
+            dependencies: ["samlgate", "CLITestSupport", "CookbookReference", "Gateway", "ServerSupport"]
+        ),
+        // The backend cookbook's own encoding code, verbatim: the tests' oracle.
+        .target(name: "CookbookReference", path: "Sources/CookbookReference"),
         .testTarget(
             name: "SAMLBatchTests",
             dependencies: ["SAMLBatch", "TestIdP", "SAMLEncoding", "samlgate", "CLITestSupport", .product(name: "NIOCore", package: "swift-nio")]

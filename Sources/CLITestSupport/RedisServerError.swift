@@ -1,6 +1,6 @@
 /// The test Redis could not be started.
-public struct RedisServerError: Error, CustomStringConvertible {
-    public let description: String
+package struct RedisServerError: Error, CustomStringConvertible {
+    package let description: String
 
     init(_ description: String) {
         self.description = description

@@ -10,8 +10,8 @@ import Glibc
 /// Use ``with(arguments:_:)``: it stops the server when the body returns or throws. ``stop()``
 /// and ``start()`` take the same server down and up again on the same port (an outage, a
 /// restart).
-public final class RedisServerProcess: @unchecked Sendable {
-    public let port: Int
+package final class RedisServerProcess: @unchecked Sendable {
+    package let port: Int
     private let arguments: [String]
     private let directory: URL
     private let lock = NSLock()
@@ -20,7 +20,7 @@ public final class RedisServerProcess: @unchecked Sendable {
     /// - Parameters:
     ///   - arguments: extra configuration, e.g. `["--requirepass", "secret"]`.
     ///   - tls: serve TLS only (`rediss://`) with this certificate and key (PEM files).
-    public init(arguments: [String] = [], tls: (certificate: String, key: String)? = nil) throws {
+    package init(arguments: [String] = [], tls: (certificate: String, key: String)? = nil) throws {
         port = try Self.freePort()
         if let tls {
             self.arguments =
@@ -36,7 +36,7 @@ public final class RedisServerProcess: @unchecked Sendable {
     }
 
     /// Starts a server, runs `body`, and stops the server whatever happens.
-    public static func with<T>(
+    package static func with<T>(
         arguments: [String] = [], tls: (certificate: String, key: String)? = nil,
         _ body: (RedisServerProcess) async throws -> T
     ) async throws -> T {
@@ -46,11 +46,11 @@ public final class RedisServerProcess: @unchecked Sendable {
         return try await body(server)
     }
 
-    public var url: String { "redis://127.0.0.1:\(port)" }
+    package var url: String { "redis://127.0.0.1:\(port)" }
 
     /// Starts the server and returns once it accepts connections (at most 10 s). Waits by
     /// sleeping the task, not the thread: tests share a few cooperative threads.
-    public func start() async throws {
+    package func start() async throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.executable)
         // With TLS, the plain port is 0 (none) and `arguments` opens the TLS one.
@@ -76,7 +76,7 @@ public final class RedisServerProcess: @unchecked Sendable {
     /// Stops the server (SIGKILL, then waits); a no-op when it is not running. SIGKILL because a
     /// child started from the test process inherits its blocked signals (SIGTERM among them),
     /// and this server has nothing to save.
-    public func stop() {
+    package func stop() {
         stop(removingFiles: false)
     }
 
@@ -100,7 +100,7 @@ public final class RedisServerProcess: @unchecked Sendable {
     }
 
     /// A port the kernel just handed out for loopback, released for the server to take.
-    public static func freePort() throws -> Int {
+    package static func freePort() throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw RedisServerError("socket() failed") }
         defer { close(fd) }

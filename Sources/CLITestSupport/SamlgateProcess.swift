@@ -2,14 +2,14 @@ import Foundation
 
 /// Runs the real `samlgate` executable that SwiftPM built next to the test bundle (test-only
 /// support shared by the test targets; not part of any product).
-public struct SamlgateProcess: Sendable {
-    public var status: Int32
-    public var stdout: Data
-    public var stderr: String
+package struct SamlgateProcess: Sendable {
+    package var status: Int32
+    package var stdout: Data
+    package var stderr: String
 
-    public var stdoutText: String { String(decoding: stdout, as: UTF8.self) }
+    package var stdoutText: String { String(decoding: stdout, as: UTF8.self) }
 
-    public static var executable: URL {
+    package static var executable: URL {
         let candidates = [
             URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
             Bundle.main.bundleURL,
@@ -25,7 +25,7 @@ public struct SamlgateProcess: Sendable {
     /// - Parameter timeout: seconds after which a process still running is terminated (SIGTERM),
     ///   so a command that should have exited at once makes its test fail instead of hang.
     /// - Parameter directory: the working directory (default: the test's own).
-    public static func run(_ arguments: [String], stdin: Data = Data(), timeout: Double? = nil, directory: String? = nil) throws -> SamlgateProcess {
+    package static func run(_ arguments: [String], stdin: Data = Data(), timeout: Double? = nil, directory: String? = nil) throws -> SamlgateProcess {
         try launch(executable, arguments, stdin: stdin, timeout: timeout, directory: directory)
     }
 
@@ -33,12 +33,12 @@ public struct SamlgateProcess: Sendable {
     /// talks to a server in the test process: blocking one of Swift concurrency's few threads
     /// while it runs starves that server (its answers wait for a free thread, the gateway in
     /// front of it times out).
-    public static func runOffPool(_ arguments: [String], timeout: Double? = nil) async throws -> SamlgateProcess {
+    package static func runOffPool(_ arguments: [String], timeout: Double? = nil) async throws -> SamlgateProcess {
         try await onOwnThread { try run(arguments, timeout: timeout) }
     }
 
     /// Waits for `process` to exit on a thread of its own (see ``runOffPool(_:timeout:)``).
-    public static func waitForExit(_ process: Process) async throws {
+    package static func waitForExit(_ process: Process) async throws {
         // Only the wait runs on the other thread.
         try await onOwnThread { process.waitUntilExit() }
     }
@@ -52,7 +52,7 @@ public struct SamlgateProcess: Sendable {
     /// Runs samlgate with arguments given as bytes, which need not be UTF-8 (file names on
     /// Linux are bytes). `Process` only takes strings, so `/bin/sh` rebuilds each argument
     /// from an octal-escaped spelling with `printf '%b'` and then becomes samlgate.
-    public static func run(byteArguments arguments: [[UInt8]], stdin: Data = Data(), timeout: Double? = nil) throws -> SamlgateProcess {
+    package static func run(byteArguments arguments: [[UInt8]], stdin: Data = Data(), timeout: Double? = nil) throws -> SamlgateProcess {
         // The trailing "x" keeps a final line break from being eaten by the substitution.
         let script = #"bin=$1; shift; n=$#; for a do v=$(printf '%bx' "$a"); set -- "$@" "${v%x}"; done; shift $n; exec "$bin" "$@""#
         let escaped = arguments.map { bytes in
@@ -98,7 +98,7 @@ public struct SamlgateProcess: Sendable {
     /// Writes `contents` to a fresh file in a temporary directory and returns its path.
     /// The first line a running process writes to `handle` (a server's start-up line), read as
     /// it arrives; what came before the end of the stream when there is no newline.
-    public static func firstLine(of handle: FileHandle) -> String {
+    package static func firstLine(of handle: FileHandle) -> String {
         var line = Data()
         while !line.contains(UInt8(ascii: "\n")) {
             let chunk = handle.availableData
@@ -108,7 +108,7 @@ public struct SamlgateProcess: Sendable {
         return String(decoding: line, as: UTF8.self)
     }
 
-    public static func temporaryFile(_ name: String, _ contents: Data) throws -> String {
+    package static func temporaryFile(_ name: String, _ contents: Data) throws -> String {
         let dir = TestScratch.directory("samlgate-tests")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let url = dir.appendingPathComponent(name)

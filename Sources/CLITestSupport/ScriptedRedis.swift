@@ -8,8 +8,8 @@ import NIOPosix
 /// connections it accepted and the names of the commands it got (never their arguments).
 ///
 /// Use ``with(reply:_:)``: it stops the server when the body returns or throws.
-public final class ScriptedRedis: @unchecked Sendable {
-    public let port: Int
+package final class ScriptedRedis: @unchecked Sendable {
+    package let port: Int
     private let channel: any Channel
     private let lock = NSLock()
     private var accepted = 0
@@ -17,7 +17,7 @@ public final class ScriptedRedis: @unchecked Sendable {
 
     /// `reply` gets the command's arguments (the name first) and returns the reply's bytes, e.g.
     /// `"+OK\r\n"` or `"-LOADING Redis is loading the dataset in memory\r\n"`.
-    public static func with<T>(
+    package static func with<T>(
         reply: @escaping @Sendable ([String]) -> String,
         _ body: (ScriptedRedis) async throws -> T
     ) async throws -> T {
@@ -46,15 +46,15 @@ public final class ScriptedRedis: @unchecked Sendable {
         box.server = self
     }
 
-    public var url: String { "redis://127.0.0.1:\(port)" }
+    package var url: String { "redis://127.0.0.1:\(port)" }
 
     /// Connections accepted so far.
-    public var connections: Int { lock.withLock { accepted } }
+    package var connections: Int { lock.withLock { accepted } }
 
     /// The names of the commands received so far, in upper case, in order.
-    public var commands: [String] { lock.withLock { names } }
+    package var commands: [String] { lock.withLock { names } }
 
-    public func stop() async {
+    package func stop() async {
         try? await channel.close()
     }
 

@@ -4,9 +4,9 @@ import Foundation
 /// `SAMLGATE_TEST_TIME_SCALE`. `make sanitize` sets it: sanitizer builds run several times slower,
 /// and with every suite in parallel a deadline that is generous for the ordinary build becomes the
 /// failure. Only waits scale, never what a test asserts about the gateway's own timeouts.
-public enum TestTiming {
-    public static let scale: Double = ProcessInfo.processInfo.environment["SAMLGATE_TEST_TIME_SCALE"].flatMap(Double.init).map { max($0, 1) } ?? 1
+package enum TestTiming {
+    package static let scale: Double = ProcessInfo.processInfo.environment["SAMLGATE_TEST_TIME_SCALE"].flatMap(Double.init).map { max($0, 1) } ?? 1
 
     /// `seconds` stretched by ``scale``.
-    public static func seconds(_ seconds: Double) -> Double { seconds * scale }
+    package static func seconds(_ seconds: Double) -> Double { seconds * scale }
 }

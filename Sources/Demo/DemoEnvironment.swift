@@ -7,9 +7,9 @@ import TestIdP
 
 /// Where the demo runs: its own reference upstream, gateway and test IdP on ephemeral loopback
 /// ports (stopped at the end), or a running gateway and an IdP key directory.
-public final class DemoEnvironment: Sendable {
-    public let gatewayURL: String
-    public let upstreamURL: String?
+package final class DemoEnvironment: Sendable {
+    package let gatewayURL: String
+    package let upstreamURL: String?
     let idp: TestIdentityProvider
     private let upstream: ReferenceUpstreamServer?
     private let gateway: GatewayServer?
@@ -31,7 +31,7 @@ public final class DemoEnvironment: Sendable {
 
     /// Starts a reference upstream (with `configuration`) and a gateway in front of it that
     /// trusts a freshly generated test IdP for every MVPD with platform services.
-    public static func local(configuration: ReferenceConfiguration = .standard) async throws -> DemoEnvironment {
+    package static func local(configuration: ReferenceConfiguration = .standard) async throws -> DemoEnvironment {
         let logger = Logger(label: "samlgate.demo", factory: { _ in SwiftLogNoOpLogHandler() })
         let pair = try IdPKeyPair.generate(.rsa2048, commonName: "samlgate demo TV provider")
         let idp = try TestIdentityProvider(keyPair: pair)
@@ -67,7 +67,7 @@ public final class DemoEnvironment: Sendable {
 
     /// A running gateway; the TV provider signs with `idpDirectory/key.pem` + `cert.pem` (as
     /// `samlgate idp keygen` writes them — the gateway's trust store must hold that cert).
-    public static func external(gatewayURL: String, idpDirectory: String) throws -> DemoEnvironment {
+    package static func external(gatewayURL: String, idpDirectory: String) throws -> DemoEnvironment {
         let directory = URL(fileURLWithPath: idpDirectory)
         let key: String, cert: String
         do {
@@ -87,7 +87,7 @@ public final class DemoEnvironment: Sendable {
     }
 
     /// Stops what ``local(configuration:)`` started.
-    public func stop() async {
+    package func stop() async {
         await gateway?.stop()
         await upstream?.stop()
         for task in tasks { _ = try? await task.value }

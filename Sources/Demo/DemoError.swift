@@ -1,8 +1,8 @@
 /// The demo could not start (the walk itself reports failed steps in the transcript).
-public struct DemoError: Error, Sendable, CustomStringConvertible {
-    public var message: String
+package struct DemoError: Error, Sendable, CustomStringConvertible {
+    package var message: String
 
-    public init(_ message: String) { self.message = message }
+    package init(_ message: String) { self.message = message }
 
-    public var description: String { message }
+    package var description: String { message }
 }

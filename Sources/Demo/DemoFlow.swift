@@ -1,5 +1,5 @@
 /// Which cookbook the demo walks.
-public enum DemoFlow: String, CaseIterable, Sendable {
+package enum DemoFlow: String, CaseIterable, Sendable {
     case v1
     case v2
 }

@@ -1,23 +1,23 @@
 import Foundation
 
 /// One HTTP answer as the demo saw it.
-public struct DemoReply: Sendable {
-    public var status: Int
-    public var headers: [(String, String)]
-    public var body: [UInt8]
+package struct DemoReply: Sendable {
+    package var status: Int
+    package var headers: [(String, String)]
+    package var body: [UInt8]
 
-    public var text: String { String(decoding: body, as: UTF8.self) }
+    package var text: String { String(decoding: body, as: UTF8.self) }
 
-    public var json: [String: Any]? {
+    package var json: [String: Any]? {
         (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any]
     }
 
-    public func header(_ name: String) -> String? {
+    package func header(_ name: String) -> String? {
         headers.first { $0.0.lowercased() == name.lowercased() }?.1
     }
 
     /// A top-level string (or number) field.
-    public func string(_ name: String) -> String? {
+    package func string(_ name: String) -> String? {
         guard let value = json?[name] else { return nil }
         if let text = value as? String { return text }
         if let number = value as? NSNumber { return number.stringValue }
@@ -25,5 +25,5 @@ public struct DemoReply: Sendable {
     }
 
     /// The enhanced error `code`.
-    public var code: String? { string("code") }
+    package var code: String? { string("code") }
 }

@@ -3,8 +3,8 @@ import Foundation
 
 /// Runs the chosen flows and scenarios against an environment and tells whether every step got
 /// the outcome the cookbook says it should.
-public enum DemoRunner {
-    public static func run(
+package enum DemoRunner {
+    package static func run(
         flows: [DemoFlow], scenarios: [DemoScenario], environment: DemoEnvironment,
         settings: DemoSettings = DemoSettings(), transcript: DemoTranscript
     ) async -> Bool {

@@ -1,5 +1,5 @@
 /// Which path through a cookbook the demo takes.
-public enum DemoScenario: String, CaseIterable, Sendable {
+package enum DemoScenario: String, CaseIterable, Sendable {
     /// The user is signed in to a TV provider that supports partner SSO and grants access.
     case happy
     /// The user refused the app access to the TV provider account (`VSA403`).

@@ -1,17 +1,17 @@
 import Synchronization
 
 /// Collects steps and prints each as it happens, aligned for reading.
-public final class DemoTranscript: Sendable {
+package final class DemoTranscript: Sendable {
     private let steps = Mutex<[DemoStep]>([])
     private let output: @Sendable (String) -> Void
 
-    public init(output: @escaping @Sendable (String) -> Void) {
+    package init(output: @escaping @Sendable (String) -> Void) {
         self.output = output
     }
 
-    public var all: [DemoStep] { steps.withLock { $0 } }
+    package var all: [DemoStep] { steps.withLock { $0 } }
 
-    public var passed: Bool { all.allSatisfy(\.passed) }
+    package var passed: Bool { all.allSatisfy(\.passed) }
 
     func heading(_ text: String) {
         output("\n== " + text + "\n")

@@ -1,6 +1,6 @@
 import AsyncHTTPClient
 import Foundation
-import Gateway
+@_spi(Benchmarks) import Gateway
 import NIOHTTP1
 
 /// Walks one cookbook scenario through the gateway, step by step, writing each step to the

@@ -6,22 +6,22 @@ import ServerSupport
 import Workers
 
 /// Everything a request needs, built once at start-up and shared by all requests.
-public final class GatewayCore: Sendable {
-    public let configuration: GatewayConfiguration
-    public let trustStore: ReloadableTrustStore
-    public let processor: ExchangeProcessor
-    public let pool: WorkerPool
-    public let upstream: UpstreamClient
-    public let metrics: GatewayMetrics
+package final class GatewayCore: Sendable {
+    package let configuration: GatewayConfiguration
+    package let trustStore: ReloadableTrustStore
+    package let processor: ExchangeProcessor
+    package let pool: WorkerPool
+    package let upstream: UpstreamClient
+    package let metrics: GatewayMetrics
     /// The Redis every replica records accepted assertions in (`replay-store: redis://…`);
     /// `nil` with the in-process store, which the verifier consults itself.
-    public let sharedReplayStore: SharedReplayStore?
-    public let logger: Logger
+    package let sharedReplayStore: SharedReplayStore?
+    package let logger: Logger
     /// `configuration.trustedProxies`, kept at hand for the per-request header rewrite.
-    public let trustedProxies: TrustedProxies
+    package let trustedProxies: TrustedProxies
 
     /// Loads the trust store (failing start-up when it cannot be read) and starts the workers.
-    public init(configuration: GatewayConfiguration, logger: Logger, eventLoopGroup: any EventLoopGroup) throws(ConfigurationError) {
+    package init(configuration: GatewayConfiguration, logger: Logger, eventLoopGroup: any EventLoopGroup) throws(ConfigurationError) {
         let configuration = try configuration.validated()
         self.configuration = configuration
         do {
@@ -59,7 +59,7 @@ public final class GatewayCore: Sendable {
 
     /// Re-reads the trust store directory; the previous snapshot stays on failure.
     @discardableResult
-    public func reloadTrustStore() -> Bool {
+    package func reloadTrustStore() -> Bool {
         do {
             let store = try trustStore.reload()
             metrics.trustStoreReload(succeeded: true, mvpds: store.providers.count)
@@ -118,7 +118,7 @@ public final class GatewayCore: Sendable {
     }
 
     /// Stops the workers (after queued jobs) and closes upstream and Redis connections.
-    public func shutdown() async {
+    package func shutdown() async {
         pool.shutdown()
         await upstream.shutdown()
         await sharedReplayStore?.shutdown()

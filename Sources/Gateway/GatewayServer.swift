@@ -11,13 +11,13 @@ import UnixSignals
 ///
 /// Shutdown (SIGTERM/SIGINT in `serve`, ``stop()`` in tests) is graceful: the server stops
 /// accepting and finishes in-flight requests, then workers and upstream connections close.
-public final class GatewayServer: Sendable {
-    public let core: GatewayCore
+package final class GatewayServer: Sendable {
+    package let core: GatewayCore
     private let group: ServiceGroup
-    public let port = ListeningPort()
+    package let port = ListeningPort()
 
     /// - Parameter signals: handle SIGTERM/SIGINT (drain) and SIGHUP (reload); off in tests.
-    public init(configuration: GatewayConfiguration, logger: Logger, signals: Bool) throws(ConfigurationError) {
+    package init(configuration: GatewayConfiguration, logger: Logger, signals: Bool) throws(ConfigurationError) {
         let eventLoopGroup = MultiThreadedEventLoopGroup.singleton
         let core = try GatewayCore(configuration: configuration, logger: logger, eventLoopGroup: eventLoopGroup)
         self.core = core
@@ -38,12 +38,12 @@ public final class GatewayServer: Sendable {
     }
 
     /// Runs until shut down.
-    public func run() async throws {
+    package func run() async throws {
         try await group.run()
     }
 
     /// Starts a graceful shutdown.
-    public func stop() async {
+    package func stop() async {
         await group.triggerGracefulShutdown()
     }
 }

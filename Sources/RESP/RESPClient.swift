@@ -6,8 +6,8 @@ import NIOSSL
 /// one ``RESPConnectionPool`` per event loop, as the gateway keeps its upstream connections.
 ///
 /// Call ``send(_:on:)`` on the event loop it names: the command and its reply stay on that loop.
-public final class RESPClient: Sendable {
-    public let url: RedisURL
+package final class RESPClient: Sendable {
+    package let url: RedisURL
     private let health = RESPHealth()
     /// Keyed by the event loop's identity; each box is used only on its loop.
     private let pools: [ObjectIdentifier: NIOLoopBoundBox<RESPConnectionPool>]
@@ -19,7 +19,7 @@ public final class RESPClient: Sendable {
     ///   - trustedCertificatesFile: for `rediss://`, a PEM file of the certificate authorities to
     ///     trust instead of the system's (a Redis with a private CA); the name, or the address,
     ///     in the URL must match the server's certificate either way.
-    public init(
+    package init(
         url: RedisURL, eventLoopGroup: any EventLoopGroup, connectionsPerLoop: Int = 1,
         connectTimeout: TimeAmount, commandTimeout: TimeAmount, trustedCertificatesFile: String? = nil
     ) throws {
@@ -43,12 +43,12 @@ public final class RESPClient: Sendable {
     }
 
     /// Sends `command` on `eventLoop`'s pool. Call on `eventLoop`.
-    public func send(_ command: RESPCommand, on eventLoop: any EventLoop) -> EventLoopFuture<RESPValue> {
+    package func send(_ command: RESPCommand, on eventLoop: any EventLoop) -> EventLoopFuture<RESPValue> {
         pools[ObjectIdentifier(eventLoop)]!.value.send(command)
     }
 
     /// Sends `command` from any thread (hops to `eventLoop` first).
-    public func submit(_ command: RESPCommand, on eventLoop: any EventLoop) -> EventLoopFuture<RESPValue> {
+    package func submit(_ command: RESPCommand, on eventLoop: any EventLoop) -> EventLoopFuture<RESPValue> {
         if eventLoop.inEventLoop { return send(command, on: eventLoop) }
         return eventLoop.flatSubmit { self.send(command, on: eventLoop) }
     }
@@ -56,10 +56,10 @@ public final class RESPClient: Sendable {
     /// Whether the last command or connection attempt, on any loop, got a usable reply from Redis
     /// (`nil`: none yet). An error reply counts as not reachable: a Redis that refuses writes
     /// (`-READONLY`, `-OOM`) is, for the replay store, as good as down.
-    public var isReachable: Bool? { health.isUp }
+    package var isReachable: Bool? { health.isUp }
 
     /// Closes every connection; commands sent afterwards fail with ``RESPError/Kind/shutdown``.
-    public func shutdown() async {
+    package func shutdown() async {
         for box in pools.values {
             try? await box.eventLoop.submit { box.value.closeAll() }.get()
         }

@@ -2,25 +2,25 @@ import NIOCore
 
 /// A command as RESP sends it: an array of bulk strings. Built once, written as is; the
 /// arguments are bytes, never logged.
-public struct RESPCommand: Sendable {
-    public let arguments: [ByteBuffer]
+package struct RESPCommand: Sendable {
+    package let arguments: [ByteBuffer]
     /// The replies this command can have, when it says (`nil`: any). Any other reply means the
     /// connection is out of step with its commands or the server is not what it claims: the
     /// command fails with ``RESPError/Kind/protocol`` and the connection is dropped.
-    public let acceptsReply: (@Sendable (RESPValue) -> Bool)?
+    package let acceptsReply: (@Sendable (RESPValue) -> Bool)?
 
-    public init(_ arguments: [ByteBuffer], acceptsReply: (@Sendable (RESPValue) -> Bool)? = nil) {
+    package init(_ arguments: [ByteBuffer], acceptsReply: (@Sendable (RESPValue) -> Bool)? = nil) {
         precondition(!arguments.isEmpty, "a command has a name")
         self.arguments = arguments
         self.acceptsReply = acceptsReply
     }
 
-    public init(_ arguments: String...) {
+    package init(_ arguments: String...) {
         self.init(arguments.map { ByteBuffer(string: $0) })
     }
 
     /// `*<n>\r\n` then `$<len>\r\n<bytes>\r\n` per argument.
-    public func write(into buffer: inout ByteBuffer) {
+    package func write(into buffer: inout ByteBuffer) {
         buffer.writeInteger(UInt8(ascii: "*"))
         buffer.writeString(String(arguments.count))
         buffer.writeStaticString("\r\n")
@@ -41,7 +41,7 @@ public struct RESPCommand: Sendable {
     /// Redis clock ahead of the sender's would end the record early and reopen a replay window;
     /// a lifetime counts on Redis from when the command arrives, and only the sender's clock
     /// decides how long. It also needs only Redis ≥ 2.6.12 (`PXAT` needs 6.2).
-    public static func setIfAbsent(key: ByteBuffer, value: ByteBuffer, expiresInMilliseconds: Int64) -> RESPCommand {
+    package static func setIfAbsent(key: ByteBuffer, value: ByteBuffer, expiresInMilliseconds: Int64) -> RESPCommand {
         RESPCommand(
             [
                 ByteBuffer(string: "SET"), key, value, ByteBuffer(string: "NX"), ByteBuffer(string: "PX"),
@@ -50,5 +50,5 @@ public struct RESPCommand: Sendable {
             acceptsReply: { reply in reply == .simpleString("OK") || reply == .null })
     }
 
-    public static let ping = RESPCommand("PING")
+    package static let ping = RESPCommand("PING")
 }

@@ -4,8 +4,8 @@
 /// Messages never contain the command's arguments (keys, passwords): of a server's error reply
 /// only its first word (``reply``, Redis's error code such as `READONLY`) is kept, because Redis
 /// may quote arguments in the rest.
-public struct RESPError: Error, Sendable, CustomStringConvertible {
-    public enum Kind: String, Sendable, CaseIterable {
+package struct RESPError: Error, Sendable, CustomStringConvertible {
+    package enum Kind: String, Sendable, CaseIterable {
         /// The TCP (or TLS) connection could not be opened in time.
         case connect
         /// No reply within the command timeout; the connection is dropped (later replies
@@ -37,16 +37,16 @@ public struct RESPError: Error, Sendable, CustomStringConvertible {
         case shutdown
     }
 
-    public let kind: Kind
-    public let message: String
+    package let kind: Kind
+    package let message: String
     /// The name of the command the server refused (`SET`, `AUTH`, `SELECT`), for errors
     /// answered by the server; `nil` otherwise.
-    public let command: String?
+    package let command: String?
     /// The first word of the server's error reply (`ERR`, `READONLY`, `WRONGPASS`, …), for
     /// errors answered by the server; `nil` otherwise.
-    public let reply: String?
+    package let reply: String?
 
-    public init(_ kind: Kind, _ message: String, command: String? = nil, reply: String? = nil) {
+    package init(_ kind: Kind, _ message: String, command: String? = nil, reply: String? = nil) {
         self.kind = kind
         self.message = message
         self.command = command
@@ -54,7 +54,7 @@ public struct RESPError: Error, Sendable, CustomStringConvertible {
     }
 
     /// The error for a server's error reply `text` to `command`, classified by its first words.
-    public init(replying text: String, to command: String) {
+    package init(replying text: String, to command: String) {
         let word = text.split(separator: " ", maxSplits: 1).first.map(String.init) ?? "ERR"
         let kind: Kind
         if Self.connectionErrors.contains(word.uppercased()) {
@@ -73,5 +73,5 @@ public struct RESPError: Error, Sendable, CustomStringConvertible {
     /// How Redis (2.x to 7.x) begins its errors for a command or syntax it does not know.
     static let unsupportedPrefixes = ["err unknown command", "err syntax error", "err wrong number of arguments", "err unknown subcommand"]
 
-    public var description: String { "\(kind.rawValue): \(message)" }
+    package var description: String { "\(kind.rawValue): \(message)" }
 }

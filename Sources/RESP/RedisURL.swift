@@ -2,17 +2,17 @@ import Foundation
 
 /// Where the Redis server is and how to log in: `redis://[user:password@]host[:port][/db]`, or
 /// `rediss://…` for TLS. The password is kept for AUTH and never shown (``description`` masks it).
-public struct RedisURL: Sendable, Equatable, CustomStringConvertible {
-    public var host: String
-    public var port: Int
+package struct RedisURL: Sendable, Equatable, CustomStringConvertible {
+    package var host: String
+    package var port: Int
     /// AUTH user (Redis 6 ACLs); `nil` with a password means the `default` user.
-    public var user: String?
-    public var password: String?
+    package var user: String?
+    package var password: String?
     /// SELECT this database after connecting (0 is Redis's default and is not sent).
-    public var database: Int
-    public var tls: Bool
+    package var database: Int
+    package var tls: Bool
 
-    public init(host: String, port: Int = 6379, user: String? = nil, password: String? = nil, database: Int = 0, tls: Bool = false) {
+    package init(host: String, port: Int = 6379, user: String? = nil, password: String? = nil, database: Int = 0, tls: Bool = false) {
         self.host = host
         self.port = port
         self.user = user
@@ -22,7 +22,7 @@ public struct RedisURL: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Parses the URL; the error says what is wrong without repeating the text (it may hold a password).
-    public init(parsing text: String) throws(RESPError) {
+    package init(parsing text: String) throws(RESPError) {
         func bad(_ why: String) -> RESPError { RESPError(.protocol, "not a redis URL (\(why)); expected redis://[user:password@]host:port[/db]") }
         guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased() else {
             throw bad("unreadable")
@@ -48,7 +48,7 @@ public struct RedisURL: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The URL with the password masked: safe for logs, `/readyz` and error messages.
-    public var description: String {
+    package var description: String {
         var login = ""
         if password != nil { login = (user ?? "") + ":***@" }
         let shownHost = host.contains(":") ? "[\(host)]" : host

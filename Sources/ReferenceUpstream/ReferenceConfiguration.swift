@@ -5,29 +5,29 @@ import Yams
 /// What the reference upstream knows: requestors, MVPDs and lifetimes. Read from the YAML file
 /// of `samlgate upstream --config`; without one, ``standard`` — one requestor `REF` with an MVPD
 /// for each cookbook path (partner SSO, picker only, no SSO at all).
-public struct ReferenceConfiguration: Codable, Sendable {
-    public var requestors: [ReferenceRequestor]
-    public var mvpds: [ReferenceMVPD]
+package struct ReferenceConfiguration: Codable, Sendable {
+    package var requestors: [ReferenceRequestor]
+    package var mvpds: [ReferenceMVPD]
     /// Lifetime of authentication tokens and profiles, seconds.
-    public var authenticationTTL: Double = 86_400
+    package var authenticationTTL: Double = 86_400
     /// Lifetime of v2 access tokens, seconds.
-    public var accessTokenTTL: Double = 3_600
+    package var accessTokenTTL: Double = 3_600
     /// Lifetime of registration codes and basic-authentication sessions, seconds.
-    public var registrationCodeTTL: Double = 1_800
+    package var registrationCodeTTL: Double = 1_800
     /// Lifetime of authorizations and media tokens, seconds.
-    public var authorizationTTL: Double = 600
+    package var authorizationTTL: Double = 600
     /// Access tokens accepted without client registration (for curl and scripted tests); the
     /// tokens `/o/client/token` issues are always accepted.
-    public var staticAccessTokens: [String] = []
+    package var staticAccessTokens: [String] = []
 
-    public init(requestors: [ReferenceRequestor], mvpds: [ReferenceMVPD]) {
+    package init(requestors: [ReferenceRequestor], mvpds: [ReferenceMVPD]) {
         self.requestors = requestors
         self.mvpds = mvpds
     }
 
     /// `REF` with `Cablevision` (partner SSO), `PickerCable` (Apple picker only) and
     /// `SecondScreenTV` (no platform services: second-screen authentication only).
-    public static let standard = ReferenceConfiguration(
+    package static let standard = ReferenceConfiguration(
         requestors: [ReferenceRequestor(id: "REF", mvpds: ["Cablevision", "PickerCable", "SecondScreenTV"])],
         mvpds: [
             ReferenceMVPD(id: "Cablevision", displayName: "Cablevision (test)", deniedResources: ["premium-sports"]),
@@ -37,18 +37,18 @@ public struct ReferenceConfiguration: Codable, Sendable {
                 boardingStatus: "NOT_SUPPORTED", displayInPlatformPicker: false),
         ])
 
-    public func requestor(_ id: String) -> ReferenceRequestor? { requestors.first { $0.id == id } }
+    package func requestor(_ id: String) -> ReferenceRequestor? { requestors.first { $0.id == id } }
 
-    public func mvpd(_ id: String) -> ReferenceMVPD? { mvpds.first { $0.id == id } }
+    package func mvpd(_ id: String) -> ReferenceMVPD? { mvpds.first { $0.id == id } }
 
     /// The requestor's MVPD with this id, when the requestor is integrated with it.
-    public func mvpd(_ id: String, of requestor: String) -> ReferenceMVPD? {
+    package func mvpd(_ id: String, of requestor: String) -> ReferenceMVPD? {
         guard self.requestor(requestor)?.mvpds.contains(id) == true else { return nil }
         return mvpd(id)
     }
 
     /// The requestor's MVPD Apple's framework names with this platform-mapping id.
-    public func mvpd(platformMappingID: String, of requestor: String) -> ReferenceMVPD? {
+    package func mvpd(platformMappingID: String, of requestor: String) -> ReferenceMVPD? {
         guard let ids = self.requestor(requestor)?.mvpds else { return nil }
         return mvpds.first { ids.contains($0.id) && $0.platformMappingId == platformMappingID }
     }
@@ -57,7 +57,7 @@ public struct ReferenceConfiguration: Codable, Sendable {
         case requestors, mvpds, authenticationTTL, accessTokenTTL, registrationCodeTTL, authorizationTTL, staticAccessTokens
     }
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         requestors = try c.decode([ReferenceRequestor].self, forKey: .requestors)
         mvpds = try c.decode([ReferenceMVPD].self, forKey: .mvpds)
@@ -70,7 +70,7 @@ public struct ReferenceConfiguration: Codable, Sendable {
 
     /// Reads and checks a YAML file: every requestor's MVPDs exist, requestor and MVPD ids are
     /// unique, a requestor's platform-mapping ids are unique, lifetimes are 1 s … 10 years.
-    public static func load(path: String) throws(ConfigurationError) -> ReferenceConfiguration {
+    package static func load(path: String) throws(ConfigurationError) -> ReferenceConfiguration {
         // Size, anchors, aliases and depth are checked before Yams builds anything.
         let text: String
         do {
@@ -119,7 +119,7 @@ public struct ReferenceConfiguration: Codable, Sendable {
     }
 
     /// 1 s … 10 years (finite, so every expiry is a representable date).
-    public static func validLifetime(_ seconds: Double) -> Bool {
+    package static func validLifetime(_ seconds: Double) -> Bool {
         seconds.isFinite && seconds >= 1 && seconds <= 315_360_000
     }
 }

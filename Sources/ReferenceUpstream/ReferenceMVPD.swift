@@ -1,22 +1,22 @@
 /// One MVPD (TV provider) as the backend configures it for a requestor, with the properties
 /// the Apple SSO cookbooks read from the configuration endpoints.
-public struct ReferenceMVPD: Codable, Sendable, Equatable {
-    public var id: String
-    public var displayName: String
+package struct ReferenceMVPD: Codable, Sendable, Equatable {
+    package var id: String
+    package var displayName: String
     /// The MVPD takes part in partner (Apple) single sign-on.
-    public var enablePlatformServices: Bool
+    package var enablePlatformServices: Bool
     /// `SUPPORTED` (full partner SSO), `PICKER` (listed in Apple's picker only) or
     /// `NOT_SUPPORTED`.
-    public var boardingStatus: String
-    public var displayInPlatformPicker: Bool
+    package var boardingStatus: String
+    package var displayInPlatformPicker: Bool
     /// The id Apple's framework reports for this provider (defaults to `id`).
-    public var platformMappingId: String
+    package var platformMappingId: String
     /// User attributes the profile request asks the TV provider for.
-    public var requiredMetadataFields: [String]
+    package var requiredMetadataFields: [String]
     /// Resources this MVPD denies (authorization answers `Deny`); everything else is permitted.
-    public var deniedResources: [String]
+    package var deniedResources: [String]
 
-    public init(
+    package init(
         id: String, displayName: String? = nil, enablePlatformServices: Bool = true, boardingStatus: String = "SUPPORTED",
         displayInPlatformPicker: Bool = true, platformMappingId: String? = nil,
         requiredMetadataFields: [String] = ["userID", "upstreamUserID", "zip"], deniedResources: [String] = []
@@ -32,9 +32,9 @@ public struct ReferenceMVPD: Codable, Sendable, Equatable {
     }
 
     /// Partner SSO is possible: platform services on and fully boarded.
-    public var supportsPartnerSSO: Bool { enablePlatformServices && boardingStatus == "SUPPORTED" }
+    package var supportsPartnerSSO: Bool { enablePlatformServices && boardingStatus == "SUPPORTED" }
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let id = try c.decode(String.self, forKey: .id)
         self.init(

@@ -8,7 +8,7 @@ import NIOCore
 ///
 /// Ids and codes come from one counter, so a run is deterministic: the n-th registration code
 /// of a fresh process is always the same.
-public final class ReferenceStore: Sendable {
+package final class ReferenceStore: Sendable {
     private struct State {
         var counter = 0
         /// Per requestor and device (``ReferenceStore/deviceKey(_:_:)``), oldest first: an exchange
@@ -25,13 +25,13 @@ public final class ReferenceStore: Sendable {
 
     private let state = NIOLockedValueBox(State())
     /// Exchanges kept (oldest dropped first).
-    public let exchangeLimit: Int
+    package let exchangeLimit: Int
     /// Tests and demos look at the last few exchanges. Each one holds an ~11 KB response, so a
     /// longer log is memory the process keeps faulting in while it fills: at 10,000, zeroing
     /// fresh pages was 12 % of the upstream's CPU under `make load`.
-    public static let defaultExchangeLimit = 1_000
+    package static let defaultExchangeLimit = 1_000
 
-    public init(exchangeLimit: Int = ReferenceStore.defaultExchangeLimit) {
+    package init(exchangeLimit: Int = ReferenceStore.defaultExchangeLimit) {
         precondition(exchangeLimit >= 0, "the exchange log cannot have a negative size")
         self.exchangeLimit = exchangeLimit
     }
@@ -61,7 +61,7 @@ public final class ReferenceStore: Sendable {
     }
 
     /// The device's valid authentications for the requestor, newest first.
-    public func authentications(requestor: String, deviceID: String, now: Date = Date()) -> [ReferenceAuthentication] {
+    package func authentications(requestor: String, deviceID: String, now: Date = Date()) -> [ReferenceAuthentication] {
         state.withLockedValue { state in
             (state.authentications[Self.deviceKey(requestor, deviceID)] ?? []).filter { $0.notAfter > now }.reversed()
         }
@@ -141,7 +141,7 @@ public final class ReferenceStore: Sendable {
         }
     }
 
-    public var exchanges: [RecordedExchange] {
+    package var exchanges: [RecordedExchange] {
         state.withLockedValue { Array($0.exchanges) }
     }
 }

@@ -11,14 +11,14 @@ import ServiceLifecycle
 /// and demonstrated on one machine. The routes are listed in docs/reference-upstream.md
 /// and docs/openapi.yaml; what it knows (requestors, MVPDs, lifetimes) comes from
 /// ``ReferenceConfiguration``.
-public final class ReferenceUpstreamServer: Sendable {
-    public let store: ReferenceStore
-    public let configuration: ReferenceConfiguration
-    public let port = ListeningPort()
+package final class ReferenceUpstreamServer: Sendable {
+    package let store: ReferenceStore
+    package let configuration: ReferenceConfiguration
+    package let port = ListeningPort()
     private let group: ServiceGroup
 
     /// - Parameter exchangeLog: how many token exchanges `/reference/exchanges` keeps.
-    public init(
+    package init(
         host: String, port listenPort: Int, configuration: ReferenceConfiguration = .standard,
         exchangeLog: Int = ReferenceStore.defaultExchangeLimit, logger: Logger, signals: Bool
     ) {
@@ -38,11 +38,11 @@ public final class ReferenceUpstreamServer: Sendable {
                 services: [.init(service: app)], gracefulShutdownSignals: signals ? [.sigterm, .sigint] : [], logger: logger))
     }
 
-    public func run() async throws {
+    package func run() async throws {
         try await group.run()
     }
 
-    public func stop() async {
+    package func stop() async {
         await group.triggerGracefulShutdown()
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Everything a batch run is told on the command line.
-public struct BatchOptions: Sendable {
+@_spi(Benchmarks) public struct BatchOptions: Sendable {
     /// The JSON Lines field holding the response (`--field`).
     public var field = "SAMLResponse"
     /// Filters the files found in directories (`--glob`, fnmatch syntax on the name or path).

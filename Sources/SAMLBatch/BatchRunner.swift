@@ -12,7 +12,7 @@ import Glibc
 /// encodes (and verifies) chunks in parallel, and the ordered writer puts the results out in
 /// input order. At most `3 × jobs` chunks are in flight, read or unwritten, so memory stays
 /// bounded whatever the input's size.
-public enum BatchRunner {
+@_spi(Benchmarks) public enum BatchRunner {
     /// Runs over `inputs` (files, directories, `-`) named by UTF-8 paths.
     public static func run(
         inputs: [String], options: BatchOptions, diagnostics: @escaping @Sendable (String) -> Void

@@ -1,5 +1,5 @@
 /// Upper-case hexadecimal digits, as the cookbook's percent-encoding writes them.
-public enum HexDigits {
+package enum HexDigits {
     static let upper: StaticString = "0123456789ABCDEF"
 
     /// The digit for the low four bits of `nibble`.
@@ -8,7 +8,7 @@ public enum HexDigits {
 
     /// The value of an ASCII hex digit (either case), or nil.
     @inline(__always)
-    public static func value(_ c: UInt8) -> UInt8? {
+    package static func value(_ c: UInt8) -> UInt8? {
         switch c {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): return c &- 48
         case UInt8(ascii: "A")...UInt8(ascii: "F"): return c &- 55

@@ -4,10 +4,10 @@
 /// Encoded are exactly the 18 reserved ASCII characters and every byte of a non-ASCII scalar,
 /// as `%XX` with upper-case hex. Space, controls and DEL pass through unchanged (they are in the
 /// inverted set). On base64 text only `+`, `/` and `=` ever change.
-public enum PercentEncoding {
+package enum PercentEncoding {
     /// Upper bound of the encoding of `count` bytes.
     @inlinable
-    public static func maximumEncodedCount(_ count: Int) -> Int { count * 3 }
+    package static func maximumEncodedCount(_ count: Int) -> Int { count * 3 }
 
     /// Whether the cookbook escapes this byte.
     @inline(__always)
@@ -27,7 +27,7 @@ public enum PercentEncoding {
 
     /// Percent-encodes `input` into `output`; returns the number of bytes written.
     /// - Precondition: `output.count >= maximumEncodedCount(input.count)`; no overlap.
-    public static func encode(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) -> Int {
+    package static func encode(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) -> Int {
         precondition(output.count >= maximumEncodedCount(input.count), "output buffer too small")
         guard let src = input.baseAddress, let dst = output.baseAddress else { return 0 }
         var o = 0
@@ -52,7 +52,7 @@ public enum PercentEncoding {
     ///
     /// A `%` without two hex digits after it is `malformed_percent_encoding` at its offset.
     /// - Precondition: `output.count >= input.count`. In place is safe.
-    public static func decode(
+    package static func decode(
         _ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer, plusAsSpace: Bool = false
     ) throws(SAMLEncodingError) -> Int {
         precondition(output.count >= input.count, "output buffer too small")

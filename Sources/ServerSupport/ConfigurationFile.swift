@@ -12,20 +12,20 @@ import Foundation
 /// YAML means them: an `&` or `*` inside a quoted string or a comment is text, not an anchor,
 /// which a byte scan could not tell. The walk allocates nothing per node and also bounds the
 /// nesting depth (Yams builds values recursively) and the file size.
-public enum ConfigurationFile {
+package enum ConfigurationFile {
     /// A configuration is a few kilobytes; a larger file is a mistake or an attack.
-    public static let maximumSize = 1 << 20
+    package static let maximumSize = 1 << 20
     /// Sequences and mappings nest at most this deep.
-    public static let maximumDepth = 64
+    package static let maximumDepth = 64
 
     /// Why a file was refused; the message names the file and, when known, the line.
-    public struct Refusal: Error, Sendable {
-        public var message: String
+    package struct Refusal: Error, Sendable {
+        package var message: String
     }
 
     /// The text of the file at `path`, checked with ``check(yaml:path:)``. At most
     /// ``maximumSize`` + 1 bytes are read, whatever the file is.
-    public static func read(_ path: String) throws(Refusal) -> String {
+    package static func read(_ path: String) throws(Refusal) -> String {
         guard let handle = FileHandle(forReadingAtPath: path) else { throw Refusal(message: "cannot read configuration file \(path)") }
         defer { try? handle.close() }
         let data: Data
@@ -46,7 +46,7 @@ public enum ConfigurationFile {
 
     /// Throws when `text` is larger than ``maximumSize``, is not YAML, uses an anchor (`&name`)
     /// or an alias (`*name`, including `<<: *name` merges), or nests deeper than ``maximumDepth``.
-    public static func check(yaml text: String, path: String) throws(Refusal) {
+    package static func check(yaml text: String, path: String) throws(Refusal) {
         let count = text.utf8.count
         guard count <= maximumSize else { throw Refusal(message: "\(path): larger than \(maximumSize) bytes") }
         // libyaml reads from this buffer until the parser is deleted.

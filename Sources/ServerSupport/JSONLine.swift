@@ -1,8 +1,8 @@
 /// Builds one JSON object on one line, keys in the order they are added (so the CLI's output
 /// reads in the documented order), with correct string escaping. Shared by the CLI's output
 /// lines and the gateway's error and status bodies.
-public struct JSONLine {
-    public init() {}
+package struct JSONLine {
+    package init() {}
 
     private var text = "{"
     private var first = true
@@ -13,28 +13,28 @@ public struct JSONLine {
         text += Self.quote(name) + ":"
     }
 
-    public mutating func add(_ name: String, _ value: String?) {
+    package mutating func add(_ name: String, _ value: String?) {
         key(name)
         text += value.map(Self.quote) ?? "null"
     }
 
-    public mutating func add(_ name: String, _ value: Bool?) {
+    package mutating func add(_ name: String, _ value: Bool?) {
         key(name)
         text += value.map { $0 ? "true" : "false" } ?? "null"
     }
 
-    public mutating func add(_ name: String, _ value: Int?) {
+    package mutating func add(_ name: String, _ value: Int?) {
         key(name)
         text += value.map(String.init) ?? "null"
     }
 
     /// Adds an already-serialized JSON value (an object built with another `JSONLine`, say).
-    public mutating func add(_ name: String, json: String?) {
+    package mutating func add(_ name: String, json: String?) {
         key(name)
         text += json ?? "null"
     }
 
-    public mutating func add(_ name: String, _ values: [String: [String]]) {
+    package mutating func add(_ name: String, _ values: [String: [String]]) {
         key(name)
         text +=
             "{"
@@ -43,9 +43,9 @@ public struct JSONLine {
             }.joined(separator: ",") + "}"
     }
 
-    public var json: String { text + "}" }
+    package var json: String { text + "}" }
 
-    public static func quote(_ s: String) -> String {
+    package static func quote(_ s: String) -> String {
         var out = "\""
         for scalar in s.unicodeScalars {
             switch scalar {

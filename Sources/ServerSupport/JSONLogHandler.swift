@@ -4,22 +4,22 @@ import Logging
 /// swift-log handler writing one JSON object per line to standard error:
 /// `{"ts":…,"level":…,"label":…,"msg":…, metadata…}`. Messages and metadata are the caller's
 /// responsibility: the gateway never puts SAML content, NameIDs or device ids in them.
-public struct JSONLogHandler: LogHandler {
-    public var logLevel: Logger.Level
-    public var metadata: Logger.Metadata = [:]
+package struct JSONLogHandler: LogHandler {
+    package var logLevel: Logger.Level
+    package var metadata: Logger.Metadata = [:]
     let label: String
 
-    public init(label: String, level: Logger.Level) {
+    package init(label: String, level: Logger.Level) {
         self.label = label
         self.logLevel = level
     }
 
-    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+    package subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }
 
-    public func log(event: LogEvent) {
+    package func log(event: LogEvent) {
         let merged = metadata.merging(event.metadata ?? [:]) { _, new in new }
         Self.write(Self.line(label: label, level: event.level, message: event.message.description, metadata: merged), to: 2)
     }
@@ -27,7 +27,7 @@ public struct JSONLogHandler: LogHandler {
     /// One log line, without the newline: `ts`, `level`, `label`, `msg`, then the metadata in key
     /// order. Also what the server commands print themselves (start-up line, fatal errors) in
     /// the json format, so every line they write parses as the same kind of object.
-    public static func line(label: String, level: Logger.Level, message: String, metadata: Logger.Metadata) -> String {
+    package static func line(label: String, level: Logger.Level, message: String, metadata: Logger.Metadata) -> String {
         var line = JSONLine()
         line.add("ts", timestamp())
         line.add("level", level.rawValue)
@@ -41,7 +41,7 @@ public struct JSONLogHandler: LogHandler {
 
     /// Writes `text` and a newline with one write(2), so lines from concurrent requests do not
     /// interleave.
-    public static func write(_ text: String, to descriptor: Int32) {
+    package static func write(_ text: String, to descriptor: Int32) {
         var bytes = Array((text + "\n").utf8)
         bytes.withUnsafeMutableBytes { buffer in
             var offset = 0

@@ -2,7 +2,7 @@ import NIOConcurrencyHelpers
 
 /// The port a server bound, published once it listens (port 0 picks a free one), for callers
 /// that wait for it: the CLI prints it, tests connect to it.
-public final class ListeningPort: Sendable {
+package final class ListeningPort: Sendable {
     private struct State {
         var port: Int?
         var waiters: [CheckedContinuation<Int, Never>] = []
@@ -10,9 +10,9 @@ public final class ListeningPort: Sendable {
 
     private let state = NIOLockedValueBox(State())
 
-    public init() {}
+    package init() {}
 
-    public func publish(_ port: Int) {
+    package func publish(_ port: Int) {
         let waiters = state.withLockedValue { state in
             state.port = port
             defer { state.waiters = [] }
@@ -22,7 +22,7 @@ public final class ListeningPort: Sendable {
     }
 
     /// Waits until ``publish(_:)`` has been called.
-    public func value() async -> Int {
+    package func value() async -> Int {
         await withCheckedContinuation { continuation in
             let ready: Int? = state.withLockedValue { state in
                 if let port = state.port { return port }

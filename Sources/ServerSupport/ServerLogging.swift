@@ -1,8 +1,8 @@
 import Logging
 
 /// Process-wide logging set-up for the server commands (swift-log allows one bootstrap).
-public enum ServerLogging {
-    public static func bootstrap(level: Logger.Level, format: String) {
+package enum ServerLogging {
+    package static func bootstrap(level: Logger.Level, format: String) {
         LoggingSystem.bootstrap { label in
             if format == "text" {
                 var handler = StreamLogHandler.standardError(label: label)

@@ -10,20 +10,20 @@
 ///
 /// Cost is linear: one pass, a hash set of keys per open object, size and depth bounded before
 /// anything deep can build up.
-public enum StrictJSON {
+package enum StrictJSON {
     /// The partner status is a few hundred bytes; anything far larger is not a client's.
-    public static let maximumSize = 16 * 1024
+    package static let maximumSize = 16 * 1024
     /// Objects and arrays nest at most this deep (the partner status uses three levels).
-    public static let maximumDepth = 32
+    package static let maximumDepth = 32
 
     /// Why the text was refused; never echoes the content.
-    public struct Refusal: Error, Sendable, Equatable {
-        public var reason: String
+    package struct Refusal: Error, Sendable, Equatable {
+        package var reason: String
     }
 
     /// Throws unless `bytes` is one JSON value, UTF-8, within the bounds, with no object
     /// repeating a key.
-    public static func check(_ bytes: [UInt8]) throws(Refusal) {
+    package static func check(_ bytes: [UInt8]) throws(Refusal) {
         guard bytes.count <= maximumSize else { throw Refusal(reason: "JSON larger than \(maximumSize) bytes") }
         guard String(validating: bytes, as: UTF8.self) != nil else { throw Refusal(reason: "JSON that is not UTF-8") }
         var scanner = Scanner(bytes: bytes)

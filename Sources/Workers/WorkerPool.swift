@@ -17,8 +17,8 @@ import NIOCore
 /// Locks here and elsewhere in samlgate are NIO's (a pthread mutex), not the standard library's
 /// `Mutex`: on Linux that one waits on a bare futex ThreadSanitizer cannot see, so `make
 /// sanitize` reported every access under it as a race and could not check the locking at all.
-public final class WorkerPool: Sendable {
-    public typealias Job = @Sendable () -> Void
+package final class WorkerPool: Sendable {
+    package typealias Job = @Sendable () -> Void
 
     private struct State {
         var jobs = CircularBuffer<Job>(initialCapacity: 64)
@@ -29,13 +29,13 @@ public final class WorkerPool: Sendable {
     private let state = NIOLockedValueBox(State())
     /// Counts queued jobs (plus one wake-up per thread at shutdown).
     private let available = DispatchSemaphore(value: 0)
-    public let threadCount: Int
-    public let queueLimit: Int
+    package let threadCount: Int
+    package let queueLimit: Int
 
     /// - Parameter name: the threads are named `name-N` (what `top -H` and `perf` show). Linux
     ///   keeps 15 bytes of a thread name (Foundation's `Thread.name` silently set nothing for a
     ///   longer one), so the name is cut to fit rather than lost.
-    public init(threads: Int, queueLimit: Int, name: String = "saml-worker") {
+    package init(threads: Int, queueLimit: Int, name: String = "saml-worker") {
         precondition(threads > 0, "a worker pool needs at least one thread")
         self.threadCount = threads
         self.queueLimit = queueLimit
@@ -51,13 +51,13 @@ public final class WorkerPool: Sendable {
     }
 
     /// Jobs accepted but not yet started.
-    public var queueDepth: Int {
+    package var queueDepth: Int {
         state.withLockedValue { $0.jobs.count }
     }
 
     /// Runs `work` on a worker thread and returns its result; fails at once with
     /// ``WorkerPoolError/overloaded`` when the queue is full, or ``WorkerPoolError/stopped``.
-    public func run<T: Sendable>(_ work: @escaping @Sendable () -> T) async throws(WorkerPoolError) -> T {
+    package func run<T: Sendable>(_ work: @escaping @Sendable () -> T) async throws(WorkerPoolError) -> T {
         let result: Result<T, WorkerPoolError> = await withUnsafeContinuation { continuation in
             let outcome = enqueue { continuation.resume(returning: .success(work())) }
             if let outcome { continuation.resume(returning: .failure(outcome)) }
@@ -66,7 +66,7 @@ public final class WorkerPool: Sendable {
     }
 
     /// Queues `job`; returns the reason when it was refused.
-    public func enqueue(_ job: @escaping Job) -> WorkerPoolError? {
+    package func enqueue(_ job: @escaping Job) -> WorkerPoolError? {
         let refusal: WorkerPoolError? = state.withLockedValue { state in
             if state.stopped { return .stopped }
             // Idle threads take jobs at once, so they do not count against the queue bound.
@@ -79,7 +79,7 @@ public final class WorkerPool: Sendable {
     }
 
     /// Lets the threads finish the queued jobs and exit. Jobs submitted afterwards are refused.
-    public func shutdown() {
+    package func shutdown() {
         state.withLockedValue { $0.stopped = true }
         for _ in 0..<threadCount { available.signal() }
     }

@@ -1,5 +1,5 @@
 /// Why the ``WorkerPool`` refused a job.
-public enum WorkerPoolError: Error, Sendable {
+package enum WorkerPoolError: Error, Sendable {
     /// The queue is at its bound: answer 503 `overloaded` with `Retry-After`.
     case overloaded
     /// The pool is shutting down.

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import SAMLBatch
+@_spi(Benchmarks) import SAMLBatch
 import SAMLVerification
 import ServerSupport
 

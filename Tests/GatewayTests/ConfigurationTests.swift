@@ -1,5 +1,5 @@
 import Foundation
-import Gateway
+@_spi(Benchmarks) import Gateway
 import ServerSupport
 import Testing
 

@@ -1,5 +1,5 @@
 import Foundation
-import Gateway
+@_spi(Benchmarks) import Gateway
 import Testing
 
 /// `X-Forwarded-*` through the real gateway: what a client claims is replaced unless the peer is

@@ -1,6 +1,6 @@
 import CLITestSupport
 import Foundation
-import Gateway
+@_spi(Benchmarks) import Gateway
 import TestIdP
 import Testing
 

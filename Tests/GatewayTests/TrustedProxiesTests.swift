@@ -1,4 +1,4 @@
-import Gateway
+@_spi(Benchmarks) import Gateway
 import NIOCore
 import Testing
 

@@ -1,4 +1,5 @@
 import CLITestSupport
+import CookbookReference
 import Foundation
 import SAMLEncoding
 import Testing

@@ -1,3 +1,4 @@
+import CookbookReference
 import Foundation
 import SAMLEncoding
 import Testing

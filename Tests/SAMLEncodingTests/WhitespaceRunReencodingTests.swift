@@ -1,3 +1,4 @@
+import CookbookReference
 import Foundation
 import NIOCore
 import SAMLEncoding

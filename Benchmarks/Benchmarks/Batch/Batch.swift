@@ -1,6 +1,6 @@
 import Benchmark
 import Foundation
-import SAMLBatch
+@_spi(Benchmarks) import SAMLBatch
 import SAMLVerification
 
 /// Whole batch runs over the 10,000-record corpus (one iteration = one run of 10,000 records,

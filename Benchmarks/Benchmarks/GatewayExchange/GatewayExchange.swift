@@ -1,6 +1,6 @@
 import Benchmark
 import Foundation
-import Gateway
+@_spi(Benchmarks) import Gateway
 import NIOCore
 import NIOHTTP1
 import SAMLEncoding

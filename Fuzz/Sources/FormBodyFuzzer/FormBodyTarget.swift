@@ -1,5 +1,5 @@
 import FuzzSupport
-import Gateway
+@_spi(Benchmarks) import Gateway
 
 /// Target `form-body`.
 ///

@@ -1,5 +1,5 @@
 import FuzzSupport
-import Gateway
+@_spi(Benchmarks) import Gateway
 import NIOCore
 import SAMLEncoding
 import SAMLVerification

@@ -1,6 +1,6 @@
 import Foundation
 import FuzzSupport
-import Gateway
+@_spi(Benchmarks) import Gateway
 
 /// Target `partner-status`.
 ///

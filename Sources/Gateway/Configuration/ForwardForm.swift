@@ -1,6 +1,6 @@
 /// What the gateway forwards upstream as `SAMLResponse`. In both forms the bytes forwarded
 /// (after one percent- and base64-decoding) are a document the gateway verified itself.
-public enum ForwardForm: String, Sendable, CaseIterable {
+@_spi(Benchmarks) public enum ForwardForm: String, Sendable, CaseIterable {
     /// Exactly what the cookbook produces: whitespace-normalized, base64, percent-encoded. The
     /// normalized document is what is verified. When normalization breaks the IdP's signature
     /// (typically a `SignedInfo` with line breaks), the original is verified instead and the

@@ -8,7 +8,7 @@ extension GatewayConfiguration {
     /// Sets one setting from its text form. `source` names where it came from, for the error.
     /// `upstream` appends (flags and the file give several); the caller clears the list first
     /// when a higher layer replaces it.
-    public mutating func apply(_ setting: GatewaySetting, value: String, source: String) throws(ConfigurationError) {
+    package mutating func apply(_ setting: GatewaySetting, value: String, source: String) throws(ConfigurationError) {
         func bad(_ expected: String) -> ConfigurationError {
             ConfigurationError("\(source): \(setting.rawValue) must be \(expected), got \"\(value)\"")
         }
@@ -122,7 +122,7 @@ extension GatewayConfiguration {
     /// a list). Unknown keys are errors, so a typo cannot silently leave a default in place.
     /// Anchors, aliases, deep nesting and large files are refused before Yams builds anything
     /// (see ``ConfigurationFile``).
-    public mutating func apply(yaml text: String, path: String) throws(ConfigurationError) {
+    package mutating func apply(yaml text: String, path: String) throws(ConfigurationError) {
         do {
             try ConfigurationFile.check(yaml: text, path: path)
         } catch {
@@ -159,7 +159,7 @@ extension GatewayConfiguration {
     }
 
     /// Reads and applies the file at `path`.
-    public mutating func apply(file path: String) throws(ConfigurationError) {
+    package mutating func apply(file path: String) throws(ConfigurationError) {
         let text: String
         do {
             text = try ConfigurationFile.read(path)
@@ -171,7 +171,7 @@ extension GatewayConfiguration {
 
     /// The `log-format` the file at `path` sets, when the file is readable and the value valid:
     /// the format to report errors in when the rest of the configuration is broken.
-    public static func logFormat(inFile path: String) -> LogFormat? {
+    package static func logFormat(inFile path: String) -> LogFormat? {
         guard let text = try? ConfigurationFile.read(path), let map = (try? Yams.load(yaml: text)) as? [String: Any],
             let value = map[GatewaySetting.logFormat.fileKey]
         else { return nil }
@@ -179,7 +179,7 @@ extension GatewayConfiguration {
     }
 
     /// Applies every `SAMLGATE_*` variable present in `environment`.
-    public mutating func apply(environment: [String: String]) throws(ConfigurationError) {
+    package mutating func apply(environment: [String: String]) throws(ConfigurationError) {
         for setting in GatewaySetting.allCases {
             guard let value = environment[setting.environmentName] else { continue }
             if setting == .upstream { upstreams = [] }
@@ -188,7 +188,7 @@ extension GatewayConfiguration {
     }
 
     /// Checks the combination once every layer is applied.
-    public func validated() throws(ConfigurationError) -> GatewayConfiguration {
+    package func validated() throws(ConfigurationError) -> GatewayConfiguration {
         guard !upstreams.isEmpty else {
             throw ConfigurationError("no upstream: give --upstream URL, SAMLGATE_UPSTREAM or upstreams: in the file")
         }

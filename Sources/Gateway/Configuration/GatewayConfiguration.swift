@@ -7,85 +7,85 @@ import NIOCore
 /// (`--trust-store`) and the environment variable (`SAMLGATE_TRUST_STORE`). Sources are layered:
 /// defaults, then the `--config` file, then the environment, then flags
 /// (see ``GatewayConfiguration/apply(_:value:source:)``).
-public struct GatewayConfiguration: Sendable {
+package struct GatewayConfiguration: Sendable {
     /// Listen address.
-    public var host: String = "127.0.0.1"
+    package var host: String = "127.0.0.1"
     /// Listen port; 0 picks a free one (printed at start-up).
-    public var port: Int = 8080
+    package var port: Int = 8080
     /// Base URLs of the backends (`http://host:port`), used round-robin.
-    public var upstreams: [String] = []
+    package var upstreams: [String] = []
     /// Directory of `<mvpd>/*.pem`, optional `<mvpd>/issuer` and `<mvpd>/platform-mapping-id`.
-    public var trustStore: String?
+    package var trustStore: String?
     /// The audience every assertion must name.
-    public var audience: String = "https://saml.sp.auth.adobe.com"
+    package var audience: String = "https://saml.sp.auth.adobe.com"
     /// Allowed clock difference with IdPs, seconds.
-    public var skew: Double = 120
+    package var skew: Double = 120
     /// Accept SHA-1 signatures and digests.
-    public var allowSHA1: Bool = false
+    package var allowSHA1: Bool = false
     /// Verification worker threads; 0 means one per core.
-    public var workers: Int = 0
+    package var workers: Int = 0
     /// Requests that may wait for a worker before the gateway answers 503 `overloaded`.
-    public var queue: Int = 256
+    package var queue: Int = 256
     /// Largest accepted request body, bytes (413 `body_too_large` above).
-    public var bodyLimit: Int = 1 << 20
+    package var bodyLimit: Int = 1 << 20
     /// Upstream TCP connect timeout, seconds.
-    public var connectTimeout: Double = 2
+    package var connectTimeout: Double = 2
     /// Upstream read timeout (no byte received for this long), seconds.
-    public var readTimeout: Double = 10
+    package var readTimeout: Double = 10
     /// Upstream deadline for the whole exchange, seconds.
-    public var totalTimeout: Double = 15
+    package var totalTimeout: Double = 15
     /// A client connection that sends nothing for this long is closed, seconds: between
     /// requests (idle keep-alive) and in the middle of a request body (a stalled upload), so
     /// idle or deliberately slow clients cannot hold connections and request tasks forever.
-    public var idleTimeout: Double = 60
+    package var idleTimeout: Double = 60
     /// A request head must be complete this long after its first bytes, seconds: a head that
     /// trickles in a byte at a time resets the idle clock forever, not this one.
-    public var headerTimeout: Double = 10
+    package var headerTimeout: Double = 10
     /// Idle keep-alive connections kept per upstream on each event loop. Under load a pool must
     /// hold as many connections as that loop has requests in flight, or every answer beyond it
     /// closes a connection the next request opens again (measured: at 256 client connections a
     /// pool of 64 costs a pass-through 64 µs of CPU where 256 costs 44 µs).
-    public var poolSize: Int = 256
+    package var poolSize: Int = 256
     /// Seconds a failing upstream is skipped before it is tried again.
-    public var upstreamCooldown: Double = 5
+    package var upstreamCooldown: Double = 5
     /// Assertion ids remembered for replay protection (the `memory` store).
-    public var replayCapacity: Int = 200_000
+    package var replayCapacity: Int = 200_000
     /// Where accepted assertion ids are recorded: this process, or a Redis every replica shares.
-    public var replayStore: ReplayStoreLocation = .memory
+    package var replayStore: ReplayStoreLocation = .memory
     /// What an exchange does when the shared store cannot answer.
-    public var replayStoreFailure: ReplayStoreFailurePolicy = .closed
+    package var replayStoreFailure: ReplayStoreFailurePolicy = .closed
     /// Connect and command timeout of the shared replay store, seconds.
-    public var replayStoreTimeout: Double = 0.5
+    package var replayStoreTimeout: Double = 0.5
     /// Redis connections per event loop (commands are pipelined on each).
-    public var replayStoreConnections: Int = 1
+    package var replayStoreConnections: Int = 1
     /// For `rediss://`: a PEM file of the certificate authorities to trust (default: the system's).
-    public var replayStoreCA: String?
+    package var replayStoreCA: String?
     /// Seconds between checks of the trust store directory for a change, reloaded as on SIGHUP
     /// when one is seen (Kubernetes swaps a mounted volume's symlink and sends no signal); 0 off.
-    public var trustStorePoll: Double = 0
+    package var trustStorePoll: Double = 0
     /// A writable directory for the last good copy of each fetched metadata source
     /// (`metadata.url` in the trust store), used at start-up when a source is down. The trust
     /// store itself may be read-only (a mounted ConfigMap).
-    public var metadataCache: String?
+    package var metadataCache: String?
     /// Seconds between fetches of a metadata source that has no `metadata.refresh` of its own.
     /// An hour: IdPs publish a rotation days ahead, and a conditional GET that finds nothing new
     /// costs the source one small answer.
-    public var metadataRefresh: Double = 3600
+    package var metadataRefresh: Double = 3600
     /// Deadline for one metadata fetch, connect to last byte, seconds.
-    public var metadataTimeout: Double = 30
-    public var logLevel: Logger.Level = .info
-    public var logFormat: LogFormat = .json
-    public var forwardForm: ForwardForm = .cookbook
+    package var metadataTimeout: Double = 30
+    package var logLevel: Logger.Level = .info
+    package var logFormat: LogFormat = .json
+    package var forwardForm: ForwardForm = .cookbook
     /// Peers (CIDR blocks) whose `X-Forwarded-Host`/`-Proto` are kept and whose
     /// `X-Forwarded-For` is extended; from any other peer the gateway writes its own.
-    public var trustedProxies = TrustedProxies()
+    package var trustedProxies = TrustedProxies()
     /// Base of the `helpUrl` in error bodies; the error code is appended.
-    public var helpURL: String = "https://github.com/samlgate/samlgate/blob/main/docs/errors.md"
+    package var helpURL: String = "https://github.com/samlgate/samlgate/blob/main/docs/errors.md"
 
-    public init() {}
+    package init() {}
 
     /// Resolved worker count.
-    public var workerCount: Int {
+    package var workerCount: Int {
         workers > 0 ? workers : max(1, System.coreCount)
     }
 }

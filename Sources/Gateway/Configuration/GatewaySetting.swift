@@ -1,5 +1,5 @@
 /// The names of the settings, shared by the YAML file, the environment and the flags.
-public enum GatewaySetting: String, Sendable, CaseIterable {
+package enum GatewaySetting: String, Sendable, CaseIterable {
     case host, port, upstream, audience, skew, workers, queue
     case trustStore = "trust-store"
     case allowSHA1 = "allow-sha1"
@@ -29,12 +29,12 @@ public enum GatewaySetting: String, Sendable, CaseIterable {
 
     /// `SAMLGATE_TRUST_STORE` for `trust-store`. `SAMLGATE_UPSTREAM` and `SAMLGATE_TRUSTED_PROXIES`
     /// take comma-separated lists.
-    public var environmentName: String {
+    package var environmentName: String {
         "SAMLGATE_" + rawValue.uppercased().replacingOccurrences(of: "-", with: "_")
     }
 
     /// The YAML key; `upstreams` (a list) for the repeatable `upstream`.
-    public var fileKey: String {
+    package var fileKey: String {
         self == .upstream ? "upstreams" : rawValue
     }
 }

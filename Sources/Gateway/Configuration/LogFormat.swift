@@ -1,5 +1,5 @@
 /// How log records are written to standard error.
-public enum LogFormat: String, Sendable, CaseIterable {
+package enum LogFormat: String, Sendable, CaseIterable {
     /// One JSON object per line (for log shippers).
     case json
     /// `timestamp level message key=value …` (for people).

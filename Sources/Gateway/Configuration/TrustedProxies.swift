@@ -7,7 +7,7 @@ import NIOCore
 /// Empty by default: any client can write those headers, and a backend that builds redirect URLs
 /// or rate-limits from them would otherwise believe whatever the client claimed. Only a proxy
 /// the operator runs in front of the gateway should be listed.
-public struct TrustedProxies: Sendable, Equatable {
+@_spi(Benchmarks) public struct TrustedProxies: Sendable, Equatable {
     private var blocks: [AddressBlock] = []
 
     public init() {}

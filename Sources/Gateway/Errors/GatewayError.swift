@@ -7,7 +7,7 @@ import ServerSupport
 /// `code` is stable (tests, metrics labels, clients); `message` is for people and never contains
 /// SAML content, NameIDs, attribute values or device ids. Which HTTP status each of the
 /// verifier's and encoder's codes answers is decided here, not by them.
-public struct GatewayError: Error, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+@_spi(Benchmarks) public struct GatewayError: Error, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     public var status: Int
     public var code: Code
     public var message: String

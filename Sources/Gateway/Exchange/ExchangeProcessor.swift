@@ -8,7 +8,7 @@ import SAMLVerification
 /// bring `SAMLResponse` to XML whatever form it came in, normalize it the cookbook's way, verify
 /// the document that will be forwarded for the MVPD, base64- and percent-encode exactly those
 /// bytes, and build the body to forward.
-public struct ExchangeProcessor: Sendable {
+@_spi(Benchmarks) public struct ExchangeProcessor: Sendable {
     public let trustStore: ReloadableTrustStore
     public let options: VerificationOptions
     public let replayCache: (any ReplayCache)?

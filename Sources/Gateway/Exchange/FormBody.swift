@@ -8,7 +8,7 @@ import Glibc
 ///
 /// Values are decoded on demand (`+` is a space, `%XX` a byte) — once, which is the "one
 /// form-decoding of the body" after which a `SAMLResponse` value is raw, base64 or encoded.
-public enum FormBody {
+@_spi(Benchmarks) public enum FormBody {
     /// The most fields an exchange form may have.
     public static let maximumFields = 64
 

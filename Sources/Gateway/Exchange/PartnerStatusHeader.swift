@@ -14,7 +14,7 @@ import ServerSupport
 /// | provider `expirationDate` passed | 401 | `APPL_ERROR` |
 /// | provider id not in the trust store | 400 | `unknown_mvpd` |
 /// | not base64 / not the JSON object / unknown status | 400 | `invalid_parameter_value` |
-public enum PartnerStatusHeader {
+@_spi(Benchmarks) public enum PartnerStatusHeader {
     public static let name = PartnerFrameworkStatus.headerName
 
     /// Reads the header value, or throws `invalid_parameter_value`.

@@ -3,7 +3,7 @@ import SAMLEncoding
 import SAMLVerification
 
 /// The outcome of the SAML work for one exchange: the body to forward and what to count.
-public struct PreparedExchange: Sendable {
+@_spi(Benchmarks) public struct PreparedExchange: Sendable {
     /// The form body for the upstream: the client's fields byte for byte, with `SAMLResponse`
     /// replaced by its encoded form.
     public var upstreamBody: ByteBuffer

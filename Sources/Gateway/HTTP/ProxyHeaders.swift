@@ -5,7 +5,7 @@ import NIOHTTP1
 /// hop, `Host` and `Content-Length` are the client library's to set, `X-Forwarded-*` are the
 /// gateway's own account of the hop (see ``upstreamRequest(_:authority:peer:trusting:requestID:)``)
 /// and `X-Request-Id` is added.
-public enum ProxyHeaders {
+@_spi(Benchmarks) public enum ProxyHeaders {
     static let hopByHop: Set<String> = [
         "connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "proxy-connection", "te", "trailer",
         "trailers", "transfer-encoding", "upgrade",

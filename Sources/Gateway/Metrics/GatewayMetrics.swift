@@ -22,8 +22,8 @@ import SAMLVerification
 /// for fetched metadata `metadata_refresh_total{source,result}` (updated, not_modified, failed),
 /// `metadata_refresh_failures_total{source,reason}` and
 /// `metadata_last_refresh_timestamp_seconds{source}` (Unix time of the last fetch that succeeded).
-public final class GatewayMetrics: Sendable {
-    public let registry: PrometheusCollectorRegistry
+package final class GatewayMetrics: Sendable {
+    package let registry: PrometheusCollectorRegistry
     private let factory: PrometheusMetricsFactory
     private let queueDepth: CoreMetrics.Gauge
     private let mvpdCount: CoreMetrics.Gauge
@@ -55,7 +55,7 @@ public final class GatewayMetrics: Sendable {
         let key: String
     }
 
-    public init() {
+    package init() {
         registry = PrometheusCollectorRegistry()
         var factory = PrometheusMetricsFactory(registry: registry)
         factory.defaultDurationHistogramBuckets = [
@@ -92,25 +92,25 @@ public final class GatewayMetrics: Sendable {
         }
     }
 
-    public func request(route: String, status: Int) {
+    package func request(route: String, status: Int) {
         requests[RequestKey(route: route, status: status)].increment()
     }
 
-    public func error(code: String) {
+    package func error(code: String) {
         CoreMetrics.Counter(label: "samlgate_errors_total", dimensions: [("code", code)], factory: factory).increment()
     }
 
     /// An `AP-Partner-Framework-Status` seen on a v2 route: `granted`, `denied`, `undetermined`,
     /// `permission_error`, `provider_error`, `expired`, `unreadable` or `absent`.
-    public func partnerStatus(route: String, verdict: String) {
+    package func partnerStatus(route: String, verdict: String) {
         partnerStatuses[PartnerStatusKey(route: route, verdict: verdict)].increment()
     }
 
-    public func verificationFailure(code: String) {
+    package func verificationFailure(code: String) {
         CoreMetrics.Counter(label: "samlgate_verification_failures_total", dimensions: [("code", code)], factory: factory).increment()
     }
 
-    public func exchange(_ prepared: PreparedExchange) {
+    package func exchange(_ prepared: PreparedExchange) {
         forms[prepared.form].increment()
         verifyingKeys[VerifyingKey(mvpd: prepared.mvpd, key: prepared.keyFingerprint)].increment()
         switch prepared.normalization {
@@ -123,32 +123,32 @@ public final class GatewayMetrics: Sendable {
         stage("encode", nanos: prepared.encodeNanos)
     }
 
-    public func stage(_ name: String, nanos: UInt64) {
+    package func stage(_ name: String, nanos: UInt64) {
         stages[name].recordNanoseconds(Int64(clamping: nanos))
     }
 
-    public func upstreamLatency(endpoint: String, nanos: UInt64) {
+    package func upstreamLatency(endpoint: String, nanos: UInt64) {
         upstreamDurations[endpoint].recordNanoseconds(Int64(clamping: nanos))
     }
 
-    public func upstreamError(endpoint: String, kind: UpstreamFailure.Kind) {
+    package func upstreamError(endpoint: String, kind: UpstreamFailure.Kind) {
         CoreMetrics.Counter(label: "samlgate_upstream_errors_total", dimensions: [("upstream", endpoint), ("kind", kind.rawValue)], factory: factory)
             .increment()
     }
 
-    public func replayStoreLatency(nanos: UInt64) {
+    package func replayStoreLatency(nanos: UInt64) {
         replayStoreDuration.recordNanoseconds(Int64(clamping: nanos))
     }
 
-    public func replayStoreError(kind: String) {
+    package func replayStoreError(kind: String) {
         CoreMetrics.Counter(label: "samlgate_replay_store_errors_total", dimensions: [("kind", kind)], factory: factory).increment()
     }
 
-    public func replayStoreUnrecorded() {
+    package func replayStoreUnrecorded() {
         replayStoreUnrecordedCount.increment()
     }
 
-    public func trustStoreReload(succeeded: Bool, mvpds: Int) {
+    package func trustStoreReload(succeeded: Bool, mvpds: Int) {
         CoreMetrics.Counter(label: "samlgate_trust_store_reloads_total", dimensions: [("result", succeeded ? "ok" : "failed")], factory: factory)
             .increment()
         if succeeded { mvpdCount.record(mvpds) }
@@ -170,17 +170,17 @@ public final class GatewayMetrics: Sendable {
         }
     }
 
-    public func setTrustStoreSize(_ mvpds: Int) {
+    package func setTrustStoreSize(_ mvpds: Int) {
         mvpdCount.record(mvpds)
     }
 
     /// The expiry gauges of a freshly loaded store (replacing the previous store's).
-    public func trustStoreLoaded(_ store: TrustStore) {
+    package func trustStoreLoaded(_ store: TrustStore) {
         trustExpiry.replace(with: store)
     }
 
     /// The Prometheus text exposition, with the point-in-time gauges refreshed first.
-    public func exposition(queueDepth depth: Int) -> [UInt8] {
+    package func exposition(queueDepth depth: Int) -> [UInt8] {
         queueDepth.record(depth)
         trustExpiry.refresh()
         var bytes: [UInt8] = []

@@ -1,6 +1,6 @@
 /// What the start-up check of the shared replay store found (``SharedReplayStore/checkAtStartUp()``):
 /// one `SET … NX PX` after the login, as every exchange will send it.
-public enum ReplayStoreCheck: Sendable, Equatable {
+package enum ReplayStoreCheck: Sendable, Equatable {
     /// Redis took the login (AUTH, SELECT) and the command.
     case ready
     /// Redis could not be asked, or refused for reasons that may pass (down, unreachable, slow,

@@ -1,6 +1,6 @@
 /// What an exchange does when the shared replay store cannot answer (setting
 /// `replay-store-failure`): Redis down, unreachable, or slower than `replay-store-timeout`.
-public enum ReplayStoreFailurePolicy: String, Sendable, CaseIterable {
+package enum ReplayStoreFailurePolicy: String, Sendable, CaseIterable {
     /// Refuse: `503 replay_store_unavailable` with `Retry-After`, nothing forwarded. No
     /// assertion is ever accepted without being recorded.
     case closed

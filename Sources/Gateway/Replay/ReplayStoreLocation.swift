@@ -1,7 +1,7 @@
 import RESP
 
 /// Where accepted assertion ids are recorded (setting `replay-store`).
-public enum ReplayStoreLocation: Sendable, Equatable, CustomStringConvertible {
+package enum ReplayStoreLocation: Sendable, Equatable, CustomStringConvertible {
     /// In this process (``SAMLVerification/InMemoryReplayCache``): right for one process only;
     /// a second replica would accept an assertion replayed to it.
     case memory
@@ -9,7 +9,7 @@ public enum ReplayStoreLocation: Sendable, Equatable, CustomStringConvertible {
     case redis(RedisURL)
 
     /// `memory`, or the URL with its password masked.
-    public var description: String {
+    package var description: String {
         switch self {
         case .memory: "memory"
         case .redis(let url): url.description

@@ -17,7 +17,7 @@ import ServerSupport
 /// and before anything is forwarded: the round trip to Redis never holds a worker thread.
 /// The key is a SHA-256 of the signed issuer and the assertion ID (``ReplayClaim/key``), so
 /// Redis holds nothing readable about the assertion; it expires with the assertion.
-public final class SharedReplayStore: Sendable {
+package final class SharedReplayStore: Sendable {
     static let keyPrefix = "samlgate:replay:"
     /// `Retry-After` of `replay_store_unavailable`.
     static let retrySeconds = 1
@@ -27,7 +27,7 @@ public final class SharedReplayStore: Sendable {
     /// hex digits).
     static let probeKey = keyPrefix + "probe"
 
-    public let client: RESPClient
+    package let client: RESPClient
     let failurePolicy: ReplayStoreFailurePolicy
     let metrics: GatewayMetrics
     let logger: Logger
@@ -115,7 +115,7 @@ public final class SharedReplayStore: Sendable {
     /// (retrying cannot help: the caller refuses to start), ``ReplayStoreCheck/unavailable(_:)``
     /// (logged as an error with code `replay_store_unavailable`) when it cannot answer for now.
     /// Never logs the password (the URL is shown masked).
-    public func checkAtStartUp() async -> ReplayStoreCheck {
+    package func checkAtStartUp() async -> ReplayStoreCheck {
         let url = client.url.description
         do {
             _ = try await client.submit(Self.probe, on: eventLoopGroup.next()).get()

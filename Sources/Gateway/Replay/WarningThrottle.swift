@@ -8,7 +8,7 @@ import NIOConcurrencyHelpers
 /// the next line written says how many, so nothing is hidden from whoever reads the log.
 ///
 /// Shared by every event loop; one short lock per call.
-public final class WarningThrottle: Sendable {
+package final class WarningThrottle: Sendable {
     private struct State {
         /// Uptime (ns) before which nothing more is written; 0: the next call writes.
         var quietUntil: UInt64 = 0
@@ -16,10 +16,10 @@ public final class WarningThrottle: Sendable {
     }
 
     /// Nanoseconds between two lines.
-    public let interval: UInt64
+    package let interval: UInt64
     private let state = NIOLockedValueBox(State())
 
-    public init(intervalNanoseconds: UInt64 = 1_000_000_000) {
+    package init(intervalNanoseconds: UInt64 = 1_000_000_000) {
         interval = intervalNanoseconds
     }
 
@@ -28,7 +28,7 @@ public final class WarningThrottle: Sendable {
     ///
     /// - Parameter now: uptime in nanoseconds (a monotonic clock: a wall-clock step must not
     ///   silence the warning for hours).
-    public func admit(now: UInt64 = DispatchTime.now().uptimeNanoseconds) -> Int? {
+    package func admit(now: UInt64 = DispatchTime.now().uptimeNanoseconds) -> Int? {
         state.withLockedValue { state in
             guard now >= state.quietUntil else {
                 state.suppressed += 1

@@ -11,8 +11,8 @@ import Synchronization
 /// A timeout or refusal maps to what the gateway documents: connect failure → 502
 /// `upstream_unavailable` (after the other healthy upstreams were tried), read/total timeout →
 /// 504 `upstream_timeout`.
-public final class UpstreamClient: Sendable {
-    public let endpoints: [UpstreamEndpoint]
+package final class UpstreamClient: Sendable {
+    package let endpoints: [UpstreamEndpoint]
     let metrics: GatewayMetrics
     let coolDownNanos: UInt64
     let readTimeout: TimeAmount
@@ -21,7 +21,7 @@ public final class UpstreamClient: Sendable {
     /// Keyed by the event loop's identity; each box is used only on its loop.
     private let pools: [ObjectIdentifier: NIOLoopBoundBox<UpstreamConnectionPool>]
 
-    public init(configuration: GatewayConfiguration, metrics: GatewayMetrics, eventLoopGroup: any EventLoopGroup) throws(ConfigurationError) {
+    package init(configuration: GatewayConfiguration, metrics: GatewayMetrics, eventLoopGroup: any EventLoopGroup) throws(ConfigurationError) {
         let endpoints = configuration.upstreams.map(UpstreamEndpoint.init(baseURL:))
         self.endpoints = endpoints
         self.metrics = metrics
@@ -56,7 +56,7 @@ public final class UpstreamClient: Sendable {
     }
 
     /// Upstreams not cooling down.
-    public var healthyCount: Int {
+    package var healthyCount: Int {
         let now = DispatchTime.now().uptimeNanoseconds
         return endpoints.count { $0.isHealthy(at: now) }
     }
@@ -78,7 +78,7 @@ public final class UpstreamClient: Sendable {
     }
 
     /// Closes the idle connections of every loop.
-    public func shutdown() async {
+    package func shutdown() async {
         for box in pools.values {
             try? await box.eventLoop.submit { box.value.closeAll() }.get()
         }

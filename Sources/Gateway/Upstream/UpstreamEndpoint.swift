@@ -4,9 +4,9 @@ import Synchronization
 
 /// One backend base URL and its passive health: after a failure that says "cannot reach", it is
 /// skipped for the cool-down, then tried again by live traffic (no active probing).
-public final class UpstreamEndpoint: Sendable {
+package final class UpstreamEndpoint: Sendable {
     /// `http://host:port`, no trailing slash.
-    public let baseURL: String
+    package let baseURL: String
     /// Where to connect, parsed once from `baseURL`.
     let host: String
     let port: Int
@@ -22,7 +22,7 @@ public final class UpstreamEndpoint: Sendable {
     private let unhealthyUntil = Atomic<UInt64>(0)
 
     /// - Parameter baseURL: validated by the configuration (`http` or `https`, a host, no query).
-    public init(baseURL: String) {
+    package init(baseURL: String) {
         self.baseURL = baseURL
         let url = URL(string: baseURL)
         usesTLS = url?.scheme == "https"
@@ -35,15 +35,15 @@ public final class UpstreamEndpoint: Sendable {
         pathPrefix = path == "/" ? "" : path
     }
 
-    public func isHealthy(at now: UInt64 = DispatchTime.now().uptimeNanoseconds) -> Bool {
+    package func isHealthy(at now: UInt64 = DispatchTime.now().uptimeNanoseconds) -> Bool {
         unhealthyUntil.load(ordering: .relaxed) <= now
     }
 
-    public func markFailed(coolDownNanos: UInt64) {
+    package func markFailed(coolDownNanos: UInt64) {
         unhealthyUntil.store(DispatchTime.now().uptimeNanoseconds + coolDownNanos, ordering: .relaxed)
     }
 
-    public func markHealthy() {
+    package func markHealthy() {
         if unhealthyUntil.load(ordering: .relaxed) != 0 { unhealthyUntil.store(0, ordering: .relaxed) }
     }
 }

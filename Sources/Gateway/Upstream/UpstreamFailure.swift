@@ -2,8 +2,8 @@ import NIOCore
 import NIOPosix
 
 /// Why a trip to a backend failed, what the gateway answers and whether it may retry.
-public struct UpstreamFailure: Sendable, Error {
-    public enum Kind: String, Sendable {
+package struct UpstreamFailure: Sendable, Error {
+    package enum Kind: String, Sendable {
         /// The connection could not be made (refused, unreachable, connect timeout): nothing was sent.
         case connect
         /// No answer within the read or total timeout.

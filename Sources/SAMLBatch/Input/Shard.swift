@@ -1,6 +1,6 @@
 /// `--shard I/N`: this run takes the records whose index (in input order, from 0) is `I` mod
 /// `N`, so N machines given the same inputs split them with no overlap and no gap.
-public struct Shard: Sendable, Equatable, CustomStringConvertible {
+@_spi(Benchmarks) public struct Shard: Sendable, Equatable, CustomStringConvertible {
     public let index: Int
     public let count: Int
 

@@ -1,7 +1,7 @@
 import ServerSupport
 
 /// Where a batch run's results go (paths as bytes: any name the system accepts).
-public enum BatchOutput: Sendable, Equatable {
+@_spi(Benchmarks) public enum BatchOutput: Sendable, Equatable {
     /// Records on standard output (no `--out`).
     case standardOutput
     /// Records in a file (`--out FILE`), written under a temporary name and renamed at the end.

@@ -1,5 +1,5 @@
 /// The outcome of a batch run, for the summary and the exit status.
-public struct BatchReport: Sendable {
+@_spi(Benchmarks) public struct BatchReport: Sendable {
     public var statistics: BatchStatistics
     /// Inputs that could not be opened or read (the run went on without them).
     public var unreadableInputs: [String]

@@ -1,5 +1,5 @@
 /// The table printed on standard error at the end of a run.
-public enum BatchSummary {
+@_spi(Benchmarks) public enum BatchSummary {
     public static func render(_ report: BatchReport, verify: Bool) -> String {
         let s = report.statistics
         var rows: [(String, String)] = [("records", "\(s.records)"), ("encoded", "\(s.encoded)")]

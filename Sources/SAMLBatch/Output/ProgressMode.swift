@@ -1,5 +1,5 @@
 /// How a batch run shows that it is alive, on standard error.
-public enum ProgressMode: String, Sendable, CaseIterable {
+@_spi(Benchmarks) public enum ProgressMode: String, Sendable, CaseIterable {
     /// A bar when standard error is a terminal, status lines otherwise.
     case auto
     /// A bar redrawn in place: records, MB/s, errors, ETA.

@@ -1,5 +1,5 @@
 /// Counts for the summary and the progress line, merged chunk by chunk.
-public struct BatchStatistics: Sendable, Equatable {
+@_spi(Benchmarks) public struct BatchStatistics: Sendable, Equatable {
     public var records = 0
     /// Records whose value was brought to the cookbook form.
     public var encoded = 0

@@ -3,7 +3,7 @@ import SAMLVerification
 
 /// How `--verify` checks records: the verifier (trust, audience, skew, algorithms), which MVPD's
 /// trust applies, and the instant the time conditions are judged at.
-public struct BatchVerification: Sendable {
+@_spi(Benchmarks) public struct BatchVerification: Sendable {
     public var verifier: Verifier
     /// `--mvpd`: the trust for every record. Without it a record's own `mvpd` field decides,
     /// and a trust store with a single MVPD needs neither.

@@ -4,7 +4,7 @@ import SAMLVerification
 extension RecordError {
     /// The batch tool's own codes, or the encoder's or verifier's code of the failure a record
     /// reports (so `malformed_xml` and `unknown_mvpd` are spelled once, by the verifier).
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
+    package struct Code: Hashable, Sendable, CustomStringConvertible {
         /// The codes the batch tool adds to the encoder's and verifier's own; private, so a new
         /// one breaks no caller.
         private enum Base: String, Sendable {
@@ -31,12 +31,12 @@ extension RecordError {
 
         private init(_ base: Base) { source = .batch(base) }
 
-        public init(_ code: SAMLEncodingError.Code) { source = .encoding(code) }
+        package init(_ code: SAMLEncodingError.Code) { source = .encoding(code) }
 
-        public init(_ code: VerificationError.Code) { source = .verification(code) }
+        package init(_ code: VerificationError.Code) { source = .verification(code) }
 
         /// The wire form: the `code` of a failure line and of `--summary`'s counts.
-        public var rawValue: String {
+        package var rawValue: String {
             switch source {
             case .batch(let base): base.rawValue
             case .encoding(let code): code.rawValue
@@ -44,32 +44,32 @@ extension RecordError {
             }
         }
 
-        public var description: String { rawValue }
+        package var description: String { rawValue }
 
         /// An input file or directory cannot be opened or read.
-        public static let unreadableInput = Code(.unreadableInput)
+        package static let unreadableInput = Code(.unreadableInput)
         /// A gzip stream ends before its end marker.
-        public static let truncatedGzip = Code(.truncatedGzip)
+        package static let truncatedGzip = Code(.truncatedGzip)
         /// A gzip stream is damaged (bad header, checksum or data).
-        public static let corruptGzip = Code(.corruptGzip)
+        package static let corruptGzip = Code(.corruptGzip)
         /// Bytes after the last gzip member that are neither another member nor zero padding.
-        public static let trailingGzipData = Code(.trailingGzipData)
+        package static let trailingGzipData = Code(.trailingGzipData)
         /// An entry found in a directory input that is not read: a FIFO, socket or device, or a
         /// symbolic link to a directory.
-        public static let skippedInput = Code(.skippedInput)
+        package static let skippedInput = Code(.skippedInput)
         /// A JSON Lines record or HAR file is not valid JSON.
-        public static let invalidJSON = Code(.invalidJSON)
+        package static let invalidJSON = Code(.invalidJSON)
         /// A JSON object repeats a key (also when one copy is spelled with escapes), or a HAR
         /// form repeats `SAMLResponse` or `mvpd`: parsers disagree on which copy counts.
-        public static let duplicateKey = Code(.duplicateKey)
+        package static let duplicateKey = Code(.duplicateKey)
         /// A JSON Lines record has no string field with the response (`--field`), or an
         /// exchange request in a HAR file carries no `SAMLResponse`.
-        public static let missingField = Code(.missingField)
+        package static let missingField = Code(.missingField)
         /// A record is larger than `--max-record-bytes`.
-        public static let recordTooLarge = Code(.recordTooLarge)
+        package static let recordTooLarge = Code(.recordTooLarge)
         /// A HAR file holds no request with a `SAMLResponse`.
-        public static let harWithoutSAML = Code(.harWithoutSAML)
+        package static let harWithoutSAML = Code(.harWithoutSAML)
         /// An output (file, directory entry, standard output) cannot be written.
-        public static let outputFailed = Code(.outputFailed)
+        package static let outputFailed = Code(.outputFailed)
     }
 }

@@ -2,18 +2,18 @@
 /// set up. The message names the setting and where it came from (file and key, environment
 /// variable or flag). Shared by the gateway, the reference upstream and the demo, whose
 /// configuration failures are all of this one kind.
-public struct ConfigurationError: Error, CustomStringConvertible, Sendable {
-    public let message: String
+package struct ConfigurationError: Error, CustomStringConvertible, Sendable {
+    package let message: String
 
-    public init(_ message: String) {
+    package init(_ message: String) {
         self.message = message
     }
 
-    public var description: String { message }
+    package var description: String { message }
 
     /// Where a decoded configuration file went wrong (the key path; never the value, which may
     /// be a secret).
-    public static func describe(_ error: DecodingError) -> String {
+    package static func describe(_ error: DecodingError) -> String {
         switch error {
         case .keyNotFound(let key, let context):
             return "missing key \((context.codingPath + [key]).map(\.stringValue).joined(separator: "."))"

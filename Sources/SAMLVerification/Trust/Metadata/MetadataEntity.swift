@@ -6,14 +6,14 @@ import Foundation
 /// Only the identity-provider roles (`IDPSSODescriptor`, `AttributeAuthorityDescriptor`) are
 /// read, and of their `KeyDescriptor`s only those for signing (`use="signing"` or no `use`):
 /// an encryption key never verifies a response.
-public struct MetadataEntity: Sendable, Equatable {
-    public let entityID: String
+package struct MetadataEntity: Sendable, Equatable {
+    package let entityID: String
     /// The earliest `validUntil` of the entity, its roles and the `EntitiesDescriptor`s around it.
-    public let validUntil: Date?
+    package let validUntil: Date?
     /// Base64 DER of each signing certificate, in document order, without repeats.
-    public let signingCertificates: [String]
+    package let signingCertificates: [String]
 
-    public init(entityID: String, validUntil: Date?, signingCertificates: [String]) {
+    package init(entityID: String, validUntil: Date?, signingCertificates: [String]) {
         self.entityID = entityID
         self.validUntil = validUntil
         self.signingCertificates = signingCertificates
