@@ -5,7 +5,7 @@ APT_PACKAGES := libxml2-dev libxmlsec1-dev libssl-dev zlib1g-dev libjemalloc-dev
 SAMPLE := samples/response.xml
 BIN := .build/release/samlgate
 # What make format-check lints and make format rewrites.
-FORMATTED := Package.swift Sources Tests Benchmarks/Package.swift Benchmarks/Benchmarks Fuzz/Package.swift Fuzz/Sources
+FORMATTED := Package.swift Sources Tests Benchmarks/Package.swift Benchmarks/Benchmarks Benchmarks/Drivers Fuzz/Package.swift Fuzz/Sources
 
 .PHONY: deps deps-load build release test format-check format openapi-check docs-check deploy-check run demo load load-compare load-replay-store soak faults sanitize cluster-check stream-check bench bench-check bench-thresholds bench-verify fuzz-build fuzz fuzz-all clean
 
@@ -120,7 +120,7 @@ bench-verify: deps
 
 ## bench-check: compare a fresh run with the thresholds checked in under Benchmarks/Thresholds.
 bench-check: deps
-	cd Benchmarks && $(SWIFT) package benchmark thresholds check $(BENCH_ARGS)
+	SWIFT=$(SWIFT) ./Benchmarks/scripts/bench-check.sh $(BENCH_ARGS)
 
 ## bench-thresholds: re-record the thresholds (after an intended performance change).
 bench-thresholds: deps

@@ -104,7 +104,11 @@ let package = Package(
                 .product(name: "X509", package: "swift-certificates"),
             ]
         ),
-        // Small pieces shared by the servers and the CLI (JSON lines, published ports).
+        // The VSA framework's partner status (`AP-Partner-Framework-Status`) and its verdicts,
+        // read alike by the gateway, the reference upstream and the demo; Foundation only.
+        .target(name: "PartnerStatus"),
+        // Small pieces shared by the servers and the CLI (JSON lines, published ports, the
+        // enhanced error body, configuration errors).
         // Also the YAML configuration files' reader (anchors and aliases refused before Yams builds values).
         .target(
             name: "ServerSupport",
@@ -126,6 +130,7 @@ let package = Package(
         .target(
             name: "Gateway",
             dependencies: [
+                "PartnerStatus",
                 "ServerSupport",
                 "RESP",
                 "SAMLEncoding",
@@ -151,6 +156,7 @@ let package = Package(
         .target(
             name: "ReferenceUpstream",
             dependencies: [
+                "PartnerStatus",
                 "ServerSupport",
                 "SAMLEncoding",
                 "SAMLVerification",
@@ -166,7 +172,7 @@ let package = Package(
         .target(
             name: "Demo",
             dependencies: [
-                "Gateway", "ReferenceUpstream", "ServerSupport", "TestIdP",
+                "Gateway", "PartnerStatus", "ReferenceUpstream", "ServerSupport", "TestIdP",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -224,6 +230,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The small shared modules alone: build none of the servers.
+        .testTarget(name: "PartnerStatusTests", dependencies: ["PartnerStatus"]),
+        .testTarget(name: "ServerSupportTests", dependencies: ["ServerSupport"]),
         // The worker pool alone: builds none of the servers.
         .testTarget(name: "WorkersTests", dependencies: ["Workers"]),
         .testTarget(

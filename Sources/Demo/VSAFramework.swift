@@ -1,5 +1,5 @@
 import Foundation
-import ServerSupport
+import PartnerStatus
 import TestIdP
 
 /// Plays Apple's Video Subscriber Account framework on the device, with the test IdP as the TV

@@ -1,8 +1,8 @@
 import Foundation
 import Hummingbird
 import NIOCore
+import PartnerStatus
 import SAMLEncoding
-import ServerSupport
 
 /// The two token exchanges, checked as the backend checks them: required fields, one
 /// percent-decoding of the form, then base64 of XML (a value still percent-encoded is

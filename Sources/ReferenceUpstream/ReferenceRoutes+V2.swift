@@ -1,7 +1,7 @@
 import Foundation
 import Hummingbird
 import NIOCore
-import ServerSupport
+import PartnerStatus
 
 /// REST API v2 as the Apple SSO cookbook walks it: client registration and access token,
 /// configuration, profiles, partner and basic sessions, decisions, logout.

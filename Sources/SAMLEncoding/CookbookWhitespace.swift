@@ -55,6 +55,22 @@ enum CookbookWhitespace {
         }
     }
 
+    /// Whether `bytes`, one or two bytes cut from the start of a multi-byte scalar, can still be
+    /// the start of a trimmable one: a lead byte of U+0085/U+00A0 (`C2`) or of the three-byte
+    /// scalars above, or one of the byte pairs ``isTrimmable3(_:_:_:)`` accepts. For a prefix that
+    /// ends inside a scalar (``PrefixSniffer``).
+    static func canBeginTrimmable(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        switch bytes.count {
+        case 1: return bytes[0] == 0xC2 || (0xE1...0xE3).contains(bytes[0])
+        case 2:
+            switch (bytes[0], bytes[1]) {
+            case (0xE1, 0x9A), (0xE2, 0x80), (0xE2, 0x81), (0xE3, 0x80): return true
+            default: return false
+            }
+        default: return false
+        }
+    }
+
     /// The range left after trimming trimmable scalars from both ends of `[0, count)`.
     static func trimmedRange(_ base: UnsafeRawPointer, count: Int) -> Range<Int> {
         var start = 0

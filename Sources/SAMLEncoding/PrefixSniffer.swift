@@ -66,19 +66,10 @@ struct PrefixSniffer {
     }
 
     /// Whether the bytes from `i` to the end of `prefix` are the first one or two bytes of a
-    /// multi-byte trimmable scalar (U+0085, U+00A0, U+1680, U+2000…, U+3000) that the prefix
-    /// cut short: still whitespace as far as the prefix can tell. (Fuzz finding `encoding` #2:
-    /// a document starting with a BOM and a run of U+2006 was raw, but its own encoded value was
-    /// refused as "not XML".)
+    /// multi-byte trimmable scalar that the prefix cut short: still whitespace as far as the
+    /// prefix can tell. (Fuzz finding `encoding` #2: a document starting with a BOM and a run of
+    /// U+2006 was raw, but its own encoded value was refused as "not XML".)
     static func startsTrimmableScalar(_ prefix: UnsafeRawBufferPointer, from i: Int) -> Bool {
-        switch prefix.count - i {
-        case 1: return [0xC2, 0xE1, 0xE2, 0xE3].contains(prefix[i])
-        case 2:
-            switch (prefix[i], prefix[i + 1]) {
-            case (0xE1, 0x9A), (0xE2, 0x80), (0xE2, 0x81), (0xE3, 0x80): return true
-            default: return false
-            }
-        default: return false
-        }
+        CookbookWhitespace.canBeginTrimmable(UnsafeRawBufferPointer(rebasing: prefix[i...]))
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
 import NIOHTTP1
+import PartnerStatus
 import SAMLVerification
-import ServerSupport
 
 /// What a token-exchange request must look like before its body is read, and the v2 route's MVPD.
 enum ExchangeAdmission {
@@ -37,32 +37,37 @@ enum ExchangeAdmission {
 
     /// The v2 route's MVPD, from the required headers and the partner framework status.
     static func partnerRoute(_ headers: HTTPHeaders, store: TrustStore, metrics: GatewayMetrics) throws(GatewayError) -> ExchangeRoute {
-        let statusHeader = headers.first(name: "ap-partner-framework-status") ?? ""
-        if statusHeader.isEmpty {
-            metrics.partnerStatus(route: GatewayRoute.exchangeV2.label, verdict: "absent")
+        if let missing = partnerHeaders.first(where: { (headers.first(name: $0) ?? "").isEmpty }) {
+            // An absent status is counted; a status beside a missing header is refused for the
+            // header, not read.
+            if (headers.first(name: PartnerStatusHeader.name) ?? "").isEmpty {
+                readPartnerStatus(headers, route: .exchangeV2, metrics: metrics)
+            }
+            throw GatewayError.missingParameter(missing)
         }
-        for name in partnerHeaders where (headers.first(name: name) ?? "").isEmpty {
-            throw GatewayError.missingParameter(name)
+        // Every header is there, so the status is read (the `else` cannot be taken).
+        guard let reading = readPartnerStatus(headers, route: .exchangeV2, metrics: metrics) else {
+            throw GatewayError.missingParameter(PartnerStatusHeader.name)
         }
-        let status: PartnerFrameworkStatus
-        do throws(GatewayError) {
-            status = try PartnerStatusHeader.decode(statusHeader)
-        } catch {
-            metrics.partnerStatus(route: GatewayRoute.exchangeV2.label, verdict: "unreadable")
-            throw error
-        }
-        let verdict = status.verdict(now: Date())
-        metrics.partnerStatus(route: GatewayRoute.exchangeV2.label, verdict: PartnerStatusHeader.label(verdict))
-        return .v2(mvpd: try PartnerStatusHeader.mvpd(for: verdict, trustStore: store))
+        return .v2(mvpd: try PartnerStatusHeader.mvpd(for: try reading.get(), trustStore: store))
     }
 
-    /// Counts the partner status of a forwarded v2 route (see ``PartnerStatusRoute``).
-    static func countPartnerStatus(_ headers: HTTPHeaders, route: PartnerStatusRoute, metrics: GatewayMetrics) {
-        guard let value = headers.first(name: "ap-partner-framework-status"), !value.isEmpty else {
+    /// Reads `AP-Partner-Framework-Status` and counts its verdict for `route` in
+    /// `samlgate_partner_status_total` — `absent`, `unreadable` or the verdict: the one place
+    /// partner statuses are counted, for the exchange and the routes that only forward it.
+    /// `nil` when the header is absent.
+    @discardableResult
+    static func readPartnerStatus(
+        _ headers: HTTPHeaders, route: GatewayRoute, metrics: GatewayMetrics
+    )
+        -> Result<PartnerStatusVerdict, GatewayError>?
+    {
+        guard let value = headers.first(name: PartnerStatusHeader.name), !value.isEmpty else {
             metrics.partnerStatus(route: route.label, verdict: "absent")
-            return
+            return nil
         }
-        let verdict = (try? PartnerFrameworkStatus.decode(header: value)).map { PartnerStatusHeader.label($0.verdict(now: Date())) }
-        metrics.partnerStatus(route: route.label, verdict: verdict ?? "unreadable")
+        let reading = Result { () throws(GatewayError) in try PartnerStatusHeader.decode(value).verdict(now: Date()) }
+        metrics.partnerStatus(route: route.label, verdict: (try? reading.get()).map(PartnerStatusHeader.label) ?? "unreadable")
+        return reading
     }
 }

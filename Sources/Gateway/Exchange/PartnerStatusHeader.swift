@@ -1,6 +1,6 @@
 import Foundation
+import PartnerStatus
 import SAMLVerification
-import ServerSupport
 
 /// Validates `AP-Partner-Framework-Status` and answers with the Adobe Pass SDK's codes when the
 /// framework state does not allow single sign-on:

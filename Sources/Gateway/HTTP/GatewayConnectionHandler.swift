@@ -239,8 +239,8 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
             } else {
                 proxy(head, target: target)
             }
-        case .partnerStatus(let partnerRoute):
-            ExchangeAdmission.countPartnerStatus(head.headers, route: partnerRoute, metrics: core.metrics)
+        case .partnerStatus:
+            ExchangeAdmission.readPartnerStatus(head.headers, route: route, metrics: core.metrics)
             proxy(head, target: target)
         case .proxy:
             if head.method == .TRACE && Self.hasBody(head) {

@@ -104,8 +104,32 @@ import CXMLSec
         let handled = canonicalizer.canonicalize(
             apex: apex, excluding: excluded, withComments: withComments,
             inclusivePrefixes: prefixes, into: native)
-        // The node set as xmlsec's transforms build it (see ``SignedSubtree``).
-        guard var set = xmlSecNodeSetGetChildren(doc, apex, withComments ? 1 : 0, 0) else { return .libxml2Failed }
+        switch Self.libxml2(doc, apex: apex, excluded: excluded, withComments: withComments, prefixes: prefixes) {
+        case .shapeNotRecognised: return .shapeNotRecognised
+        case _ where !handled: return .declined
+        case .failed: return .libxml2Failed
+        case .canonical(let reference):
+            guard native.bytes.elementsEqual(reference) else { return .differs(native: native.count, libxml2: reference.count) }
+            return .identical(count: reference.count)
+        }
+    }
+
+    /// What libxml2 makes of one shape, run as xmlsec's own C14N transform runs it.
+    enum LibXML2Result {
+        /// The node set xmlsec builds for the shape is not one ``SignedSubtree`` recognises, so
+        /// the native canonicalizer would never be asked for it.
+        case shapeNotRecognised
+        case failed
+        case canonical([UInt8])
+    }
+
+    /// libxml2's exclusive canonicalization of `apex` without `excluded`, through the node set
+    /// xmlsec's transforms build (see ``SignedSubtree``). Shared with the canonicalization tests.
+    static func libxml2(
+        _ doc: UnsafeMutablePointer<xmlDoc>, apex: XMLTree.Node, excluded: XMLTree.Node?, withComments: Bool,
+        prefixes: UnsafeMutablePointer<UnsafeMutablePointer<xmlChar>?>?
+    ) -> LibXML2Result {
+        guard var set = xmlSecNodeSetGetChildren(doc, apex, withComments ? 1 : 0, 0) else { return .failed }
         if let excluded, let invert = xmlSecNodeSetGetChildren(doc, excluded, 1, 1) {
             set = xmlSecNodeSetAdd(set, invert, xmlSecNodeSetIntersection)
         }
@@ -113,17 +137,16 @@ import CXMLSec
         guard let recognised = SignedSubtree(set), recognised.apex == apex, recognised.excluded == excluded,
             recognised.keepsComments == withComments
         else { return .shapeNotRecognised }
-        guard handled else { return .declined }
-        guard let buffer = xmlBufferCreate() else { return .libxml2Failed }
+        guard let buffer = xmlBufferCreate() else { return .failed }
         defer { xmlBufferFree(buffer) }
-        guard cxmlsec_exc_c14n_to_buffer(set, prefixes, withComments ? 1 : 0, buffer) == 0 else { return .libxml2Failed }
+        guard cxmlsec_exc_c14n_to_buffer(set, prefixes, withComments ? 1 : 0, buffer) == 0 else { return .failed }
         let count = Int(xmlBufferLength(buffer))
-        let reference = count > 0 ? UnsafeBufferPointer(start: xmlBufferContent(buffer), count: count) : UnsafeBufferPointer(start: nil, count: 0)
-        guard native.bytes.elementsEqual(reference) else { return .differs(native: native.count, libxml2: count) }
-        return .identical(count: count)
+        guard count > 0, let content = xmlBufferContent(buffer) else { return .canonical([]) }
+        return .canonical(Array(UnsafeBufferPointer(start: content, count: count)))
     }
 
-    private static func withPrefixList<T>(_ list: [String]?, _ body: (UnsafeMutablePointer<UnsafeMutablePointer<xmlChar>?>?) -> T) -> T {
+    /// `list` as the NULL-terminated `xmlChar` array xmlsec takes, for the duration of `body`.
+    static func withPrefixList<T>(_ list: [String]?, _ body: (UnsafeMutablePointer<UnsafeMutablePointer<xmlChar>?>?) -> T) -> T {
         guard let list else { return body(nil) }
         let array = UnsafeMutablePointer<UnsafeMutablePointer<xmlChar>?>.allocate(capacity: list.count + 1)
         for (index, prefix) in list.enumerated() {
@@ -137,7 +160,8 @@ import CXMLSec
         return body(array)
     }
 
-    private static func elements(_ doc: UnsafeMutablePointer<xmlDoc>) -> [XMLTree.Node] {
+    /// Every element of `doc`, in document order.
+    static func elements(_ doc: UnsafeMutablePointer<xmlDoc>) -> [XMLTree.Node] {
         var result: [XMLTree.Node] = []
         var stack: [XMLTree.Node] = []
         if let root = xmlDocGetRootElement(doc) { stack.append(root) }

@@ -1,4 +1,4 @@
-import ServerSupport
+import PartnerStatus
 import Testing
 
 /// The duplicate-key scanner the partner status passes before Foundation decodes it.
