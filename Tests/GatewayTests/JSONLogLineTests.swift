@@ -81,6 +81,9 @@ struct JSONLogLineTests {
         let lines = Self.objects(stdout) + Self.objects(stderr)
         let messages = lines.compactMap { $0["msg"] as? String }
         #expect(messages.contains("request") && messages.contains("refused"), "\(messages)")
+        // A refusal names where samlgate raised it (never anything of the request).
+        let raisedAt = lines.first { $0["msg"] as? String == "refused" }?["raised_at"] as? String ?? ""
+        #expect(raisedAt.wholeMatch(of: /Gateway\/[A-Za-z+]+\.swift:[0-9]+/) != nil, "\(raisedAt)")
         #expect(messages.contains("trust store reload failed; keeping the previous one"), "\(messages)")
         #expect(!stderr.isEmpty)
     }

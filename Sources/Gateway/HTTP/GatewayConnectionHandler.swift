@@ -485,6 +485,7 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
             "refused",
             metadata: [
                 "request_id": .string(current.requestID), "code": .string(error.code.rawValue), "status": .stringConvertible(error.status),
+                "raised_at": .stringConvertible(error.location),
             ])
         var headers = extraHeaders
         if let retryAfter = error.retryAfter { headers.append(("Retry-After", String(retryAfter))) }
