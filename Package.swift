@@ -11,7 +11,8 @@ let package = Package(
     // The program, and the two libraries a user would import (the cookbook encoding, the
     // verifier). Gateway, SAMLBatch and TestIdP are products only because the separate Benchmarks
     // and Fuzz packages can reach nothing else: what they use of Gateway and SAMLBatch is
-    // `@_spi(Benchmarks)` (or `@_spi(Fuzzing)`), everything else in the package is `package`.
+    // `@_spi(Benchmarks)` (or `@_spi(Fuzzing)`). What the modules share among themselves is
+    // `package` (public only where a public signature names it).
     products: [
         .executable(name: "samlgate", targets: ["samlgate"]),
         .library(name: "SAMLEncoding", targets: ["SAMLEncoding"]),
@@ -207,7 +208,7 @@ let package = Package(
             dependencies: ["SAMLVerification", "TestIdP", "CXMLSec", "SAMLEncoding", "CLITestSupport"]
         ),
         // The command line's verbs that no module's tests cover: encode, verify, the demo, and
-        // the configuration file as `samlgate serve --check` reads it.
+        // the YAML configuration files as `serve` and `upstream` read them.
         .testTarget(
             name: "CLITests",
             dependencies: ["samlgate", "CLITestSupport", "CookbookReference", "Gateway", "ServerSupport"]

@@ -153,5 +153,4 @@ public enum Base64 {
         default: return 0xFF
         }
     }
-
 }

@@ -30,6 +30,5 @@ extension SAMLEncodingError {
         public static let unrecognizedSAMLForm = Code(.unrecognizedSAMLForm)
         /// The value was percent-encoded twice (`%252B`…); it is refused rather than guessed at.
         public static let doubleEncoded = Code(.doubleEncoded)
-
     }
 }

@@ -44,17 +44,23 @@ struct DemoCommand: AsyncParsableCommand {
         settings.mvpd = mvpd
         settings.providerID = providerID ?? mvpd
         settings.fallbackMVPD = fallbackMVPD
+        // --config describes the local reference upstream, unused with --gateway and --idp.
+        let external = gateway != nil && idp != nil
+        let reference: ReferenceConfiguration?
+        do {
+            reference = external ? nil : try config.map { path throws(ConfigurationError) in try ReferenceConfiguration.load(path: path) }
+        } catch {
+            // The file given with --config: a usage error.
+            StandardStreams.writeError("samlgate demo: \(error.message)\n")
+            throw ExitCode(2)
+        }
         let environment: DemoEnvironment
         do {
             if let gateway, let idp {
                 environment = try DemoEnvironment.external(gatewayURL: gateway, idpDirectory: idp)
             } else {
-                let reference = try config.map { path throws(ConfigurationError) in try ReferenceConfiguration.load(path: path) }
                 environment = try await DemoEnvironment.local(configuration: reference ?? .standard)
             }
-        } catch let error as ConfigurationError {
-            StandardStreams.writeError("samlgate demo: \(error.message)\n")
-            throw ExitCode(2)
         } catch {
             StandardStreams.writeError("samlgate demo: cannot start: \(error)\n")
             throw ExitCode(1)

@@ -186,8 +186,9 @@ final class BatchReader {
                     RecordError(.harWithoutSAML, "none of the file's \(entries) entries carries a SAMLResponse"))
             }
         } catch {
-            let message = lastEntry == 0 ? error.message : "\(error.message) (after entry \(lastEntry))"
-            builder.fail(RecordSource(path: name, locator: .entry(lastEntry + 1)), RecordError(error.code, message))
+            var failure = error
+            if lastEntry > 0 { failure.message += " (after entry \(lastEntry))" }
+            builder.fail(RecordSource(path: name, locator: .entry(lastEntry + 1)), failure)
         }
     }
 
