@@ -466,12 +466,28 @@ def collect(files, pattern, target, argument_index=0):
 
 def enum_codes(files, target):
     """Adds the raw values of every `enum Base: String` (the private backing enum of a typed
-    code: the verifier's, the encoder's, the trust store's, the gateway's, the batch tool's)."""
+    code: the verifier's, the encoder's, the trust store's, the gateway's, the batch tool's).
+    A code no other source file names (`.name`) is never raised: a failure, so the pages cannot
+    document a code the program cannot produce."""
     for path in files:
         text = without_comments(path.read_text(encoding="utf-8"))
         for block in re.finditer(r"enum Base\s*:\s*String[^{]*\{(.*?)\n\s*\}", text, re.S):
             for case in re.finditer(r"case\s+(\w+)(?:\s*=\s*\"([^\"]+)\")?", block.group(1)):
                 target.add(case.group(2) or case.group(1))
+                if not any(re.search(r"\." + case.group(1) + r"\b", other) for other in other_sources(path)):
+                    line = text.count("\n", 0, block.start(1) + case.start()) + 1
+                    fail(path, line, f"code '{case.group(2) or case.group(1)}' is declared but never raised")
+
+
+_SOURCES = {}
+
+
+def other_sources(path):
+    """The text of every Swift file under Sources/ except `path` (read once)."""
+    if not _SOURCES:
+        for source in swift_files("Sources"):
+            _SOURCES[source] = without_comments(source.read_text(encoding="utf-8"))
+    return (text for source, text in _SOURCES.items() if source != path)
 
 
 def produced_codes():
