@@ -163,7 +163,11 @@ struct ServeCommandTests {
     func replayStoreUnsupported() async throws {
         let trust = try GatewayHarness.makeTrustStore()
         defer { try? FileManager.default.removeItem(atPath: trust) }
-        let common = ["serve", "--port", "0", "--upstream", "http://127.0.0.1:1", "--trust-store", trust, "--workers", "1", "--log-format", "text"]
+        // A generous command timeout: the check must see the refusal, not a full machine's delay.
+        let common = [
+            "serve", "--port", "0", "--upstream", "http://127.0.0.1:1", "--trust-store", trust, "--workers", "1", "--log-format", "text",
+            "--replay-store-timeout", "2",
+        ]
         // What a Redis older than 2.6.12 (or a proxy that is not Redis) answers; AUTH is taken.
         try await ScriptedRedis.with(reply: { command in
             command.first?.uppercased() == "SET" ? "-ERR unknown command 'SET', with args beginning with: '\(command[1])' \r\n" : "+OK\r\n"

@@ -20,7 +20,8 @@ import ServerSupport
     /// The failure this refusal reports (a ``VerificationError``, a ``SAMLEncodingError``, the
     /// replay store's error), when it reports one.
     public var underlying: (any Error & Sendable)?
-    /// Where the refusal was raised.
+    /// Where the refusal was raised: the call site, also for the factories below (their
+    /// `fileID`/`line` default to the caller's).
     public var location: ErrorLocation
 
     public init(
@@ -70,42 +71,47 @@ import ServerSupport
     }
 
     /// An exchange path with a method the backend does not serve there (answered with `Allow`).
-    public static func methodNotAllowed(_ method: String) -> GatewayError {
-        GatewayError(status: 405, code: .methodNotAllowed, message: "the token-exchange path does not accept \(method)")
+    public static func methodNotAllowed(_ method: String, fileID: String = #fileID, line: Int = #line) -> GatewayError {
+        GatewayError(
+            status: 405, code: .methodNotAllowed, message: "the token-exchange path does not accept \(method)", fileID: fileID, line: line)
     }
 
     /// The client's body could not be read (broken chunking, a connection closed mid-body).
     public static let unreadableBody = GatewayError(status: 400, code: .malformedRequest, message: "the request body could not be read")
 
-    public static func bodyTooLarge(_ limit: Int) -> GatewayError {
+    public static func bodyTooLarge(_ limit: Int, fileID: String = #fileID, line: Int = #line) -> GatewayError {
         GatewayError(
             status: 413, code: .bodyTooLarge, message: "the request body exceeds the \(limit)-byte limit",
-            details: [("limit", .integer(limit))])
+            details: [("limit", .integer(limit))], fileID: fileID, line: line)
     }
 
     /// Every worker busy and the queue full (or the pool stopping during shutdown).
-    public static func overloaded(shuttingDown: Bool = false) -> GatewayError {
+    public static func overloaded(shuttingDown: Bool = false, fileID: String = #fileID, line: Int = #line) -> GatewayError {
         GatewayError(
             status: 503, code: .overloaded,
             message: shuttingDown ? "the gateway is shutting down" : "all verification workers are busy; retry shortly",
-            action: .retryAfter, retryAfter: 1)
+            action: .retryAfter, retryAfter: 1, fileID: fileID, line: line)
     }
 
     /// The shared replay store could not record the assertion and `replay-store-failure` is
     /// `closed`: nothing was forwarded, and the same response may be sent again shortly.
-    static func replayStoreUnavailable(_ cause: any Error & Sendable) -> GatewayError {
+    static func replayStoreUnavailable(_ cause: any Error & Sendable, fileID: String = #fileID, line: Int = #line) -> GatewayError {
         GatewayError(
             status: 503, code: .replayStoreUnavailable,
             message: "replay protection cannot be checked right now (the shared replay store is unavailable); retry shortly",
-            action: .retryAfter, retryAfter: SharedReplayStore.retrySeconds, underlying: cause)
+            action: .retryAfter, retryAfter: SharedReplayStore.retrySeconds, underlying: cause, fileID: fileID, line: line)
     }
 
-    public static func upstreamUnavailable(_ why: String) -> GatewayError {
-        GatewayError(status: 502, code: .upstreamUnavailable, message: "the backend could not be reached: \(why)", action: .retry)
+    public static func upstreamUnavailable(_ why: String, fileID: String = #fileID, line: Int = #line) -> GatewayError {
+        GatewayError(
+            status: 502, code: .upstreamUnavailable, message: "the backend could not be reached: \(why)", action: .retry, fileID: fileID,
+            line: line)
     }
 
-    public static func upstreamTimeout(_ why: String) -> GatewayError {
-        GatewayError(status: 504, code: .upstreamTimeout, message: "the backend did not answer in time: \(why)", action: .retry)
+    public static func upstreamTimeout(_ why: String, fileID: String = #fileID, line: Int = #line) -> GatewayError {
+        GatewayError(
+            status: 504, code: .upstreamTimeout, message: "the backend did not answer in time: \(why)", action: .retry, fileID: fileID,
+            line: line)
     }
 
     /// An encoding-core failure in the `SAMLResponse` value (always the client's input: 400).

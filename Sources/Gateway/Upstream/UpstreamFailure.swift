@@ -40,10 +40,13 @@ package struct UpstreamFailure: Sendable, Error {
     static let totalTimeout = UpstreamFailure(.timeout, "total timeout")
 
     var gatewayError: GatewayError {
+        var error: GatewayError
         switch kind {
-        case .timeout: return .upstreamTimeout(summary)
-        case .connect, .broken: return .upstreamUnavailable(summary)
+        case .timeout: error = .upstreamTimeout(summary)
+        case .connect, .broken: error = .upstreamUnavailable(summary)
         }
+        error.underlying = self
+        return error
     }
 }
 
