@@ -45,26 +45,26 @@ enum ExchangeAdmission {
             }
             throw GatewayError.missingParameter(missing)
         }
-        // Every header is there, so the status is read (the `else` cannot be taken).
-        guard let reading = readPartnerStatus(headers, route: .exchangeV2, metrics: metrics) else {
-            throw GatewayError.missingParameter(PartnerStatusHeader.name)
-        }
-        return .v2(mvpd: try PartnerStatusHeader.mvpd(for: try reading.get(), trustStore: store))
+        let verdict = try readPartnerStatus(headers, route: .exchangeV2, metrics: metrics).get()
+        return .v2(mvpd: try PartnerStatusHeader.mvpd(for: verdict, trustStore: store))
     }
+
+    /// Built once: most forwarded v2 requests carry no status, and their reading must cost nothing.
+    private static let absentStatus = GatewayError.missingParameter(PartnerStatusHeader.name)
 
     /// Reads `AP-Partner-Framework-Status` and counts its verdict for `route` in
     /// `samlgate_partner_status_total` — `absent`, `unreadable` or the verdict: the one place
-    /// partner statuses are counted, for the exchange and the routes that only forward it.
-    /// `nil` when the header is absent.
+    /// partner statuses are counted, for the exchange and the routes that only forward it. An
+    /// absent header is `missing_parameter`, an unreadable one `invalid_parameter_value`.
     @discardableResult
     static func readPartnerStatus(
         _ headers: HTTPHeaders, route: GatewayRoute, metrics: GatewayMetrics
     )
-        -> Result<PartnerStatusVerdict, GatewayError>?
+        -> Result<PartnerStatusVerdict, GatewayError>
     {
         guard let value = headers.first(name: PartnerStatusHeader.name), !value.isEmpty else {
             metrics.partnerStatus(route: route.label, verdict: "absent")
-            return nil
+            return .failure(absentStatus)
         }
         let reading = Result { () throws(GatewayError) in try PartnerStatusHeader.decode(value).verdict(now: Date()) }
         metrics.partnerStatus(route: route.label, verdict: (try? reading.get()).map(PartnerStatusHeader.label) ?? "unreadable")
