@@ -84,7 +84,7 @@ struct UpstreamFailureTests {
             // (which would leave it waiting for the read timeout: 504).
             for _ in 0..<2 {
                 let reply = try await h.send(.GET, "/ws")
-                ErrorCodeTests.expectError(reply, 502, "upstream_unavailable")
+                ErrorCodeTests.expectError(reply, 502, "upstream_response_invalid")
             }
             #expect(try await h.send(.GET, "/readyz").status == 200, "one client's request took the upstream out of rotation")
         }

@@ -17,6 +17,8 @@ extension GatewayError {
             case replayStoreUnavailable = "replay_store_unavailable"
             case upstreamUnavailable = "upstream_unavailable"
             case upstreamTimeout = "upstream_timeout"
+            case upstreamResponseInvalid = "upstream_response_invalid"
+            case clientTimeout = "client_timeout"
             case unsupportedMediaType = "unsupported_media_type"
             case duplicateHeader = "duplicate_header"
             case invalidRequest = "invalid_request"
@@ -73,6 +75,10 @@ extension GatewayError {
         public static let upstreamUnavailable = Code(.upstreamUnavailable)
         /// The backend did not answer in time.
         public static let upstreamTimeout = Code(.upstreamTimeout)
+        /// The backend's answer to this request could not be relayed (head over the limit, not HTTP/1.1).
+        public static let upstreamResponseInvalid = Code(.upstreamResponseInvalid)
+        /// The client's upload (or its reading of the answer) outlasted `total-timeout`.
+        public static let clientTimeout = Code(.clientTimeout)
         /// An exchange body that is not `application/x-www-form-urlencoded`.
         public static let unsupportedMediaType = Code(.unsupportedMediaType)
         /// A header that must be given once is given more than once.

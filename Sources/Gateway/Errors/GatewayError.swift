@@ -114,6 +114,21 @@ import ServerSupport
             line: line)
     }
 
+    /// The backend's answer to this request could not be relayed (a head over the limit, not
+    /// HTTP/1.1). Not a sign the backend is down: the same request may get it again, another not.
+    public static func upstreamResponseInvalid(_ why: String, fileID: String = #fileID, line: Int = #line) -> GatewayError {
+        GatewayError(
+            status: 502, code: .upstreamResponseInvalid, message: "the backend's answer could not be relayed: \(why)", fileID: fileID,
+            line: line)
+    }
+
+    /// The client sent its body, or took its answer, too slowly for `total-timeout`.
+    public static func clientTimeout(fileID: String = #fileID, line: Int = #line) -> GatewayError {
+        GatewayError(
+            status: 408, code: .clientTimeout, message: "the request body did not arrive whole within total-timeout", fileID: fileID,
+            line: line)
+    }
+
     /// An encoding-core failure in the `SAMLResponse` value (always the client's input: 400).
     public init(_ error: SAMLEncodingError, parameter: String, fileID: String = #fileID, line: Int = #line) {
         var details: [(String, EnhancedError.Detail)] = [("parameter", .string(parameter))]

@@ -457,6 +457,9 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         request?.trip = nil
         if responseStarted {
             // Part of the answer is out: the client can only learn of the failure by the close.
+            // The client's own slowness is still counted under its code (the trip counts the
+            // backend's failures).
+            if failure.kind == .clientTimeout { core.metrics.error(code: GatewayError.Code.clientTimeout.rawValue) }
             closeConnection()
             return
         }

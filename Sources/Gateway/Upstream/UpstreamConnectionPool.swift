@@ -14,6 +14,19 @@ final class UpstreamConnectionPool {
     /// How often the idle connections are looked at, while there are any. One look for all
     /// instead of a timer per connection, which would be set and cancelled on every request.
     static let sweepInterval: TimeAmount = .seconds(5)
+    /// The largest answer head read from a backend (header names and values, per field and in
+    /// all): what the gateway takes in a request head (NIO's server default, 80 KiB of target and
+    /// fields) plus 32 KiB. A backend that reflects a request's head into its answer once (an
+    /// echo, a redirect's `Location`), with headers of its own, still gets through; an answer
+    /// head beyond it fails that one request with `502 upstream_response_invalid` (as nginx
+    /// answers 502 for a header over `proxy_buffer_size`) and is not held against the backend.
+    static let responseHeadLimits: NIOHTTPDecoderLimitConfiguration = {
+        let requestLimit = NIOHTTPDecoderLimitConfiguration().maxHeaderListSize
+        var limits = NIOHTTPDecoderLimitConfiguration()
+        limits.maxHeaderListSize = requestLimit + 32 * 1024
+        limits.maxHeaderFieldSize = limits.maxHeaderListSize
+        return limits
+    }()
 
     let eventLoop: any EventLoop
     private let endpoints: [UpstreamEndpoint]
@@ -55,7 +68,7 @@ final class UpstreamConnectionPool {
                     if let tls {
                         try pipeline.addHandler(NIOSSLClientHandler(context: tls, serverHostname: serverName))
                     }
-                    try pipeline.addHTTPClientHandlers()
+                    try pipeline.addHTTPClientHandlers(decoderLimitConfiguration: Self.responseHeadLimits)
                     try pipeline.addHandler(UpstreamConnection(endpointIndex: index))
                 }
             }

@@ -29,7 +29,9 @@ protocol UpstreamTripDelegate: AnyObject {
 /// beyond it), so a retry never lacks what the client already sent.
 ///
 /// Timeouts: `read` from the end of the request to the answer and between its parts, `total`
-/// for the whole trip (answer included).
+/// for the whole trip (answer included). Whose fault a timeout is depends on whom the trip was
+/// waiting on (``waitingOnClient``): a client that uploads, or reads the answer, more slowly
+/// than the deadline allows is the client's timeout, never counted against the backend.
 final class UpstreamTrip {
     /// Body bytes held while no connection is ready before the client is paused.
     static let pendingLimit = 256 * 1024
@@ -151,6 +153,9 @@ final class UpstreamTrip {
     }
 
     func resumeResponse() {
+        // The backend could not be heard while its reads were held back: its read clock starts
+        // again now.
+        if readPaused && lastActivity != nil { armReadTimer() }
         readPaused = false
         connection?.resumeReading()
     }
@@ -247,9 +252,9 @@ final class UpstreamTrip {
         armReadTimer()
         if head.status == .switchingProtocols {
             // The gateway never asks for an upgrade (it drops `Upgrade`): after a 101 the
-            // connection is no longer HTTP and must not carry another request. Not held against
-            // the upstream's health: a client may be able to provoke it.
-            return fail(UpstreamFailure(.broken, "the backend switched protocols unasked"), counted: false)
+            // connection is no longer HTTP and must not carry another request. An invalid answer,
+            // not held against the upstream's health: a client may be able to provoke it.
+            return fail(.switchedProtocols)
         }
         if head.status.code < 200 {
             skippingInterim = true
@@ -338,11 +343,24 @@ final class UpstreamTrip {
         timerAt = .distantFuture
         guard !done else { return }
         let now = NIODeadline.now()
-        if now >= totalDeadline { return fail(.totalTimeout) }
-        guard let lastActivity else { return schedule(at: totalDeadline) }
+        let clientsTurn = waitingOnClient
+        if now >= totalDeadline { return fail(clientsTurn ? .clientTooSlow : .totalTimeout) }
+        // The read clock measures the backend's silence: not while the trip waits on the client.
+        guard let lastActivity, !clientsTurn else { return schedule(at: totalDeadline) }
         let readDeadline = lastActivity + client.readTimeout
         if now >= readDeadline { return fail(.readTimeout) }
         schedule(at: min(readDeadline, totalDeadline))
+    }
+
+    /// Whether the trip is held up by its client rather than by the backend: the client's body
+    /// is still arriving while the backend takes all it is given (its connection is writable; a
+    /// backend that stops reading makes it unwritable and the wait its own), or the backend's
+    /// answer is held back because the client is not taking it (``pauseResponse()``). Before a
+    /// connection is made, the wait is the backend's (connecting).
+    private var waitingOnClient: Bool {
+        if readPaused { return true }
+        guard !requestEnded, !responseStarted, let connection else { return false }
+        return connection.isWritable
     }
 
     private func cancelTimers() {
@@ -351,8 +369,11 @@ final class UpstreamTrip {
         timerAt = .distantFuture
     }
 
-    /// Counts a failure against an endpoint: metrics, the log, and passive health.
+    /// Counts a failure against an endpoint: metrics, the log, and passive health (see
+    /// ``UpstreamFailure/Kind/marksUnhealthy``). The client's own timeout is not the endpoint's:
+    /// the connection handler counts it under its code.
     private func record(_ failure: UpstreamFailure, endpoint: UpstreamEndpoint) {
+        guard failure.kind.isUpstreams else { return }
         client.metrics.upstreamError(endpoint: endpoint.baseURL, kind: failure.kind)
         logger.warning(
             "upstream request failed",
