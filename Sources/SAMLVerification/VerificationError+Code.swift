@@ -21,7 +21,9 @@ extension VerificationError {
             case inResponseToMismatch = "in_response_to_mismatch"
             case destinationMismatch = "destination_mismatch"
             case normalizationChangesDocument = "normalization_changes_document"
+            case unsignedContent = "unsigned_content"
             case forbiddenDTD = "forbidden_dtd"
+            case forbiddenMarkup = "forbidden_markup"
             case tooLarge = "too_large"
             case tooDeep = "too_deep"
             case tooManyAttributes = "too_many_attributes"
@@ -89,10 +91,21 @@ extension VerificationError {
         /// what would be forwarded is not what was signed.
         public static let normalizationChangesDocument = Code(.normalizationChangesDocument)
 
+        /// Outside the signed parts, the response carries what a backend could read as identity:
+        /// when only the Assertion is signed, a Response child the protocol schema does not
+        /// allow there (anything but `Issuer`, `Extensions`, `Status` and the Assertion), text,
+        /// or a SAML assertion element (`NameID`, `Subject` …) inside `Issuer`, `Extensions` or
+        /// `Status`; and, signed or not, a SAML element inside a `ds:Signature` (whose content
+        /// no digest covers). A naive backend reads the first `NameID` in document order.
+        public static let unsignedContent = Code(.unsignedContent)
+
         // MARK: malformed input
 
         /// The document has a DOCTYPE (DTDs, entities, XXE and entity bombs are refused outright).
         public static let forbiddenDTD = Code(.forbiddenDTD)
+        /// The document holds a processing instruction (`<?xml-stylesheet …?>`) or an XInclude
+        /// element: no SAML response needs them, and a backend's XML stack may act on them.
+        public static let forbiddenMarkup = Code(.forbiddenMarkup)
         /// The document is larger than the configured limit (default 1 MiB).
         public static let tooLarge = Code(.tooLarge)
         /// Elements nest deeper than the configured limit (default 256).
@@ -132,7 +145,7 @@ extension VerificationError {
         /// The codes that mean "well formed but not trustworthy" (the gateway answers 401).
         public var isTrustFailure: Bool {
             switch self {
-            case .forbiddenDTD, .tooLarge, .tooDeep, .tooManyAttributes, .tooManyNamespaces, .tooManyNodes, .malformedXML,
+            case .forbiddenDTD, .forbiddenMarkup, .tooLarge, .tooDeep, .tooManyAttributes, .tooManyNamespaces, .tooManyNodes, .malformedXML,
                 .unsupportedEncryptedAssertion,
                 .unknownMVPD, .internalError, .replayCacheFull, .metadataExpired, .metadataUnavailable:
                 return false

@@ -132,9 +132,12 @@ public struct Verifier: Sendable {
             else {
                 throw refusal
             }
-            // The identity and the policies come from the document that is forwarded.
+            // The identity and the policies come from the document that is forwarded; and as a
+            // second wall behind the tree comparison, everything read from it must equal what
+            // the verified original says (identity, issuers, audiences, conditions, attributes).
             let structure = try ResponseStructure(document: normalizedDocument, maxDepth: options.maxDepth)
             let facts = try ResponseFacts(structure: structure)
+            guard facts == checked.facts else { throw refusal }
             try checkPolicies(
                 facts, provider: provider, responseSigned: checked.outcome.kind != .assertion, now: now,
                 expectedInResponseTo: expectedInResponseTo)

@@ -32,17 +32,74 @@ import Testing
 
     @Test(arguments: hidingPlaces.indices)
     func hiddenAssertionIsRefusedInCookbookForm(_ index: Int) throws {
-        let xml = Self.smuggled(Self.hidingPlaces[index])
-        // The original itself is genuine (the forged Assertion is text): xmlsec accepts it.
-        #expect(try #require(Fixtures.accept(xml)).nameID == "alice@example.com")
-        // Its normalization holds two Assertions: never forwarded with a verdict.
+        let place = Self.hidingPlaces[index]
+        let xml = Self.smuggled(place)
+        switch place.name {
+        case "comment":
+            // The original itself is genuine (the forged Assertion is a comment): xmlsec accepts it.
+            #expect(try #require(Fixtures.accept(xml)).nameID == "alice@example.com")
+            // Its normalization holds two Assertions: never forwarded with a verdict.
+            #expect(Self.refusal(xml) == .normalizationChangesDocument)
+        case "CDATA":
+            // Text in the unsigned envelope: refused in every form.
+            #expect(Fixtures.code(xml) == .unsignedContent)
+            #expect(Self.refusal(xml) == .unsignedContent)
+        default:
+            // No response needs a processing instruction: refused before anything else.
+            #expect(Fixtures.code(xml) == .forbiddenMarkup)
+            #expect(Self.refusal(xml) == .forbiddenMarkup)
+        }
+    }
+
+    @Test func hiddenAssertionForwardsTheVerifiedOriginalWhenPreservingSignatures() throws {
+        let verified = try Fixtures.forwarded(Self.smuggled(Self.hidingPlaces[0]), fallback: .original).get()
+        #expect(verified.normalization == .original)
+        #expect(verified.nameID == "alice@example.com")
+    }
+
+    /// Characters the cookbook's normalization deletes or folds, inside a signed value.
+    static let foldedInValues = ["\u{2028}", "\u{2029}", "\u{85}", "\n", "\t", "  ", " \n "]
+
+    @Test(arguments: foldedInValues)
+    func aNameIDChangedByNormalizationIsRefused(_ folded: String) throws {
+        // The IdP signs `vic<folded>tim@example.com` with line breaks in SignedInfo, so only the
+        // original verifies; its normalization names another user (`victim@example.com`).
+        let user = "vic\(folded)tim@example.com"
+        let xml = Fixtures.issue(.assertion, user: user) { $0.signedInfoLineBreaks = true }
+        #expect(try #require(Fixtures.accept(xml)).nameID == user)
+        #expect(Self.refusal(xml) == .normalizationChangesDocument)
+        let original = try Fixtures.forwarded(xml, fallback: .original).get()
+        #expect(original.normalization == .original)
+        #expect(original.nameID == user)
+    }
+
+    @Test(arguments: foldedInValues)
+    func anAttributeValueChangedByNormalizationIsRefused(_ folded: String) throws {
+        let xml = Fixtures.issue(.both, user: "alice@example.com") {
+            $0.signedInfoLineBreaks = true
+            $0.attributes = [SAMLAttribute("userID", "u-1\(folded)2345")]
+        }
         #expect(Self.refusal(xml) == .normalizationChangesDocument)
     }
 
-    @Test(arguments: hidingPlaces.indices)
-    func hiddenAssertionForwardsTheVerifiedOriginalWhenPreservingSignatures(_ index: Int) throws {
-        let verified = try Fixtures.forwarded(Self.smuggled(Self.hidingPlaces[index]), fallback: .original).get()
-        #expect(verified.normalization == .original)
+    @Test func aLineBreakBetweenCommentsInsideAValueIsNotLayout() throws {
+        // Signed as `vic\ntim@example.com` (comments are not canonicalized): the text nodes are
+        // `vic`, `\n`, `tim@example.com` around two comments. The `\n` is whitespace between
+        // nodes, but part of a value: normalization would forward `victim@example.com`.
+        let signed = Fixtures.issue(.assertion, user: "vic\ntim@example.com") { $0.signedInfoLineBreaks = true }
+        let xml = signed.replacingFirst("vic\ntim@", with: "vic<!---->\n<!---->tim@")
+        #expect(try #require(Fixtures.accept(xml)).nameID == "vic\ntim@example.com")
+        #expect(Self.refusal(xml) == .normalizationChangesDocument)
+    }
+
+    @Test func layoutAndBase64WhitespaceStayEquivalent() throws {
+        // Pretty-printed, line breaks in SignedInfo and in the base64 values: only layout changes.
+        let xml = Fixtures.issue(.both) {
+            $0.pretty = true
+            $0.signedInfoLineBreaks = true
+        }
+        let verified = try Fixtures.forwarded(xml).get()
+        #expect(verified.normalization == .equivalent)
         #expect(verified.nameID == "alice@example.com")
     }
 

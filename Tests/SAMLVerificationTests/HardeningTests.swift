@@ -81,7 +81,9 @@ import Testing
 /// Markup the limits scanner cannot count the way libxml2 parses it is refused, not passed on.
 @Suite struct MarkupScannerTests {
     static func code(_ document: String) -> VerificationError.Code? {
-        Fixtures.code(Fixtures.issue(.assertion).replacingFirst("<samlp:Status>", with: document + "<samlp:Status>"))
+        // Inside Extensions: the one place of the unsigned envelope that may hold any element.
+        Fixtures.code(
+            Fixtures.issue(.assertion).replacingFirst("<samlp:Status>", with: "<samlp:Extensions>" + document + "</samlp:Extensions><samlp:Status>"))
     }
 
     @Test func attributesAreCountedWhereLibxml2SeesThem() {
@@ -92,7 +94,8 @@ import Testing
         // Inside a comment, CDATA or a processing instruction, nothing is a tag.
         #expect(Self.code("<!-- <x \(many)/> -->") == nil)
         #expect(Self.code("<y><![CDATA[<x \(many)/>]]></y>") == nil)
-        #expect(Self.code("<?p <x \(many)/> ?>") == nil)
+        // (The scanner lets the processing instruction through; the structure refuses it.)
+        #expect(Self.code("<?p <x \(many)/> ?>") == .forbiddenMarkup)
     }
 
     @Test func constructsLeftOpenOrOddAreRefused() {
@@ -126,6 +129,33 @@ import Testing
             #expect(Fixtures.code(genuine.replacingFirst("encoding=\"UTF-8\"", with: "encoding=\"\(encoding)\"")) == .malformedXML)
         }
         #expect(Fixtures.code(genuine.replacingFirst("encoding=\"UTF-8\"", with: "encoding='utf-8'")) == nil)
+    }
+
+    @Test func anInclusiveNamespacesPrefixListIsBounded() {
+        // Every listed prefix is looked up at every canonicalized element, before any digest is
+        // compared: a long list made a forged 94 KB response cost seconds of CPU.
+        let genuine = Fixtures.issue(.assertion)
+        func listing(_ list: String) -> String { genuine.replacingFirst("PrefixList=\"xs\"", with: "PrefixList=\"\(list)\"") }
+        let sixteen = (0..<16).map { "p\($0)" }
+        // Within the bound: read, then the altered SignedInfo fails as any alteration does.
+        #expect(![VerificationError.Code.tooManyNamespaces, nil].contains(Fixtures.code(listing(sixteen.joined(separator: " ")))))
+        #expect(Fixtures.code(listing("xs " + String(repeating: "a", count: 64))) != .tooManyNamespaces)
+        let seventeen: [String] = sixteen + ["p16"]
+        let bombs: [String] = [
+            seventeen.joined(separator: " "), seventeen.joined(separator: "\t"), seventeen.joined(separator: "\n"),
+            " " + seventeen.joined(separator: "  ") + " ", (0..<20_000).map { "p\($0)" }.joined(separator: " "),
+            String(repeating: "a", count: 65), Array(repeating: "xs", count: 17).joined(separator: " "),
+        ]
+        for list in bombs {
+            #expect(Fixtures.code(listing(list)) == .tooManyNamespaces)
+        }
+        // The CanonicalizationMethod of SignedInfo reads a list too.
+        let method = "<ds:CanonicalizationMethod Algorithm=\"http://www.w3.org/2001/10/xml-exc-c14n#\">"
+        let bomb = "<ec:InclusiveNamespaces xmlns:ec=\"http://www.w3.org/2001/10/xml-exc-c14n#\" PrefixList=\"\(seventeen.joined(separator: " "))\"/>"
+        let onMethod = genuine.replacingFirst(
+            "<ds:CanonicalizationMethod Algorithm=\"http://www.w3.org/2001/10/xml-exc-c14n#\"/>", with: method + bomb + "</ds:CanonicalizationMethod>")
+        #expect(onMethod != genuine)
+        #expect(Fixtures.code(onMethod) == .tooManyNamespaces)
     }
 
     @Test func aReferenceAppliesAtMostTwoTransformsEachOnce() {

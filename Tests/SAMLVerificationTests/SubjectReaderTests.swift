@@ -46,10 +46,11 @@ struct SubjectReaderTests {
 
     @Test("NameIDs elsewhere are not read; shapes the verifier refuses give no identity")
     func elsewhere() {
-        // A NameID as a child of the Response, outside the Assertion's Subject.
+        // A NameID as a child of the Response, outside the Assertion's Subject: never read, and
+        // the unsigned envelope may not carry one at all.
         let nameID = "<saml:NameID xmlns:saml=\"urn:oasis:names:tc:SAML:2.0:assertion\">admin@victim.example</saml:NameID>"
         let stray = Self.genuine.replacingOccurrences(of: "<saml:Assertion", with: nameID + "<saml:Assertion")
-        #expect(Self.name(stray) == "alice@example.com")
+        #expect(Self.read(stray) == .refused)
         let empty = Self.genuine.replacingOccurrences(of: "alice@example.com", with: "")
         #expect(Self.read(empty) == .name(""))
         let wrapped = "<wrapper>" + Self.genuine.replacingOccurrences(of: "<?xml version=\"1.0\" encoding=\"UTF-8\"?>", with: "") + "</wrapper>"

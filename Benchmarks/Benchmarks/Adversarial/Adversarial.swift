@@ -23,7 +23,8 @@ let benchmarks: @Sendable () -> Void = {
         thresholds: [.wallClock: .relaxed, .mallocCountTotal: .relaxed]
     )
     let mvpd = "BenchMVPD"
-    let size = 256 * 1024
+    /// Just under the verifier's 1 MiB document limit: the largest document a request can carry.
+    let size = 1_000_000
     let pair = try! IdPKeyPair.generate(.rsa2048)
     let idp = try! TestIdentityProvider(keyPair: pair)
     func issue(_ configure: (inout IssueOptions) -> Void = { _ in }) -> String {
@@ -33,11 +34,16 @@ let benchmarks: @Sendable () -> Void = {
         return try! idp.issueString(options)
     }
     let compact = issue()
-    /// `compact` with `unit` repeated inside its Assertion up to `size` bytes.
-    func hostile(_ unit: String, prefix: String = "", suffix: String = "") -> [UInt8] {
-        let room = size - compact.utf8.count - prefix.utf8.count - suffix.utf8.count
+    /// `base` (`compact` by default) with `unit` repeated inside its Assertion up to `size` bytes.
+    func hostile(_ unit: String, prefix: String = "", suffix: String = "", in base: String? = nil) -> [UInt8] {
+        let base = base ?? compact
+        let room = size - base.utf8.count - prefix.utf8.count - suffix.utf8.count
         let body = String(repeating: unit, count: max(1, room / unit.utf8.count))
-        return Array(compact.replacingOccurrences(of: "</saml:Assertion>", with: prefix + body + suffix + "</saml:Assertion>").utf8)
+        return Array(base.replacingOccurrences(of: "</saml:Assertion>", with: prefix + body + suffix + "</saml:Assertion>").utf8)
+    }
+    /// `compact` whose Reference's `InclusiveNamespaces` lists `prefixes` instead of `xs`.
+    func withPrefixList(_ prefixes: [String]) -> String {
+        compact.replacingOccurrences(of: "PrefixList=\"xs\"", with: "PrefixList=\"\(prefixes.joined(separator: " "))\"")
     }
     // Each hostile unit packs markup items (elements, attributes, comments, PIs) as densely as
     // the limits allow: one per 32 bytes (``MarkupLimits/bytesPerMarkupItem``).
@@ -81,6 +87,11 @@ let benchmarks: @Sendable () -> Void = {
         ("comments", hostile("<!--\(filler)-->\n")),
         ("processing-instructions", hostile("<?p \(filler)?>\n")),
         ("transforms-repeated-refused", Array(transforms.utf8)),
+        // The longest PrefixList allowed, of prefixes declared nowhere (each lookup walks every
+        // ancestor to the root), over the deepest chains: the most lookups per element.
+        ("prefix-list-16-deep", hostile(deepChain, in: withPrefixList((0..<16).map { "q\($0)" }))),
+        ("prefix-list-16-elements", hostile("<e>\(filler)</e>\n", in: withPrefixList((0..<16).map { "q\($0)" }))),
+        ("prefix-list-bomb-refused", hostile(deepChain, in: withPrefixList((0..<20_000).map { "q\($0)" }))),
         ("signature-fails-after-normalization", Array(tampered.utf8)),
     ]
     let store = TrustStore(providers: [try! IdentityProviderTrust(mvpd: mvpd, certificatesPEM: [pair.certificatePEM])])

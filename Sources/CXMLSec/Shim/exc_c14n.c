@@ -10,7 +10,10 @@
  * first offered to the native hook the Swift verifier registers (cxmlsec_set_native_c14n_hook),
  * and that PrefixList is split as the exc-c14n spec says (on any XML whitespace, empty tokens
  * dropped) where xmlsec 1.2.37 splits on single spaces only (so a leading or doubled space gives
- * it an empty token, which libxml2 reads as #default). The hook
+ * it an empty token, which libxml2 reads as #default), and that a list longer than
+ * CXMLSEC_MAX_INCLUSIVE_PREFIXES prefixes (or with a longer prefix than
+ * CXMLSEC_MAX_INCLUSIVE_PREFIX_LENGTH) fails the transform instead of costing prefixes x
+ * elements lookups. The hook
  * either pushes the canonical bytes itself (returns 1) or declines (0), and then libxml2
  * canonicalizes as xmlsec would.
  */
@@ -97,7 +100,14 @@ static int cxmlsec_c14n_read_node(xmlSecTransformPtr transform, xmlNodePtr node,
             p++;
         }
         if (p > start) {
-            xmlChar *token = xmlStrndup(start, (int)(p - start));
+            xmlChar *token;
+            if (list->count >= CXMLSEC_MAX_INCLUSIVE_PREFIXES || p - start > CXMLSEC_MAX_INCLUSIVE_PREFIX_LENGTH) {
+                /* See CXMLSEC_MAX_INCLUSIVE_PREFIXES: refused before any canonicalization. */
+                xmlFree(value);
+                list->prefixes[list->count] = NULL;
+                return -1;
+            }
+            token = xmlStrndup(start, (int)(p - start));
             if (token == NULL) {
                 xmlFree(value);
                 list->prefixes[list->count] = NULL;

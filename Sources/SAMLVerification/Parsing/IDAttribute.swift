@@ -26,8 +26,11 @@ enum IDAttribute {
         return UnsafePointer(value)
     }
 
-    /// The first element at or after `start` among siblings; entity references are refused.
-    static func nextElement(from start: UnsafeMutablePointer<xmlNode>?) throws(VerificationError) -> XMLTree.Node? {
+    /// The first element at or after `start` among siblings; entity references are refused, and
+    /// processing instructions too when `refusingProcessingInstructions` (`forbidden_markup`).
+    static func nextElement(
+        from start: UnsafeMutablePointer<xmlNode>?, refusingProcessingInstructions: Bool = false
+    ) throws(VerificationError) -> XMLTree.Node? {
         var current = start
         while let node = current {
             switch node.pointee.type {
@@ -35,6 +38,8 @@ enum IDAttribute {
                 return node
             case XML_ENTITY_REF_NODE, XML_ENTITY_NODE, XML_DTD_NODE, XML_ENTITY_DECL:
                 throw VerificationError(.forbiddenDTD, "entity references are not accepted")
+            case XML_PI_NODE where refusingProcessingInstructions:
+                throw VerificationError(.forbiddenMarkup, "processing instructions are not accepted")
             default:
                 current = node.pointee.next
             }

@@ -7,8 +7,8 @@ import Foundation
 /// located by ``ResponseStructure`` — the elements whose signatures were just verified in this
 /// same parsed document — never by searching, and never from inside a `ds:Signature`.
 /// Text is the full text content (comments cannot truncate it), trimmed of XML whitespace.
-struct ResponseFacts {
-    struct SubjectConfirmation {
+struct ResponseFacts: Equatable {
+    struct SubjectConfirmation: Equatable {
         var method: String?
         var notBefore: Date?
         var notOnOrAfter: Date?

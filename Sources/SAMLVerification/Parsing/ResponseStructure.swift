@@ -8,11 +8,14 @@ import CXMLSec
 /// - registers every un-namespaced `ID` attribute with `xmlAddID` itself (no DTD decides what
 ///   an ID is) and rejects a second element claiming an ID already taken (`duplicate_id`;
 ///   `xml:id` attributes, which libxml2 registers while parsing, count too),
-/// - refuses entity reference nodes, counts `saml:Assertion` and `saml:EncryptedAssertion`
-///   elements anywhere in the document.
+/// - refuses entity reference nodes, processing instructions and XInclude elements anywhere
+///   (`forbidden_markup`: no response needs them, and a backend's XML stack may act on them),
+/// - counts `saml:Assertion` and `saml:EncryptedAssertion` elements anywhere in the document.
 /// Then it requires: the root is `samlp:Response` with an ID; no encrypted assertion; exactly
 /// one Assertion in the whole document and it is a direct child of the Response; at most one
 /// `ds:Signature` as a direct child of each. Signatures anywhere else are never used.
+/// Finally what no signature covers may not carry identity (`unsigned_content`, see
+/// ``checkUnsignedContent()``).
 struct ResponseStructure {
     typealias Node = XMLTree.Node
 
@@ -35,6 +38,14 @@ struct ResponseStructure {
 
         // Depth-first walk over elements. Invariant: `depth` is the element depth of `node`
         // (root = 1) and every element before `node` in document order has been visited.
+        // Processing instructions before and after the root element.
+        var topLevel = doc.pointee.children
+        while let current = topLevel {
+            if current.pointee.type == XML_PI_NODE {
+                throw VerificationError(.forbiddenMarkup, "processing instructions are not accepted")
+            }
+            topLevel = current.pointee.next
+        }
         var node = root
         var depth = 1
         walk: while true {
@@ -42,23 +53,27 @@ struct ResponseStructure {
                 throw VerificationError(.tooDeep, "elements nest deeper than \(maxDepth) levels")
             }
             let idValue = try IDAttribute.register(node, in: doc)
-            if let ns = node.pointee.ns, XMLTree.equals(ns.pointee.href, SAMLNamespace.assertionNS) {
-                if XMLTree.equals(node.pointee.name, "Assertion") {
-                    assertions.append((node, idValue))
-                } else if XMLTree.equals(node.pointee.name, "EncryptedAssertion") {
-                    encrypted += 1
+            if let ns = node.pointee.ns {
+                if XMLTree.equals(ns.pointee.href, SAMLNamespace.assertionNS) {
+                    if XMLTree.equals(node.pointee.name, "Assertion") {
+                        assertions.append((node, idValue))
+                    } else if XMLTree.equals(node.pointee.name, "EncryptedAssertion") {
+                        encrypted += 1
+                    }
+                } else if SAMLNamespace.isXInclude(ns.pointee.href) {
+                    throw VerificationError(.forbiddenMarkup, "XInclude elements are not accepted")
                 }
             }
             if node == root { responseID = idValue }
 
-            if let child = try IDAttribute.nextElement(from: node.pointee.children) {
+            if let child = try IDAttribute.nextElement(from: node.pointee.children, refusingProcessingInstructions: true) {
                 node = child
                 depth += 1
                 continue walk
             }
             while true {
                 if node == root { break walk }
-                if let sibling = try IDAttribute.nextElement(from: node.pointee.next) {
+                if let sibling = try IDAttribute.nextElement(from: node.pointee.next, refusingProcessingInstructions: true) {
                     node = sibling
                     continue walk
                 }
@@ -93,6 +108,76 @@ struct ResponseStructure {
         self.assertionID = assertionID
         self.responseSignature = try Self.signature(of: root)
         self.assertionSignature = try Self.signature(of: assertion)
+        try checkUnsignedContent()
+    }
+
+    /// What no digest covers may not hold what a backend could read as identity:
+    /// - inside either `ds:Signature` (the enveloped transform removes it from what it signs),
+    ///   no element of the SAML assertion or protocol namespace;
+    /// - when only the Assertion is signed, the Response's children are what the protocol
+    ///   schema allows (`Issuer`, `Extensions`, `Status`, the Assertion; the Response's own
+    ///   `Signature` cannot be there), with no text between them, and no SAML assertion element
+    ///   inside `Issuer`, `Extensions` or `Status`.
+    /// A naive backend reads the first `NameID` in document order: one placed in the unsigned
+    /// envelope or in `KeyInfo` would come before the signed one. Each subtree is walked once.
+    private func checkUnsignedContent() throws(VerificationError) {
+        for signature in [responseSignature, assertionSignature] {
+            guard let signature else { continue }
+            if Self.containsElement(below: signature, where: { SAMLNamespace.isSAML($0) }) {
+                throw VerificationError(.unsignedContent, "a ds:Signature holds a SAML element, which no digest covers")
+            }
+        }
+        guard responseSignature == nil else { return }
+        let samlp = SAMLNamespace.protocolNS
+        var child = response.pointee.children
+        while let current = child {
+            child = current.pointee.next
+            switch current.pointee.type {
+            case XML_ELEMENT_NODE:
+                if current == assertion { continue }
+                guard XMLTree.isElement(current, "Issuer", ns: SAMLNamespace.assertionNS) || XMLTree.isElement(current, "Extensions", ns: samlp)
+                    || XMLTree.isElement(current, "Status", ns: samlp)
+                else {
+                    throw VerificationError(
+                        .unsignedContent, "the unsigned Response holds an element the protocol schema does not allow there")
+                }
+                if Self.containsElement(below: current, where: { XMLTree.equals($0, SAMLNamespace.assertionNS) }) {
+                    throw VerificationError(.unsignedContent, "the unsigned Response holds a SAML assertion element outside the Assertion")
+                }
+            case XML_TEXT_NODE, XML_CDATA_SECTION_NODE:
+                guard XMLTree.isXMLWhitespace(current.pointee.content) else {
+                    throw VerificationError(.unsignedContent, "the unsigned Response holds text between its elements")
+                }
+            default:
+                break
+            }
+        }
+    }
+
+    /// Whether an element strictly below `top` has a namespace URI matching `match`.
+    private static func containsElement(below top: Node, where match: (UnsafePointer<xmlChar>?) -> Bool) -> Bool {
+        var node = top.pointee.children
+        while let current = node {
+            if current.pointee.type == XML_ELEMENT_NODE {
+                if match(current.pointee.ns?.pointee.href) { return true }
+                if let child = current.pointee.children {
+                    node = child
+                    continue
+                }
+            }
+            // The next node in document order within `top`.
+            var cursor = current
+            node = nil
+            while cursor != top {
+                if let next = cursor.pointee.next {
+                    node = next
+                    break
+                }
+                guard let parent = cursor.pointee.parent else { break }
+                cursor = parent
+            }
+        }
+        return false
     }
 
     /// The `ds:Signature` that is a direct child of `element`; several are refused.

@@ -108,6 +108,18 @@ enum XMLTree {
         trimXMLWhitespace(textContent(node))
     }
 
+    /// Whether `text` is empty or only XML whitespace (space, tab, CR, LF).
+    static func isXMLWhitespace(_ text: UnsafePointer<xmlChar>?) -> Bool {
+        guard var p = text else { return true }
+        while p.pointee != 0 {
+            switch p.pointee {
+            case 0x20, 0x09, 0x0A, 0x0D: p += 1
+            default: return false
+            }
+        }
+        return true
+    }
+
     static func trimXMLWhitespace(_ value: String) -> String {
         let utf8 = value.utf8
         func isSpace(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 || b == 0x0A || b == 0x0D }

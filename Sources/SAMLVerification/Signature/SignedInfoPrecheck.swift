@@ -8,7 +8,8 @@ import CXMLSec
 ///   direct child of (`reference_mismatch`; this also refuses the empty URI, which means
 ///   "the whole document", and references to any other element);
 /// - only allowed `Transform`s, at most two and each once, in one `Transforms` element, and an
-///   allowed `DigestMethod` (`algorithm_not_allowed`).
+///   allowed `DigestMethod` (`algorithm_not_allowed`);
+/// - an `InclusiveNamespaces` prefix list of a bounded length (`too_many_namespaces`).
 /// xmlsec then enforces the same through its enabled lists; after it ran, ``SignatureVerifier``
 /// checks its own view of the reference again.
 enum SignedInfoPrecheck {
@@ -39,6 +40,7 @@ enum SignedInfoPrecheck {
             throw VerificationError(.signatureInvalid, "SignedInfo lacks CanonicalizationMethod or SignatureMethod")
         }
         try requireAllowed(canonicalization, "canonicalization", algorithms.isAllowedCanonicalization)
+        try checkPrefixList(canonicalization)
         try requireAllowed(signatureMethod, "signature method", algorithms.isAllowedSignatureMethod)
 
         guard references.count == 1 else {
@@ -74,6 +76,7 @@ enum SignedInfoPrecheck {
                         throw VerificationError(.signatureInvalid, "unexpected element in Transforms")
                     }
                     try requireAllowed(transform, "transform", algorithms.isAllowedTransform)
+                    try checkPrefixList(transform)
                     let algorithm = XMLTree.attribute(transform, "Algorithm") ?? ""
                     guard seen.count < Self.maximumTransforms, !seen.contains(algorithm) else {
                         throw VerificationError(
@@ -90,6 +93,37 @@ enum SignedInfoPrecheck {
         guard sawDigest else {
             throw VerificationError(.signatureInvalid, "Reference has no DigestMethod")
         }
+    }
+
+    /// The `InclusiveNamespaces PrefixList` of a canonicalization, if any, names at most
+    /// `CXMLSEC_MAX_INCLUSIVE_PREFIXES` prefixes of at most `CXMLSEC_MAX_INCLUSIVE_PREFIX_LENGTH`
+    /// bytes (`too_many_namespaces`). Both canonicalizers look each listed prefix up at every
+    /// element they write, before the digest is compared: an unbounded list makes a forged
+    /// response cost seconds. Read as the exc-c14n classes read it (the first element child,
+    /// `xmlGetProp`, tokens split on XML whitespace), which enforce the same bound.
+    private static func checkPrefixList(_ method: XMLTree.Node) throws(VerificationError) {
+        guard let inclusive = XMLTree.firstChildElement(method), let list = xmlGetProp(inclusive, "PrefixList") else { return }
+        defer { cxmlsec_xml_free(list) }
+        var count = 0
+        var p = UnsafePointer(list)
+        while p.pointee != 0 {
+            while isXMLSpace(p.pointee) { p += 1 }
+            let start = p
+            while p.pointee != 0 && !isXMLSpace(p.pointee) { p += 1 }
+            guard p > start else { continue }
+            count += 1
+            guard count <= Int(CXMLSEC_MAX_INCLUSIVE_PREFIXES), p - start <= Int(CXMLSEC_MAX_INCLUSIVE_PREFIX_LENGTH) else {
+                throw VerificationError(
+                    .tooManyNamespaces,
+                    "an InclusiveNamespaces PrefixList may name at most \(CXMLSEC_MAX_INCLUSIVE_PREFIXES) prefixes of at most "
+                        + "\(CXMLSEC_MAX_INCLUSIVE_PREFIX_LENGTH) bytes")
+            }
+        }
+    }
+
+    @inline(__always)
+    private static func isXMLSpace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
     }
 
     private static func requireAllowed(_ node: XMLTree.Node, _ what: String, _ allowed: (UnsafePointer<xmlChar>?) -> Bool) throws(VerificationError) {

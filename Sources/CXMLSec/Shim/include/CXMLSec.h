@@ -117,6 +117,14 @@ xmlSecDSigCtxPtr cxmlsec_dsig_ctx_alloc(void);
 typedef int (*cxmlsec_native_c14n_hook)(xmlSecTransformPtr transform, xmlSecNodeSetPtr nodes, int withComments,
                                         xmlChar **prefixes, xmlSecTransformCtxPtr transformCtx);
 
+/// The most prefixes an `InclusiveNamespaces PrefixList` may name, and the longest prefix.
+/// Both canonicalizers look every listed prefix up at every element they write (a cost of
+/// prefixes x elements x depth), so an unbounded list is a CPU bomb that runs before any digest
+/// is compared. Real IdPs list at most a handful of short prefixes. The exc-c14n classes refuse a
+/// longer list (the transform fails to read); the Swift precheck refuses it first, with a code.
+#define CXMLSEC_MAX_INCLUSIVE_PREFIXES 16
+#define CXMLSEC_MAX_INCLUSIVE_PREFIX_LENGTH 64
+
 /// Registers the hook the exc-c14n classes offer node sets to (NULL: always libxml2).
 /// Any thread, any time; the store is atomic.
 void cxmlsec_set_native_c14n_hook(cxmlsec_native_c14n_hook hook);
