@@ -153,7 +153,8 @@ import Testing
         let method = "<ds:CanonicalizationMethod Algorithm=\"http://www.w3.org/2001/10/xml-exc-c14n#\">"
         let bomb = "<ec:InclusiveNamespaces xmlns:ec=\"http://www.w3.org/2001/10/xml-exc-c14n#\" PrefixList=\"\(seventeen.joined(separator: " "))\"/>"
         let onMethod = genuine.replacingFirst(
-            "<ds:CanonicalizationMethod Algorithm=\"http://www.w3.org/2001/10/xml-exc-c14n#\"/>", with: method + bomb + "</ds:CanonicalizationMethod>")
+            "<ds:CanonicalizationMethod Algorithm=\"http://www.w3.org/2001/10/xml-exc-c14n#\"/>", with: method + bomb + "</ds:CanonicalizationMethod>"
+        )
         #expect(onMethod != genuine)
         #expect(Fixtures.code(onMethod) == .tooManyNamespaces)
     }

@@ -68,7 +68,8 @@ enum DocumentEquivalence {
         guard rule != .exact else { return node }
         var node = node
         while let current = node, current.pointee.type == XML_TEXT_NODE || current.pointee.type == XML_CDATA_SECTION_NODE {
-            let skipped = rule == .layout ? XMLTree.isXMLWhitespace(current.pointee.content) : WhitespaceCanonicalText.isEmpty(current.pointee.content)
+            let skipped =
+                rule == .layout ? XMLTree.isXMLWhitespace(current.pointee.content) : WhitespaceCanonicalText.isEmpty(current.pointee.content)
             guard skipped else { break }
             node = current.pointee.next
         }

@@ -135,8 +135,9 @@ struct ResponseStructure {
             switch current.pointee.type {
             case XML_ELEMENT_NODE:
                 if current == assertion { continue }
-                guard XMLTree.isElement(current, "Issuer", ns: SAMLNamespace.assertionNS) || XMLTree.isElement(current, "Extensions", ns: samlp)
-                    || XMLTree.isElement(current, "Status", ns: samlp)
+                guard
+                    XMLTree.isElement(current, "Issuer", ns: SAMLNamespace.assertionNS) || XMLTree.isElement(current, "Extensions", ns: samlp)
+                        || XMLTree.isElement(current, "Status", ns: samlp)
                 else {
                     throw VerificationError(
                         .unsignedContent, "the unsigned Response holds an element the protocol schema does not allow there")
