@@ -37,11 +37,11 @@ CONTRACT = {
             normalization_changes_document APPL_ERROR""",
     403: "VSA403 VSA404",
     405: "method_not_allowed",
-    408: "header_timeout",
+    408: "header_timeout client_timeout",
     413: "body_too_large",
     415: "unsupported_media_type",
     500: "internal_error",
-    502: "upstream_unavailable",
+    502: "upstream_unavailable upstream_response_invalid",
     503: "overloaded replay_cache_full metadata_expired metadata_unavailable replay_store_unavailable",
     504: "upstream_timeout",
 }
