@@ -332,6 +332,21 @@ struct SignedMetadataTests {
             }
         ),
         (
+            // Each listed prefix is looked up at every element canonicalized: a CPU bomb at load.
+            "an InclusiveNamespaces PrefixList of 2,000 prefixes", "too_many_namespaces",
+            {
+                try tampered {
+                    $0.replacingOccurrences(
+                        of: "<ds:Transform Algorithm=\"http://www.w3.org/2001/10/xml-exc-c14n#\"/>",
+                        with: "<ds:Transform Algorithm=\"http://www.w3.org/2001/10/xml-exc-c14n#\">"
+                            + "<ec:InclusiveNamespaces xmlns:ec=\"http://www.w3.org/2001/10/xml-exc-c14n#\" PrefixList=\""
+                            + (0..<2000).map { "p\($0)" }.joined(separator: " ") + "\"/></ds:Transform>"
+                    )
+                    .replacingOccurrences(of: "PrefixList=\"xs\"", with: "PrefixList=\"" + (0..<2000).map { "p\($0)" }.joined(separator: " ") + "\"")
+                }
+            }
+        ),
+        (
             "SHA-1 digests", "algorithm_not_allowed",
             {
                 try tampered {
