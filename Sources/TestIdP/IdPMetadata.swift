@@ -17,6 +17,9 @@ public struct IdPMetadata: Sendable {
     public var validUntil: Date?
     /// The `ID` of the `EntityDescriptor` (what a signature references); signing sets one.
     public var id: String?
+    /// `creationInstant` of an `mdrpi:PublicationInfo` in the `EntityDescriptor`'s
+    /// `md:Extensions`, if any: when the publisher says it published the document.
+    public var creationInstant: Date?
 
     public init(entityID: String, signingCertificates: [String], validUntil: Date? = nil) {
         self.entityID = entityID
@@ -68,6 +71,16 @@ public struct IdPMetadata: Sendable {
         w.open("md:EntityDescriptor", attributes)
         // The signature comes first (the metadata schema's order).
         if let signatureTemplate { w.raw(signatureTemplate + "\n") }
+        if let creationInstant {
+            w.open("md:Extensions")
+            w.empty(
+                "mdrpi:PublicationInfo",
+                [
+                    ("xmlns:mdrpi", "urn:oasis:names:tc:SAML:metadata:rpi"), ("publisher", entityID),
+                    ("creationInstant", SAMLTimestamp.format(creationInstant)),
+                ])
+            w.close("md:Extensions")
+        }
         w.open("md:IDPSSODescriptor", [("protocolSupportEnumeration", "urn:oasis:names:tc:SAML:2.0:protocol")])
         for (use, certificates) in [("signing", signingCertificates), ("encryption", encryptionCertificates), ("", unspecifiedCertificates)] {
             for certificate in certificates {

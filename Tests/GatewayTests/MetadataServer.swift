@@ -37,8 +37,9 @@ final class MetadataServer: Sendable {
         self.task = task
     }
 
-    /// Serves `document` at `/metadata` (and anything else at the same URL space).
-    static func start(document: String) async throws -> MetadataServer {
+    /// Serves `document` at `/metadata` (and anything else at the same URL space), listening on
+    /// `host` (an IP address; loopback unless told otherwise).
+    static func start(document: String, host: String = "127.0.0.1") async throws -> MetadataServer {
         let shared = SharedState(State(document: Array(document.utf8)))
         let router = Router()
         router.get("/**") { request, _ -> Response in
@@ -77,12 +78,13 @@ final class MetadataServer: Sendable {
         }
         let port = ListeningPort()
         let app = Application(
-            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+            router: router, configuration: .init(address: .hostname(host, port: 0)),
             onServerRunning: { port.publish($0.localAddress?.port ?? 0) },
             logger: Logger(label: "metadata", factory: { _ in SwiftLogNoOpLogHandler() }))
         let task = Task { try await app.runService() }
         let bound = await port.value()
-        return MetadataServer(url: "http://127.0.0.1:\(bound)/metadata", shared: shared, task: task)
+        let authority = host.contains(":") ? "[\(host)]" : host
+        return MetadataServer(url: "http://\(authority):\(bound)/metadata", shared: shared, task: task)
     }
 
     /// A strong validator of the document's bytes.

@@ -88,11 +88,14 @@ struct RemoteMetadataTests {
             let stamp = try await Self.metric(harness, "samlgate_metadata_last_refresh_timestamp_seconds{source=\"\(Self.mvpd)\"}")
             #expect(abs(stamp - Date().timeIntervalSince1970) < 30, "\(stamp)")
 
-            server.set(document: Self.document([GatewayHarness.idpPair, MetadataTrustTests.nextPair]))
+            // Each publication is valid for longer than the one before (one with the same
+            // validUntil and other keys would be refused as a rollback: MetadataRollbackTests).
+            server.set(
+                document: Self.document([GatewayHarness.idpPair, MetadataTrustTests.nextPair], validUntil: Date().addingTimeInterval(8 * 86_400)))
             #expect(try await Self.eventually { try await harness.exchangeV1(Self.signed(MetadataTrustTests.nextIdP)).status == 204 })
             #expect(try await harness.exchangeV1(Self.signed(GatewayHarness.idp)).status == 204)
 
-            server.set(document: Self.document([MetadataTrustTests.nextPair]))
+            server.set(document: Self.document([MetadataTrustTests.nextPair], validUntil: Date().addingTimeInterval(9 * 86_400)))
             #expect(try await Self.eventually { try await harness.exchangeV1(Self.signed(GatewayHarness.idp)).code == "key_not_trusted" })
             #expect(try await harness.exchangeV1(Self.signed(MetadataTrustTests.nextIdP)).status == 204)
             #expect(try await Self.metric(harness, "samlgate_metadata_refresh_total{source=\"\(Self.mvpd)\",result=\"updated\"}") == 3)

@@ -7,11 +7,23 @@ import SAMLVerification
 /// One conditional GET of a metadata source, bounded in size and time. Control plane only: it
 /// runs in ``MetadataRefreshService``, never on a request's path, on its own HTTP client.
 ///
-/// Redirects are followed here rather than by the client (at most ``maxRedirects``) because a
-/// redirect from `https://` to `http://` would hand the keys of an unsigned source to anyone on
-/// the path; only a source allowed plain HTTP (it has a pinned signer) may be sent to one.
+/// Redirects are followed here rather than by the client (at most ``maxRedirects``), each
+/// checked before it is followed:
+/// - a redirect from `https://` to `http://` would hand the keys of an unsigned source to anyone
+///   on the path; only a source allowed plain HTTP (it has a pinned signer) may be sent to one;
+/// - a redirect is a request the gateway makes from its own network position on the source's
+///   say-so: to a loopback, link-local (the cloud metadata service), private, unspecified or
+///   reserved address (``NetworkAddressClass``) it is refused unless the configured URL's host
+///   is in that class itself (a source on the same private network, a local test IdP). The
+///   class is that of the addresses the redirect's host resolves to — all of them must be
+///   allowed — and the hop connects to the address that was checked (the client's DNS override
+///   for that host), so a name cannot resolve to a public address for the check and to
+///   `127.0.0.1` for the connection.
 struct MetadataFetcher: Sendable {
     let client: HTTPClient
+    /// The group and configuration of a redirect's own client (pinned to the checked address).
+    let eventLoopGroup: any EventLoopGroup
+    let configuration: HTTPClient.Configuration
     /// Connect to last byte, redirects included.
     let timeout: TimeAmount
 
@@ -21,6 +33,12 @@ struct MetadataFetcher: Sendable {
         /// `304`: the cached copy is current.
         case notModified
         case fetched([UInt8], MetadataValidators)
+    }
+
+    /// One answer: the outcome, or where it redirects.
+    private enum Step: Sendable {
+        case done(Outcome)
+        case redirect(URL)
     }
 
     /// The fetch, bounded as a whole by ``timeout``: the client's own deadline ends with the
@@ -52,42 +70,116 @@ struct MetadataFetcher: Sendable {
         let deadline = NIODeadline.now() + timeout
         var url = source.url
         let plainHTTPAllowed = source.url.scheme?.lowercased() == "http"
+        // The classes a redirect may lead to, worked out at the first redirect.
+        var allowed: Set<NetworkAddressClass>?
+        // The checked address of a redirect's host name, connected to instead of resolving again.
+        var pin: (host: String, address: String)?
         for _ in 0...Self.maxRedirects {
             var request = HTTPClientRequest(url: url.absoluteString)
             request.headers.add(name: "Accept", value: "application/samlmetadata+xml, application/xml;q=0.9, */*;q=0.1")
             request.headers.add(name: "User-Agent", value: "samlgate-metadata")
             if let etag = MetadataValidators.usable(validators.etag) { request.headers.add(name: "If-None-Match", value: etag) }
             if let date = MetadataValidators.usable(validators.lastModified) { request.headers.add(name: "If-Modified-Since", value: date) }
-            let response: HTTPClientResponse
-            do {
-                response = try await client.execute(request, deadline: deadline)
-            } catch {
-                throw Self.failure(error)
+            let step: Result<Step, MetadataFetchFailure>
+            let hop = pin.map { pin in
+                var configuration = self.configuration
+                configuration.dnsOverride = [pin.host: pin.address]
+                return HTTPClient(eventLoopGroup: eventLoopGroup, configuration: configuration)
             }
-            switch response.status.code {
-            case 200:
-                if let length = response.headers.first(name: "Content-Length").flatMap(Int.init), length > source.sizeLimit {
-                    throw MetadataFetchFailure(.tooLarge, "the source announces \(length) bytes; metadata is limited to \(source.sizeLimit)")
+            do throws(MetadataFetchFailure) {
+                step = .success(
+                    try await exchange(request, on: hop ?? client, at: url, source: source, deadline: deadline, plainHTTPAllowed: plainHTTPAllowed))
+            } catch {
+                step = .failure(error)
+            }
+            try? await hop?.shutdown()
+            switch try step.get() {
+            case .done(let outcome):
+                return outcome
+            case .redirect(let next):
+                let classes: Set<NetworkAddressClass>
+                if let allowed {
+                    classes = allowed
+                } else {
+                    classes = await Self.classes(of: source.url)
+                    allowed = classes
                 }
-                let body = try await Self.collect(response.body, limit: source.sizeLimit)
-                let fresh = MetadataValidators(
-                    etag: MetadataValidators.usable(response.headers.first(name: "ETag")),
-                    lastModified: MetadataValidators.usable(response.headers.first(name: "Last-Modified")))
-                return .fetched(Array(buffer: body), fresh)
-            case 304:
-                return .notModified
-            case 301, 302, 303, 307, 308:
-                guard let location = response.headers.first(name: "Location"), let next = URL(string: location, relativeTo: url)?.absoluteURL,
-                    let scheme = next.scheme?.lowercased(), scheme == "https" || (scheme == "http" && plainHTTPAllowed), next.host != nil
-                else {
-                    throw MetadataFetchFailure(.httpStatus, "HTTP \(response.status.code): a redirect to a location this source may not use")
-                }
+                pin = try await Self.check(next, allowed: classes)
                 url = next
-            default:
-                throw MetadataFetchFailure(.httpStatus, "HTTP \(response.status.code)")
             }
         }
         throw MetadataFetchFailure(.httpStatus, "more than \(Self.maxRedirects) redirects")
+    }
+
+    /// One request and its answer.
+    private func exchange(
+        _ request: HTTPClientRequest, on client: HTTPClient, at url: URL, source: MetadataSource, deadline: NIODeadline, plainHTTPAllowed: Bool
+    ) async throws(MetadataFetchFailure) -> Step {
+        let response: HTTPClientResponse
+        do {
+            response = try await client.execute(request, deadline: deadline)
+        } catch {
+            throw Self.failure(error)
+        }
+        switch response.status.code {
+        case 200:
+            if let length = response.headers.first(name: "Content-Length").flatMap(Int.init), length > source.sizeLimit {
+                throw MetadataFetchFailure(.tooLarge, "the source announces \(length) bytes; metadata is limited to \(source.sizeLimit)")
+            }
+            let body = try await Self.collect(response.body, limit: source.sizeLimit)
+            let fresh = MetadataValidators(
+                etag: MetadataValidators.usable(response.headers.first(name: "ETag")),
+                lastModified: MetadataValidators.usable(response.headers.first(name: "Last-Modified")))
+            return .done(.fetched(Array(buffer: body), fresh))
+        case 304:
+            return .done(.notModified)
+        case 301, 302, 303, 307, 308:
+            guard let location = response.headers.first(name: "Location"), let next = URL(string: location, relativeTo: url)?.absoluteURL,
+                let scheme = next.scheme?.lowercased(), scheme == "https" || (scheme == "http" && plainHTTPAllowed), next.host != nil
+            else {
+                throw MetadataFetchFailure(.httpStatus, "HTTP \(response.status.code): a redirect to a location this source may not use")
+            }
+            return .redirect(next)
+        default:
+            throw MetadataFetchFailure(.httpStatus, "HTTP \(response.status.code)")
+        }
+    }
+
+    /// The host of `url` as the HTTP client reads it (the key of its DNS override), without the
+    /// brackets of an IPv6 literal.
+    static func host(of url: URL) -> String? {
+        guard let host = URL(string: url.absoluteString)?.host, !host.isEmpty else { return nil }
+        return host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+    }
+
+    /// The classes a redirect of the source configured as `url` may lead to: public addresses,
+    /// and the classes of the configured host's own addresses.
+    static func classes(of url: URL) async -> Set<NetworkAddressClass> {
+        var classes: Set<NetworkAddressClass> = [.public]
+        if let host = host(of: url) {
+            for address in await HostResolver.resolve(host) { classes.insert(address.addressClass) }
+        }
+        return classes
+    }
+
+    /// Checks the host a redirect leads to; the address to connect to when it is a name (an IP
+    /// literal is connected to as it is).
+    static func check(_ next: URL, allowed: Set<NetworkAddressClass>) async throws(MetadataFetchFailure) -> (host: String, address: String)? {
+        guard let host = host(of: next) else {
+            throw MetadataFetchFailure(.httpStatus, "a redirect to a location without a host")
+        }
+        let addresses = await HostResolver.resolve(host)
+        guard let first = addresses.first else {
+            if Task.isCancelled { throw MetadataFetchFailure(.timeout, "cancelled") }
+            throw MetadataFetchFailure(.network, "a redirect to \(host), which does not resolve")
+        }
+        if let refused = addresses.first(where: { !allowed.contains($0.addressClass) }) {
+            throw MetadataFetchFailure(
+                .redirectRefused,
+                "a redirect to \(host), a \(refused.addressClass.rawValue) address (\(refused.text)), from a source whose configured host is not one")
+        }
+        if (try? SocketAddress(ipAddress: host, port: 0)) != nil { return nil }
+        return (host, first.text)
     }
 
     /// The body, up to `limit` bytes, read part by part with a look at cancellation between

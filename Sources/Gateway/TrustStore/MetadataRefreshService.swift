@@ -11,8 +11,9 @@ import ServiceLifecycle
 /// Runs in the gateway's service group, never on a request's path. Each source is fetched at
 /// start-up and then every refresh interval, conditionally (`If-None-Match`,
 /// `If-Modified-Since`). A fetched document replaces the copy only when it passes every check a
-/// load applies (``MetadataSource/check(_:now:)``); any failure — network, timeout, HTTP status,
-/// size, signature, expiry, a full disk — keeps the last good copy, is counted
+/// load applies (``MetadataSource/check(_:now:)``) and is not older than the copy in use
+/// (``MetadataPublication``); any failure — network, timeout, HTTP status, a refused redirect,
+/// size, signature, expiry, a rollback, a full disk — keeps the last good copy, is counted
 /// (`samlgate_metadata_refresh_failures_total{source,reason}`) and logged, and is retried after
 /// ``retryCeiling`` at the latest. The sources are re-read from the current store on every
 /// round, so a `metadata.url` added by a reload is fetched without a restart.
@@ -33,7 +34,7 @@ struct MetadataRefreshService: Service {
         // fetch's, so that a source that is down is reported as `network`, not `timeout`.
         configuration.timeout = .init(connect: .milliseconds(min(5000, timeout / 2)), read: .milliseconds(timeout))
         let client = HTTPClient(eventLoopGroup: eventLoopGroup, configuration: configuration)
-        let fetcher = MetadataFetcher(client: client, timeout: .milliseconds(timeout))
+        let fetcher = MetadataFetcher(client: client, eventLoopGroup: eventLoopGroup, configuration: configuration, timeout: .milliseconds(timeout))
         await cancelWhenGracefulShutdown {
             // When each source (by MVPD and URL, so a changed URL is fetched at once) is due.
             var due: [String: Date] = [:]
@@ -67,12 +68,18 @@ struct MetadataRefreshService: Service {
                 core.metrics.metadataRefresh(source: source.name, result: "not_modified", at: Date().timeIntervalSince1970)
                 core.logger.debug("metadata not modified", metadata: ["source": .string(source.name)])
             case .fetched(let bytes, let fresh):
+                let publication: MetadataPublication
                 do throws(TrustStoreError) {
-                    try source.check(bytes)
+                    publication = try source.check(bytes)
                 } catch {
                     throw MetadataFetchFailure(.invalid, error.message, code: error.code.rawValue)
                 }
                 let unchanged = FileManager.default.contents(atPath: source.cachePath).map { Array($0) == bytes } ?? false
+                // The cached copy is the one in use, also after a restart: a replayed older copy
+                // must not bring back the keys a rotation retired.
+                if !unchanged, let current = source.cachedPublication(), let why = publication.rollback(from: current) {
+                    throw MetadataFetchFailure(.rollback, "older than the copy in use: \(why)")
+                }
                 if !unchanged { try MetadataCacheFile.write(bytes, to: source.cachePath) }
                 try? MetadataCacheFile.write(Array(fresh.text.utf8), to: MetadataValidators.path(for: source.cachePath))
                 core.metrics.metadataRefresh(source: source.name, result: unchanged ? "not_modified" : "updated", at: Date().timeIntervalSince1970)

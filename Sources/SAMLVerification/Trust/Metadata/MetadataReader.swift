@@ -32,9 +32,17 @@ enum MetadataReader {
 
     /// The entities of one metadata document.
     static func entities(_ bytes: [UInt8], label: String, signers: [TrustedKey]? = nil) throws(TrustStoreError) -> [MetadataEntity] {
-        let result: Result<[MetadataEntity], TrustStoreError> = bytes.withUnsafeBytes { buffer in
+        try document(bytes, label: label, signers: signers).entities
+    }
+
+    /// The entities of one metadata document and the `creationInstant` of the
+    /// `mdrpi:PublicationInfo` in its root's `md:Extensions`, if it has one that is a date.
+    static func document(
+        _ bytes: [UInt8], label: String, signers: [TrustedKey]? = nil
+    ) throws(TrustStoreError) -> (entities: [MetadataEntity], creationInstant: Date?) {
+        let result: Result<([MetadataEntity], Date?), TrustStoreError> = bytes.withUnsafeBytes { buffer in
             do throws(TrustStoreError) {
-                return .success(try entities(buffer, label: label, signers: signers))
+                return .success(try document(buffer, label: label, signers: signers))
             } catch {
                 return .failure(error)
             }
@@ -42,8 +50,9 @@ enum MetadataReader {
         return try result.get()
     }
 
-    private static func entities(_ buffer: UnsafeRawBufferPointer, label: String, signers: [TrustedKey]?) throws(TrustStoreError) -> [MetadataEntity]
-    {
+    private static func document(
+        _ buffer: UnsafeRawBufferPointer, label: String, signers: [TrustedKey]?
+    ) throws(TrustStoreError) -> ([MetadataEntity], Date?) {
         func failure(_ code: TrustStoreError.Code, _ error: VerificationError) -> TrustStoreError {
             TrustStoreError(code, "\(label): \(error.code.rawValue): \(error.message)")
         }
@@ -68,10 +77,25 @@ enum MetadataReader {
             }
         }
         do throws(VerificationError) {
-            return try entities(root)
+            return (try entities(root), creationInstant(root))
         } catch {
             throw failure(.metadataMalformed, error)
         }
+    }
+
+    /// The namespace of `mdrpi:PublicationInfo` (SAML V2.0 Metadata Extensions for Registration
+    /// and Publication Information).
+    static let publicationInfoNS: StaticString = "urn:oasis:names:tc:SAML:metadata:rpi"
+
+    /// The publisher's `creationInstant` (`md:Extensions/mdrpi:PublicationInfo` on the root, the
+    /// signed element). Optional and informative, so one that is absent, repeated or not a date
+    /// is no reason to refuse the document: it is just not there.
+    private static func creationInstant(_ root: XMLTree.Node) -> Date? {
+        let extensions = XMLTree.children(root, "Extensions", ns: SAMLNamespace.metadataNS)
+        guard extensions.count == 1 else { return nil }
+        let infos = XMLTree.children(extensions[0], "PublicationInfo", ns: publicationInfoNS)
+        guard infos.count == 1, let text = XMLTree.attribute(infos[0], "creationInstant") else { return nil }
+        return SAMLInstant.parse(text)
     }
 
     private static func entities(_ root: XMLTree.Node) throws(VerificationError) -> [MetadataEntity] {

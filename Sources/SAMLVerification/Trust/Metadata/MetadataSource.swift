@@ -107,14 +107,16 @@ public struct MetadataSource: Sendable, Equatable {
     /// the pinned signer's signature, one entity with a signing key for an MVPD, every mapped
     /// entity present for the aggregate — and that it has not expired (an expired copy is no
     /// better than the last good one); over `http://`, that it has a `validUntil` at all, which
-    /// bounds how long an old signed copy can be replayed. Throws the error a load would report.
-    public func check(_ bytes: [UInt8], now: Date = Date()) throws(TrustStoreError) {
+    /// bounds how long an old signed copy can be replayed. Throws the error a load would report;
+    /// returns what orders the copy against another (``MetadataPublication``).
+    @discardableResult
+    public func check(_ bytes: [UInt8], now: Date = Date()) throws(TrustStoreError) -> MetadataPublication {
         guard bytes.count <= sizeLimit else {
             throw TrustStoreError(.metadataMalformed, "\(label(Self.urlFile)): \(bytes.count) bytes exceeds the \(sizeLimit)-byte metadata limit")
         }
         let fetched = label(Self.urlFile) + " (fetched)"
         let signers = try TrustStore.metadataSigners(directory + TrustStore.metadataSignerFile, label: label(TrustStore.metadataSignerFile))
-        let entities = try MetadataReader.entities(bytes, label: fetched, signers: signers)
+        let (entities, creationInstant) = try MetadataReader.document(bytes, label: fetched, signers: signers)
         let used: [MetadataEntity]
         if isAggregate {
             let mapping = try TrustStore.readMetadataMap(directory + TrustStore.metadataMapFile)
@@ -136,5 +138,15 @@ public struct MetadataSource: Sendable, Equatable {
                 throw TrustStoreError(.metadataExpired, "\(fetched): entity \(entity.entityID) passed its validUntil \(validUntil.ISO8601Format())")
             }
         }
+        return MetadataPublication(entities: used, creationInstant: creationInstant)
+    }
+
+    /// The order of the last good copy, the one in use (also after a restart, which loads it):
+    /// what a fetched copy may not be older than. `nil` when there is none, or when it would no
+    /// longer load (its pinned signer was changed): a copy that is not trusted orders nothing.
+    /// Its expiry is not checked here: an expired copy is older than any copy that may load.
+    public func cachedPublication() -> MetadataPublication? {
+        guard let data = FileManager.default.contents(atPath: cachePath) else { return nil }
+        return try? check(Array(data), now: .distantPast)
     }
 }
