@@ -27,7 +27,7 @@ path = sys.argv[1]
 # The gateway's own error codes, by HTTP status (the contract the Swift code implements).
 CONTRACT = {
     400: """missing_parameter invalid_parameter_value invalid_request_target invalid_request
-            duplicate_header unknown_mvpd invalid_utf8
+            duplicate_header duplicate_parameter unknown_mvpd invalid_utf8
             malformed_percent_encoding malformed_base64 unrecognized_saml_form double_encoded
             forbidden_dtd too_large too_deep too_many_attributes too_many_namespaces too_many_nodes
             malformed_xml unsupported_encrypted_assertion malformed_request VSA503 APPL_ERROR""",

@@ -60,6 +60,10 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("help-url"), help: "Base of helpUrl in error bodies.") var helpURL: String?
     @Option(name: .customLong("trusted-proxies"), help: "CIDR blocks whose X-Forwarded-* are believed, comma-separated (default none).")
     var trustedProxies: String?
+    @Flag(
+        name: .customLong("allow-underscore-headers"),
+        help: "Forward request headers with _ in the name (dropped by default: some backends read X_Forwarded_For as X-Forwarded-For).")
+    var allowUnderscoreHeaders = false
 
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
@@ -151,6 +155,7 @@ struct ServeCommand: AsyncParsableCommand {
             (.replayStoreConnections, replayStoreConnections), (.replayStoreCA, replayStoreCA), (.trustStorePoll, trustStorePoll),
             (.metadataCache, metadataCache), (.metadataRefresh, metadataRefresh), (.metadataTimeout, metadataTimeout), (.logLevel, logLevel),
             (.logFormat, logFormat), (.forwardForm, forwardForm), (.helpURL, helpURL), (.trustedProxies, trustedProxies),
+            (.allowUnderscoreHeaders, allowUnderscoreHeaders ? "true" : nil),
         ]
         for case let (setting, value?) in flags {
             try configuration.apply(setting, value: value, source: "--\(setting.rawValue)")

@@ -23,7 +23,7 @@ struct ErrorCodeTests {
         #expect(json["trace"] as? String == reply.headers.first(name: "X-Request-Id"), sourceLocation: sourceLocation)
     }
 
-    @Test("v1 field validation: missing_parameter for each field, invalid deviceType, unknown_mvpd, 415, duplicate fields")
+    @Test("v1 field validation: missing_parameter for each field, invalid deviceType, unknown_mvpd, 415, duplicate_parameter")
     func v1Fields() async throws {
         try await withHarness { h in
             let saml = GatewayHarness.base64(GatewayHarness.issue())
@@ -42,7 +42,7 @@ struct ErrorCodeTests {
                     .POST, "/api/v1/tokens/authn", body: GatewayHarness.form(GatewayHarness.v1Fields(saml)),
                     headers: [("Content-Type", "application/json")]), 415, "unsupported_media_type")
             let doubled = GatewayHarness.form(GatewayHarness.v1Fields(saml) + [("mvpd", "Other")])
-            Self.expectError(try await h.send(.POST, "/api/v1/tokens/authn", body: doubled), 400, "invalid_parameter_value")
+            Self.expectError(try await h.send(.POST, "/api/v1/tokens/authn", body: doubled), 400, "duplicate_parameter")
             #expect(h.upstream?.store.exchanges.isEmpty == true)
         }
     }

@@ -153,12 +153,13 @@ struct GatewaySecurityTests {
             let gzip = try await RawHTTP.send(
                 port: port, target: "/api/v1/tokens/authn", headers: Self.formHeaders + [("Content-Encoding", "gzip")], body: genuine)
             #expect(gzip.status == 415, "\(gzip.head)")
-            for polluted in [
-                genuine + "&samlresponse=x", genuine + "&SAML%52esponse=x", "a=b;SAMLResponse=x&" + genuine,
-                genuine + String(repeating: "&f=1", count: FormBody.maximumFields),
+            for (polluted, code) in [
+                (genuine + "&samlresponse=x", "duplicate_parameter"), (genuine + "&SAML%52esponse=x", "duplicate_parameter"),
+                ("a=b;SAMLResponse=x&" + genuine, "invalid_parameter_value"),
+                (genuine + String(repeating: "&f=1", count: FormBody.maximumFields), "invalid_parameter_value"),
             ] {
                 let answer = try await RawHTTP.send(port: port, target: "/api/v1/tokens/authn", headers: Self.formHeaders, body: polluted)
-                #expect(answer.status == 400 && answer.code == "invalid_parameter_value", "\(answer.body)")
+                #expect(answer.status == 400 && answer.code == code, "\(answer.body)")
             }
             #expect(echo.requests.isEmpty)
             // A charset parameter is the client's; the upstream gets the gateway's own plain form type.

@@ -18,6 +18,13 @@ extension GatewayConfiguration {
             }
             return number
         }
+        func boolean() throws(ConfigurationError) -> Bool {
+            switch value.lowercased() {
+            case "true", "yes", "1", "on": return true
+            case "false", "no", "0", "off": return false
+            default: throw bad("true or false")
+            }
+        }
         func seconds() throws(ConfigurationError) -> Double {
             guard let number = Double(value), number > 0, number.isFinite else { throw bad("a positive number of seconds") }
             return number
@@ -44,11 +51,9 @@ extension GatewayConfiguration {
             guard let number = Double(value), number >= 0, number <= 3600 else { throw bad("seconds in 0...3600") }
             skew = number
         case .allowSHA1:
-            switch value.lowercased() {
-            case "true", "yes", "1", "on": allowSHA1 = true
-            case "false", "no", "0", "off": allowSHA1 = false
-            default: throw bad("true or false")
-            }
+            allowSHA1 = try boolean()
+        case .allowUnderscoreHeaders:
+            allowUnderscoreHeaders = try boolean()
         case .workers: workers = try integer(0...1024)
         case .queue: queue = try integer(0...1_000_000)
         case .bodyLimit: bodyLimit = try integer(1024...(64 << 20))

@@ -79,6 +79,10 @@ package struct GatewayConfiguration: Sendable {
     /// Peers (CIDR blocks) whose `X-Forwarded-Host`/`-Proto` are kept and whose
     /// `X-Forwarded-For` is extended; from any other peer the gateway writes its own.
     package var trustedProxies = TrustedProxies()
+    /// Forward request headers whose names hold `_` (dropped by default, as nginx does: Rack,
+    /// WSGI, CGI and Symfony read `X_Forwarded_For` as `X-Forwarded-For`). Even then, one that
+    /// reads as a header the gateway checks or sets is dropped.
+    package var allowUnderscoreHeaders: Bool = false
     /// Base of the `helpUrl` in error bodies; the error code is appended.
     package var helpURL: String = "https://github.com/samlgate/samlgate/blob/main/docs/errors.md"
 

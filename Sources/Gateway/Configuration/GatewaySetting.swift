@@ -26,6 +26,7 @@ package enum GatewaySetting: String, Sendable, CaseIterable {
     case forwardForm = "forward-form"
     case helpURL = "help-url"
     case trustedProxies = "trusted-proxies"
+    case allowUnderscoreHeaders = "allow-underscore-headers"
 
     /// `SAMLGATE_TRUST_STORE` for `trust-store`. `SAMLGATE_UPSTREAM` and `SAMLGATE_TRUSTED_PROXIES`
     /// take comma-separated lists.

@@ -21,6 +21,7 @@ extension GatewayError {
             case clientTimeout = "client_timeout"
             case unsupportedMediaType = "unsupported_media_type"
             case duplicateHeader = "duplicate_header"
+            case duplicateParameter = "duplicate_parameter"
             case invalidRequest = "invalid_request"
             case invalidRequestTarget = "invalid_request_target"
             case headerTimeout = "header_timeout"
@@ -83,6 +84,9 @@ extension GatewayError {
         public static let unsupportedMediaType = Code(.unsupportedMediaType)
         /// A header that must be given once is given more than once.
         public static let duplicateHeader = Code(.duplicateHeader)
+        /// A form field the gateway reads is given twice, or spelled so that some form parser
+        /// reads another field as it (`+SAMLResponse`, `samlresponse`, `mvpd[]`).
+        public static let duplicateParameter = Code(.duplicateParameter)
         /// A request the gateway cannot forward safely (transfer coding, a body where none may be).
         public static let invalidRequest = Code(.invalidRequest)
         /// A request target spelled so that the gateway and the backend could route it apart.

@@ -10,11 +10,19 @@ enum ExchangeAdmission {
     /// The headers that decide the v2 identity: each must be given exactly once.
     static let partnerHeaders = ["Authorization", "AP-Device-Identifier", "AP-Partner-Framework-Status"]
 
-    /// No query (a backend reading parameters from the query before the body would use
-    /// unverified values), exactly one form `Content-Type` and no `Content-Encoding` (the gateway
-    /// parses the body as plain form data, so must the backend), and each header that decides the
-    /// v2 identity once (a backend may read the other copy).
+    /// The end-to-end headers of an exchange: what the gateway reads to admit it, and what the
+    /// backend needs to accept it. None may be named in `Connection` (see ``connectionRefusal(_:needed:)``).
+    static let exchangeHeaders = ["Host", "Content-Type", "Content-Length", "Content-Encoding", "X-Device-Info"]
+
+    /// No header in `Connection` that the route needs end to end (checked first, before anything
+    /// is verified or recorded), no query (a backend reading parameters from the query before
+    /// the body would use unverified values), exactly one form `Content-Type` and no
+    /// `Content-Encoding` (the gateway parses the body as plain form data, so must the backend),
+    /// and each header that decides the v2 identity once (a backend may read the other copy).
     static func check(_ headers: HTTPHeaders, target: RequestTarget, partner: Bool) throws(GatewayError) {
+        if let refusal = connectionRefusal(headers, needed: partner ? exchangeHeaders + partnerHeaders : exchangeHeaders) {
+            throw refusal
+        }
         if target.query != nil {
             throw GatewayError(
                 status: 400, code: .invalidRequestTarget,
@@ -33,6 +41,22 @@ enum ExchangeAdmission {
                 status: 400, code: .duplicateHeader, message: "the header \(name) is given more than once",
                 details: [("header", .string(name))])
         }
+    }
+
+    /// `400 invalid_request` when `Connection` names one of `needed`. A proxy strips the headers
+    /// `Connection` names as hop-by-hop (RFC 9110 §7.6.1), so the backend would miss a header the
+    /// gateway read: a v2 exchange would be verified and its assertion recorded against replay,
+    /// then refused by the backend for the missing `Authorization` — the user's response spent.
+    /// No client names an end-to-end header there (the RFC forbids it).
+    static func connectionRefusal(_ headers: HTTPHeaders, needed: [String]) -> GatewayError? {
+        let values = headers["connection"]
+        guard !values.isEmpty else { return nil }
+        let tokens = ProxyHeaders.connectionTokens(values)
+        guard let named = needed.first(where: { tokens.contains($0.lowercased()) }) else { return nil }
+        return GatewayError(
+            status: 400, code: .invalidRequest,
+            message: "Connection names \(named), which this route needs end to end (a proxy drops what Connection names)",
+            details: [("header", .string(named))])
     }
 
     /// The v2 route's MVPD, from the required headers and the partner framework status.

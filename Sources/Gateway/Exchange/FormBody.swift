@@ -14,9 +14,10 @@ import Glibc
 
     /// Splits `body` into fields. Refused, so that no form parser behind the gateway can read
     /// the body differently (parameter pollution):
-    /// - a name in `unique` given twice — the backend might read the other copy; also when the
-    ///   copies differ in letter case or escaping (`samlresponse`, `SAML%52esponse`), which
-    ///   case-insensitive or decoding parsers merge;
+    /// - a name in `unique` given twice — the backend might read the other copy — or spelled any
+    ///   other way that some parser reads as that name (``ParameterName``: `samlresponse`,
+    ///   `+SAMLResponse`, `SAMLResponse[]`, `SAML%52esponse` once more), with
+    ///   `duplicate_parameter`: in one pass, each name folded once;
     /// - a raw `;` anywhere: form encoders escape it, and some parsers split fields on it.
     /// - a body of more than `maximumFields` fields (an exchange has about seven; the limit keeps
     ///   a 1 MB body of `a&a&…` from costing half a million field decodings).
@@ -30,6 +31,7 @@ import Glibc
         }
         var fields: [FormField] = []
         var seen: Set<String> = []
+        var key: [UInt8] = []
         var start = 0
         let count = body.count
         while start <= count {
@@ -44,20 +46,28 @@ import Glibc
                         status: 400, code: .invalidParameterValue, message: "the form has more than \(maximumFields) fields",
                         details: [("parameter", .string("(body)"))])
                 }
-                let folded = name.lowercased()
-                if let canonical = unique[folded] {
-                    guard canonical == name else {
-                        throw GatewayError.invalidParameter(name, "differs from \(canonical) only in letter case")
-                    }
-                    guard seen.insert(folded).inserted else {
-                        throw GatewayError.invalidParameter(name, "given more than once")
-                    }
+                if ParameterName.fold(encoded: nameBytes, into: &key),
+                    let canonical = unique.first(where: { ParameterName.matches(key, $0.key) })?.value
+                {
+                    guard canonical == name else { throw duplicate(canonical, spelled: false) }
+                    guard seen.insert(canonical).inserted else { throw duplicate(canonical, spelled: true) }
                 }
                 fields.append(FormField(name: name, pair: start..<end, value: valueStart..<end))
             }
             start = end + 1
         }
         return fields
+    }
+
+    /// `duplicate_parameter`, naming the field the gateway reads (never the client's spelling).
+    private static func duplicate(_ canonical: String, spelled: Bool, fileID: String = #fileID, line: Int = #line) -> GatewayError {
+        GatewayError(
+            status: 400, code: .duplicateParameter,
+            message: spelled
+                ? "the field \(canonical) is given more than once"
+                : "a field name reads as \(canonical) to some form parsers (letter case, blanks, a [] suffix, an escape): "
+                    + "give \(canonical) once, spelled so",
+            details: [("parameter", .string(canonical))], fileID: fileID, line: line)
     }
 
     /// The offset of the first `byte` in `body[from..<to]`, or `to`. (memchr: the scan over an

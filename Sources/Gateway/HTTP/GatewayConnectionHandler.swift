@@ -240,6 +240,10 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
                 proxy(head, target: target)
             }
         case .partnerStatus:
+            if let refusal = ExchangeAdmission.connectionRefusal(head.headers, needed: [PartnerStatusHeader.name]) {
+                refuse(refusal, closing: Self.hasBody(head))
+                return
+            }
             ExchangeAdmission.readPartnerStatus(head.headers, route: route, metrics: core.metrics)
             proxy(head, target: target)
         case .proxy:
@@ -248,7 +252,13 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
             } else {
                 proxy(head, target: target)
             }
-        case .invalidTarget, .invalidRequest, .headerTimeout:
+        case .invalidTarget:
+            refuse(
+                GatewayError(
+                    status: 400, code: .invalidRequestTarget,
+                    message: "invalid request target: a look-alike of a token-exchange path, or more segments after one"),
+                closing: Self.hasBody(head))
+        case .invalidRequest, .headerTimeout:
             // Names of refusals made before routing; classification never yields them.
             assertionFailure("classify returned \(route)")
             refuse(GatewayError(status: 400, code: .invalidRequest, message: "the request could not be routed"), closing: true)
@@ -300,10 +310,8 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     // MARK: pass-through
 
     private func proxy(_ head: HTTPRequestHead, target: RequestTarget) {
-        guard let context, let current = request else { return }
-        var headers = ProxyHeaders.upstreamRequest(
-            head.headers, authority: current.authority, peer: context.channel.remoteAddress, trusting: core.trustedProxies,
-            requestID: current.requestID)
+        guard context != nil, let current = request else { return }
+        var headers = upstreamHeaders(current)
         let hasBody = Self.hasBody(head)
         if let length = head.headers.first(name: "content-length") {
             headers.add(name: "Content-Length", value: length)
@@ -318,6 +326,17 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         request?.body = hasBody ? .forward(trip) : .discard
         continueIfExpected()
         trip.start(flushingLater: readBatchOpen)
+    }
+
+    /// The client's headers as the backend gets them (``ProxyHeaders``), on every route; names
+    /// with `_` dropped unless `allow-underscore-headers`, and counted.
+    private func upstreamHeaders(_ current: InFlight) -> HTTPHeaders {
+        var dropped = 0
+        let headers = ProxyHeaders.upstreamRequest(
+            current.head.headers, authority: current.authority, peer: context?.channel.remoteAddress, trusting: core.trustedProxies,
+            requestID: current.requestID, allowingUnderscores: core.configuration.allowUnderscoreHeaders, droppedUnderscored: &dropped)
+        if dropped > 0 { core.metrics.underscoreHeadersDropped(dropped) }
+        return headers
     }
 
     /// HTTP/1.0 (or older): no chunked bodies, no interim answers, no keep-alive unless asked.
@@ -400,10 +419,8 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     }
 
     private func forwardExchange(_ prepared: PreparedExchange, start: ExchangeStart) {
-        guard let current = request, let context else { return }
-        var headers = ProxyHeaders.upstreamRequest(
-            current.head.headers, authority: current.authority, peer: context.channel.remoteAddress,
-            trusting: core.trustedProxies, requestID: current.requestID)
+        guard let current = request, context != nil else { return }
+        var headers = upstreamHeaders(current)
         // The body is the gateway's own: plain form encoding, whatever parameters the client's
         // type carried (a charset the backend would decode with differently).
         headers.replaceOrAdd(name: "Content-Type", value: ExchangeAdmission.formType)

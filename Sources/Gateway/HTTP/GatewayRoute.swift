@@ -27,7 +27,8 @@ enum GatewayRoute: Equatable, Sendable {
     case partnerStatus(PartnerStatusRoute)
     /// Everything else: forwarded unchanged.
     case proxy
-    /// Refused before it could be routed: a request target or `Host` the gateway does not take.
+    /// Refused: a request target or `Host` the gateway does not take, or a path below or beside
+    /// an exchange path that no backend route has (see ``classify(method:path:)``).
     case invalidTarget
     /// Refused before it could be routed: a transfer coding other than `chunked`.
     case invalidRequest
@@ -60,22 +61,33 @@ enum GatewayRoute: Equatable, Sendable {
         }
     }
 
+    /// Look-alikes of an exchange path are never passed through: backends that match a format
+    /// or another suffix (Rails' `authn.json`, Spring's suffix patterns, `;` matrix parameters,
+    /// `:` custom methods) route `authn.json`, `authn~` or `authn%3Ax` to the exchange's handler.
+    /// A last segment that is `authn` followed by anything but a letter, digit, `-` or `_` is the
+    /// v1 exchange path (verified on `POST`, a token check on `GET`/`HEAD`); more segments after
+    /// either exchange path, or a look-alike of its `profiles`/`sso` segments, are
+    /// ``invalidTarget`` (`400 invalid_request_target`): no route of the backend is spelled so.
     static func classify(method: HTTPMethod, path: String) -> GatewayRoute {
         let parts = segments(path)
+        if parts.count >= 4, parts[0] == "api", parts[1] == "v1", parts[2] == "tokens", looksLike(parts[3], "authn") {
+            guard parts.count == 4 else { return .invalidTarget }
+            switch method {
+            case .POST: return .exchangeV1
+            case .GET, .HEAD: return .tokenCheck
+            default: return .exchangeMethodNotAllowed(allow: "GET, HEAD, POST")
+            }
+        }
+        if parts.count >= 6, parts[0] == "api", parts[1] == "v2", looksLike(parts[3], "profiles"), looksLike(parts[4], "sso") {
+            guard parts.count == 6, parts[3] == "profiles", parts[4] == "sso" else { return .invalidTarget }
+            return method == .POST ? .exchangeV2 : .exchangeMethodNotAllowed(allow: "POST")
+        }
         switch parts.count {
         case 1 where method == .GET || method == .HEAD:
             if parts[0] == "healthz" { return .healthz }
             if parts[0] == "readyz" { return .readyz }
             if parts[0] == "metrics" && method == .GET { return .metrics }
             return .proxy
-        case 4 where parts == ["api", "v1", "tokens", "authn"]:
-            switch method {
-            case .POST: return .exchangeV1
-            case .GET, .HEAD: return .tokenCheck
-            default: return .exchangeMethodNotAllowed(allow: "GET, HEAD, POST")
-            }
-        case 6 where parts[0] == "api" && parts[1] == "v2" && parts[3] == "profiles" && parts[4] == "sso":
-            return method == .POST ? .exchangeV2 : .exchangeMethodNotAllowed(allow: "POST")
         default:
             guard parts.count >= 4, parts[0] == "api", parts[1] == "v2" else { return .proxy }
             switch (method, parts[3], parts.count) {
@@ -85,6 +97,17 @@ enum GatewayRoute: Equatable, Sendable {
             case (.GET, "logout", 4), (.GET, "logout", 5): return .partnerStatus(.logout)
             default: return .proxy
             }
+        }
+    }
+
+    /// `segment` is `name`, or `name` followed by a byte that is not a letter, digit, `-` or `_`
+    /// (`.json`, `~`, `:x`, an escape such as `%3A`): a spelling some backend routes as `name`.
+    static func looksLike(_ segment: Substring, _ name: String) -> Bool {
+        guard segment.utf8.starts(with: name.utf8) else { return false }
+        guard let next = segment.utf8.dropFirst(name.utf8.count).first else { return true }
+        switch next {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"): return false
+        default: return true
         }
     }
 

@@ -29,6 +29,14 @@ import NIOHTTP1
         "x-real-ip", "x-forwarded-port", "x-forwarded-prefix", "x-forwarded-server", "x-client-ip", "true-client-ip",
     ]
 
+    /// The headers the gateway reads, rewrites or drops, and the exchange's identity headers:
+    /// with `allow-underscore-headers`, a header whose name reads as one of these once `_` is
+    /// taken for `-` is still dropped (a backend folding `_` would read it as the real one).
+    static let shadowed: Set<String> = hopByHop.union(replaced).union(routeOverrides).union(hopClaims).union([
+        "x-forwarded-for", "x-forwarded-host", "x-forwarded-proto", "forwarded", "content-type", "content-encoding", "authorization",
+        "ap-device-identifier", "ap-partner-framework-status", "x-device-info",
+    ])
+
     /// The names listed in `Connection` (also hop-by-hop), lower-cased.
     static func connectionTokens(_ values: [String]) -> Set<String> {
         var tokens = Set<String>()
@@ -54,6 +62,24 @@ import NIOHTTP1
     public static func upstreamRequest(
         _ fields: HTTPHeaders, authority: String?, peer: SocketAddress?, trusting trustedProxies: TrustedProxies, requestID: String
     ) -> HTTPHeaders {
+        var dropped = 0
+        return upstreamRequest(
+            fields, authority: authority, peer: peer, trusting: trustedProxies, requestID: requestID, allowingUnderscores: false,
+            droppedUnderscored: &dropped)
+    }
+
+    /// The request headers for the upstream (see above), and names with `_` dropped.
+    ///
+    /// Rack, WSGI, CGI and Symfony read `X_Forwarded_For` as `X-Forwarded-For` (both become
+    /// `HTTP_X_FORWARDED_FOR`), and which copy wins is theirs to decide: a client's
+    /// `X_Forwarded_For`, `X_Original_URL` or `AP_Partner_Framework_Status` would pass every
+    /// check above made on the real name. So a name with `_` is dropped (as nginx does by
+    /// default), counted in `droppedUnderscored`; with `allowingUnderscores` it is kept unless it
+    /// reads as a header in ``shadowed``. The check is one byte scan of the name.
+    static func upstreamRequest(
+        _ fields: HTTPHeaders, authority: String?, peer: SocketAddress?, trusting trustedProxies: TrustedProxies, requestID: String,
+        allowingUnderscores: Bool, droppedUnderscored: inout Int
+    ) -> HTTPHeaders {
         let tokens = connectionTokens(fields["connection"])
         let trusted = peer.map(trustedProxies.contains) ?? false
         var headers = HTTPHeaders()
@@ -62,6 +88,12 @@ import NIOHTTP1
         var keptHost = false
         var keptProto = false
         for (fieldName, value) in fields {
+            if fieldName.utf8.contains(UInt8(ascii: "_")) {
+                guard allowingUnderscores, !shadowed.contains(String(fieldName.lowercased().map { $0 == "_" ? "-" : $0 })) else {
+                    droppedUnderscored += 1
+                    continue
+                }
+            }
             let name = fieldName.lowercased()
             if hopByHop.contains(name) || tokens.contains(name) || Self.replaced.contains(name) || Self.routeOverrides.contains(name)
                 || (!trusted && Self.hopClaims.contains(name))

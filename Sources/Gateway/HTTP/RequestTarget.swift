@@ -18,7 +18,8 @@
 ///   `.`, `..` and `authn.`), none beginning or ending with an escaped blank;
 /// - an optional query of the same characters plus `/ ? ;`, percent-escapes well formed,
 ///   decoding to valid UTF-8 without control characters, and not double-encoded (`%25` followed
-///   by two hex digits); forwarded as received.
+///   by two hex digits), with no `SAMLResponse` parameter in any spelling (``ParameterName``);
+///   forwarded as received.
 ///
 /// An absolute-form target (`http://host/path`) is split first (``parse(requestLine:)``): its
 /// path is parsed like any other, its authority stands in for `Host`.
@@ -177,6 +178,26 @@ struct RequestTarget: Sendable, Equatable {
         }
         if escaped && String(validating: decoded, as: UTF8.self) == nil {
             throw refusal("the query's percent-escapes are not valid UTF-8")
+        }
+        try checkQueryNames(query)
+    }
+
+    /// No `SAMLResponse` in a query, in any spelling a parser reads as it (``ParameterName``;
+    /// names split at `&` and `;`): a backend that also takes the exchange by `GET`, or reads
+    /// query parameters before the body, would read a response the gateway never verified.
+    private static func checkQueryNames(_ query: UnsafeBufferPointer<UInt8>) throws(GatewayError) {
+        var key: [UInt8] = []
+        var start = 0
+        while start < query.count {
+            var end = start
+            while end < query.count && query[end] != UInt8(ascii: "&") && query[end] != UInt8(ascii: ";") { end += 1 }
+            var nameEnd = start
+            while nameEnd < end && query[nameEnd] != UInt8(ascii: "=") { nameEnd += 1 }
+            let name = UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: query[start..<nameEnd]))
+            if ParameterName.fold(encoded: name, into: &key), ParameterName.matches(key, "samlresponse") {
+                throw refusal("a SAMLResponse parameter in the query (a token exchange carries it in the form body, once)")
+            }
+            start = end + 1
         }
     }
 
