@@ -329,13 +329,14 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     }
 
     /// The client's headers as the backend gets them (``ProxyHeaders``), on every route; names
-    /// with `_` dropped unless `allow-underscore-headers`, and counted.
+    /// with `_` (unless `allow-underscore-headers`) or another character than letters, digits and
+    /// `-` dropped, and counted.
     private func upstreamHeaders(_ current: InFlight) -> HTTPHeaders {
         var dropped = 0
         let headers = ProxyHeaders.upstreamRequest(
             current.head.headers, authority: current.authority, peer: context?.channel.remoteAddress, trusting: core.trustedProxies,
-            requestID: current.requestID, allowingUnderscores: core.configuration.allowUnderscoreHeaders, droppedUnderscored: &dropped)
-        if dropped > 0 { core.metrics.underscoreHeadersDropped(dropped) }
+            requestID: current.requestID, allowingUnderscores: core.configuration.allowUnderscoreHeaders, droppedNames: &dropped)
+        if dropped > 0 { core.metrics.headerNamesDropped(dropped) }
         return headers
     }
 

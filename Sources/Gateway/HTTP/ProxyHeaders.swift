@@ -37,6 +37,16 @@ import NIOHTTP1
         "ap-device-identifier", "ap-partner-framework-status", "x-device-info",
     ])
 
+    /// The bytes of a header name forwarded as it is: ASCII letters, digits and `-`.
+    static let plainNameBytes: [Bool] = (0..<256).map { value in
+        switch UInt8(value) {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+            UInt8(ascii: "-"):
+            true
+        default: false
+        }
+    }
+
     /// The names listed in `Connection` (also hop-by-hop), lower-cased.
     static func connectionTokens(_ values: [String]) -> Set<String> {
         var tokens = Set<String>()
@@ -65,20 +75,23 @@ import NIOHTTP1
         var dropped = 0
         return upstreamRequest(
             fields, authority: authority, peer: peer, trusting: trustedProxies, requestID: requestID, allowingUnderscores: false,
-            droppedUnderscored: &dropped)
+            droppedNames: &dropped)
     }
 
-    /// The request headers for the upstream (see above), and names with `_` dropped.
+    /// The request headers for the upstream (see above), without names that hold anything but
+    /// ASCII letters, digits and `-`.
     ///
     /// Rack, WSGI, CGI and Symfony read `X_Forwarded_For` as `X-Forwarded-For` (both become
-    /// `HTTP_X_FORWARDED_FOR`), and which copy wins is theirs to decide: a client's
-    /// `X_Forwarded_For`, `X_Original_URL` or `AP_Partner_Framework_Status` would pass every
-    /// check above made on the real name. So a name with `_` is dropped (as nginx does by
-    /// default), counted in `droppedUnderscored`; with `allowingUnderscores` it is kept unless it
-    /// reads as a header in ``shadowed``. The check is one byte scan of the name.
+    /// `HTTP_X_FORWARDED_FOR`), CGI environments of some servers (lighttpd, older Apache) turn
+    /// any other character into `_` as well (`X.Forwarded.For`), and which copy wins is theirs to
+    /// decide: a client's `X_Forwarded_For`, `X_Original_URL` or `AP_Partner_Framework_Status`
+    /// would pass every check above made on the real name. So such a name is dropped (as nginx
+    /// does by default), counted in `droppedNames`; with `allowingUnderscores` a name whose only
+    /// other character is `_` is kept, unless it reads as a header in ``shadowed``. The check is
+    /// one byte scan of the name.
     static func upstreamRequest(
         _ fields: HTTPHeaders, authority: String?, peer: SocketAddress?, trusting trustedProxies: TrustedProxies, requestID: String,
-        allowingUnderscores: Bool, droppedUnderscored: inout Int
+        allowingUnderscores: Bool, droppedNames: inout Int
     ) -> HTTPHeaders {
         let tokens = connectionTokens(fields["connection"])
         let trusted = peer.map(trustedProxies.contains) ?? false
@@ -87,10 +100,13 @@ import NIOHTTP1
         var forwardedFor: String?
         var keptHost = false
         var keptProto = false
+        let plain = plainNameBytes
         for (fieldName, value) in fields {
-            if fieldName.utf8.contains(UInt8(ascii: "_")) {
-                guard allowingUnderscores, !shadowed.contains(String(fieldName.lowercased().map { $0 == "_" ? "-" : $0 })) else {
-                    droppedUnderscored += 1
+            if !fieldName.utf8.allSatisfy({ plain[Int($0)] }) {
+                guard allowingUnderscores, fieldName.utf8.allSatisfy({ plain[Int($0)] || $0 == UInt8(ascii: "_") }),
+                    !shadowed.contains(String(fieldName.lowercased().map { $0 == "_" ? "-" : $0 }))
+                else {
+                    droppedNames += 1
                     continue
                 }
             }

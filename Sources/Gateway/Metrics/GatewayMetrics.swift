@@ -19,7 +19,8 @@ import SAMLVerification
 /// `replay_store_duration_seconds` (one `SET NX` round trip), `replay_store_errors_total{kind}`
 /// (timeout, connect, closed, backoff, server, unavailable, unsupported, protocol, shutdown) and
 /// `replay_store_unrecorded_total` (accepted unrecorded under `replay-store-failure: open`),
-/// `underscore_headers_dropped_total` (request headers with `_` in the name, not forwarded), and
+/// `dropped_header_names_total` (request headers not forwarded for a `_` or another character
+/// than letters, digits and `-` in the name), and
 /// for fetched metadata `metadata_refresh_total{source,result}` (updated, not_modified, failed),
 /// `metadata_refresh_failures_total{source,reason}` and
 /// `metadata_last_refresh_timestamp_seconds{source}` (Unix time of the last fetch that succeeded).
@@ -32,7 +33,7 @@ package final class GatewayMetrics: Sendable {
     private let equivalentForwards: CoreMetrics.Counter
     private let replayStoreDuration: CoreMetrics.Timer
     private let replayStoreUnrecordedCount: CoreMetrics.Counter
-    private let underscoreHeaders: CoreMetrics.Counter
+    private let droppedHeaderNames: CoreMetrics.Counter
     // The per-exchange metrics, kept (see ``MetricHandles``).
     private let requests: MetricHandles<RequestKey, CoreMetrics.Counter>
     private let forms: MetricHandles<SAMLForm, CoreMetrics.Counter>
@@ -72,7 +73,7 @@ package final class GatewayMetrics: Sendable {
         equivalentForwards = CoreMetrics.Counter(label: "samlgate_equivalent_normalized_forwards_total", factory: factory)
         replayStoreDuration = CoreMetrics.Timer(label: "samlgate_replay_store_duration_seconds", factory: factory)
         replayStoreUnrecordedCount = CoreMetrics.Counter(label: "samlgate_replay_store_unrecorded_total", factory: factory)
-        underscoreHeaders = CoreMetrics.Counter(label: "samlgate_underscore_headers_dropped_total", factory: factory)
+        droppedHeaderNames = CoreMetrics.Counter(label: "samlgate_dropped_header_names_total", factory: factory)
         let made = factory
         requests = MetricHandles { key in
             CoreMetrics.Counter(label: "samlgate_requests_total", dimensions: [("route", key.route), ("status", String(key.status))], factory: made)
@@ -147,9 +148,9 @@ package final class GatewayMetrics: Sendable {
         CoreMetrics.Counter(label: "samlgate_replay_store_errors_total", dimensions: [("kind", kind)], factory: factory).increment()
     }
 
-    /// Request headers with `_` in their name, not forwarded (see ``ProxyHeaders``).
-    package func underscoreHeadersDropped(_ count: Int) {
-        underscoreHeaders.increment(by: count)
+    /// Request headers not forwarded for their names (`_`, `.`, …; see ``ProxyHeaders``).
+    package func headerNamesDropped(_ count: Int) {
+        droppedHeaderNames.increment(by: count)
     }
 
     package func replayStoreUnrecorded() {
