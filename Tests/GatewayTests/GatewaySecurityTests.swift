@@ -207,6 +207,18 @@ struct GatewaySecurityTests {
         arguments: 0..<4)
     func markupOpeningVariants(_ variant: Int) async throws {
         let xml = Self.smuggled(variant)
+        // A CDATA section in the unsigned envelope is text there, and no response needs a
+        // processing instruction: both refused in either forward form, before normalization.
+        let refusedOutright: [Int: (Int, String)] = [1: (401, "unsigned_content"), 2: (400, "forbidden_markup")]
+        for form in [ForwardForm.cookbook, .signaturePreserving] {
+            guard let (status, code) = refusedOutright[variant] else { break }
+            try await withHarness(configure: { $0.forwardForm = form }) { h in
+                let reply = try await h.exchangeV1(GatewayHarness.base64(xml))
+                #expect(reply.status == status && reply.code == code, "\(reply.body)")
+                #expect(h.upstream?.store.exchanges.isEmpty == true)
+            }
+        }
+        guard refusedOutright[variant] == nil else { return }
         try await withHarness { h in
             let reply = try await h.exchangeV1(GatewayHarness.base64(xml))
             #expect(reply.status == 401 && reply.code == "normalization_changes_document", "\(reply.body)")
