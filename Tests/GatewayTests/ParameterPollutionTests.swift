@@ -57,6 +57,19 @@ struct ParameterPollutionTests {
         }
     }
 
+    @Test("an escaped &, ; or = in a field name is refused: parsers that decode before they split would read another field")
+    func escapedSeparatorsInNames() async throws {
+        try await EchoUpstream.withGateway { _, echo, port in
+            let genuine = GatewayHarness.form(GatewayHarness.v1Fields(GatewayHarness.base64(GatewayHarness.issue())))
+            for name in ["x%26SAMLResponse", "x%3BSAMLResponse", "SAMLResponse%3Dx", "x%26mvpd"] {
+                let body = genuine + "&\(name)=\(Self.unsigned)"
+                let answer = try await RawHTTP.send(port: port, target: "/api/v1/tokens/authn", headers: Self.formHeaders, body: body)
+                #expect(answer.status == 400 && answer.code == "invalid_parameter_value", "\(name): \(answer.body)")
+            }
+            #expect(echo.requests.isEmpty)
+        }
+    }
+
     @Test("names that only resemble a field pass, byte for byte; a 1 MiB name of blanks costs one pass")
     func lookalikeNamesPass() async throws {
         try await EchoUpstream.withGateway(configure: { $0.bodyLimit = 2 << 20 }) { _, echo, port in
@@ -77,6 +90,8 @@ struct ParameterPollutionTests {
         arguments: [
             "/api/v1/tokens/authn?requestor=REF&SAMLResponse=x", "/api/v1/tokens/authn?SAMLResponse", "/api/v1/config/REF?SAMLResponse=x",
             "/x?a=1;SAMLResponse=x", "/x?a=1&&SAMLResponse=", "/api/v2/REF/profiles?SAMLResponse=x",
+            // Parsers that decode before they split.
+            "/x?a=%26SAMLResponse%3Dx", "/x?a%3B%20samlresponse=1",
         ] + samlSpellings.filter { !$0.contains("%00") && !$0.contains("%0A") && !$0.contains("%09") }.map { "/api/v1/tokens/authn?\($0)=x" })
     func query(_ target: String) async throws {
         try await EchoUpstream.withGateway { _, echo, port in

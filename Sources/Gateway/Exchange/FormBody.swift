@@ -18,7 +18,9 @@ import Glibc
     ///   other way that some parser reads as that name (``ParameterName``: `samlresponse`,
     ///   `+SAMLResponse`, `SAMLResponse[]`, `SAML%52esponse` once more), with
     ///   `duplicate_parameter`: in one pass, each name folded once;
-    /// - a raw `;` anywhere: form encoders escape it, and some parsers split fields on it.
+    /// - a raw `;` anywhere: form encoders escape it, and some parsers split fields on it; an
+    ///   escaped `&`, `;` or `=` in a name (`x%26SAMLResponse`): parsers that decode before they
+    ///   split would read another field there, and no form encoder writes one.
     /// - a body of more than `maximumFields` fields (an exchange has about seven; the limit keeps
     ///   a 1 MB body of `a&a&…` from costing half a million field decodings).
     /// - Parameter unique: the names given at most once, keyed by their lower-case form.
@@ -45,6 +47,12 @@ import Glibc
                     throw GatewayError(
                         status: 400, code: .invalidParameterValue, message: "the form has more than \(maximumFields) fields",
                         details: [("parameter", .string("(body)"))])
+                }
+                if name.utf8.contains(where: { $0 == UInt8(ascii: "&") || $0 == UInt8(ascii: ";") || $0 == UInt8(ascii: "=") }) {
+                    throw GatewayError(
+                        status: 400, code: .invalidParameterValue,
+                        message: "a field name holds an escaped `&`, `;` or `=`: parsers that decode before they split would read other fields",
+                        details: [("parameter", .string("(parameter name)"))])
                 }
                 if ParameterName.fold(encoded: nameBytes, into: &key),
                     let canonical = unique.first(where: { ParameterName.matches(key, $0.key) })?.value

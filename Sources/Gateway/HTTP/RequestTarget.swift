@@ -180,11 +180,14 @@ struct RequestTarget: Sendable, Equatable {
             throw refusal("the query's percent-escapes are not valid UTF-8")
         }
         try checkQueryNames(query)
+        // Parsers that decode the query before they split it read `a=%26SAMLResponse%3Dx` so.
+        if decoded.count != query.count { try decoded.withUnsafeBufferPointer { decoded throws(GatewayError) in try checkQueryNames(decoded) } }
     }
 
     /// No `SAMLResponse` in a query, in any spelling a parser reads as it (``ParameterName``;
-    /// names split at `&` and `;`): a backend that also takes the exchange by `GET`, or reads
-    /// query parameters before the body, would read a response the gateway never verified.
+    /// names split at `&` and `;`), also once the query is decoded: a backend that also takes
+    /// the exchange by `GET`, or reads query parameters before the body, would read a response
+    /// the gateway never verified.
     private static func checkQueryNames(_ query: UnsafeBufferPointer<UInt8>) throws(GatewayError) {
         var key: [UInt8] = []
         var start = 0
@@ -193,8 +196,9 @@ struct RequestTarget: Sendable, Equatable {
             while end < query.count && query[end] != UInt8(ascii: "&") && query[end] != UInt8(ascii: ";") { end += 1 }
             var nameEnd = start
             while nameEnd < end && query[nameEnd] != UInt8(ascii: "=") { nameEnd += 1 }
+            // A name of fewer bytes than `samlresponse` cannot fold to it (folding never lengthens).
             let name = UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: query[start..<nameEnd]))
-            if ParameterName.fold(encoded: name, into: &key), ParameterName.matches(key, "samlresponse") {
+            if name.count >= 12, ParameterName.fold(encoded: name, into: &key), ParameterName.matches(key, "samlresponse") {
                 throw refusal("a SAMLResponse parameter in the query (a token exchange carries it in the form body, once)")
             }
             start = end + 1
