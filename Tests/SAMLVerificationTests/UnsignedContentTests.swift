@@ -17,6 +17,12 @@ import Testing
         ("<samlp:Extensions>\(victim)</samlp:Extensions>", .unsignedContent),
         ("<samlp:Extensions><e:x xmlns:e=\"urn:e\">\(victim)</e:x></samlp:Extensions>", .unsignedContent),
         ("<e:User xmlns:e=\"urn:e\">victim@example.com</e:User>", .unsignedContent),
+        // Matched by local name too, for backends that ignore namespaces.
+        ("<samlp:Extensions><NameID>victim@example.com</NameID></samlp:Extensions>", .unsignedContent),
+        ("<samlp:Extensions><e:Subject xmlns:e=\"urn:e\"><e:NameID>v</e:NameID></e:Subject></samlp:Extensions>", .unsignedContent),
+        // Out of the schema's order, or twice.
+        ("<samlp:Status><samlp:StatusCode Value=\"urn:oasis:names:tc:SAML:2.0:status:Success\"/></samlp:Status>", .unsignedContent),
+        ("<samlp:Extensions/><samlp:Extensions/>", .unsignedContent),
         ("victim@example.com", .unsignedContent),
         ("<xi:include xmlns:xi=\"http://www.w3.org/2001/XInclude\" href=\"file:///etc/passwd\" parse=\"text\"/>", .forbiddenMarkup),
         ("<xi:include xmlns:xi=\"http://www.w3.org/2003/XInclude\" href=\"http://169.254.169.254/\"/>", .forbiddenMarkup),
@@ -52,7 +58,15 @@ import Testing
     func aNameIDInsideKeyInfoIsRefused(_ sign: SignTarget) {
         // KeyInfo sits inside the Signature, which the enveloped transform removes from what it
         // signs; the Assertion's Signature comes before its Subject.
-        let xml = Fixtures.issue(sign).replacingFirst("</ds:KeyInfo>", with: Self.victim + "</ds:KeyInfo>")
+        for insertion in [Self.victim, "<NameID>victim@example.com</NameID>", "<ds:KeyName><saml:Subject/></ds:KeyName>"] {
+            let xml = Fixtures.issue(sign).replacingFirst("</ds:KeyInfo>", with: insertion + "</ds:KeyInfo>")
+            #expect(Fixtures.code(xml) == .unsignedContent, "\(insertion)")
+        }
+    }
+
+    @Test func anIssuerAfterTheAssertionIsRefused() {
+        let xml = Fixtures.issue(.assertion).replacingFirst(
+            "</samlp:Response>", with: "<saml:Issuer>https://idp.attacker.example</saml:Issuer></samlp:Response>")
         #expect(Fixtures.code(xml) == .unsignedContent)
     }
 

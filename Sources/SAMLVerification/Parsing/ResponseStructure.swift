@@ -115,34 +115,51 @@ struct ResponseStructure {
     /// - inside either `ds:Signature` (the enveloped transform removes it from what it signs),
     ///   no element of the SAML assertion or protocol namespace;
     /// - when only the Assertion is signed, the Response's children are what the protocol
-    ///   schema allows (`Issuer`, `Extensions`, `Status`, the Assertion; the Response's own
-    ///   `Signature` cannot be there), with no text between them, and no SAML assertion element
-    ///   inside `Issuer`, `Extensions` or `Status`.
+    ///   schema allows, in its order (`Issuer`?, `Extensions`?, `Status`, the Assertion; the
+    ///   Response's own `Signature` cannot be there), with no text between them, and no SAML
+    ///   assertion element inside `Issuer`, `Extensions` or `Status`;
+    /// - in both places, no element of any namespace named like an identity-carrying SAML element
+    ///   (`NameID`, `Subject`, `Attribute` …), for backends that match local names only.
     /// A naive backend reads the first `NameID` in document order: one placed in the unsigned
     /// envelope or in `KeyInfo` would come before the signed one. Each subtree is walked once.
     private func checkUnsignedContent() throws(VerificationError) {
         for signature in [responseSignature, assertionSignature] {
             guard let signature else { continue }
-            if Self.containsElement(below: signature, where: { SAMLNamespace.isSAML($0) }) {
+            if Self.containsElement(below: signature, where: { SAMLNamespace.isSAML($0.pointee.ns?.pointee.href) || Self.isIdentityName($0) }) {
                 throw VerificationError(.unsignedContent, "a ds:Signature holds a SAML element, which no digest covers")
             }
         }
         guard responseSignature == nil else { return }
         let samlp = SAMLNamespace.protocolNS
+        // The schema's order: Issuer (0), Extensions (1), Status (2), each at most once.
+        var position = -1
         var child = response.pointee.children
         while let current = child {
             child = current.pointee.next
             switch current.pointee.type {
             case XML_ELEMENT_NODE:
-                if current == assertion { continue }
-                guard
-                    XMLTree.isElement(current, "Issuer", ns: SAMLNamespace.assertionNS) || XMLTree.isElement(current, "Extensions", ns: samlp)
-                        || XMLTree.isElement(current, "Status", ns: samlp)
-                else {
+                if current == assertion {
+                    position = 3
+                    continue
+                }
+                let place: Int
+                if XMLTree.isElement(current, "Issuer", ns: SAMLNamespace.assertionNS) {
+                    place = 0
+                } else if XMLTree.isElement(current, "Extensions", ns: samlp) {
+                    place = 1
+                } else if XMLTree.isElement(current, "Status", ns: samlp) {
+                    place = 2
+                } else {
+                    place = -1
+                }
+                guard place > position else {
                     throw VerificationError(
                         .unsignedContent, "the unsigned Response holds an element the protocol schema does not allow there")
                 }
-                if Self.containsElement(below: current, where: { XMLTree.equals($0, SAMLNamespace.assertionNS) }) {
+                position = place
+                if Self.containsElement(
+                    below: current, where: { XMLTree.equals($0.pointee.ns?.pointee.href, SAMLNamespace.assertionNS) || Self.isIdentityName($0) })
+                {
                     throw VerificationError(.unsignedContent, "the unsigned Response holds a SAML assertion element outside the Assertion")
                 }
             case XML_TEXT_NODE, XML_CDATA_SECTION_NODE:
@@ -155,12 +172,22 @@ struct ResponseStructure {
         }
     }
 
-    /// Whether an element strictly below `top` has a namespace URI matching `match`.
-    private static func containsElement(below top: Node, where match: (UnsafePointer<xmlChar>?) -> Bool) -> Bool {
+    /// Local names of the SAML elements that carry or bound an identity (SAML 2.0, and 1.1's
+    /// `NameIdentifier`), whatever their namespace.
+    private static func isIdentityName(_ element: Node) -> Bool {
+        let name = element.pointee.name
+        return XMLTree.equals(name, "NameID") || XMLTree.equals(name, "Subject") || XMLTree.equals(name, "Assertion")
+            || XMLTree.equals(name, "Attribute") || XMLTree.equals(name, "AttributeValue") || XMLTree.equals(name, "EncryptedID")
+            || XMLTree.equals(name, "BaseID") || XMLTree.equals(name, "NameIdentifier") || XMLTree.equals(name, "Issuer")
+            || XMLTree.equals(name, "Audience")
+    }
+
+    /// Whether an element strictly below `top` matches `match`.
+    private static func containsElement(below top: Node, where match: (Node) -> Bool) -> Bool {
         var node = top.pointee.children
         while let current = node {
             if current.pointee.type == XML_ELEMENT_NODE {
-                if match(current.pointee.ns?.pointee.href) { return true }
+                if match(current) { return true }
                 if let child = current.pointee.children {
                     node = child
                     continue
