@@ -29,12 +29,12 @@ CONTRACT = {
     400: """missing_parameter invalid_parameter_value invalid_request_target invalid_request
             duplicate_header duplicate_parameter unknown_mvpd invalid_utf8
             malformed_percent_encoding malformed_base64 unrecognized_saml_form double_encoded
-            forbidden_dtd too_large too_deep too_many_attributes too_many_namespaces too_many_nodes
+            forbidden_dtd forbidden_markup too_large too_deep too_many_attributes too_many_namespaces too_many_nodes
             malformed_xml unsupported_encrypted_assertion malformed_request VSA503 APPL_ERROR""",
     401: """signature_missing signature_invalid key_not_trusted reference_mismatch
             algorithm_not_allowed duplicate_id assertion_count status_not_success issuer_mismatch
             wrong_audience not_yet_valid expired replayed unbounded_validity
-            normalization_changes_document APPL_ERROR""",
+            normalization_changes_document unsigned_content APPL_ERROR""",
     403: "VSA403 VSA404",
     405: "method_not_allowed",
     408: "header_timeout client_timeout",

@@ -92,6 +92,41 @@ import Testing
         #expect(Self.refusal(xml) == .normalizationChangesDocument)
     }
 
+    @Test func aLineBreakAndABlankBetweenCommentsInsideAValueAreNotItsEnds() throws {
+        // `vic`, `\n `, `tim@…`: the middle piece is neither the value's start nor its end.
+        let signed = Fixtures.issue(.assertion, user: "vic\n tim@example.com") { $0.signedInfoLineBreaks = true }
+        let xml = signed.replacingFirst("vic\n tim@", with: "vic<!---->\n <!---->tim@")
+        #expect(try #require(Fixtures.accept(xml)).nameID == "vic\n tim@example.com")
+        #expect(Self.refusal(xml) == .normalizationChangesDocument)
+    }
+
+    @Test(arguments: ["\n  alice@example.com\n", "alice@example.com\n    ", " \t alice@example.com"])
+    func whitespaceAtTheEndsOfAValueIsLayout(_ user: String) throws {
+        // Pretty printers (node-saml's fixtures, ruby-saml's Issuers) indent inside values; every
+        // reader trims those ends, and the rest of the value is compared byte for byte.
+        let xml = Fixtures.issue(.assertion, user: user) { $0.signedInfoLineBreaks = true }
+        let verified = try Fixtures.forwarded(xml).get()
+        #expect(verified.normalization == .equivalent)
+        #expect(verified.nameID == "alice@example.com")
+    }
+
+    @Test(arguments: ["alice@example.com\u{2028}", "\u{85}alice@example.com"])
+    func lineSeparatorsAtTheEndsOfAValueAreNotXMLWhitespace(_ user: String) throws {
+        let xml = Fixtures.issue(.assertion, user: user) { $0.signedInfoLineBreaks = true }
+        #expect(Self.refusal(xml) == .normalizationChangesDocument)
+    }
+
+    @Test func anEmptyElementWithALineBreakIsLayout() throws {
+        // `<saml:AttributeStatement>\n    </saml:AttributeStatement>`, as `idp issue --pretty`
+        // writes it without attributes.
+        let xml = Fixtures.issue(.assertion) {
+            $0.pretty = true
+            $0.attributes = []
+        }
+        #expect(xml.contains("<saml:AttributeStatement>\n"))
+        #expect(try Fixtures.forwarded(xml).get().normalization == .equivalent)
+    }
+
     @Test func layoutAndBase64WhitespaceStayEquivalent() throws {
         // Pretty-printed, line breaks in SignedInfo and in the base64 values: only layout changes.
         let xml = Fixtures.issue(.both) {

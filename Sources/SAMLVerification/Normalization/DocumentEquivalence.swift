@@ -9,35 +9,35 @@ import CXMLSec
 /// hidden text into elements; inside a tag it changes attribute values or names; inside a value
 /// it changes the value (`vic\u{2028}tim@example.com` becomes another user's NameID). So the
 /// two documents are compared as trees, node by node in document order:
-/// - the same node types in the same places (no comment, CDATA or processing-instruction
-///   boundary moved, no element gained or lost);
+/// - the same node types in the same places (no comment or CDATA boundary moved, no element
+///   gained or lost);
 /// - elements: the same name, namespace (prefix and URI), namespace declarations (in order)
 ///   and attributes (in order: name, namespace and value byte for byte);
-/// - text and CDATA byte for byte — a backend reads them as values — with two exceptions, the
-///   only places where whitespace carries no meaning:
-///   - in element-only content (an element whose children are elements, comments and text made
-///     of XML whitespace only), the whitespace-only text between the elements is layout and is
-///     skipped on both sides;
+/// - text and CDATA byte for byte — a backend reads them as values — except where whitespace
+///   carries no meaning:
+///   - layout: in an element whose text is all XML whitespace (element-only content, or an empty
+///     value such as `<AttributeStatement>\n</AttributeStatement>`), that text is skipped on
+///     both sides;
+///   - the ends of a value: the XML whitespace before its first and after its last character
+///     (`<NameID>\n  alice@example.com\n</NameID>`, which every reader trims); everything
+///     between, line breaks, tabs and runs of spaces included, is compared byte for byte;
 ///   - the base64 content of the signature elements (`SignatureValue`, `DigestValue`,
-///     `X509Certificate` …) may differ in whitespace as the cookbook's rule
-///     (``WhitespaceCanonicalText``) changes it;
+///     `X509Certificate` …), equal under the cookbook's rule (``WhitespaceCanonicalText``);
 /// - comments equal under the cookbook's whitespace rule (no backend reads them as a value:
 ///   text content skips comments).
-/// Mixed content (`<NameID>vic<x/>\n<x/>tim</NameID>`) is not element-only: its text is compared
-/// exactly, so a deleted line break between two pieces of a value is a difference. The walk is
-/// recursive over element depth (bounded by the parser's depth limit) and linear in the size of
-/// the documents.
+/// A value split by comments (`vic<!---->\n<!---->tim`) keeps its inner text exact: the line
+/// break between the pieces is inside the value. The walk is recursive over element depth
+/// (bounded by the parser's depth limit) and linear in the size of the documents.
 enum DocumentEquivalence {
     static func equivalent(_ original: borrowing ParsedDocument, _ normalized: borrowing ParsedDocument) -> Bool {
-        sameChildren(original.doc.pointee.children, normalized.doc.pointee.children, rule: .exact)
+        sameChildren(original.doc.pointee.children, normalized.doc.pointee.children, rule: .value)
     }
 
-    /// How text children of one element are compared.
+    /// How the text children of one element are compared.
     private enum TextRule {
-        /// Byte for byte: the element's text is a value.
-        case exact
-        /// Element-only content: whitespace-only text is layout, skipped; other text exact
-        /// (there is none, or the content would be mixed).
+        /// A value: byte for byte, except XML whitespace at its two ends.
+        case value
+        /// All of the element's text is XML whitespace: layout, skipped.
         case layout
         /// Base64 in a signature element: equal under the cookbook's whitespace rule.
         case base64
@@ -45,15 +45,35 @@ enum DocumentEquivalence {
 
     /// The child lists of two corresponding nodes, in step.
     private static func sameChildren(_ a: UnsafeMutablePointer<xmlNode>?, _ b: UnsafeMutablePointer<xmlNode>?, rule: TextRule) -> Bool {
+        // A value's ends: before its first text node's first character, after its last's last.
+        let lastTextA = rule == .value ? lastText(from: a) : nil
+        let lastTextB = rule == .value ? lastText(from: b) : nil
+        var seenText = false
         var a = next(a, rule: rule)
         var b = next(b, rule: rule)
         while let nodeA = a {
-            guard let nodeB = b, sameNode(nodeA, nodeB, rule: rule) else { return false }
-            if nodeA.pointee.type == XML_ELEMENT_NODE {
+            guard let nodeB = b, nodeA.pointee.type == nodeB.pointee.type else { return false }
+            switch nodeA.pointee.type {
+            case XML_ELEMENT_NODE:
                 let ruleA = textRule(of: nodeA)
-                guard ruleA == textRule(of: nodeB), sameChildren(nodeA.pointee.children, nodeB.pointee.children, rule: ruleA) else {
-                    return false
-                }
+                guard sameElement(nodeA, nodeB), ruleA == textRule(of: nodeB),
+                    sameChildren(nodeA.pointee.children, nodeB.pointee.children, rule: ruleA)
+                else { return false }
+            case XML_TEXT_NODE, XML_CDATA_SECTION_NODE:
+                let same =
+                    rule == .base64
+                    ? WhitespaceCanonicalText.equal(nodeA.pointee.content, nodeB.pointee.content)
+                    : sameValueText(
+                        nodeA.pointee.content, nodeB.pointee.content, trimmingStart: !seenText,
+                        trimmingEnd: nodeA == lastTextA && nodeB == lastTextB)
+                guard same else { return false }
+                seenText = true
+            case XML_COMMENT_NODE:
+                guard WhitespaceCanonicalText.equal(nodeA.pointee.content, nodeB.pointee.content) else { return false }
+            default:
+                // Processing instructions (refused in responses before this runs), entity references
+                // and anything else SAML does not carry: never called equivalent.
+                return false
             }
             a = next(nodeA.pointee.next, rule: rule)
             b = next(nodeB.pointee.next, rule: rule)
@@ -65,9 +85,9 @@ enum DocumentEquivalence {
     /// or base64 text whose canonical form is empty. (Normalization deletes text made only of
     /// line breaks entirely — `<a>\n</a>` becomes `<a></a>` — and libxml2 then has no node for it.)
     private static func next(_ node: UnsafeMutablePointer<xmlNode>?, rule: TextRule) -> UnsafeMutablePointer<xmlNode>? {
-        guard rule != .exact else { return node }
+        guard rule != .value else { return node }
         var node = node
-        while let current = node, current.pointee.type == XML_TEXT_NODE || current.pointee.type == XML_CDATA_SECTION_NODE {
+        while let current = node, isText(current) {
             let skipped =
                 rule == .layout ? XMLTree.isXMLWhitespace(current.pointee.content) : WhitespaceCanonicalText.isEmpty(current.pointee.content)
             guard skipped else { break }
@@ -76,46 +96,68 @@ enum DocumentEquivalence {
         return node
     }
 
-    /// One node against its counterpart, children not included.
-    private static func sameNode(_ a: UnsafeMutablePointer<xmlNode>, _ b: UnsafeMutablePointer<xmlNode>, rule: TextRule) -> Bool {
-        guard a.pointee.type == b.pointee.type else { return false }
-        switch a.pointee.type {
-        case XML_ELEMENT_NODE:
-            return sameString(a.pointee.name, b.pointee.name) && sameNamespace(a.pointee.ns, b.pointee.ns)
-                && sameDeclarations(a.pointee.nsDef, b.pointee.nsDef) && sameAttributes(a.pointee.properties, b.pointee.properties)
-        case XML_TEXT_NODE, XML_CDATA_SECTION_NODE:
-            return rule == .base64
-                ? WhitespaceCanonicalText.equal(a.pointee.content, b.pointee.content) : sameString(a.pointee.content, b.pointee.content)
-        case XML_COMMENT_NODE:
-            return WhitespaceCanonicalText.equal(a.pointee.content, b.pointee.content)
-        default:
-            // Processing instructions (refused in responses before this runs), entity references
-            // and anything else SAML does not carry: never called equivalent.
-            return false
+    /// The last text or CDATA node among `first` and its following siblings.
+    private static func lastText(from first: UnsafeMutablePointer<xmlNode>?) -> UnsafeMutablePointer<xmlNode>? {
+        var last: UnsafeMutablePointer<xmlNode>?
+        var node = first
+        while let current = node {
+            if isText(current) { last = current }
+            node = current.pointee.next
         }
+        return last
+    }
+
+    @inline(__always)
+    private static func isText(_ node: UnsafeMutablePointer<xmlNode>) -> Bool {
+        node.pointee.type == XML_TEXT_NODE || node.pointee.type == XML_CDATA_SECTION_NODE
+    }
+
+    /// Two pieces of a value, byte for byte once the XML whitespace at the value's start (when
+    /// `trimmingStart`) and end (when `trimmingEnd`) is set aside.
+    private static func sameValueText(
+        _ a: UnsafePointer<xmlChar>?, _ b: UnsafePointer<xmlChar>?, trimmingStart: Bool, trimmingEnd: Bool
+    ) -> Bool {
+        let coreA = core(a, trimmingStart: trimmingStart, trimmingEnd: trimmingEnd)
+        let coreB = core(b, trimmingStart: trimmingStart, trimmingEnd: trimmingEnd)
+        guard coreA.count == coreB.count else { return false }
+        guard coreA.count > 0, let startA = coreA.start, let startB = coreB.start else { return true }
+        return memcmp(startA, startB, coreA.count) == 0
+    }
+
+    /// The bytes of `text` without the XML whitespace at the ends asked for.
+    private static func core(
+        _ text: UnsafePointer<xmlChar>?, trimmingStart: Bool, trimmingEnd: Bool
+    ) -> (start: UnsafePointer<xmlChar>?, count: Int) {
+        guard let text else { return (nil, 0) }
+        var start = 0
+        var end = Int(xmlStrlen(text))
+        if trimmingStart {
+            while start < end && XMLTree.isXMLSpace(text[start]) { start += 1 }
+        }
+        if trimmingEnd {
+            while end > start && XMLTree.isXMLSpace(text[end - 1]) { end -= 1 }
+        }
+        return (text + start, end - start)
+    }
+
+    /// Two elements, children not included.
+    private static func sameElement(_ a: UnsafeMutablePointer<xmlNode>, _ b: UnsafeMutablePointer<xmlNode>) -> Bool {
+        sameString(a.pointee.name, b.pointee.name) && sameNamespace(a.pointee.ns, b.pointee.ns)
+            && sameDeclarations(a.pointee.nsDef, b.pointee.nsDef) && sameAttributes(a.pointee.properties, b.pointee.properties)
     }
 
     /// The rule for the text children of `element`: base64 for the signature's base64 elements,
-    /// layout when every text child is XML whitespace and there is at least one element child,
-    /// exact otherwise. One pass over the children.
+    /// layout when every text child is XML whitespace, a value otherwise. One pass over the children.
     private static func textRule(of element: UnsafeMutablePointer<xmlNode>) -> TextRule {
         if let ns = element.pointee.ns, XMLTree.equals(ns.pointee.href, SAMLNamespace.dsigNS), isBase64Element(element.pointee.name) {
             return .base64
         }
-        var hasElement = false
         var child = element.pointee.children
         while let current = child {
-            switch current.pointee.type {
-            case XML_ELEMENT_NODE:
-                hasElement = true
-            case XML_TEXT_NODE, XML_CDATA_SECTION_NODE:
-                if !XMLTree.isXMLWhitespace(current.pointee.content) { return .exact }
-            default:
-                break
-            }
+            if isText(current), !XMLTree.isXMLWhitespace(current.pointee.content) { return .value }
             child = current.pointee.next
         }
-        return hasElement ? .layout : .exact
+        return .layout
     }
 
     /// XML Signature elements whose content is base64 (whitespace allowed inside by the schema).

@@ -108,23 +108,26 @@ enum XMLTree {
         trimXMLWhitespace(textContent(node))
     }
 
-    /// Whether `text` is empty or only XML whitespace (space, tab, CR, LF).
+    /// XML's white space characters: space, tab, CR, LF.
+    @inline(__always)
+    static func isXMLSpace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
+    }
+
+    /// Whether `text` is empty or only XML white space.
     static func isXMLWhitespace(_ text: UnsafePointer<xmlChar>?) -> Bool {
         guard var p = text else { return true }
         while p.pointee != 0 {
-            switch p.pointee {
-            case 0x20, 0x09, 0x0A, 0x0D: p += 1
-            default: return false
-            }
+            guard isXMLSpace(p.pointee) else { return false }
+            p += 1
         }
         return true
     }
 
     static func trimXMLWhitespace(_ value: String) -> String {
         let utf8 = value.utf8
-        func isSpace(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 || b == 0x0A || b == 0x0D }
-        guard let first = utf8.firstIndex(where: { !isSpace($0) }) else { return "" }
-        let last = utf8.lastIndex(where: { !isSpace($0) })!
+        guard let first = utf8.firstIndex(where: { !isXMLSpace($0) }) else { return "" }
+        let last = utf8.lastIndex(where: { !isXMLSpace($0) })!
         if first == utf8.startIndex && last == utf8.index(before: utf8.endIndex) { return value }
         return String(value[first...last])
     }

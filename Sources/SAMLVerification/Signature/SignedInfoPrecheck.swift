@@ -107,9 +107,9 @@ enum SignedInfoPrecheck {
         var count = 0
         var p = UnsafePointer(list)
         while p.pointee != 0 {
-            while isXMLSpace(p.pointee) { p += 1 }
+            while XMLTree.isXMLSpace(p.pointee) { p += 1 }
             let start = p
-            while p.pointee != 0 && !isXMLSpace(p.pointee) { p += 1 }
+            while p.pointee != 0 && !XMLTree.isXMLSpace(p.pointee) { p += 1 }
             guard p > start else { continue }
             count += 1
             guard count <= Int(CXMLSEC_MAX_INCLUSIVE_PREFIXES), p - start <= Int(CXMLSEC_MAX_INCLUSIVE_PREFIX_LENGTH) else {
@@ -119,11 +119,6 @@ enum SignedInfoPrecheck {
                         + "\(CXMLSEC_MAX_INCLUSIVE_PREFIX_LENGTH) bytes")
             }
         }
-    }
-
-    @inline(__always)
-    private static func isXMLSpace(_ byte: UInt8) -> Bool {
-        byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
     }
 
     private static func requireAllowed(_ node: XMLTree.Node, _ what: String, _ allowed: (UnsafePointer<xmlChar>?) -> Bool) throws(VerificationError) {
