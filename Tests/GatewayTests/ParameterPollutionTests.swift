@@ -15,11 +15,13 @@ struct ParameterPollutionTests {
         "+SAMLResponse", "%20SAMLResponse", "SAMLResponse+", "SAMLResponse%20", "%09SAMLResponse", "SAMLResponse%0A", "samlresponse",
         "SAMLRESPONSE", "SAMLResponse[]", "SAMLResponse%5B%5D", "SAMLResponse[0]", "SAMLResponse[x", "SAMLResponse%00", "SAMLResponse%00x",
         "%C2%A0SAMLResponse", "%EF%BB%BFSAMLResponse", "SAMLResponse%E2%80%8B", "%C5%BFAMLResponse", "SAMLRe%C5%BFponse",
-        "SAMLRespons%EF%BD%85", "SAML%52esponse", "%2BSAMLResponse",
+        "SAMLRespons%EF%BD%85", "SAML%52esponse", "%2BSAMLResponse", "%00SAMLResponse", "%00%00+SAMLResponse", "+%00SAMLResponse",
     ]
 
     /// Encoded spellings that read as `mvpd` (and the other fields the gateway reads).
-    static let otherSpellings = ["+mvpd", "mvpd[]", "MVPD", "%20mvpd%20", "deviceId[]", "+requestor", "deviceid", "DeviceType%00", "appId[]"]
+    static let otherSpellings = [
+        "+mvpd", "mvpd[]", "MVPD", "%20mvpd%20", "deviceId[]", "+requestor", "deviceid", "DeviceType%00", "appId[]", "+%00mvpd", "%00requestor",
+    ]
 
     @Test(
         "v1: a second SAMLResponse or mvpd in any spelling is refused before verification, nothing forwarded",
@@ -65,6 +67,42 @@ struct ParameterPollutionTests {
                 let body = genuine + "&\(name)=\(Self.unsigned)"
                 let answer = try await RawHTTP.send(port: port, target: "/api/v1/tokens/authn", headers: Self.formHeaders, body: body)
                 #expect(answer.status == 400 && answer.code == "invalid_parameter_value", "\(name): \(answer.body)")
+            }
+            #expect(echo.requests.isEmpty)
+        }
+    }
+
+    @Test(
+        "a control or non-ASCII character anywhere in a field name is refused: parsers differ on NUL, full case folding and NFKC",
+        arguments: [
+            "a%00SAMLResponse", "SAML%00Response", "x%01", "x%1F", "x%7F", "%7Fx", "%00", "reque%EF%AC%86or", "reque%EF%AC%85or",
+            "%F0%9D%90%92AMLResponse", "devi%C3%A7eId", "%E2%93%88AMLResponse", "x%C3%A9",
+        ])
+    func controlAndNonASCIINames(_ name: String) async throws {
+        try await EchoUpstream.withGateway { h, echo, port in
+            let genuine = GatewayHarness.form(GatewayHarness.v1Fields(GatewayHarness.base64(GatewayHarness.issue())))
+            for body in [genuine + "&\(name)=Other", "\(name)=Other&" + genuine] {
+                let answer = try await RawHTTP.send(port: port, target: "/api/v1/tokens/authn", headers: Self.formHeaders, body: body)
+                #expect(answer.status == 400 && answer.code == "invalid_parameter_value", "\(name): \(answer.body)")
+            }
+            let saml = GatewayHarness.escape(GatewayHarness.base64(GatewayHarness.issue()))
+            let v2 = try await h.send(
+                .POST, "/api/v2/REF/profiles/sso/apple", body: "SAMLResponse=\(saml)&\(name)=\(Self.unsigned)",
+                headers: [
+                    ("Content-Type", "application/x-www-form-urlencoded"), ("Authorization", "Bearer token-1"),
+                    ("AP-Device-Identifier", "fingerprint d"), ("AP-Partner-Framework-Status", GatewayHarness.partnerStatus()),
+                ])
+            #expect(v2.status == 400 && v2.code == "invalid_parameter_value", "\(name): \(v2.body)")
+            #expect(echo.requests.isEmpty)
+        }
+    }
+
+    @Test("the query refuses the same control characters in a name as the body")
+    func queryControlNames() async throws {
+        try await EchoUpstream.withGateway { _, echo, port in
+            for target in ["/api/v1/config/REF?%00SAMLResponse=x", "/api/v1/config/REF?+%00mvpd=x", "/x?a%01=1", "/x?a%7F=1"] {
+                let answer = try await RawHTTP.send(port: port, method: "GET", target: target)
+                #expect(answer.status == 400 && answer.code == "invalid_request_target", "\(target): \(answer.body)")
             }
             #expect(echo.requests.isEmpty)
         }

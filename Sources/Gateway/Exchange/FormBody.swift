@@ -21,6 +21,11 @@ import Glibc
     /// - a raw `;` anywhere: form encoders escape it, and some parsers split fields on it; an
     ///   escaped `&`, `;` or `=` in a name (`x%26SAMLResponse`): parsers that decode before they
     ///   split would read another field there, and no form encoder writes one.
+    /// - a name holding a control character (C0 or DEL) or a non-ASCII character, when it does
+    ///   not already read as a field of `unique` (then `duplicate_parameter`), with
+    ///   `invalid_parameter_value`: parsers disagree about them (C stops at a NUL, Java's `trim()`
+    ///   strips one, full case folding reads `reque%EF%AC%86or` as `requestor`, NFKC reads `𝐒` as
+    ///   `S`), and the names of an exchange form are ASCII words.
     /// - a body of more than `maximumFields` fields (an exchange has about seven; the limit keeps
     ///   a 1 MB body of `a&a&…` from costing half a million field decodings).
     /// - Parameter unique: the names given at most once, keyed by their lower-case form.
@@ -59,6 +64,12 @@ import Glibc
                 {
                     guard canonical == name else { throw duplicate(canonical, spelled: false) }
                     guard seen.insert(canonical).inserted else { throw duplicate(canonical, spelled: true) }
+                }
+                if name.utf8.contains(where: { $0 < 0x20 || $0 >= 0x7F }) {
+                    throw GatewayError(
+                        status: 400, code: .invalidParameterValue,
+                        message: "a field name holds a control or non-ASCII character: form parsers read such names differently",
+                        details: [("parameter", .string("(parameter name)"))])
                 }
                 fields.append(FormField(name: name, pair: start..<end, value: valueStart..<end))
             }

@@ -4,16 +4,21 @@
 /// `_`, makes `name[]` and `name[key]` an array and keeps the last copy; Rack and Rails read
 /// `name[]` too; some frameworks compare names without regard to case (Java's
 /// `equalsIgnoreCase` also folds `ſ` to `s` and `ı`/`İ` to `i`), Python's `strip()` trims Unicode
-/// blanks, C parsers stop at a NUL. So `+SAMLResponse`, `SAMLResponse[]`, `samlresponse%00x` or
+/// blanks, C parsers stop at a NUL and Java's `trim()` strips a leading one. So `+SAMLResponse`, `SAMLResponse[]`, `samlresponse%00x` or
 /// ` SAMLResponse ` may be the field the gateway verified to one backend and another field to the
 /// gateway. ``fold(encoded:into:)`` brings a name to one key under all of these at once, so that a
 /// name the gateway reads can be refused in any of its spellings but the canonical one.
 ///
-/// The key: form-decoded once (`%XX`, `+` as a space); cut at the first `[` or NUL; blanks and
-/// controls (ASCII and Unicode white space, zero-width characters, a BOM) and `+` (an escaped
-/// one too: decoders that replace `+` after decoding `%2B`) trimmed at both ends;
+/// The key: form-decoded once (`%XX`, `+` as a space); cut at the first `[`; blanks and
+/// controls (ASCII and Unicode white space, zero-width characters, a BOM, NUL) and `+` (an
+/// escaped one too: decoders that replace `+` after decoding `%2B`) trimmed at the start; cut at
+/// the first NUL after that; the same blanks trimmed at the end;
 /// `.` and space as `_`; letters folded to ASCII lower case, including full-width letters and
 /// the non-ASCII letters that case-insensitive comparisons equate with ASCII ones.
+///
+/// Full case folding and compatibility forms (`ﬆ` as `st`, `ß` as `ss`, `𝐒` as `S`) are not
+/// folded: an exchange form refuses any name with a non-ASCII or control character outright
+/// (``FormBody/parse(_:unique:)``), and the query refuses control characters anywhere.
 enum ParameterName {
     /// Keys longer than this are left unfolded (``fold(encoded:into:)`` answers `false`): no name
     /// the gateway reads comes close.
@@ -24,7 +29,7 @@ enum ParameterName {
     /// no allocation once `key` has grown to the name's size.
     static func fold(encoded name: UnsafeRawBufferPointer, into key: inout [UInt8]) -> Bool {
         key.removeAll(keepingCapacity: true)
-        // Decoded, and cut at the first `[` or NUL.
+        // Decoded, and cut at the first `[`.
         var i = 0
         while i < name.count {
             var byte = name[i]
@@ -37,13 +42,14 @@ enum ParameterName {
             } else {
                 i += 1
             }
-            if byte == UInt8(ascii: "[") || byte == 0 { break }
+            if byte == UInt8(ascii: "[") { break }
             key.append(byte)
         }
-        // Trimmed at both ends.
+        // Trimmed at the start (a leading NUL too, as Java's `trim()` does), cut at the first
+        // NUL after that (as C parsers read it), trimmed at the end.
         var start = 0
         while start < key.count, let width = blankWidth(key, at: start) { start += width }
-        var end = key.count
+        var end = key[start...].firstIndex(of: 0) ?? key.count
         while end > start, let width = blankWidthEnding(key, at: end) { end -= width }
         guard end - start <= maximumKey * 3 else { return false }
         // Folded, in place (a folded character is never longer than its spelling).
