@@ -71,7 +71,8 @@ public struct Verifier: Sendable {
     ) throws(VerificationError) -> VerifiedResponse {
         let provider = try admit(bytes.count, mvpd: mvpd, now: now)
         let context = try VerificationThreadContext.current()
-        let checked = try check(bytes, provider: provider, retry: true, now: now, expectedInResponseTo: expectedInResponseTo, context: context)
+        let checked = try check(
+            bytes, provider: provider, retry: retries(bytes), now: now, expectedInResponseTo: expectedInResponseTo, context: context)
         return try accept(checked, provider: provider, mvpd: mvpd, normalization: nil, now: now)
     }
 
@@ -91,8 +92,8 @@ public struct Verifier: Sendable {
     /// text into markup; this is how the gateway never forwards something it did not verify.
     ///
     /// Cost: the first attempt on a changed document skips the libxml2 canonicalization retry
-    /// (the original's attempt has it), so a failing response costs at most two parses and three
-    /// canonicalizations.
+    /// (the original's attempt has it, up to ``VerificationOptions/libxml2RetryMaxSize``), so a
+    /// failing response costs at most two parses and three canonicalizations, two past that size.
     public func verify(
         original: UnsafeRawBufferPointer, normalized: UnsafeRawBufferPointer, fallback: NormalizationFallback,
         mvpd: String, now: Date = Date(), expectedInResponseTo: String? = nil
@@ -100,7 +101,8 @@ public struct Verifier: Sendable {
         let provider = try admit(original.count, mvpd: mvpd, now: now)
         let context = try VerificationThreadContext.current()
         if normalized.count == original.count && (original.isEmpty || memcmp(original.baseAddress!, normalized.baseAddress!, original.count) == 0) {
-            let checked = try check(original, provider: provider, retry: true, now: now, expectedInResponseTo: expectedInResponseTo, context: context)
+            let checked = try check(
+                original, provider: provider, retry: retries(original), now: now, expectedInResponseTo: expectedInResponseTo, context: context)
             return try accept(checked, provider: provider, mvpd: mvpd, normalization: .unchanged, now: now)
         }
         do throws(VerificationError) {
@@ -113,7 +115,7 @@ public struct Verifier: Sendable {
         }
         let originalDocument = try SecureXMLParser.parse(original, limits: options.markupLimits, maxDepth: options.maxDepth, context: context)
         let checked = try check(
-            originalDocument, provider: provider, retry: true, now: now,
+            originalDocument, provider: provider, retry: retries(original), now: now,
             expectedInResponseTo: expectedInResponseTo, context: context)
         switch fallback {
         case .original:
@@ -144,6 +146,12 @@ public struct Verifier: Sendable {
             let equivalent = Checked(facts: facts, responseID: String(cString: structure.responseID), outcome: checked.outcome)
             return try accept(equivalent, provider: provider, mvpd: mvpd, normalization: .equivalent, now: now)
         }
+    }
+
+    /// Whether a signature that fails with native canonicalization is checked once more with
+    /// libxml2's (``VerificationOptions/libxml2RetryMaxSize``).
+    private func retries(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        bytes.count <= options.libxml2RetryMaxSize
     }
 
     /// Size, then a known MVPD whose metadata has not expired: the checks before any parsing.

@@ -216,7 +216,10 @@ import Testing
     @Test(arguments: [
         ("missing PrefixList", #" PrefixList="xs""#, ""),
         ("another element", "<ec:InclusiveNamespaces ", "<ec:OtherNamespaces "),
-        ("a second element", #"PrefixList="xs"/>"#, #"PrefixList="xs"/><ec:InclusiveNamespaces PrefixList="xs"/>"#),
+        (
+            "a second element", #"PrefixList="xs"/>"#,
+            #"PrefixList="xs"/><ec:InclusiveNamespaces xmlns:ec="http://www.w3.org/2001/10/xml-exc-c14n#" PrefixList="xs"/>"#
+        ),
     ])
     func malformedInclusiveNamespacesAreRefused(_ variant: (String, String, String)) {
         let genuine = Fixtures.issue(.assertion)

@@ -64,6 +64,21 @@ import Testing
         }
     }
 
+    @Test func anUndeclaredPrefixIsRefusedAnywhere() {
+        // libxml2 keeps `<saml2:NameID>` with no declaration as an element in no namespace, named
+        // `saml2:NameID`: what a namespace-unaware backend reads as the first NameID.
+        let genuine = Fixtures.issue(.assertion)
+        let variants = [
+            genuine.replacingFirst(
+                "</samlp:Status>", with: "<samlp:StatusDetail><saml2:NameID>victim@example.com</saml2:NameID></samlp:StatusDetail></samlp:Status>"),
+            genuine.replacingFirst("</ds:KeyInfo>", with: "</ds:KeyInfo><ds:Object><x:NameID>victim@example.com</x:NameID></ds:Object>"),
+            genuine.replacingFirst("<samlp:Status>", with: "<samlp:Status x:NameID=\"victim@example.com\">"),
+        ]
+        for xml in variants {
+            #expect(Fixtures.code(xml) == .malformedXML)
+        }
+    }
+
     @Test func anIssuerAfterTheAssertionIsRefused() {
         let xml = Fixtures.issue(.assertion).replacingFirst(
             "</samlp:Response>", with: "<saml:Issuer>https://idp.attacker.example</saml:Issuer></samlp:Response>")

@@ -187,3 +187,57 @@ int cxmlsec_exc_c14n_to_buffer(xmlSecNodeSetPtr nodes, xmlChar **prefixes, int w
     }
     return cxmlsec_exc_c14n_run(nodes, prefixes, withComments, xmlOutputBufferCreateBuffer(out, NULL));
 }
+
+int cxmlsec_signature_value_matches(const xmlChar *algorithm, xmlSecKeyPtr key, const xmlSecByte *data, xmlSecSize dataSize,
+                                    const xmlSecByte *signature, xmlSecSize signatureSize) {
+    xmlSecTransformId id;
+    xmlSecTransformPtr transform;
+    xmlSecTransformCtx ctx;
+    xmlSecKeyReq request;
+    int result = -1;
+
+    if (algorithm == NULL || key == NULL || data == NULL || signature == NULL) {
+        return -1;
+    }
+    id = xmlSecTransformIdListFindByHref(xmlSecTransformIdsGet(), algorithm, xmlSecTransformUsageSignatureMethod);
+    if (id == xmlSecTransformIdUnknown) {
+        return -1;
+    }
+    if (xmlSecTransformCtxInitialize(&ctx) < 0) {
+        return -1;
+    }
+    if (xmlSecKeyReqInitialize(&request) < 0) {
+        xmlSecTransformCtxFinalize(&ctx);
+        return -1;
+    }
+    transform = xmlSecTransformCreate(id);
+    if (transform == NULL) {
+        goto done;
+    }
+    transform->operation = xmlSecTransformOperationVerify;
+    if (xmlSecTransformSetKeyReq(transform, &request) < 0) {
+        goto done;
+    }
+    if (!xmlSecKeyMatch(key, NULL, &request)) {
+        result = 0; /* an EC key for an RSA method, say: not this key */
+        goto done;
+    }
+    if (xmlSecTransformSetKey(transform, key) < 0) {
+        goto done;
+    }
+    if (xmlSecTransformPushBin(transform, data, dataSize, 1, &ctx) < 0) {
+        goto done;
+    }
+    if (xmlSecTransformVerify(transform, signature, signatureSize, &ctx) < 0) {
+        result = 0; /* a malformed value (a wrong-length ECDSA value) is not this key's */
+        goto done;
+    }
+    result = transform->status == xmlSecTransformStatusOk ? 1 : 0;
+done:
+    if (transform != NULL) {
+        xmlSecTransformDestroy(transform);
+    }
+    xmlSecKeyReqFinalize(&request);
+    xmlSecTransformCtxFinalize(&ctx);
+    return result;
+}

@@ -43,6 +43,13 @@ enum SecureXMLParser {
         if doc.pointee.intSubset != nil || doc.pointee.extSubset != nil {
             throw VerificationError(.forbiddenDTD, "DOCTYPE declarations are not accepted")
         }
+        // libxml2 reports an undeclared prefix (`<saml2:NameID>` with no `xmlns:saml2`) as a
+        // recoverable namespace error and keeps the element, named `saml2:NameID`, in no
+        // namespace: invisible to every namespace-aware check here, yet the `NameID` a
+        // namespace-unaware reader (Java's default DOM, Go's encoding/xml) finds first.
+        guard parser.pointee.nsWellFormed != 0 else {
+            throw VerificationError(.malformedXML, "not namespace-well-formed XML (an undeclared prefix)")
+        }
         return parsed
     }
 

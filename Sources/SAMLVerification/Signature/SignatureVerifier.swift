@@ -4,8 +4,10 @@ import CXMLSec
 ///
 /// Each trusted key is preset as the signing key (`signKey`), so `KeyInfo` is never read:
 /// a key or certificate an attacker embeds there is ignored. No keys manager is attached, so
-/// no certificate chain is built per document. With several keys (rotation) the keys are tried
-/// in order; a digest mismatch ends the search at once since it does not depend on the key.
+/// no certificate chain is built per document. The key is chosen first on `SignedInfo` alone
+/// (``SignatureKeySelection``), so xmlsec makes one pass, with that key; when that cannot be
+/// decided the keys are tried in order, and a digest mismatch ends the search at once since it
+/// does not depend on the key.
 ///
 /// `xmlSecDSigCtxVerify` returns 0 for a *bad* signature too: success is `status ==
 /// xmlSecDSigStatusSucceeded`, exactly one SignedInfo reference that succeeded, whose URI is
@@ -30,11 +32,28 @@ enum SignatureVerifier {
         guard !keys.isEmpty else {
             throw VerificationError(.keyNotTrusted, "no trusted key configured")
         }
+        // The key is chosen on SignedInfo alone, before any digest: xmlsec then makes one pass
+        // with that key. When no key signed SignedInfo, the verdict is final past the size of
+        // the safety nets; below it every key gets its pass as before.
+        var candidates = Array(keys.indices)
+        if algorithms.nativeCanonicalization {
+            switch SignatureKeySelection.select(signature: signature, keys: keys, context: context) {
+            case .key(let index):
+                candidates = [index]
+            case .none where !algorithms.retryWithLibxml2:
+                throw Self.noTrustedKey(keys.count)
+            case .none, .undecided:
+                break
+            }
+        }
+        if let preferredKey, let at = candidates.firstIndex(of: preferredKey) {
+            candidates.swapAt(0, at)
+        }
         let nativeBefore = context.nativeCanonicalizations
         do {
             return try verifyWithKeys(
                 signature: signature, owner: owner, ownerID: ownerID, document: document, keys: keys,
-                preferredKey: preferredKey, algorithms: algorithms, context: context)
+                candidates: candidates, algorithms: algorithms, context: context)
         } catch
             where algorithms.nativeCanonicalization && algorithms.retryWithLibxml2
             && context.nativeCanonicalizations != nativeBefore && (error.code == .signatureInvalid || error.code == .keyNotTrusted)
@@ -49,8 +68,14 @@ enum SignatureVerifier {
             libxml2.nativeCanonicalization = false
             return try verifyWithKeys(
                 signature: signature, owner: owner, ownerID: ownerID, document: document, keys: keys,
-                preferredKey: preferredKey, algorithms: libxml2, context: context)
+                candidates: candidates, algorithms: libxml2, context: context)
         }
+    }
+
+    private static func noTrustedKey(_ count: Int) -> VerificationError {
+        VerificationError(
+            .keyNotTrusted,
+            "the signature does not verify with any of the \(count) trusted key(s) (signed with another key, or SignedInfo altered)")
     }
 
     private static func verifyWithKeys(
@@ -59,18 +84,13 @@ enum SignatureVerifier {
         ownerID: UnsafePointer<xmlChar>,
         document: borrowing ParsedDocument,
         keys: [TrustedKey],
-        preferredKey: Int?,
+        candidates: [Int],
         algorithms: AlgorithmPolicy,
         context: VerificationThreadContext
     ) throws(VerificationError) -> Int {
         context.nativeCanonicalization = algorithms.nativeCanonicalization
         defer { context.nativeCanonicalization = false }
-        var order = Array(keys.indices)
-        if let preferredKey, preferredKey < keys.count {
-            order.swapAt(0, preferredKey)
-        }
-        var keyMismatches = 0
-        for index in order {
+        for index in candidates {
             switch try attempt(
                 signature: signature, owner: owner, ownerID: ownerID, document: document,
                 key: keys[index], algorithms: algorithms, ctx: context.dsig)
@@ -78,13 +98,10 @@ enum SignatureVerifier {
             case .verified:
                 return index
             case .wrongKey:
-                keyMismatches += 1
                 continue
             }
         }
-        throw VerificationError(
-            .keyNotTrusted,
-            "the signature does not verify with any of the \(keys.count) trusted key(s) (signed with another key, or SignedInfo altered)")
+        throw noTrustedKey(keys.count)
     }
 
     private enum Outcome {

@@ -85,6 +85,18 @@ final class VerificationThreadContext {
         return canonical.bytes
     }
 
+    /// Canonicalizes `element`'s whole subtree natively (the `SignedInfo` shape) into this
+    /// thread's buffer, for ``SignatureKeySelection``; `nil` when the canonicalizer declines.
+    /// Not counted in ``nativeCanonicalizations``, which tracks what xmlsec canonicalized. The
+    /// bytes are valid until the next canonicalization on this thread.
+    func canonicalize(element: XMLTree.Node, withComments: Bool) -> UnsafeBufferPointer<UInt8>? {
+        canonical.reset()
+        guard canonicalizer.canonicalize(apex: element, excluding: nil, withComments: withComments, into: canonical) else {
+            return nil
+        }
+        return canonical.bytes
+    }
+
     /// Replaces the parser context when its dictionary has grown past the bound.
     func recycleParserIfNeeded() {
         guard let dict = parser.pointee.dict, Int(xmlDictSize(dict)) > Self.maxDictionaryEntries else { return }

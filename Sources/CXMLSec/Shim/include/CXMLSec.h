@@ -152,6 +152,14 @@ int cxmlsec_exc_c14n_libxml2(xmlSecTransformPtr transform, xmlSecNodeSetPtr node
 /// byte with the native canonicalizer). Returns 0 on success, -1 on failure.
 int cxmlsec_exc_c14n_to_buffer(xmlSecNodeSetPtr nodes, xmlChar **prefixes, int withComments, xmlBufferPtr out);
 
+/// Whether `signature` (the decoded SignatureValue) is the signature of `data` (the canonical
+/// SignedInfo) under `key` with the signature method `algorithm` (its URI), by xmlsec's own
+/// signature-method transform — exactly the check xmlsec makes after the references: 1 yes,
+/// 0 no (or the key does not fit the method), -1 failure (unknown method, allocation).
+/// Lets the verifier pick the trusted key before the references' digests are computed.
+int cxmlsec_signature_value_matches(const xmlChar *algorithm, xmlSecKeyPtr key, const xmlSecByte *data, xmlSecSize dataSize,
+                                    const xmlSecByte *signature, xmlSecSize signatureSize);
+
 // MARK: test-only layout probes (LayoutTests; samlgate itself never calls them)
 
 /// sizeof(xmlSecDSigCtx) as the C compiler sees it, for the Swift layout test.

@@ -1,0 +1,59 @@
+import CLITestSupport
+import Foundation
+import TestIdP
+import Testing
+
+@testable import SAMLVerification
+
+/// The trusted key is chosen on `SignedInfo` before any digest: one xmlsec pass per signature
+/// whatever the number of trusted keys, and a large response signed by anyone else is refused
+/// without canonicalizing what it signs.
+@Suite struct KeySelectionTests {
+    /// Four trusted keys, the signer's last.
+    static let keys = [Fixtures.attackerPair, Fixtures.rotatedPair, Fixtures.ecPair, Fixtures.rsaPair]
+
+    /// `body` run on this thread, with the native canonicalizations it caused.
+    static func counting(_ body: () -> Void) throws -> Int {
+        let context = try VerificationThreadContext.current()
+        let before = context.nativeCanonicalizations
+        body()
+        return context.nativeCanonicalizations - before
+    }
+
+    @Test(arguments: [SignTarget.assertion, .both])
+    func theSigningKeyIsFoundBeforeAnyDigest(_ sign: SignTarget) throws {
+        let verifier = Fixtures.verifier(Self.keys)
+        let xml = Fixtures.issue(sign)
+        var verified: VerifiedResponse?
+        let passes = try Self.counting { verified = Fixtures.accept(xml, verifier) }
+        // SignedInfo and the reference, once per signature: no pass with the three other keys.
+        #expect(passes == (sign == .both ? 4 : 2))
+        #expect(verified?.keyFingerprint == (try TrustedKey(pem: Fixtures.rsaPair.certificatePEM).shortFingerprint))
+    }
+
+    @Test func anECDSASignatureAmongRSAKeys() {
+        let xml = Fixtures.issue(.assertion, idp: Fixtures.ecIdP)
+        #expect(Fixtures.code(xml, Fixtures.verifier(Self.keys)) == nil)
+        #expect(Fixtures.code(xml, Fixtures.verifier([Fixtures.rsaPair, Fixtures.attackerPair])) == .keyNotTrusted)
+    }
+
+    @Test func aLargeResponseSignedByAnotherKeyCostsNoDigest() throws {
+        // 200 KB, past the libxml2 safety net's size: refused on SignedInfo alone.
+        let forged = Fixtures.issue(.assertion, idp: Fixtures.attackerIdP) { $0.padToSize = 200_000 }
+        let verifier = Fixtures.verifier([Fixtures.rsaPair, Fixtures.rotatedPair, Fixtures.ecPair])
+        var code: VerificationError.Code?
+        let passes = try Self.counting { code = Fixtures.code(forged, verifier) }
+        #expect(code == .keyNotTrusted)
+        #expect(passes == 0)
+        // A small one still gets every key's full pass (the safety net for the canonicalizers).
+        let small = Fixtures.issue(.assertion, idp: Fixtures.attackerIdP)
+        let smallPasses = try Self.counting { code = Fixtures.code(small, verifier) }
+        #expect(code == .keyNotTrusted)
+        #expect(smallPasses > 0)
+    }
+
+    @Test func aTamperedResponseIsStillADigestMismatch() {
+        let tampered = Fixtures.issue(.assertion).replacingFirst("alice@example.com", with: "mallory@example.com")
+        #expect(Fixtures.code(tampered, Fixtures.verifier(Self.keys)) == .signatureInvalid)
+    }
+}
