@@ -78,6 +78,38 @@ struct ForwardedHeaderTests {
         }
     }
 
+    /// Client address, scheme, host and path claims some backend or framework reads.
+    static let claims = [
+        "Client-IP", "X-Cluster-Client-IP", "X-Forwarded-Ssl", "X-Forwarded-Scheme", "Front-End-Https", "X-Url-Scheme", "X-Original-Host",
+        "X-Host", "X-Forwarded-Uri", "X-Original-URI", "X-Envoy-Original-Path", "CF-Connecting-IP", "Fastly-Client-IP", "True-Client-IP",
+        "X-ProxyUser-Ip", "X-Originating-IP", "X-Remote-IP", "X-Remote-Addr", "X-Forwarded", "Forwarded-For", "X-Real-IP", "x-real-ip",
+        "X-FORWARDED-PORT", "X-Forwarded-Prefix", "X-Forwarded-Server", "X-Client-IP", "CF-Connecting-IPv6", "X-Scheme", "X-Envoy-Internal",
+        "X-Original-Forwarded-For", "WL-Proxy-Client-IP", "X-Arr-Ssl", "X-Remote-User",
+    ]
+
+    @Test("from an untrusted peer, every client address, scheme, host or path claim is dropped; from a trusted proxy they pass")
+    func hopClaims() async throws {
+        let headers = Self.claims.map { ($0, $0.lowercased().hasSuffix("ip") ? "10.9.8.7" : "https") }
+        let others = [("X-Custom", "1"), ("X-Ipsum", "2"), ("X-Device-Info", "3"), ("X-Hostname", "4"), ("Client-Hints", "5")]
+        for trusting in ["", "10.0.0.0/8", "127.0.0.0/8"] {
+            let proxies = try TrustedProxies(parsing: trusting)
+            try await EchoUpstream.withGateway(configure: { $0.trustedProxies = proxies }) { _, echo, port in
+                let answer = try await RawHTTP.send(port: port, method: "GET", target: "/api/v1/config/REF", headers: headers + others)
+                #expect(answer.status == 200, "\(answer.head)")
+                let received = try #require(echo.requests.last)
+                for (name, value) in headers where name != "x-real-ip" {
+                    let passed = received.header(name)
+                    if trusting == "127.0.0.0/8" {
+                        #expect(!passed.isEmpty && passed.allSatisfy { $0 == value }, "\(name) from a trusted proxy: \(passed)")
+                    } else {
+                        #expect(passed.isEmpty, "\(name) passed from an untrusted peer (trusting \(trusting))")
+                    }
+                }
+                for (name, value) in others { #expect(received.header(name) == [value], "\(name)") }
+            }
+        }
+    }
+
     @Test("trusted-proxies from flag, environment and YAML list; a malformed block stops start-up naming it")
     func setting() throws {
         var configuration = GatewayConfiguration()

@@ -24,15 +24,45 @@ import NIOHTTP1
         "x-original-url", "x-rewrite-url", "x-http-method-override", "x-http-method", "x-method-override", "x-original-method",
     ]
 
-    /// Other client claims about the hop, trusted by some backends: kept only from a trusted proxy.
-    static let hopClaims: Set<String> = [
-        "x-real-ip", "x-forwarded-port", "x-forwarded-prefix", "x-forwarded-server", "x-client-ip", "true-client-ip",
-    ]
+    /// Other client claims about the hop (client address, scheme, host, original path), read by
+    /// some backend or framework: Rails' `remote_ip` reads `Client-IP`, Rack's scheme
+    /// `X-Forwarded-Scheme` and `X-Forwarded-Ssl`, CDNs and load balancers write `CF-Connecting-IP`,
+    /// `True-Client-IP`, `X-Original-Host`, `X-Envoy-Original-Path`. Kept only from a trusted
+    /// proxy. A rule, not a list, since every product names its own (``isHopClaim(_:)``): a name
+    /// starting with one of these (ASCII, any case) ...
+    static let hopClaimPrefixes: [[UInt8]] = [
+        "x-forwarded", "forwarded", "x-original-", "x-real-", "x-remote-", "x-originating-", "x-envoy-", "x-client-",
+    ].map { Array($0.utf8) }
+    /// ... or ending with one of these (`Client-IP`, `X-Cluster-Client-IP`, `Fastly-Client-IP`,
+    /// `X-ProxyUser-Ip`, `CF-Connecting-IPv6`, `X-Remote-Addr`) ...
+    static let hopClaimSuffixes: [[UInt8]] = ["-ip", "-ipv6", "-addr"].map { Array($0.utf8) }
+    /// ... or one of these.
+    static let hopClaimNames: [[UInt8]] = ["x-host", "x-url-scheme", "x-scheme", "front-end-https", "x-arr-ssl"].map { Array($0.utf8) }
+
+    /// Whether a header name is a hop claim (see ``hopClaimPrefixes``): compared on the name's
+    /// bytes, ASCII letters folded, without allocating (this runs for every header of every
+    /// pass-through request from an untrusted peer). The names reaching it hold only letters,
+    /// digits, `-` and `_`, which `| 0x20` folds without confusion.
+    static func isHopClaim(_ name: String.UTF8View) -> Bool {
+        func equal<S: Sequence<UInt8>>(_ bytes: S, _ lower: [UInt8]) -> Bool {
+            var pattern = lower.makeIterator()
+            for byte in bytes {
+                guard let expected = pattern.next(), byte | 0x20 == expected else { return false }
+            }
+            return pattern.next() == nil
+        }
+        let count = name.count
+        for prefix in hopClaimPrefixes where count >= prefix.count && equal(name.prefix(prefix.count), prefix) { return true }
+        for suffix in hopClaimSuffixes where count >= suffix.count && equal(name.suffix(suffix.count), suffix) { return true }
+        for exact in hopClaimNames where count == exact.count && equal(name, exact) { return true }
+        return false
+    }
 
     /// The headers the gateway reads, rewrites or drops, and the exchange's identity headers:
     /// with `allow-underscore-headers`, a header whose name reads as one of these once `_` is
     /// taken for `-` is still dropped (a backend folding `_` would read it as the real one).
-    static let shadowed: Set<String> = hopByHop.union(replaced).union(routeOverrides).union(hopClaims).union([
+    /// (Hop claims too, by ``isHopClaim(_:)``.)
+    static let shadowed: Set<String> = hopByHop.union(replaced).union(routeOverrides).union([
         "x-forwarded-for", "x-forwarded-host", "x-forwarded-proto", "forwarded", "content-type", "content-encoding", "authorization",
         "ap-device-identifier", "ap-partner-framework-status", "x-device-info",
     ])
@@ -67,7 +97,7 @@ import NIOHTTP1
     /// are kept when present, and the peer is appended to its `X-Forwarded-For`. `Forwarded`
     /// (RFC 7239) is always dropped and never written: a second, unchecked account of the same
     /// hops would let a backend that prefers it be poisoned all the same. Other hop claims
-    /// (``hopClaims``) pass only from a trusted proxy; route overrides (``routeOverrides``) never.
+    /// (``isHopClaim(_:)``) pass only from a trusted proxy; route overrides (``routeOverrides``) never.
     /// - Parameter peer: the TCP peer; `nil` (no address) adds no `X-Forwarded-For`.
     public static func upstreamRequest(
         _ fields: HTTPHeaders, authority: String?, peer: SocketAddress?, trusting trustedProxies: TrustedProxies, requestID: String
@@ -103,8 +133,9 @@ import NIOHTTP1
         let plain = plainNameBytes
         for (fieldName, value) in fields {
             if !fieldName.utf8.allSatisfy({ plain[Int($0)] }) {
+                let dashed = allowingUnderscores ? String(fieldName.lowercased().map { $0 == "_" ? "-" : $0 }) : ""
                 guard allowingUnderscores, fieldName.utf8.allSatisfy({ plain[Int($0)] || $0 == UInt8(ascii: "_") }),
-                    !shadowed.contains(String(fieldName.lowercased().map { $0 == "_" ? "-" : $0 }))
+                    !shadowed.contains(dashed), !isHopClaim(dashed.utf8)
                 else {
                     droppedNames += 1
                     continue
@@ -112,7 +143,7 @@ import NIOHTTP1
             }
             let name = fieldName.lowercased()
             if hopByHop.contains(name) || tokens.contains(name) || Self.replaced.contains(name) || Self.routeOverrides.contains(name)
-                || (!trusted && Self.hopClaims.contains(name))
+                || (!trusted && Self.isHopClaim(fieldName.utf8))
             {
                 continue
             }
