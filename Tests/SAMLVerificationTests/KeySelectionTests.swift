@@ -52,6 +52,24 @@ import Testing
         #expect(smallPasses > 0)
     }
 
+    @Test func whenTheNativeCanonicalizerDeclinesLibxml2ChoosesTheKey() {
+        // A namespace URI with a port anywhere makes the native canonicalizer decline the document.
+        func declined(_ xml: String) -> String {
+            xml.replacingFirst("<samlp:Response ", with: "<samlp:Response xmlns:r=\"http://ns.example:8080/r\" ")
+        }
+        let verifier = Fixtures.verifier(Self.keys)
+        #expect(Fixtures.code(declined(Fixtures.issue(.both)), verifier) == nil)
+        let forged = declined(Fixtures.issue(.assertion, idp: Fixtures.attackerIdP) { $0.padToSize = 200_000 })
+        #expect(Fixtures.code(forged, Fixtures.verifier([Fixtures.rsaPair, Fixtures.ecPair])) == .keyNotTrusted)
+    }
+
+    @Test func aSignatureValueThatIsNotBase64IsNoTrustedKeys() {
+        let genuine = Fixtures.issue(.assertion) { $0.padToSize = 200_000 }
+        let start = genuine.range(of: "<ds:SignatureValue>")!.upperBound
+        let broken = genuine.replacingCharacters(in: start..<genuine.index(start, offsetBy: 4), with: "!!!!")
+        #expect(Fixtures.code(broken, Fixtures.verifier(Self.keys)) == .keyNotTrusted)
+    }
+
     @Test func aTamperedResponseIsStillADigestMismatch() {
         let tampered = Fixtures.issue(.assertion).replacingFirst("alice@example.com", with: "mallory@example.com")
         #expect(Fixtures.code(tampered, Fixtures.verifier(Self.keys)) == .signatureInvalid)

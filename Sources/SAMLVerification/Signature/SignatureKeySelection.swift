@@ -6,56 +6,80 @@ import CXMLSec
 /// and the signature value last, so with several trusted keys (a rotation, a metadata document
 /// listing several) a response signed by anyone else cost one full pass per key, and a forged
 /// response whose digests match (the forger signs it) cost all of them before `key_not_trusted`.
-/// Here `SignedInfo` alone (a few hundred bytes) is canonicalized natively and its
-/// `SignatureValue` checked against each key with xmlsec's own signature-method transform;
-/// xmlsec then verifies everything with the one key that matched.
+/// Here `SignedInfo` alone (a few hundred bytes) is canonicalized — natively, or by libxml2 when
+/// the native canonicalizer declines the document — and its `SignatureValue` checked against
+/// each key with xmlsec's own signature-method transform; xmlsec then verifies everything with
+/// the one key that matched. A forger cannot change what `SignedInfo` says (its prefix list,
+/// its digest) without this check failing, so the costly passes only ever run on a `SignedInfo`
+/// a trusted key signed.
 enum SignatureKeySelection: Equatable {
     /// This key signed `SignedInfo`.
     case key(Int)
-    /// No trusted key signed `SignedInfo`.
+    /// No trusted key signed `SignedInfo` (or its `SignatureValue` is not base64 at all).
     case none
-    /// Not decided here (the native canonicalizer declined, an `InclusiveNamespaces` list on the
-    /// `SignedInfo` canonicalization, an unreadable value): xmlsec tries the keys as before.
+    /// Not decided here (a canonicalization or signature-method failure inside the libraries):
+    /// xmlsec tries the keys as before.
     case undecided
 
-    /// The decoded `SignatureValue` is never longer than this (RSA-16384 or ECDSA P-521 are far below).
-    private static let maximumSignatureBytes = 4096
+    /// A `SignatureValue` text longer than this is no signature (RSA-16384 is 2,731 characters).
+    private static let maximumSignatureText = 8192
 
     /// - Precondition: ``SignedInfoPrecheck`` passed on `signature`.
     static func select(signature: XMLTree.Node, keys: [TrustedKey], context: VerificationThreadContext) -> Self {
-        guard let signedInfo = XMLTree.firstChildElement(signature),
-            let valueNode = XMLTree.childElements(signature).first(where: { XMLTree.isElement($0, "SignatureValue", ns: SAMLNamespace.dsigNS) }),
-            let method = XMLTree.childElements(signedInfo).first(where: { XMLTree.isElement($0, "CanonicalizationMethod", ns: SAMLNamespace.dsigNS) }
-            ),
-            XMLTree.firstChildElement(method) == nil,
-            let signatureMethod = XMLTree.childElements(signedInfo).first(where: {
-                XMLTree.isElement($0, "SignatureMethod", ns: SAMLNamespace.dsigNS)
-            }),
+        let ds = SAMLNamespace.dsigNS
+        guard let signedInfo = XMLTree.firstChildElement(signature), let doc = signature.pointee.doc,
+            let method = XMLTree.childElements(signedInfo).first(where: { XMLTree.isElement($0, "CanonicalizationMethod", ns: ds) }),
+            let signatureMethod = XMLTree.childElements(signedInfo).first(where: { XMLTree.isElement($0, "SignatureMethod", ns: ds) }),
             let algorithm = xmlGetNoNsProp(signatureMethod, "Algorithm")
         else { return .undecided }
         defer { cxmlsec_xml_free(algorithm) }
-        let withComments = XMLTree.attribute(method, "Algorithm") == String(describing: AlgorithmPolicy.exclusiveC14NWithComments)
-        guard let value = signatureValue(valueNode) else { return .undecided }
-        guard let canonical = context.canonicalize(element: signedInfo, withComments: withComments) else { return .undecided }
-        for (index, key) in keys.enumerated() {
-            let matches = value.withUnsafeBufferPointer { signatureBytes in
-                cxmlsec_signature_value_matches(
-                    algorithm, key.key, canonical.baseAddress, UInt32(canonical.count), signatureBytes.baseAddress, UInt32(signatureBytes.count))
-            }
-            switch matches {
-            case 1: return .key(index)
-            case 0: continue
-            default: return .undecided
-            }
+        guard let valueNode = XMLTree.childElements(signature).first(where: { XMLTree.isElement($0, "SignatureValue", ns: ds) }),
+            let value = signatureValue(valueNode)
+        else { return .none }
+        // The canonicalization method's InclusiveNamespaces list, read as the exc-c14n classes
+        // read it (the precheck bounded it); another child makes xmlsec fail before any digest.
+        var prefixes: [String]?
+        if let inclusive = XMLTree.firstChildElement(method) {
+            guard XMLTree.isElement(inclusive, "InclusiveNamespaces", ns: "http://www.w3.org/2001/10/xml-exc-c14n#"),
+                let list = xmlGetProp(inclusive, "PrefixList")
+            else { return .undecided }
+            defer { cxmlsec_xml_free(list) }
+            prefixes = String(cString: list).split(whereSeparator: { $0.isASCII && XMLTree.isXMLSpace($0.asciiValue!) }).map(String.init)
         }
-        return .none
+        let withComments = XMLTree.attribute(method, "Algorithm") == String(describing: AlgorithmPolicy.exclusiveC14NWithComments)
+
+        func matching(_ canonical: UnsafeBufferPointer<UInt8>) -> Self {
+            for (index, key) in keys.enumerated() {
+                let matches = value.withUnsafeBufferPointer { signatureBytes in
+                    cxmlsec_signature_value_matches(
+                        algorithm, key.key, canonical.baseAddress, UInt32(canonical.count), signatureBytes.baseAddress,
+                        UInt32(signatureBytes.count))
+                }
+                switch matches {
+                case 1: return .key(index)
+                case 0: continue
+                default: return .undecided
+                }
+            }
+            return .none
+        }
+        return CanonicalizationDifferential.withPrefixList(prefixes) { list in
+            if let native = context.canonicalize(element: signedInfo, withComments: withComments, inclusivePrefixes: list) {
+                return matching(native)
+            }
+            guard
+                case .canonical(let bytes) = CanonicalizationDifferential.libxml2(
+                    doc, apex: signedInfo, excluded: nil, withComments: withComments, prefixes: list)
+            else { return .undecided }
+            return bytes.withUnsafeBufferPointer(matching)
+        }
     }
 
     /// The base64 content of `SignatureValue`, decoded as xmlsec decodes it (whitespace skipped).
     private static func signatureValue(_ node: XMLTree.Node) -> [UInt8]? {
         guard let text = xmlNodeGetContent(node) else { return nil }
         defer { cxmlsec_xml_free(text) }
-        guard Int(xmlStrlen(text)) <= maximumSignatureBytes * 2 else { return nil }
+        guard Int(xmlStrlen(text)) <= maximumSignatureText else { return nil }
         var written: UInt32 = 0
         guard xmlSecBase64DecodeInPlace(text, &written) == 0, written > 0 else { return nil }
         return Array(UnsafeBufferPointer(start: text, count: Int(written)))

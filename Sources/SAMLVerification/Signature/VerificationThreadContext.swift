@@ -89,9 +89,14 @@ final class VerificationThreadContext {
     /// thread's buffer, for ``SignatureKeySelection``; `nil` when the canonicalizer declines.
     /// Not counted in ``nativeCanonicalizations``, which tracks what xmlsec canonicalized. The
     /// bytes are valid until the next canonicalization on this thread.
-    func canonicalize(element: XMLTree.Node, withComments: Bool) -> UnsafeBufferPointer<UInt8>? {
+    func canonicalize(
+        element: XMLTree.Node, withComments: Bool, inclusivePrefixes: UnsafeMutablePointer<UnsafeMutablePointer<xmlChar>?>?
+    ) -> UnsafeBufferPointer<UInt8>? {
         canonical.reset()
-        guard canonicalizer.canonicalize(apex: element, excluding: nil, withComments: withComments, into: canonical) else {
+        guard
+            canonicalizer.canonicalize(
+                apex: element, excluding: nil, withComments: withComments, inclusivePrefixes: inclusivePrefixes, into: canonical)
+        else {
             return nil
         }
         return canonical.bytes
