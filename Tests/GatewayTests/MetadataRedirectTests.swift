@@ -28,8 +28,25 @@ struct MetadataRedirectTests {
             ("100.100.100.200", .private), ("fc00::1", .private), ("fd00:ec2::254", .private), ("::ffff:10.0.0.1", .private),
             ("0.0.0.0", .unspecified), ("0", .unspecified), ("::", .unspecified), ("::ffff:0.0.0.0", .unspecified),
             ("224.0.0.1", .reserved), ("255.255.255.255", .reserved), ("ff02::1", .reserved),
-            ("8.8.8.8", .public), ("172.32.0.1", .public), ("172.15.0.1", .public), ("192.0.2.2", .public), ("2001:db8::1", .public),
-            ("::ffff:8.8.8.8", .public), ("169.253.0.1", .public),
+            ("8.8.8.8", .public), ("172.32.0.1", .public), ("172.15.0.1", .public), ("::ffff:8.8.8.8", .public), ("169.253.0.1", .public),
+            // Special-purpose blocks that are not globally reachable.
+            ("0.1.2.3", .unspecified), ("192.0.0.1", .reserved), ("192.0.0.9", .reserved), ("192.0.0.255", .reserved),
+            ("192.0.2.2", .reserved), ("198.51.100.7", .reserved), ("203.0.113.9", .reserved), ("198.18.0.1", .reserved),
+            ("198.19.255.255", .reserved), ("192.88.99.1", .reserved), ("240.0.0.1", .reserved), ("::ffff:192.0.2.2", .reserved),
+            ("2001:db8::1", .reserved), ("2001:db8:ffff::1", .reserved), ("3fff::1", .reserved), ("3fff:fff::1", .reserved),
+            ("2001:2::1", .reserved), ("2001:10::1", .reserved), ("2001:1::4", .reserved), ("2001:5::1", .reserved),
+            ("100::1", .reserved), ("5f00::1", .reserved), ("::ffff:0:a00:1", .reserved), ("1::1", .reserved), ("4000::1", .reserved),
+            ("e000::1", .reserved), ("fbff::1", .reserved),
+            // Teredo: refused whatever client address it hides (here 127.0.0.1 and 8.8.8.8, obfuscated).
+            ("2001:0:4136:e378:8000:63bf:80ff:fffe", .reserved), ("2001::f7f7:f7f7", .reserved),
+            // Local-use NAT64: classed by the /96 embedding, private otherwise.
+            ("64:ff9b:1::127.0.0.1", .loopback), ("64:ff9b:1::10.0.0.1", .private), ("64:ff9b:1::8.8.8.8", .private),
+            ("64:ff9b:1:ffff::808:808", .private), ("64:ff9b::192.0.2.1", .reserved), ("2002:c000:0201::1", .reserved),
+            // Globally reachable assignments stay public.
+            ("192.0.1.1", .public), ("192.0.3.1", .public), ("192.31.196.1", .public), ("198.17.255.255", .public),
+            ("198.20.0.1", .public), ("198.51.101.1", .public), ("203.0.112.1", .public), ("2001:4860:4860::8888", .public),
+            ("2606:4700::1111", .public), ("2001:3::1", .public), ("2001:4:112::1", .public), ("2001:20::1", .public),
+            ("2001:1::1", .public), ("2001:200::1", .public), ("2001:db9::1", .public), ("3ffe::1", .public), ("3fff:1000::1", .public),
         ]
         for (host, expected) in cases {
             let addresses = await HostResolver.resolve(host)

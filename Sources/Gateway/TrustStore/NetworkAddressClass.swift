@@ -18,20 +18,29 @@ package enum NetworkAddressClass: String, Sendable, Hashable {
     case `private`
     /// `0/8`, `::` (connecting to `0.0.0.0` reaches the host itself on Linux).
     case unspecified
-    /// Multicast and reserved: `224/4`, `240/4` (with the broadcast address), `ff00::/8`.
+    /// Multicast, and every other special-purpose block the IANA registries mark as not globally
+    /// reachable: `224/4`, `240/4` (with the broadcast address), the IETF protocol assignments
+    /// `192.0.0/24` (whole: its two anycast exceptions serve no metadata), the documentation blocks
+    /// `192.0.2/24`, `198.51.100/24`, `203.0.113/24`, `2001:db8::/32` and `3fff::/20`,
+    /// benchmarking `198.18/15` and `2001:2::/48`, the deprecated 6to4 relay anycast
+    /// `192.88.99/24`, Teredo `2001::/32` (its client address is the relay's to reach, whatever
+    /// it is), ORCHID `2001:10::/28`, the rest of `2001::/23` but its globally reachable
+    /// assignments, discard-only `100::/64`, `ff00::/8`, and all IPv6 outside `2000::/3` not
+    /// named above (unassigned, or SRv6 SIDs `5f00::/16`).
     case reserved
 
     /// The class of an IPv4 address given in network order (`a.b.c.d` is `[a, b, c, d]`).
     package static func of(ipv4 a: [UInt8]) -> NetworkAddressClass {
         precondition(a.count == 4)
-        switch (a[0], a[1]) {
-        case (0, _): return .unspecified
-        case (127, _): return .loopback
-        case (169, 254): return .linkLocal
-        case (10, _), (192, 168): return .private
-        case (172, 16...31): return .private
-        case (100, 64...127): return .private
-        case (224...255, _): return .reserved
+        switch (a[0], a[1], a[2]) {
+        case (0, _, _): return .unspecified
+        case (127, _, _): return .loopback
+        case (169, 254, _): return .linkLocal
+        case (10, _, _), (192, 168, _): return .private
+        case (172, 16...31, _): return .private
+        case (100, 64...127, _): return .private
+        case (192, 0, 0), (192, 0, 2), (192, 88, 99), (198, 18...19, _), (198, 51, 100), (203, 0, 113): return .reserved
+        case (224...255, _, _): return .reserved
         default: return .public
         }
     }
@@ -48,12 +57,37 @@ package enum NetworkAddressClass: String, Sendable, Hashable {
         }
         // 64:ff9b::a.b.c.d (NAT64 well-known prefix) and 2002:aabb:ccdd::/48 (6to4).
         if a[0..<12] == [0, 0x64, 0xFF, 0x9B, 0, 0, 0, 0, 0, 0, 0, 0] { return of(ipv4: Array(a[12..<16])) }
+        // 64:ff9b:1::/48, local-use NAT64 (RFC 8215): the operator picks where the IPv4 address
+        // sits; classed by the /96 spelling when that is not public, and private otherwise.
+        if a[0..<6] == [0, 0x64, 0xFF, 0x9B, 0, 0x01] {
+            let embedded = of(ipv4: Array(a[12..<16]))
+            return embedded == .public ? .private : embedded
+        }
         if a[0] == 0x20 && a[1] == 0x02 { return of(ipv4: Array(a[2..<6])) }
         if a[0] == 0xFE && a[1] & 0xC0 == 0x80 { return .linkLocal }
         if a[0] == 0xFE && a[1] & 0xC0 == 0xC0 { return .private }
         if a[0] & 0xFE == 0xFC { return .private }
         if a[0] == 0xFF { return .reserved }
+        // Outside 2000::/3 nothing is global unicast (::/8 rests, 100::/64, 5f00::/16, ...).
+        if a[0] & 0xE0 != 0x20 { return .reserved }
+        if a[0] == 0x20 && a[1] == 0x01 && a[2] & 0xFE == 0 { return ietfProtocolAssignment(a) }
+        if a[0..<4] == [0x20, 0x01, 0x0D, 0xB8] { return .reserved }
+        if a[0] == 0x3F && a[1] == 0xFF && a[2] & 0xF0 == 0 { return .reserved }
         return .public
+    }
+
+    /// `2001::/23` (IETF protocol assignments): reserved but the blocks the registry marks as
+    /// globally reachable: `2001:1::1`–`2001:1::3` (anycast), `2001:3::/32` (AMT),
+    /// `2001:4:112::/48` (AS112), `2001:20::/28` (ORCHIDv2), `2001:30::/28` (drone remote ID).
+    private static func ietfProtocolAssignment(_ a: [UInt8]) -> NetworkAddressClass {
+        let block = UInt16(a[2]) << 8 | UInt16(a[3])
+        switch block {
+        case 0x0001 where a[4..<15].allSatisfy({ $0 == 0 }) && (1...3).contains(a[15]): return .public
+        case 0x0003: return .public
+        case 0x0004 where a[4..<6] == [0x01, 0x12]: return .public
+        case 0x0020...0x003F: return .public
+        default: return .reserved
+        }
     }
 
     /// The class of an address's bytes (4 or 16).
