@@ -91,9 +91,14 @@ public struct Verifier: Sendable {
     /// `normalization_changes_document`. A transformation applied after verification can turn
     /// text into markup; this is how the gateway never forwards something it did not verify.
     ///
+    /// Past ``VerificationOptions/largeDocumentSize`` the original is verified first and the
+    /// normalized document only after it verified (same verdicts, except that a large document
+    /// whose original fails is refused even if its normalization would verify): a failing large
+    /// response costs one verification.
+    ///
     /// Cost: the first attempt on a changed document skips the libxml2 canonicalization retry
-    /// (the original's attempt has it, up to ``VerificationOptions/libxml2RetryMaxSize``), so a
-    /// failing response costs at most two parses and three canonicalizations, two past that size.
+    /// (the original's attempt has it, up to the same size), so a failing response costs at most
+    /// two parses and three canonicalizations, one parse and one canonicalization past that size.
     public func verify(
         original: UnsafeRawBufferPointer, normalized: UnsafeRawBufferPointer, fallback: NormalizationFallback,
         mvpd: String, now: Date = Date(), expectedInResponseTo: String? = nil
@@ -105,18 +110,29 @@ public struct Verifier: Sendable {
                 original, provider: provider, retry: retries(original), now: now, expectedInResponseTo: expectedInResponseTo, context: context)
             return try accept(checked, provider: provider, mvpd: mvpd, normalization: .unchanged, now: now)
         }
-        do throws(VerificationError) {
-            let checked = try check(
-                normalized, provider: provider, retry: false, now: now, expectedInResponseTo: expectedInResponseTo, context: context)
-            return try accept(checked, provider: provider, mvpd: mvpd, normalization: .verified, now: now)
-        } catch  where ![.internalError, .replayed, .replayCacheFull].contains(error.code) {
-            // Normalization broke something, or the response is bad: judge the original (its
-            // error is the one reported, the verdict on what the client sent).
+        /// The normalized document as it will be forwarded, `nil` when it does not verify.
+        func normalizedVerified() throws(VerificationError) -> VerifiedResponse? {
+            do throws(VerificationError) {
+                let checked = try check(
+                    normalized, provider: provider, retry: false, now: now, expectedInResponseTo: expectedInResponseTo, context: context)
+                return try accept(checked, provider: provider, mvpd: mvpd, normalization: .verified, now: now)
+            } catch  where ![.internalError, .replayed, .replayCacheFull].contains(error.code) {
+                // Normalization broke something, or the response is bad: the original decides
+                // (its error is the one reported, the verdict on what the client sent).
+                return nil
+            }
+        }
+        let large = !retries(original)
+        if !large, let verified = try normalizedVerified() {
+            return verified
         }
         let originalDocument = try SecureXMLParser.parse(original, limits: options.markupLimits, maxDepth: options.maxDepth, context: context)
         let checked = try check(
             originalDocument, provider: provider, retry: retries(original), now: now,
             expectedInResponseTo: expectedInResponseTo, context: context)
+        if large, let verified = try normalizedVerified() {
+            return verified
+        }
         switch fallback {
         case .original:
             return try accept(checked, provider: provider, mvpd: mvpd, normalization: .original, now: now)
@@ -149,9 +165,10 @@ public struct Verifier: Sendable {
     }
 
     /// Whether a signature that fails with native canonicalization is checked once more with
-    /// libxml2's (``VerificationOptions/libxml2RetryMaxSize``).
+    /// libxml2's, and every key gets a full pass when none signed `SignedInfo`
+    /// (``VerificationOptions/largeDocumentSize``).
     private func retries(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        bytes.count <= options.libxml2RetryMaxSize
+        bytes.count <= options.largeDocumentSize
     }
 
     /// Size, then a known MVPD whose metadata has not expired: the checks before any parsing.
