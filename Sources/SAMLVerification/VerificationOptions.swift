@@ -27,13 +27,11 @@ public struct VerificationOptions: Sendable {
     /// ``largeDocumentSize``), so a difference between the two can only cost time, never
     /// reject a genuine response. `false` uses libxml2 throughout.
     public var nativeCanonicalization: Bool = true
-    /// Past this size a response is judged on the cheapest path. Genuine responses are a few
-    /// kilobytes; a large one is far more likely built to cost CPU, and the extra passes that
-    /// serve genuine responses well are what it would spend: past this size a signature that
-    /// fails with native canonicalization is not checked again with libxml2's (differential
-    /// fuzzing finds no document on which the two differ), no trusted key signing `SignedInfo`
-    /// is final (no full pass per key), and the original as received is verified before its
-    /// normalization (a failing response costs one verification, not two).
+    /// Past this size the safety nets behind the native canonicalizer are off. Genuine responses
+    /// are a few kilobytes; a large one is far more likely built to cost CPU, and the nets are
+    /// what it would spend: past this size a signature that fails with native canonicalization
+    /// is not checked again with libxml2's (differential fuzzing finds no document on which the
+    /// two differ), and no trusted key signing `SignedInfo` is final (no full pass per key).
     public var largeDocumentSize: Int = 64 << 10
 
     public init() {}

@@ -91,14 +91,9 @@ public struct Verifier: Sendable {
     /// `normalization_changes_document`. A transformation applied after verification can turn
     /// text into markup; this is how the gateway never forwards something it did not verify.
     ///
-    /// Past ``VerificationOptions/largeDocumentSize`` the original is verified first and the
-    /// normalized document only after it verified (same verdicts, except that a large document
-    /// whose original fails is refused even if its normalization would verify): a failing large
-    /// response costs one verification.
-    ///
     /// Cost: the first attempt on a changed document skips the libxml2 canonicalization retry
-    /// (the original's attempt has it, up to the same size), so a failing response costs at most
-    /// two parses and three canonicalizations, one parse and one canonicalization past that size.
+    /// (the original's attempt has it, up to ``VerificationOptions/largeDocumentSize``), so a
+    /// failing response costs at most two parses and three canonicalizations, two past that size.
     public func verify(
         original: UnsafeRawBufferPointer, normalized: UnsafeRawBufferPointer, fallback: NormalizationFallback,
         mvpd: String, now: Date = Date(), expectedInResponseTo: String? = nil
@@ -122,17 +117,13 @@ public struct Verifier: Sendable {
                 return nil
             }
         }
-        let large = !retries(original)
-        if !large, let verified = try normalizedVerified() {
+        if let verified = try normalizedVerified() {
             return verified
         }
         let originalDocument = try SecureXMLParser.parse(original, limits: options.markupLimits, maxDepth: options.maxDepth, context: context)
         let checked = try check(
             originalDocument, provider: provider, retry: retries(original), now: now,
             expectedInResponseTo: expectedInResponseTo, context: context)
-        if large, let verified = try normalizedVerified() {
-            return verified
-        }
         switch fallback {
         case .original:
             return try accept(checked, provider: provider, mvpd: mvpd, normalization: .original, now: now)
