@@ -34,17 +34,25 @@ let benchmarks: @Sendable () -> Void = {
         return try! idp.issueString(options)
     }
     let compact = issue()
-    /// `base` (`compact` by default) with `unit` repeated inside its Assertion up to `size` bytes.
-    func hostile(_ unit: String, prefix: String = "", suffix: String = "", in base: String? = nil) -> [UInt8] {
+    /// Signed by a key the trust store does not hold (a forger signs whatever he sends).
+    let forger = try! TestIdentityProvider(keyPair: try! IdPKeyPair.generate(.rsa2048))
+    var forgedOptions = IssueOptions(mvpd: mvpd, user: "bench@example.com", attributes: [SAMLAttribute("zip", "10001")])
+    forgedOptions.ttl = 86_400 * 365
+    let forged = try! forger.issueString(forgedOptions)
+    forgedOptions.padToSize = size
+    let forgedPadded = try! forger.issueString(forgedOptions)
+    /// `base` (`compact` by default) with `unit` repeated inside its Assertion up to `bytes` bytes.
+    func hostile(_ unit: String, prefix: String = "", suffix: String = "", in base: String? = nil, bytes: Int = size) -> [UInt8] {
         let base = base ?? compact
-        let room = size - base.utf8.count - prefix.utf8.count - suffix.utf8.count
+        let room = bytes - base.utf8.count - prefix.utf8.count - suffix.utf8.count
         let body = String(repeating: unit, count: max(1, room / unit.utf8.count))
         return Array(base.replacingOccurrences(of: "</saml:Assertion>", with: prefix + body + suffix + "</saml:Assertion>").utf8)
     }
-    /// `compact` whose Reference's `InclusiveNamespaces` lists `prefixes` instead of `xs`.
-    func withPrefixList(_ prefixes: [String]) -> String {
-        compact.replacingOccurrences(of: "PrefixList=\"xs\"", with: "PrefixList=\"\(prefixes.joined(separator: " "))\"")
+    /// `base` whose Reference's `InclusiveNamespaces` lists `prefixes` instead of `xs`.
+    func withPrefixList(_ prefixes: [String], in base: String? = nil) -> String {
+        (base ?? compact).replacingOccurrences(of: "PrefixList=\"xs\"", with: "PrefixList=\"\(prefixes.joined(separator: " "))\"")
     }
+    let sixteen = (0..<16).map { "q\($0)" }
     // Each hostile unit packs markup items (elements, attributes, comments, PIs) as densely as
     // the limits allow: one per 32 bytes (``MarkupLimits/bytesPerMarkupItem``).
     let filler = String(repeating: "a", count: 24)
@@ -89,8 +97,13 @@ let benchmarks: @Sendable () -> Void = {
         ("transforms-repeated-refused", Array(transforms.utf8)),
         // The longest PrefixList allowed, of prefixes declared nowhere (each lookup walks every
         // ancestor to the root), over the deepest chains: the most lookups per element.
-        ("prefix-list-16-deep", hostile(deepChain, in: withPrefixList((0..<16).map { "q\($0)" }))),
-        ("prefix-list-16-elements", hostile("<e>\(filler)</e>\n", in: withPrefixList((0..<16).map { "q\($0)" }))),
+        ("prefix-list-16-deep", hostile(deepChain, in: withPrefixList(sixteen))),
+        ("prefix-list-16-elements", hostile("<e>\(filler)</e>\n", in: withPrefixList(sixteen))),
+        // The same, signed by a key the store does not hold: the forger's digests may match.
+        ("another-key-prefix-list-16-deep", hostile(deepChain, in: withPrefixList(sixteen, in: forged))),
+        ("another-key-genuine-shape", Array(forgedPadded.utf8)),
+        // Without the bound, 94 KB of this cost seconds (the size first reported) and 1 MB minutes.
+        ("prefix-list-bomb-refused", hostile(deepChain, in: withPrefixList((0..<3_000).map { "q\($0)" }), bytes: 94 * 1024)),
         ("prefix-list-bomb-refused", hostile(deepChain, in: withPrefixList((0..<20_000).map { "q\($0)" }))),
         ("signature-fails-after-normalization", Array(tampered.utf8)),
     ]
