@@ -4,10 +4,10 @@ import CXMLSec
 ///
 /// Each trusted key is preset as the signing key (`signKey`), so `KeyInfo` is never read:
 /// a key or certificate an attacker embeds there is ignored. No keys manager is attached, so
-/// no certificate chain is built per document. The key is chosen first on `SignedInfo` alone
-/// (``SignatureKeySelection``), so xmlsec makes one pass, with that key; when that cannot be
-/// decided the keys are tried in order, and a digest mismatch ends the search at once since it
-/// does not depend on the key.
+/// no certificate chain is built per document. With several keys, or a large document, the key
+/// is chosen first on `SignedInfo` alone (``SignatureKeySelection``), so xmlsec makes one pass,
+/// with that key; otherwise the keys are tried in order, and a digest mismatch ends the search
+/// at once since it does not depend on the key.
 ///
 /// `xmlSecDSigCtxVerify` returns 0 for a *bad* signature too: success is `status ==
 /// xmlSecDSigStatusSucceeded`, exactly one SignedInfo reference that succeeded, whose URI is
@@ -34,9 +34,10 @@ enum SignatureVerifier {
         }
         // The key is chosen on SignedInfo alone, before any digest: xmlsec then makes one pass
         // with that key. When no key signed SignedInfo, the verdict is final past the size of
-        // the safety nets; below it every key gets its pass as before.
+        // the safety nets; below it every key gets its pass as before. With one key and a small
+        // document the choice would only add a signature check to xmlsec's single pass.
         var candidates = Array(keys.indices)
-        if algorithms.nativeCanonicalization {
+        if algorithms.nativeCanonicalization && (keys.count > 1 || !algorithms.retryWithLibxml2) {
             switch SignatureKeySelection.select(signature: signature, keys: keys, context: context) {
             case .key(let index):
                 candidates = [index]
