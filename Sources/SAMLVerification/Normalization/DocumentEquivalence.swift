@@ -19,7 +19,8 @@ import CXMLSec
 ///     value such as `<AttributeStatement>\n</AttributeStatement>`), that text is skipped on
 ///     both sides;
 ///   - the ends of a value: the XML whitespace before its first and after its last character
-///     (`<NameID>\n  alice@example.com\n</NameID>`, which every reader trims); everything
+///     (`<NameID>\n  alice@example.com\n</NameID>`: SAML libraries trim them, and the
+///     cookbook's code the app runs without samlgate changes them the same way); everything
 ///     between, line breaks, tabs and runs of spaces included, is compared byte for byte;
 ///   - the base64 content of the signature elements (`SignatureValue`, `DigestValue`,
 ///     `X509Certificate` …), equal under the cookbook's rule (``WhitespaceCanonicalText``);
