@@ -122,7 +122,7 @@ public struct Verifier: Sendable {
         }
         let originalDocument = try SecureXMLParser.parse(original, limits: options.markupLimits, maxDepth: options.maxDepth, context: context)
         let checked = try check(
-            originalDocument, provider: provider, retry: retries(original), now: now,
+            originalDocument, byteCount: original.count, provider: provider, retry: retries(original), now: now,
             expectedInResponseTo: expectedInResponseTo, context: context)
         switch fallback {
         case .original:
@@ -193,16 +193,19 @@ public struct Verifier: Sendable {
         expectedInResponseTo: String?, context: VerificationThreadContext
     ) throws(VerificationError) -> Checked {
         let document = try SecureXMLParser.parse(bytes, limits: options.markupLimits, maxDepth: options.maxDepth, context: context)
-        return try check(document, provider: provider, retry: retry, now: now, expectedInResponseTo: expectedInResponseTo, context: context)
+        return try check(
+            document, byteCount: bytes.count, provider: provider, retry: retry, now: now, expectedInResponseTo: expectedInResponseTo,
+            context: context)
     }
 
     /// Structure → signatures → SAML policies, on one parsed document.
     private func check(
-        _ document: borrowing ParsedDocument, provider: IdentityProviderTrust, retry: Bool, now: Date,
+        _ document: borrowing ParsedDocument, byteCount: Int, provider: IdentityProviderTrust, retry: Bool, now: Date,
         expectedInResponseTo: String?, context: VerificationThreadContext
     ) throws(VerificationError) -> Checked {
         var algorithms = AlgorithmPolicy(allowSHA1: options.allowSHA1, nativeCanonicalization: options.nativeCanonicalization)
         algorithms.retryWithLibxml2 = retry
+        algorithms.largeDocument = byteCount > options.largeDocumentSize
         let structure = try ResponseStructure(document: document, maxDepth: options.maxDepth)
         let outcome = try Self.verifySignatures(structure, document, keys: provider.keys, algorithms: algorithms, context: context)
         let facts = try ResponseFacts(structure: structure)

@@ -41,7 +41,7 @@ import Testing
             for excluded in exclusions {
                 for withComments in [false, true] {
                     for list in prefixLists {
-                        CanonicalizationDifferential.withPrefixList(list) { prefixes in
+                        LibXML2Canonicalization.withPrefixList(list) { prefixes in
                             native.reset()
                             let handled = canonicalizer.canonicalize(
                                 apex: apex, excluding: excluded, withComments: withComments,
@@ -80,7 +80,7 @@ import Testing
         _ doc: UnsafeMutablePointer<xmlDoc>, apex: XMLTree.Node, excluded: XMLTree.Node?, withComments: Bool,
         prefixes: UnsafeMutablePointer<UnsafeMutablePointer<xmlChar>?>?, sourceLocation: SourceLocation = #_sourceLocation
     ) -> [UInt8]? {
-        switch CanonicalizationDifferential.libxml2(doc, apex: apex, excluded: excluded, withComments: withComments, prefixes: prefixes) {
+        switch LibXML2Canonicalization.canonicalize(doc, apex: apex, excluded: excluded, withComments: withComments, prefixes: prefixes) {
         case .shapeNotRecognised:
             // The shapes xmlsec builds here are the ones the native path must recognise.
             Issue.record("the node set xmlsec builds is not recognised as a signed subtree", sourceLocation: sourceLocation)
@@ -158,7 +158,7 @@ import Testing
         }
         // `#default` in a prefix list is left to libxml2 too.
         var tally = Tally()
-        CanonicalizationDifferential.withPrefixList(["#default"]) { prefixes in
+        LibXML2Canonicalization.withPrefixList(["#default"]) { prefixes in
             Self.elementsOf(#"<a xmlns="urn:x"><b/></a>"#) { apex in
                 var canonicalizer = ExclusiveCanonicalizer()
                 let out = CanonicalBuffer()

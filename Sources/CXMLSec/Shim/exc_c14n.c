@@ -83,7 +83,7 @@ static int cxmlsec_c14n_read_node(xmlSecTransformPtr transform, xmlNodePtr node,
     if (value == NULL) {
         return -1;
     }
-    capacity = xmlStrlen(value) / 2 + 2; /* tokens are separated: at most (len + 1) / 2 */
+    capacity = CXMLSEC_MAX_INCLUSIVE_PREFIXES + 1; /* a longer list is refused below */
     list->prefixes = (xmlChar **)xmlMalloc(sizeof(xmlChar *) * (size_t)capacity);
     if (list->prefixes == NULL) {
         xmlFree(value);

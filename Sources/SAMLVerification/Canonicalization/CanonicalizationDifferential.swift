@@ -1,7 +1,8 @@
 import CXMLSec
 
 /// The native ``ExclusiveCanonicalizer`` against libxml2's exclusive C14N on one node set, for
-/// the `canonicalization` fuzz target (`Fuzz/`, docs/robustness.md). Not used by the verifier.
+/// the `canonicalization` fuzz target (`Fuzz/`, docs/robustness.md). Not used by the verifier
+/// (which shares only ``LibXML2Canonicalization`` with it).
 ///
 /// **Why it is here.** The fuzz package sees only this module's public API, and the two
 /// canonicalizers work on libxml2 trees and xmlsec node sets that must stay internal. This
@@ -85,7 +86,7 @@ import CXMLSec
                 let children = Array(XMLTree.childElements(apex))
                 if !children.isEmpty { excluded = children[pick % children.count] }
             }
-            return Self.withPrefixList(shape.prefixes) { list in
+            return LibXML2Canonicalization.withPrefixList(shape.prefixes) { list in
                 compare(doc, apex: apex, excluded: excluded, withComments: shape.withComments, prefixes: list)
             }
         }
@@ -104,7 +105,7 @@ import CXMLSec
         let handled = canonicalizer.canonicalize(
             apex: apex, excluding: excluded, withComments: withComments,
             inclusivePrefixes: prefixes, into: native)
-        switch Self.libxml2(doc, apex: apex, excluded: excluded, withComments: withComments, prefixes: prefixes) {
+        switch LibXML2Canonicalization.canonicalize(doc, apex: apex, excluded: excluded, withComments: withComments, prefixes: prefixes) {
         case .shapeNotRecognised: return .shapeNotRecognised
         case _ where !handled: return .declined
         case .failed: return .libxml2Failed
@@ -112,52 +113,6 @@ import CXMLSec
             guard native.bytes.elementsEqual(reference) else { return .differs(native: native.count, libxml2: reference.count) }
             return .identical(count: reference.count)
         }
-    }
-
-    /// What libxml2 makes of one shape, run as xmlsec's own C14N transform runs it.
-    enum LibXML2Result {
-        /// The node set xmlsec builds for the shape is not one ``SignedSubtree`` recognises, so
-        /// the native canonicalizer would never be asked for it.
-        case shapeNotRecognised
-        case failed
-        case canonical([UInt8])
-    }
-
-    /// libxml2's exclusive canonicalization of `apex` without `excluded`, through the node set
-    /// xmlsec's transforms build (see ``SignedSubtree``). Shared with the canonicalization tests.
-    static func libxml2(
-        _ doc: UnsafeMutablePointer<xmlDoc>, apex: XMLTree.Node, excluded: XMLTree.Node?, withComments: Bool,
-        prefixes: UnsafeMutablePointer<UnsafeMutablePointer<xmlChar>?>?
-    ) -> LibXML2Result {
-        guard var set = xmlSecNodeSetGetChildren(doc, apex, withComments ? 1 : 0, 0) else { return .failed }
-        if let excluded, let invert = xmlSecNodeSetGetChildren(doc, excluded, 1, 1) {
-            set = xmlSecNodeSetAdd(set, invert, xmlSecNodeSetIntersection)
-        }
-        defer { xmlSecNodeSetDestroy(set) }
-        guard let recognised = SignedSubtree(set), recognised.apex == apex, recognised.excluded == excluded,
-            recognised.keepsComments == withComments
-        else { return .shapeNotRecognised }
-        guard let buffer = xmlBufferCreate() else { return .failed }
-        defer { xmlBufferFree(buffer) }
-        guard cxmlsec_exc_c14n_to_buffer(set, prefixes, withComments ? 1 : 0, buffer) == 0 else { return .failed }
-        let count = Int(xmlBufferLength(buffer))
-        guard count > 0, let content = xmlBufferContent(buffer) else { return .canonical([]) }
-        return .canonical(Array(UnsafeBufferPointer(start: content, count: count)))
-    }
-
-    /// `list` as the NULL-terminated `xmlChar` array xmlsec takes, for the duration of `body`.
-    static func withPrefixList<T>(_ list: [String]?, _ body: (UnsafeMutablePointer<UnsafeMutablePointer<xmlChar>?>?) -> T) -> T {
-        guard let list else { return body(nil) }
-        let array = UnsafeMutablePointer<UnsafeMutablePointer<xmlChar>?>.allocate(capacity: list.count + 1)
-        for (index, prefix) in list.enumerated() {
-            array[index] = xmlCharStrdup(prefix)
-        }
-        array[list.count] = nil
-        defer {
-            for index in 0..<list.count { cxmlsec_xml_free(array[index]) }
-            array.deallocate()
-        }
-        return body(array)
     }
 
     /// Every element of `doc`, in document order.

@@ -36,8 +36,6 @@ struct ResponseStructure {
         var encrypted = 0
         var responseID: UnsafePointer<xmlChar>?
 
-        // Depth-first walk over elements. Invariant: `depth` is the element depth of `node`
-        // (root = 1) and every element before `node` in document order has been visited.
         // Processing instructions before and after the root element.
         var topLevel = doc.pointee.children
         while let current = topLevel {
@@ -46,6 +44,8 @@ struct ResponseStructure {
             }
             topLevel = current.pointee.next
         }
+        // Depth-first walk over elements. Invariant: `depth` is the element depth of `node`
+        // (root = 1) and every element before `node` in document order has been visited.
         var node = root
         var depth = 1
         walk: while true {
@@ -121,7 +121,8 @@ struct ResponseStructure {
     /// - in both places, no element of any namespace named like an identity-carrying SAML element
     ///   (`NameID`, `Subject`, `Attribute` …), for backends that match local names only.
     /// A naive backend reads the first `NameID` in document order: one placed in the unsigned
-    /// envelope or in `KeyInfo` would come before the signed one. Each subtree is walked once.
+    /// envelope or in `KeyInfo` would come before the signed one. A second walk, over the two
+    /// signatures and the envelope's other children only (each of those subtrees once).
     private func checkUnsignedContent() throws(VerificationError) {
         for signature in [responseSignature, assertionSignature] {
             guard let signature else { continue }

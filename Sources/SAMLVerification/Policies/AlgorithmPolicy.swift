@@ -14,9 +14,13 @@ struct AlgorithmPolicy: Sendable {
     /// Canonicalize natively where ``CanonicalizationTransform`` can (else libxml2 only).
     var nativeCanonicalization: Bool = true
     /// Check a signature that failed with native canonicalization once more with libxml2's
-    /// before rejecting it. Off for the first attempt on a normalized document: when it fails,
-    /// the original is verified next, with the retry (see ``Verifier``).
+    /// before rejecting it. Off for the first attempt on a normalized document (when it fails,
+    /// the original is verified next, with the retry) and for large documents (see ``Verifier``).
     var retryWithLibxml2: Bool = true
+    /// The document is past ``VerificationOptions/largeDocumentSize``: the key is chosen on
+    /// `SignedInfo` even with one trusted key, and no key signing it is final
+    /// (``SignatureVerifier``).
+    var largeDocument: Bool = false
 
     static let exclusiveC14N: StaticString = "http://www.w3.org/2001/10/xml-exc-c14n#"
     static let exclusiveC14NWithComments: StaticString = "http://www.w3.org/2001/10/xml-exc-c14n#WithComments"

@@ -10,8 +10,10 @@ import CXMLSec
 /// the native canonicalizer declines the document — and its `SignatureValue` checked against
 /// each key with xmlsec's own signature-method transform; xmlsec then verifies everything with
 /// the one key that matched. A forger cannot change what `SignedInfo` says (its prefix list,
-/// its digest) without this check failing, so the costly passes only ever run on a `SignedInfo`
-/// a trusted key signed.
+/// its digest) without this check failing, so past ``VerificationOptions/largeDocumentSize``
+/// the costly passes only ever run on a `SignedInfo` a trusted key signed (below it, no key
+/// matching still gives every key xmlsec's full pass, behind the libxml2 safety net). Used with
+/// several trusted keys or a large document (``SignatureVerifier``).
 enum SignatureKeySelection: Equatable {
     /// This key signed `SignedInfo`.
     case key(Int)
@@ -63,12 +65,12 @@ enum SignatureKeySelection: Equatable {
             }
             return .none
         }
-        return CanonicalizationDifferential.withPrefixList(prefixes) { list in
+        return LibXML2Canonicalization.withPrefixList(prefixes) { list in
             if let native = context.canonicalize(element: signedInfo, withComments: withComments, inclusivePrefixes: list) {
                 return matching(native)
             }
             guard
-                case .canonical(let bytes) = CanonicalizationDifferential.libxml2(
+                case .canonical(let bytes) = LibXML2Canonicalization.canonicalize(
                     doc, apex: signedInfo, excluded: nil, withComments: withComments, prefixes: list)
             else { return .undecided }
             return bytes.withUnsafeBufferPointer(matching)

@@ -15,7 +15,8 @@ import CXMLSec
 ///
 /// Canonicalization is native where possible (``CanonicalizationTransform``); a signature that
 /// fails that way is verified once more with libxml2 canonicalizing before it is rejected, so
-/// a difference between the two canonicalizers can never reject a genuine response.
+/// a difference between the two canonicalizers cannot reject a genuine response — up to
+/// ``VerificationOptions/largeDocumentSize``, past which the native verdict is final.
 enum SignatureVerifier {
     /// Returns the index of the trusted key that verified the signature.
     static func verify(
@@ -33,15 +34,15 @@ enum SignatureVerifier {
             throw VerificationError(.keyNotTrusted, "no trusted key configured")
         }
         // The key is chosen on SignedInfo alone, before any digest: xmlsec then makes one pass
-        // with that key. When no key signed SignedInfo, the verdict is final past the size of
-        // the safety nets; below it every key gets its pass as before. With one key and a small
+        // with that key. When no key signed SignedInfo, the verdict is final for a large
+        // document; below that size every key gets its pass as before. With one key and a small
         // document the choice would only add a signature check to xmlsec's single pass.
         var candidates = Array(keys.indices)
-        if algorithms.nativeCanonicalization && (keys.count > 1 || !algorithms.retryWithLibxml2) {
+        if algorithms.nativeCanonicalization && (keys.count > 1 || algorithms.largeDocument) {
             switch SignatureKeySelection.select(signature: signature, keys: keys, context: context) {
             case .key(let index):
                 candidates = [index]
-            case .none where !algorithms.retryWithLibxml2:
+            case .none where algorithms.largeDocument:
                 throw Self.noTrustedKey(keys.count)
             case .none, .undecided:
                 break

@@ -73,32 +73,31 @@ final class VerificationThreadContext {
         _ subtree: SignedSubtree, withComments: Bool,
         inclusivePrefixes: UnsafeMutablePointer<UnsafeMutablePointer<xmlChar>?>?
     ) -> UnsafeBufferPointer<UInt8>? {
-        canonical.reset()
-        guard
-            canonicalizer.canonicalize(
-                apex: subtree.apex, excluding: subtree.excluded, withComments: withComments,
-                inclusivePrefixes: inclusivePrefixes, into: canonical)
-        else {
-            return nil
-        }
-        nativeCanonicalizations += 1
-        return canonical.bytes
+        let bytes = canonicalize(
+            apex: subtree.apex, excluding: subtree.excluded, withComments: withComments, inclusivePrefixes: inclusivePrefixes)
+        if bytes != nil { nativeCanonicalizations += 1 }
+        return bytes
     }
 
-    /// Canonicalizes `element`'s whole subtree natively (the `SignedInfo` shape) into this
-    /// thread's buffer, for ``SignatureKeySelection``; `nil` when the canonicalizer declines.
-    /// Not counted in ``nativeCanonicalizations``, which tracks what xmlsec canonicalized. The
-    /// bytes are valid until the next canonicalization on this thread.
+    /// Canonicalizes `element`'s whole subtree natively (the `SignedInfo` shape), for
+    /// ``SignatureKeySelection``: not counted in ``nativeCanonicalizations``, which tracks what
+    /// xmlsec canonicalized. `nil` when the canonicalizer declines; the bytes are valid until
+    /// the next canonicalization on this thread.
     func canonicalize(
         element: XMLTree.Node, withComments: Bool, inclusivePrefixes: UnsafeMutablePointer<UnsafeMutablePointer<xmlChar>?>?
+    ) -> UnsafeBufferPointer<UInt8>? {
+        canonicalize(apex: element, excluding: nil, withComments: withComments, inclusivePrefixes: inclusivePrefixes)
+    }
+
+    private func canonicalize(
+        apex: XMLTree.Node, excluding excluded: XMLTree.Node?, withComments: Bool,
+        inclusivePrefixes: UnsafeMutablePointer<UnsafeMutablePointer<xmlChar>?>?
     ) -> UnsafeBufferPointer<UInt8>? {
         canonical.reset()
         guard
             canonicalizer.canonicalize(
-                apex: element, excluding: nil, withComments: withComments, inclusivePrefixes: inclusivePrefixes, into: canonical)
-        else {
-            return nil
-        }
+                apex: apex, excluding: excluded, withComments: withComments, inclusivePrefixes: inclusivePrefixes, into: canonical)
+        else { return nil }
         return canonical.bytes
     }
 
