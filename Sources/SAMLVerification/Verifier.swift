@@ -144,6 +144,9 @@ public struct Verifier: Sendable {
             // The identity and the policies come from the document that is forwarded; and as a
             // second wall behind the tree comparison, everything read from it must equal what
             // the verified original says (identity, issuers, audiences, conditions, attributes).
+            // No document reaches it today (the facts are read trimmed, and the comparison lets
+            // only whitespace-only text and the ends of values differ); it stands so that a
+            // change to either side cannot let an identity through unnoticed.
             let structure = try ResponseStructure(document: normalizedDocument, maxDepth: options.maxDepth)
             let facts = try ResponseFacts(structure: structure)
             guard facts == checked.facts else { throw refusal }
