@@ -147,15 +147,15 @@ import NIOHTTP1
             {
                 continue
             }
+            // Only a trusted peer's `X-Forwarded-*` and `Forwarded` get here: from any other peer
+            // they are hop claims, dropped above.
             switch name {
             case "x-forwarded-for":
-                if trusted { forwardedFor = forwardedFor.map { $0 + ", " + value } ?? value }
+                forwardedFor = forwardedFor.map { $0 + ", " + value } ?? value
                 continue
             case "x-forwarded-host":
-                guard trusted else { continue }
                 keptHost = true
             case "x-forwarded-proto":
-                guard trusted else { continue }
                 keptProto = true
             case "forwarded":
                 continue
