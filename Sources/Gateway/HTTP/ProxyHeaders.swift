@@ -58,14 +58,13 @@ import NIOHTTP1
         return false
     }
 
-    /// The headers the gateway reads, rewrites or drops, and the exchange's identity headers:
+    /// The headers the gateway reads, rewrites or drops, and the exchange's own headers (taken
+    /// from ``ExchangeAdmission``'s lists, so that a header the exchange comes to read is covered):
     /// with `allow-underscore-headers`, a header whose name reads as one of these once `_` is
     /// taken for `-` is still dropped (a backend folding `_` would read it as the real one).
-    /// (Hop claims too, by ``isHopClaim(_:)``.)
-    static let shadowed: Set<String> = hopByHop.union(replaced).union(routeOverrides).union([
-        "x-forwarded-for", "x-forwarded-host", "x-forwarded-proto", "forwarded", "content-type", "content-encoding", "authorization",
-        "ap-device-identifier", "ap-partner-framework-status", "x-device-info",
-    ])
+    /// (Hop claims, `X-Forwarded-*` and `Forwarded` among them, too, by ``isHopClaim(_:)``.)
+    static let shadowed: Set<String> = hopByHop.union(replaced).union(routeOverrides).union(
+        (ExchangeAdmission.exchangeHeaders + ExchangeAdmission.partnerHeaders).map { $0.lowercased() })
 
     /// The bytes of a header name forwarded as it is: ASCII letters, digits and `-`.
     static let plainNameBytes: [Bool] = (0..<256).map { value in
