@@ -149,6 +149,8 @@ struct RequestTarget: Sendable, Equatable {
 
     private static func checkQuery(_ query: UnsafeBufferPointer<UInt8>) throws(GatewayError) {
         var decoded: [UInt8] = []
+        // The folded names of both passes of ``checkQueryNames(_:key:)``: one buffer, grown once.
+        var key: [UInt8] = []
         var escaped = false
         var i = 0
         while i < query.count {
@@ -179,17 +181,18 @@ struct RequestTarget: Sendable, Equatable {
         if escaped && String(validating: decoded, as: UTF8.self) == nil {
             throw refusal("the query's percent-escapes are not valid UTF-8")
         }
-        try checkQueryNames(query)
+        try checkQueryNames(query, key: &key)
         // Parsers that decode the query before they split it read `a=%26SAMLResponse%3Dx` so.
-        if decoded.count != query.count { try decoded.withUnsafeBufferPointer { decoded throws(GatewayError) in try checkQueryNames(decoded) } }
+        if decoded.count != query.count {
+            try decoded.withUnsafeBufferPointer { decoded throws(GatewayError) in try checkQueryNames(decoded, key: &key) }
+        }
     }
 
     /// No `SAMLResponse` in a query, in any spelling a parser reads as it (``ParameterName``;
     /// names split at `&` and `;`), also once the query is decoded: a backend that also takes
     /// the exchange by `GET`, or reads query parameters before the body, would read a response
-    /// the gateway never verified.
-    private static func checkQueryNames(_ query: UnsafeBufferPointer<UInt8>) throws(GatewayError) {
-        var key: [UInt8] = []
+    /// the gateway never verified. `key` is scratch space for the folded names.
+    private static func checkQueryNames(_ query: UnsafeBufferPointer<UInt8>, key: inout [UInt8]) throws(GatewayError) {
         var start = 0
         while start < query.count {
             var end = start
