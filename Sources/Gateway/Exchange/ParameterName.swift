@@ -36,7 +36,7 @@ enum ParameterName {
             if byte == UInt8(ascii: "+") {
                 byte = UInt8(ascii: " ")
                 i += 1
-            } else if byte == UInt8(ascii: "%"), i + 2 < name.count, let high = hexValue(name[i + 1]), let low = hexValue(name[i + 2]) {
+            } else if byte == UInt8(ascii: "%"), i + 2 < name.count, let high = HexDigit.value(name[i + 1]), let low = HexDigit.value(name[i + 2]) {
                 byte = high << 4 | low
                 i += 3
             } else {
@@ -50,7 +50,7 @@ enum ParameterName {
         var start = 0
         while start < key.count, let width = blankWidth(key, at: start) { start += width }
         var end = key[start...].firstIndex(of: 0) ?? key.count
-        while end > start, let width = blankWidthEnding(key, at: end) { end -= width }
+        while end > start, let width = blankWidth(key, at: end, ending: true) { end -= width }
         guard end - start <= maximumKey * 3 else { return false }
         // Folded, in place (a folded character is never longer than its spelling).
         var out = 0
@@ -86,22 +86,14 @@ enum ParameterName {
         key.count == lowercased.utf8.count && key.elementsEqual(lowercased.utf8)
     }
 
-    /// The UTF-8 length of the blank or control character starting at `i`, or `nil`.
-    private static func blankWidth(_ bytes: [UInt8], at i: Int) -> Int? {
-        let byte = bytes[i]
+    /// The UTF-8 length of the blank or control character starting at `i` (`ending`: ending
+    /// just before `i`), or `nil`.
+    private static func blankWidth(_ bytes: [UInt8], at i: Int, ending: Bool = false) -> Int? {
+        let byte = ending ? bytes[i - 1] : bytes[i]
         if byte <= 0x20 || byte == 0x7F || byte == UInt8(ascii: "+") { return 1 }
-        for blank in unicodeBlanks where bytes.count - i >= blank.count && bytes[i..<(i + blank.count)].elementsEqual(blank) {
-            return blank.count
-        }
-        return nil
-    }
-
-    /// The UTF-8 length of the blank or control character ending just before `end`, or `nil`.
-    private static func blankWidthEnding(_ bytes: [UInt8], at end: Int) -> Int? {
-        let byte = bytes[end - 1]
-        if byte <= 0x20 || byte == 0x7F || byte == UInt8(ascii: "+") { return 1 }
-        for blank in unicodeBlanks where end >= blank.count && bytes[(end - blank.count)..<end].elementsEqual(blank) {
-            return blank.count
+        for blank in unicodeBlanks {
+            let start = ending ? i - blank.count : i
+            if start >= 0, start + blank.count <= bytes.count, bytes[start..<(start + blank.count)].elementsEqual(blank) { return blank.count }
         }
         return nil
     }
@@ -135,14 +127,4 @@ enum ParameterName {
             [0xE2, 0x80, 0xA8], [0xE2, 0x80, 0xA9], [0xE2, 0x80, 0xAF], [0xE2, 0x81, 0x9F], [0xE2, 0x81, 0xA0], [0xE3, 0x80, 0x80],
             [0xEF, 0xBB, 0xBF],
         ]
-
-    @inline(__always)
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
-        default: return nil
-        }
-    }
 }

@@ -98,7 +98,7 @@ struct RequestTarget: Sendable, Equatable {
                 segmentStart = out.count
                 i += 1
             } else if byte == UInt8(ascii: "%") {
-                guard i + 2 < raw.count, let high = hexValue(raw[i + 1]), let low = hexValue(raw[i + 2]) else {
+                guard i + 2 < raw.count, let high = HexDigit.value(raw[i + 1]), let low = HexDigit.value(raw[i + 2]) else {
                     throw refusal("malformed percent-escape in the path")
                 }
                 let value = high << 4 | low
@@ -156,11 +156,11 @@ struct RequestTarget: Sendable, Equatable {
         while i < query.count {
             let byte = query[i]
             if byte == UInt8(ascii: "%") {
-                guard i + 2 < query.count, let high = hexValue(query[i + 1]), let low = hexValue(query[i + 2]) else {
+                guard i + 2 < query.count, let high = HexDigit.value(query[i + 1]), let low = HexDigit.value(query[i + 2]) else {
                     throw refusal("malformed percent-escape in the query")
                 }
                 let value = high << 4 | low
-                if value == UInt8(ascii: "%"), i + 4 < query.count, hexValue(query[i + 3]) != nil, hexValue(query[i + 4]) != nil {
+                if value == UInt8(ascii: "%"), i + 4 < query.count, HexDigit.value(query[i + 3]) != nil, HexDigit.value(query[i + 4]) != nil {
                     throw refusal("double-encoded query (`%25` followed by an escape)")
                 }
                 guard value >= 0x20 && value != 0x7F else { throw refusal("an escaped control character in the query") }
@@ -210,16 +210,6 @@ struct RequestTarget: Sendable, Equatable {
 
     private static func refusal(_ why: String) -> GatewayError {
         GatewayError(status: 400, code: .invalidRequestTarget, message: "invalid request target: \(why)")
-    }
-
-    @inline(__always)
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
-        default: return nil
-        }
     }
 
     private static let hexDigits: [UInt8] = Array("0123456789ABCDEF".utf8)
