@@ -16,10 +16,12 @@ enum FormBodyTarget {
 
     static let unique: [String: String] = Dictionary(
         uniqueKeysWithValues: ["requestor", "deviceId", "mvpd", "deviceType", "SAMLResponse", "deviceUser", "appId"].map { ($0.lowercased(), $0) })
+    /// `unique` as `FormBody.parse(_:unique:)` takes it: each name's lower-case bytes and the name.
+    static let uniqueKeys: [(key: [UInt8], name: String)] = unique.map { (Array($0.key.utf8), $0.value) }
 
     static func testOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         let body = FuzzDriver.input(data, size)
-        guard let fields = try? FormBody.parse(body, unique: unique) else { return 0 }
+        guard let fields = try? FormBody.parse(body, unique: uniqueKeys) else { return 0 }
         if fields.count > FormBody.maximumFields { FuzzFailure.violated("more fields than the maximum") }
         if body.contains(UInt8(ascii: ";")) { FuzzFailure.violated("a body with a raw ; was accepted") }
         var previousEnd = 0

@@ -17,9 +17,9 @@ import SAMLVerification
     public static let samlField = "SAMLResponse"
     static let v1Required = ["requestor", "deviceId", "mvpd", "deviceType", samlField]
     /// Fields whose second copy could make us verify one value and the backend read another.
-    /// Keyed by the lower-case name (see ``FormBody/parse(_:unique:)``).
-    static let uniqueFields: [String: String] = Dictionary(
-        uniqueKeysWithValues: ["requestor", "deviceId", "mvpd", "deviceType", samlField, "deviceUser", "appId"].map { ($0.lowercased(), $0) })
+    /// Each with its key, the lower-case bytes a spelling of it folds to (see ``FormBody/parse(_:unique:)``).
+    static let uniqueFields: [(key: [UInt8], name: String)] =
+        ["requestor", "deviceId", "mvpd", "deviceType", samlField, "deviceUser", "appId"].map { (Array($0.lowercased().utf8), $0) }
     static let deviceTypes: Set<String> = ["iOS", "tvOS"]
 
     public init(trustStore: ReloadableTrustStore, options: VerificationOptions, replayCache: (any ReplayCache)?, forwardForm: ForwardForm) {

@@ -28,8 +28,11 @@ import Glibc
     ///   `S`), and the names of an exchange form are ASCII words.
     /// - a body of more than `maximumFields` fields (an exchange has about seven; the limit keeps
     ///   a 1 MB body of `a&a&…` from costing half a million field decodings).
-    /// - Parameter unique: the names given at most once, keyed by their lower-case form.
-    public static func parse(_ body: UnsafeRawBufferPointer, unique: [String: String]) throws(GatewayError) -> [FormField] {
+    /// - Parameter unique: the names given at most once: each name's key (its lower-case bytes,
+    ///   as ``ParameterName/fold(encoded:into:)`` folds it) and the name as it must be spelled.
+    public static func parse(
+        _ body: UnsafeRawBufferPointer, unique: [(key: [UInt8], name: String)]
+    ) throws(GatewayError) -> [FormField] {
         if offset(of: UInt8(ascii: ";"), in: body, from: 0, to: body.count) != body.count {
             throw GatewayError(
                 status: 400, code: .invalidParameterValue,
@@ -60,7 +63,7 @@ import Glibc
                         details: [("parameter", .string("(parameter name)"))])
                 }
                 if ParameterName.fold(encoded: nameBytes, into: &key),
-                    let canonical = unique.first(where: { ParameterName.matches(key, $0.key) })?.value
+                    let canonical = unique.first(where: { $0.key == key })?.name
                 {
                     guard canonical == name else { throw duplicate(canonical, spelled: false) }
                     guard seen.insert(canonical).inserted else { throw duplicate(canonical, spelled: true) }
