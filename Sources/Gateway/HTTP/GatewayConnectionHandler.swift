@@ -473,15 +473,16 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
 
     func tripFailed(_ failure: UpstreamFailure, responseStarted: Bool) {
         request?.trip = nil
-        if responseStarted {
-            // Part of the answer is out: the client can only learn of the failure by the close.
-            // The client's own slowness is still counted under its code (the trip counts the
-            // backend's failures).
-            if failure.kind == .clientTimeout { core.metrics.error(code: GatewayError.Code.clientTimeout.rawValue) }
-            closeConnection()
+        let error = failure.gatewayError
+        guard responseStarted else {
+            refuse(error, closing: request.map { !$0.bodyEnded } ?? false)
             return
         }
-        refuse(failure.gatewayError, closing: request.map { !$0.bodyEnded } ?? false)
+        // Part of the answer is out: the client can only learn of the failure by the close.
+        // The client's own slowness is still counted under its code, as ``refuse(_:closing:extraHeaders:)``
+        // counts an answered failure (the trip counts the backend's failures).
+        if failure.kind == .clientTimeout { core.metrics.error(code: error.code.rawValue) }
+        closeConnection()
     }
 
     func tripWantsBody() {
