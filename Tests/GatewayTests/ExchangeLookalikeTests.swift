@@ -6,13 +6,13 @@ import Testing
 /// refused — never passed through unverified.
 @Suite("Exchange path look-alikes")
 struct ExchangeLookalikeTests {
-    static let formHeaders = [("Content-Type", "application/x-www-form-urlencoded")]
+    /// `formHeaders` and `unsignedBody` are the security suite's.
+    typealias Security = GatewaySecurityTests
     static let v2Headers =
-        formHeaders + [
+        Security.formHeaders + [
             ("Authorization", "Bearer token-1"), ("AP-Device-Identifier", "fingerprint d"),
             ("AP-Partner-Framework-Status", GatewayHarness.partnerStatus()),
         ]
-    static let unsignedBody = GatewayHarness.form(GatewayHarness.v1Fields(GatewayHarness.base64(GatewayHarness.issue { $0.sign = .none })))
 
     @Test(
         "a suffix on the v1 exchange path: verified as the exchange",
@@ -27,7 +27,7 @@ struct ExchangeLookalikeTests {
         ])
     func v1SuffixIsVerified(_ target: String) async throws {
         try await EchoUpstream.withGateway { _, echo, port in
-            let answer = try await RawHTTP.send(port: port, target: target, headers: Self.formHeaders, body: Self.unsignedBody)
+            let answer = try await RawHTTP.send(port: port, target: target, headers: Security.formHeaders, body: Security.unsignedBody)
             #expect(answer.status == 401 && answer.code == "signature_missing", "\(target): \(answer.head) \(answer.body)")
             #expect(echo.requests.isEmpty, "\(target) reached the upstream")
         }
@@ -45,7 +45,7 @@ struct ExchangeLookalikeTests {
         try await EchoUpstream.withGateway { _, echo, port in
             for method in ["POST", "GET", "PUT"] {
                 let answer = try await RawHTTP.send(
-                    port: port, method: method, target: target, headers: Self.v2Headers, body: method == "GET" ? "" : Self.unsignedBody)
+                    port: port, method: method, target: target, headers: Self.v2Headers, body: method == "GET" ? "" : Security.unsignedBody)
                 #expect(answer.status == 400 && answer.code == "invalid_request_target", "\(method) \(target): \(answer.head) \(answer.body)")
             }
             #expect(echo.requests.isEmpty, "\(target) reached the upstream")
@@ -56,14 +56,14 @@ struct ExchangeLookalikeTests {
     func suffixedGenuineAndTokenCheck() async throws {
         try await EchoUpstream.withGateway { _, echo, port in
             let genuine = GatewayHarness.form(GatewayHarness.v1Fields(GatewayHarness.base64(GatewayHarness.issue())))
-            let reply = try await RawHTTP.send(port: port, target: "/api/v1/tokens/authn%2Ejson", headers: Self.formHeaders, body: genuine)
+            let reply = try await RawHTTP.send(port: port, target: "/api/v1/tokens/authn%2Ejson", headers: Security.formHeaders, body: genuine)
             #expect(reply.status == 200, "\(reply.body)")
             #expect(echo.requests.last?.target == "/api/v1/tokens/authn.json")
             let check = try await RawHTTP.send(port: port, method: "GET", target: "/api/v1/tokens/authn.json?requestor=REF&deviceId=d")
             #expect(check.status == 200, "\(check.body)")
             #expect(echo.requests.last?.target == "/api/v1/tokens/authn.json?requestor=REF&deviceId=d")
             let withBody = try await RawHTTP.send(
-                port: port, method: "GET", target: "/api/v1/tokens/authn:x", headers: Self.formHeaders, body: Self.unsignedBody)
+                port: port, method: "GET", target: "/api/v1/tokens/authn:x", headers: Security.formHeaders, body: Security.unsignedBody)
             #expect(withBody.status == 400 && withBody.code == "invalid_request", "\(withBody.body)")
             let delete = try await RawHTTP.send(port: port, method: "DELETE", target: "/api/v1/tokens/authn.json")
             #expect(delete.status == 405 && delete.code == "method_not_allowed", "\(delete.body)")
@@ -75,7 +75,7 @@ struct ExchangeLookalikeTests {
     func otherNamesPass() async throws {
         try await EchoUpstream.withGateway { _, echo, port in
             for target in ["/api/v1/tokens/authnx", "/api/v1/tokens/authn-status", "/api/v1/tokens/authn_x", "/api/v2/REF/profiles/ssox/apple"] {
-                let answer = try await RawHTTP.send(port: port, target: target, headers: Self.formHeaders, body: "a=b")
+                let answer = try await RawHTTP.send(port: port, target: target, headers: Security.formHeaders, body: "a=b")
                 #expect(answer.status == 200, "\(target): \(answer.body)")
                 #expect(echo.requests.last?.target == target)
             }

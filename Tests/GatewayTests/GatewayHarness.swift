@@ -175,6 +175,13 @@ final class GatewayHarness: Sendable {
         try await send(.POST, "/api/v1/tokens/authn", body: Self.form(Self.v1Fields(saml, mvpd: mvpd, device: device)))
     }
 
+    /// The value of the metric line starting with `prefix` (labels included) in `/metrics`, or 0.
+    func metric(_ prefix: String) async throws -> Double {
+        let body = try await send(.GET, "/metrics").body
+        guard let line = body.split(separator: "\n").first(where: { $0.hasPrefix(prefix + " ") }) else { return 0 }
+        return Double(line.split(separator: " ").last ?? "") ?? 0
+    }
+
     /// The `AP-Partner-Framework-Status` header value.
     static func partnerStatus(
         access: String = "granted", provider: String? = platformMappingID, expires: Date = Date().addingTimeInterval(3600),

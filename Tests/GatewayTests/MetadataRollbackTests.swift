@@ -36,7 +36,7 @@ struct MetadataRollbackTests {
     }
 
     static func updated(_ harness: GatewayHarness) async throws -> Double {
-        try await Remote.metric(harness, "samlgate_metadata_refresh_total{source=\"\(Remote.mvpd)\",result=\"updated\"}")
+        try await harness.metric("samlgate_metadata_refresh_total{source=\"\(Remote.mvpd)\",result=\"updated\"}")
     }
 
     /// Serves `document` and waits until its fetch is counted as a rollback; the rotation stays.
@@ -72,7 +72,7 @@ struct MetadataRollbackTests {
                 Self.document(Self.old + Self.new, validUntil: Self.day(8)), server, harness, cache: cache, "the same validUntil, a key added")
             // http:// needs a validUntil; an https:// document without one after one with it is
             // no newer either (not reachable here: the check requires one over http://).
-            #expect(try await Remote.metric(harness, "samlgate_metadata_refresh_total{source=\"\(Remote.mvpd)\",result=\"failed\"}") >= 3)
+            #expect(try await harness.metric("samlgate_metadata_refresh_total{source=\"\(Remote.mvpd)\",result=\"failed\"}") >= 3)
 
             // The same keys and validUntil in other bytes (another ID, as a re-signature gives) are taken.
             let before = try await Self.updated(harness)

@@ -54,15 +54,8 @@ struct RemoteMetadataTests {
         return try await condition()
     }
 
-    /// The value of the metric line starting with `prefix` (labels included), or 0.
-    static func metric(_ harness: GatewayHarness, _ prefix: String) async throws -> Double {
-        let body = try await harness.send(.GET, "/metrics").body
-        guard let line = body.split(separator: "\n").first(where: { $0.hasPrefix(prefix + " ") }) else { return 0 }
-        return Double(line.split(separator: " ").last ?? "") ?? 0
-    }
-
     static func failures(_ harness: GatewayHarness, _ reason: String) async throws -> Double {
-        try await metric(harness, "samlgate_metadata_refresh_failures_total{source=\"\(mvpd)\",reason=\"\(reason)\"}")
+        try await harness.metric("samlgate_metadata_refresh_failures_total{source=\"\(mvpd)\",reason=\"\(reason)\"}")
     }
 
     @Test(
@@ -82,10 +75,10 @@ struct RemoteMetadataTests {
             // Counted once the 304 is back, a moment after the server saw the request.
             #expect(
                 try await Self.eventually {
-                    try await Self.metric(harness, "samlgate_metadata_refresh_total{source=\"\(Self.mvpd)\",result=\"not_modified\"}") >= 2
+                    try await harness.metric("samlgate_metadata_refresh_total{source=\"\(Self.mvpd)\",result=\"not_modified\"}") >= 2
                 })
-            #expect(try await Self.metric(harness, "samlgate_metadata_refresh_total{source=\"\(Self.mvpd)\",result=\"updated\"}") == 1)
-            let stamp = try await Self.metric(harness, "samlgate_metadata_last_refresh_timestamp_seconds{source=\"\(Self.mvpd)\"}")
+            #expect(try await harness.metric("samlgate_metadata_refresh_total{source=\"\(Self.mvpd)\",result=\"updated\"}") == 1)
+            let stamp = try await harness.metric("samlgate_metadata_last_refresh_timestamp_seconds{source=\"\(Self.mvpd)\"}")
             #expect(abs(stamp - Date().timeIntervalSince1970) < 30, "\(stamp)")
 
             // Each publication is valid for longer than the one before (one with the same
@@ -98,7 +91,7 @@ struct RemoteMetadataTests {
             server.set(document: Self.document([MetadataTrustTests.nextPair], validUntil: Date().addingTimeInterval(9 * 86_400)))
             #expect(try await Self.eventually { try await harness.exchangeV1(Self.signed(GatewayHarness.idp)).code == "key_not_trusted" })
             #expect(try await harness.exchangeV1(Self.signed(MetadataTrustTests.nextIdP)).status == 204)
-            #expect(try await Self.metric(harness, "samlgate_metadata_refresh_total{source=\"\(Self.mvpd)\",result=\"updated\"}") == 3)
+            #expect(try await harness.metric("samlgate_metadata_refresh_total{source=\"\(Self.mvpd)\",result=\"updated\"}") == 3)
         }
     }
 
@@ -239,12 +232,12 @@ struct RemoteMetadataTests {
             #expect(try await Self.eventually { try await harness.exchangeV1(Self.signed(GatewayHarness.idp)).status == 204 })
             #expect(try await harness.exchangeV1(Self.signed(MetadataTrustTests.nextIdP)).code == "key_not_trusted", "an unmapped entity's key")
             #expect(FileManager.default.fileExists(atPath: cache + "/metadata.xml"))
-            #expect(try await Self.metric(harness, "samlgate_metadata_refresh_total{source=\"aggregate\",result=\"updated\"}") == 1)
+            #expect(try await harness.metric("samlgate_metadata_refresh_total{source=\"aggregate\",result=\"updated\"}") == 1)
             // An aggregate that drops the mapped entity is refused; the last good copy stays.
             server.set(document: try IdPMetadata.aggregate([entities[1]], validUntil: Date().addingTimeInterval(86_400), signedBy: Self.signer))
             #expect(
                 try await Self.eventually {
-                    try await Self.metric(harness, "samlgate_metadata_refresh_failures_total{source=\"aggregate\",reason=\"invalid\"}") >= 1
+                    try await harness.metric("samlgate_metadata_refresh_failures_total{source=\"aggregate\",reason=\"invalid\"}") >= 1
                 })
             #expect(try await harness.exchangeV1(Self.signed(GatewayHarness.idp)).status == 204)
         }

@@ -46,8 +46,8 @@ struct UpstreamBlameTests {
             let plain = try await h.send(.GET, "/anything")
             #expect(plain.status == 200 && plain.body == "plain")
             let invalid = "samlgate_upstream_errors_total{upstream=\"\(upstream.url)\",kind=\"invalid_response\"}"
-            #expect(try await RemoteMetadataTests.metric(h, invalid) == 4)
-            #expect(try await RemoteMetadataTests.metric(h, "samlgate_errors_total{code=\"upstream_response_invalid\"}") == 4)
+            #expect(try await h.metric(invalid) == 4)
+            #expect(try await h.metric("samlgate_errors_total{code=\"upstream_response_invalid\"}") == 4)
         }
         await upstream.stop()
     }
@@ -126,10 +126,10 @@ struct UpstreamBlameTests {
             let answer = try #require(try await connection.readAnswer())
             #expect(answer.status == 408)
             #expect(answer.code == "client_timeout")
-            #expect(try await RemoteMetadataTests.metric(h, "samlgate_errors_total{code=\"client_timeout\"}") == 1)
-            #expect(try await RemoteMetadataTests.metric(h, "samlgate_errors_total{code=\"upstream_timeout\"}") == 0)
+            #expect(try await h.metric("samlgate_errors_total{code=\"client_timeout\"}") == 1)
+            #expect(try await h.metric("samlgate_errors_total{code=\"upstream_timeout\"}") == 0)
             let timeouts = "samlgate_upstream_errors_total{upstream=\"\(upstream.url)\",kind=\"timeout\"}"
-            #expect(try await RemoteMetadataTests.metric(h, timeouts) == 0)
+            #expect(try await h.metric(timeouts) == 0)
             #expect(try await Self.ready(h))
             #expect(try await h.send(.POST, "/upload", body: "whole").status == 204)
         }
@@ -152,13 +152,13 @@ struct UpstreamBlameTests {
             try await connection.write("GET /big HTTP/1.1\r\nHost: h\r\n\r\n")
             // Never read until the gateway gives up on it.
             let counted = try await RemoteMetadataTests.eventually(20) {
-                try await RemoteMetadataTests.metric(h, "samlgate_errors_total{code=\"client_timeout\"}") == 1
+                try await h.metric("samlgate_errors_total{code=\"client_timeout\"}") == 1
             }
             #expect(counted)
             #expect(try await connection.closedByServer())
             let timeouts = "samlgate_upstream_errors_total{upstream=\"\(upstream.url)\",kind=\"timeout\"}"
-            #expect(try await RemoteMetadataTests.metric(h, timeouts) == 0)
-            #expect(try await RemoteMetadataTests.metric(h, "samlgate_errors_total{code=\"upstream_timeout\"}") == 0)
+            #expect(try await h.metric(timeouts) == 0)
+            #expect(try await h.metric("samlgate_errors_total{code=\"upstream_timeout\"}") == 0)
             #expect(try await Self.ready(h))
         }
         await upstream.stop()
