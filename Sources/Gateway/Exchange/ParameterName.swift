@@ -1,3 +1,5 @@
+import SAMLEncoding
+
 /// A form or query parameter name as the most lenient common backend reads it.
 ///
 /// Backends do not agree on what a name is. PHP trims leading blanks, turns `.` and spaces into
@@ -36,7 +38,7 @@ enum ParameterName {
             if byte == UInt8(ascii: "+") {
                 byte = UInt8(ascii: " ")
                 i += 1
-            } else if byte == UInt8(ascii: "%"), i + 2 < name.count, let high = HexDigit.value(name[i + 1]), let low = HexDigit.value(name[i + 2]) {
+            } else if byte == UInt8(ascii: "%"), i + 2 < name.count, let high = HexDigits.value(name[i + 1]), let low = HexDigits.value(name[i + 2]) {
                 byte = high << 4 | low
                 i += 3
             } else {

@@ -1,3 +1,5 @@
+import SAMLEncoding
+
 /// The request target, parsed once, in the one spelling the gateway routes on and forwards.
 ///
 /// Every layer behind the gateway (the HTTP client, a load balancer, the backend's framework)
@@ -98,7 +100,7 @@ struct RequestTarget: Sendable, Equatable {
                 segmentStart = out.count
                 i += 1
             } else if byte == UInt8(ascii: "%") {
-                guard i + 2 < raw.count, let high = HexDigit.value(raw[i + 1]), let low = HexDigit.value(raw[i + 2]) else {
+                guard i + 2 < raw.count, let high = HexDigits.value(raw[i + 1]), let low = HexDigits.value(raw[i + 2]) else {
                     throw refusal("malformed percent-escape in the path")
                 }
                 let value = high << 4 | low
@@ -156,11 +158,11 @@ struct RequestTarget: Sendable, Equatable {
         while i < query.count {
             let byte = query[i]
             if byte == UInt8(ascii: "%") {
-                guard i + 2 < query.count, let high = HexDigit.value(query[i + 1]), let low = HexDigit.value(query[i + 2]) else {
+                guard i + 2 < query.count, let high = HexDigits.value(query[i + 1]), let low = HexDigits.value(query[i + 2]) else {
                     throw refusal("malformed percent-escape in the query")
                 }
                 let value = high << 4 | low
-                if value == UInt8(ascii: "%"), i + 4 < query.count, HexDigit.value(query[i + 3]) != nil, HexDigit.value(query[i + 4]) != nil {
+                if value == UInt8(ascii: "%"), i + 4 < query.count, HexDigits.value(query[i + 3]) != nil, HexDigits.value(query[i + 4]) != nil {
                     throw refusal("double-encoded query (`%25` followed by an escape)")
                 }
                 guard value >= 0x20 && value != 0x7F else { throw refusal("an escaped control character in the query") }
