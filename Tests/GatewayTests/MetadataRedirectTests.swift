@@ -104,12 +104,7 @@ struct MetadataRedirectTests {
         defer { Task { await trap.stop() } }
         let elsewhere = try await MetadataServer.start(document: rotated, host: address)
         defer { Task { await elsewhere.stop() } }
-        let (store, cache) = try Remote.store(url: server.url)
-        try await withHarness(configure: {
-            $0.trustStore = store
-            $0.metadataCache = cache
-        }) { harness async throws in
-            #expect(try await Remote.eventually { try await harness.exchangeV1(Remote.signed(GatewayHarness.idp)).status == 204 })
+        try await Remote.withSource(server.url) { harness, cache async throws in
             let port = Self.port(trap)
             try await Self.expectRefused(
                 [
@@ -137,12 +132,7 @@ struct MetadataRedirectTests {
         let localhost = try #require(await HostResolver.resolve("localhost").first).text
         let target = try await MetadataServer.start(document: rotated, host: localhost)
         defer { Task { await target.stop() } }
-        let (store, cache) = try Remote.store(url: server.url)
-        try await withHarness(configure: {
-            $0.trustStore = store
-            $0.metadataCache = cache
-        }) { harness async throws in
-            #expect(try await Remote.eventually { try await harness.exchangeV1(Remote.signed(GatewayHarness.idp)).status == 204 })
+        try await Remote.withSource(server.url) { harness, cache async throws in
             try await Self.expectRefused(
                 [
                     "http://169.254.169.254/latest/meta-data/", "http://[fe80::1]/metadata", "http://[::ffff:169.254.169.254]/metadata",

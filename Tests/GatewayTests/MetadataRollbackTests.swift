@@ -55,12 +55,7 @@ struct MetadataRollbackTests {
     func rollbackByValidUntil() async throws {
         let server = try await MetadataServer.start(document: Self.document(Self.old, validUntil: Self.day(7)))
         defer { Task { await server.stop() } }
-        let (store, cache) = try Remote.store(url: server.url)
-        try await withHarness(configure: {
-            $0.trustStore = store
-            $0.metadataCache = cache
-        }) { harness async throws in
-            #expect(try await Remote.eventually { try await harness.exchangeV1(Remote.signed(GatewayHarness.idp)).status == 204 })
+        try await Remote.withSource(server.url) { harness, cache async throws in
             let preRotation = Self.document(Self.old, validUntil: Self.day(7))
             server.set(document: Self.document(Self.new, validUntil: Self.day(8)))
             #expect(try await Remote.eventually { try await Self.rotated(harness) })
@@ -92,12 +87,7 @@ struct MetadataRollbackTests {
     func rollbackByCreationInstant() async throws {
         let server = try await MetadataServer.start(document: Self.document(Self.old, validUntil: Self.day(7), created: Self.day(-2)))
         defer { Task { await server.stop() } }
-        let (store, cache) = try Remote.store(url: server.url)
-        try await withHarness(configure: {
-            $0.trustStore = store
-            $0.metadataCache = cache
-        }) { harness async throws in
-            #expect(try await Remote.eventually { try await harness.exchangeV1(Remote.signed(GatewayHarness.idp)).status == 204 })
+        try await Remote.withSource(server.url) { harness, cache async throws in
             // Published later with a shorter validity: taken.
             server.set(document: Self.document(Self.new, validUntil: Self.day(5), created: Self.day(-1)))
             #expect(try await Remote.eventually { try await Self.rotated(harness) })

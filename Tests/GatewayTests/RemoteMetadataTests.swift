@@ -45,6 +45,20 @@ struct RemoteMetadataTests {
     }
 
     /// Polls `condition` every 50 ms for up to `seconds`.
+    /// A gateway whose one MVPD's keys come from the metadata source at `url` (defaults of
+    /// ``store(url:refresh:signer:)``), running `body` once the first fetch let the IdP's
+    /// responses verify; `body` gets the harness and the metadata cache directory.
+    static func withSource(_ url: String, _ body: (GatewayHarness, String) async throws -> Void) async throws {
+        let (store, cache) = try store(url: url)
+        try await withHarness(configure: {
+            $0.trustStore = store
+            $0.metadataCache = cache
+        }) { harness async throws in
+            #expect(try await eventually { try await harness.exchangeV1(signed(GatewayHarness.idp)).status == 204 })
+            try await body(harness, cache)
+        }
+    }
+
     static func eventually(_ seconds: Double = 10, _ condition: () async throws -> Bool) async throws -> Bool {
         let end = Date().addingTimeInterval(TestTiming.seconds(seconds))
         while Date() < end {
