@@ -35,6 +35,8 @@ struct UpstreamBlameTests {
     )
     func reflectedPastLimit() async throws {
         let upstream = try await ScriptedUpstream.start()
+        // Stopped also when the test fails.
+        defer { Task { await upstream.stop() } }
         try await withHarness(upstreamURL: upstream.url) { h in
             for _ in 0..<4 {
                 let answer = try #require(try await Self.reflect(h, length: Self.nearLimit, copies: 2))
@@ -49,12 +51,13 @@ struct UpstreamBlameTests {
             #expect(try await h.metric(invalid) == 4)
             #expect(try await h.metric("samlgate_errors_total{code=\"upstream_response_invalid\"}") == 4)
         }
-        await upstream.stop()
     }
 
     @Test("an upstream reflecting a request head at the gateway's limit once, with headers of its own: relayed whole")
     func reflectedOnceWithinHeadroom() async throws {
         let upstream = try await ScriptedUpstream.start()
+        // Stopped also when the test fails.
+        defer { Task { await upstream.stop() } }
         try await withHarness(upstreamURL: upstream.url) { h in
             // Over the 80 KiB a request head may have, under the answer-head limit.
             let answer = try #require(try await Self.reflect(h, length: Self.nearLimit, copies: 1, ownLength: 16 * 1024))
@@ -63,7 +66,6 @@ struct UpstreamBlameTests {
             #expect(answer.head.contains("X-Echo-0: " + String(repeating: "r", count: Self.nearLimit) + "\r\n"))
             #expect(try await Self.ready(h))
         }
-        await upstream.stop()
     }
 
     @Test(
@@ -104,6 +106,8 @@ struct UpstreamBlameTests {
         arguments: [false, true])
     func slowUpload(interim: Bool) async throws {
         let upstream = try await ScriptedUpstream.start()
+        // Stopped also when the test fails.
+        defer { Task { await upstream.stop() } }
         try await withHarness(
             upstreamURL: upstream.url,
             configure: {
@@ -133,7 +137,6 @@ struct UpstreamBlameTests {
             #expect(try await Self.ready(h))
             #expect(try await h.send(.POST, "/upload", body: "whole").status == 204)
         }
-        await upstream.stop()
     }
 
     @Test(
@@ -141,6 +144,8 @@ struct UpstreamBlameTests {
     )
     func slowReader() async throws {
         let upstream = try await ScriptedUpstream.start()
+        // Stopped also when the test fails.
+        defer { Task { await upstream.stop() } }
         try await withHarness(
             upstreamURL: upstream.url,
             configure: {
@@ -161,6 +166,5 @@ struct UpstreamBlameTests {
             #expect(try await h.metric("samlgate_errors_total{code=\"upstream_timeout\"}") == 0)
             #expect(try await Self.ready(h))
         }
-        await upstream.stop()
     }
 }
