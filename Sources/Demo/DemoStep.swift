@@ -8,7 +8,7 @@ package struct DemoStep: Sendable {
     /// HTTP status, `nil` for device-side steps.
     package var status: Int?
     /// The field that decides the step (`actionName=partner_profile`, `tokenSource=Apple`,
-    /// `code=VSA403` …).
+    /// `code=invalid_header_pfs_permission_access_not_granted` …).
     package var decisive: String
     /// What the cookbook says, as `STATUS decisive` (or `decisive` alone).
     package var expected: String

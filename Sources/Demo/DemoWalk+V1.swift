@@ -9,7 +9,7 @@ extension DemoWalk {
         let requestor = settings.requestor
         let device: [(String, String)] = [("requestor", requestor), ("deviceId", deviceID)]
         await step(
-            "valid token?", .GET, "/api/v1/checkauthn", query: device, expect: 403, "code=authentication_token_not_found",
+            "valid token?", .GET, "/api/v1/checkauthn", query: device, expect: 403, "code=authentication_session_missing",
             decisive: Self.code)
         let expected = scenario == .denied ? "accessStatus=denied → VSA403" : "accessStatus=granted provider=\(vsa.providerID)"
         local("platform SSO signed in?", frameworkState, expected: expected)
@@ -57,7 +57,8 @@ extension DemoWalk {
             expected: scenario == .expired ? "signed response, session expired" : "signed response")
         let form = device + [("mvpd", mvpd), ("deviceType", "tvOS"), ("SAMLResponse", Data(saml).base64EncodedString())]
         if scenario == .expired {
-            await step("token exchange", .POST, "/api/v1/tokens/authn", body: .form(form), expect: 401, "code=expired", decisive: Self.code)
+            await step("token exchange", .POST, "/api/v1/tokens/authn", body: .form(form), expect: 400,
+                "code=invalid_parameter_saml_response reason=expired", decisive: Self.code)
             return false
         }
         guard
@@ -111,7 +112,7 @@ extension DemoWalk {
             })
         await step("logout", .DELETE, "/api/v1/logout", query: device, expect: 204, "(empty)", decisive: Self.nothing)
         await step(
-            "valid token?", .GET, "/api/v1/checkauthn", query: device, expect: 403, "code=authentication_token_not_found",
+            "valid token?", .GET, "/api/v1/checkauthn", query: device, expect: 403, "code=authentication_session_missing",
             decisive: Self.code)
     }
 }

@@ -99,12 +99,15 @@ extension DemoWalk {
     func v2Fallback(_ scenario: DemoScenario, started: DemoReply, headers: [(String, String)], mvpd: String) async {
         let sp = settings.requestor
         if scenario != .unsupported {
-            let (status, code) = scenario == .denied ? (403, "VSA403") : (401, "APPL_ERROR")
+            let code =
+                scenario == .denied
+                ? "invalid_header_pfs_permission_access_not_granted reason=partner_access_not_granted"
+                : "invalid_header_pfs_provider_info_expired reason=partner_provider_expired"
             let saml = (try? vsa.respond(verificationToken: "", attributeNames: [], mvpd: mvpd, expiredSession: false)) ?? []
             await step(
                 "partner profile (refused)", .POST, "/api/v2/\(sp)/profiles/sso/apple",
                 body: .form([("SAMLResponse", Data(saml).base64EncodedString())]), headers: headers,
-                expect: status, "code=\(code)", decisive: Self.code)
+                expect: 400, "code=\(code)", decisive: Self.code)
         }
         guard let code = started.string("code") else { return }
         guard

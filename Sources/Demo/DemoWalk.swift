@@ -69,15 +69,16 @@ final class DemoWalk {
 
     // MARK: what the VSA framework reports
 
-    /// `accessStatus=granted provider=Cablevision`, or `accessStatus=denied → VSA403`: the code
-    /// is the one the gateway answers for that state (``PartnerStatusHeader/grantedProvider(_:)``).
+    /// `accessStatus=granted provider=Cablevision`, or `accessStatus=denied →
+    /// invalid_header_pfs_permission_access_not_granted`: the backend's code the gateway answers
+    /// for that state (``PartnerStatusHeader/grantedProvider(_:)``).
     var frameworkState: String {
         let verdict = vsa.status.verdict(now: Date())
         var answer = ""
         do throws(GatewayError) {
             _ = try PartnerStatusHeader.grantedProvider(verdict)
         } catch {
-            answer = " → " + error.code.rawValue
+            answer = " → " + error.backendCode(api: .v2, exchange: true).rawValue
         }
         switch verdict {
         case .granted(let id): return "accessStatus=granted provider=\(id)"
@@ -90,7 +91,12 @@ final class DemoWalk {
 
     // MARK: decisive fields
 
-    static func code(_ reply: DemoReply) -> String { "code=" + (reply.code ?? "none") }
+    /// `code=invalid_parameter_saml_response reason=expired`: the backend's code, and samlgate's
+    /// reason when the gateway refused (the first part of `details`).
+    static func code(_ reply: DemoReply) -> String {
+        let reason = reply.string("details").map { " reason=" + $0.prefix(while: { $0 != ";" }) } ?? ""
+        return "code=" + (reply.code ?? "none") + reason
+    }
 
     static func fields(_ names: String...) -> (DemoReply) -> String {
         { reply in names.map { "\($0)=" + (reply.string($0) ?? "none") }.joined(separator: " ") }

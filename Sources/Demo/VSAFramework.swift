@@ -8,7 +8,7 @@ import TestIdP
 /// attribute-query response.
 struct VSAFramework: Sendable {
     let idp: TestIdentityProvider
-    /// `granted`, `denied`, `pending` or `notDetermined`.
+    /// `granted`, `denied`, `restricted` or `notDetermined`.
     var accessStatus: String
     /// The provider the user is signed in to (its platform-mapping id).
     var providerID: String
@@ -19,7 +19,8 @@ struct VSAFramework: Sendable {
         PartnerFrameworkStatus(
             frameworkPermissionInfo: .init(accessStatus: accessStatus),
             frameworkProviderInfo: accessStatus == "granted"
-                ? .init(id: providerID, expirationDate: (providerExpiration.timeIntervalSince1970 * 1000).rounded())
+                // A string of milliseconds, as the backend documents the field.
+                ? .init(id: providerID, expirationDate: .init(milliseconds: (providerExpiration.timeIntervalSince1970 * 1000).rounded()))
                 : .init(id: nil, expirationDate: nil))
     }
 

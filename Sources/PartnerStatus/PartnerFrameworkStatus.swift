@@ -3,9 +3,9 @@ import Foundation
 /// The `AP-Partner-Framework-Status` header: base64 of the JSON the app builds from Apple's VSA
 /// framework (`frameworkPermissionInfo` and `frameworkProviderInfo`).
 ///
-/// Shared by the gateway (which answers the SDK's codes), the reference upstream (which falls
-/// back to basic authentication) and the demo (which builds it, playing the framework), so the
-/// three read the header the same way.
+/// Shared by the gateway and the reference upstream (which answer the backend's
+/// `invalid_header_pfs_*` codes on the exchange) and the demo (which builds it, playing the
+/// framework), so the three read the header the same way.
 public struct PartnerFrameworkStatus: Codable, Sendable {
     public static let headerName = "AP-Partner-Framework-Status"
 
@@ -33,7 +33,8 @@ public struct PartnerFrameworkStatus: Codable, Sendable {
     }
 
     public struct PermissionInfo: Codable, Sendable {
-        /// `granted`, `denied`, `pending` or `notDetermined`.
+        /// `granted`, `denied`, `restricted` or `notDetermined` (and `pending`, which older
+        /// documentation listed, read as `notDetermined`).
         public var accessStatus: String
         public var error: ReportedError?
 
@@ -47,10 +48,10 @@ public struct PartnerFrameworkStatus: Codable, Sendable {
         /// The provider's platform-mapping id.
         public var id: String?
         /// Epoch milliseconds after which the framework's provider profile is no longer valid.
-        public var expirationDate: Double?
+        public var expirationDate: ExpirationDate?
         public var error: ReportedError?
 
-        public init(id: String?, expirationDate: Double?, error: ReportedError? = nil) {
+        public init(id: String?, expirationDate: ExpirationDate?, error: ReportedError? = nil) {
             self.id = id
             self.expirationDate = expirationDate
             self.error = error
@@ -107,13 +108,14 @@ public struct PartnerFrameworkStatus: Codable, Sendable {
         switch permission.accessStatus {
         case "granted": break
         case "denied": return .denied
+        case "restricted": return .restricted
         case "notDetermined", "pending": return .undetermined(permission.accessStatus)
         default: return .unreadable("unknown accessStatus")
         }
-        guard let provider = frameworkProviderInfo else { return .unreadable("frameworkProviderInfo is missing") }
+        guard let provider = frameworkProviderInfo else { return .providerUndetermined("frameworkProviderInfo is missing") }
         if let error = provider.error { return .providerError(code: error.code) }
-        guard let id = provider.id, !id.isEmpty else { return .unreadable("frameworkProviderInfo.id is missing") }
-        if let expiration = provider.expirationDate, expiration / 1000 < now.timeIntervalSince1970 {
+        guard let id = provider.id, !id.isEmpty else { return .providerUndetermined("frameworkProviderInfo.id is missing") }
+        if let expiration = provider.expirationDate, expiration.milliseconds < now.timeIntervalSince1970 * 1000 {
             return .expired(providerID: id)
         }
         return .granted(providerID: id)
@@ -125,6 +127,8 @@ public struct PartnerFrameworkStatus: Codable, Sendable {
         case .keyNotFound(let key, _)?: return "missing \(key.stringValue)"
         case .typeMismatch(_, let context)?, .valueNotFound(_, let context)?:
             return "wrong type at " + context.codingPath.map(\.stringValue).joined(separator: ".")
+        case .dataCorrupted(let context)? where !context.codingPath.isEmpty:
+            return "invalid value at " + context.codingPath.map(\.stringValue).joined(separator: ".")
         default: return "unreadable JSON"
         }
     }

@@ -14,27 +14,21 @@ enum ReferenceReply {
         return body(status, "application/json", Array(data))
     }
 
-    /// The backend's page of enhanced error codes, which every `helpUrl` points into.
-    static let helpURL = "https://experienceleague.adobe.com/docs/pass/authentication/auth-features/error-reportn/enhanced-error-codes.html"
-
-    /// The enhanced error shape (`status`, `code`, `message`, `details`, `helpUrl`, `trace`,
-    /// `action`), rendered by the same ``EnhancedError`` the gateway answers with.
-    static func error(
-        _ status: Int, _ code: String, _ message: String, action: ErrorAction = .none, trace: String? = nil,
-        details: [(String, EnhancedError.Detail)] = []
-    ) -> Response {
-        let error = EnhancedError(status: status, code: code, message: message, details: details, action: action)
-        return body(status, "application/json", Array(error.json(trace: trace, helpURL: helpURL).utf8))
+    /// The enhanced error shape, rendered by the same ``EnhancedError`` the gateway answers with:
+    /// JSON, or XML on REST API v1 when the client's `Accept` asks for it; `trace` is the request
+    /// id the gateway added.
+    static func error(_ status: Int, _ code: BackendErrorCode, _ message: String, for request: Request, details: String? = nil) -> Response {
+        let error = EnhancedError(code: code, httpStatus: status, message: message, details: details)
+        let format = ErrorFormat(api: BackendAPI(path: request.uri.path), accept: request.headers[.accept])
+        let trace = request.headers[Field.Name("X-Request-Id")!].flatMap { $0.isEmpty ? nil : $0 }
+        return body(status, format.contentType, Array(error.render(format, trace: trace, helpURL: EnhancedError.backendHelpURL).utf8))
     }
 
     /// An enhanced error inside a larger body (a denied decision): the same rendering, read back
     /// as an object for `JSONSerialization`.
-    static func errorObject(
-        _ status: Int, _ code: String, _ message: String, action: ErrorAction = .none, trace: String? = nil,
-        details: [(String, EnhancedError.Detail)] = []
-    ) -> [String: Any] {
-        let error = EnhancedError(status: status, code: code, message: message, details: details, action: action)
-        let object = try? JSONSerialization.jsonObject(with: Data(error.json(trace: trace, helpURL: helpURL).utf8))
+    static func errorObject(_ status: Int, _ code: BackendErrorCode, _ message: String, trace: String?) -> [String: Any] {
+        let error = EnhancedError(code: code, httpStatus: status, message: message)
+        let object = try? JSONSerialization.jsonObject(with: Data(error.json(trace: trace, helpURL: EnhancedError.backendHelpURL).utf8))
         return object as? [String: Any] ?? [:]
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import ServerSupport
 import NIOCore
 import PartnerStatus
 import SAMLEncoding
@@ -39,7 +40,7 @@ extension ReferenceRoutes {
     func exchangeV2(_ request: Request, serviceProvider: String, partner: String) async throws -> Response {
         let caller = try v2Caller(request, serviceProvider: serviceProvider)
         guard partner.lowercased() == "apple" else {
-            return ReferenceReply.error(400, "invalid_parameter_partner", "unknown partner \(partner)", trace: trace(request))
+            return ReferenceReply.error(400, .invalidParameterPartner, "unknown partner \(partner)", for: request)
         }
         let mvpd = try partnerMVPD(request, serviceProvider: serviceProvider)
         guard mvpd.enablePlatformServices else { return notIntegrated(request) }
@@ -58,26 +59,27 @@ extension ReferenceRoutes {
     /// The MVPD a granted partner status names, or the backend's `invalid_header_pfs_*` error.
     func partnerMVPD(_ request: Request, serviceProvider: String) throws(Refusal) -> ReferenceMVPD {
         guard let value = header(request, PartnerFrameworkStatus.headerName) else {
-            throw Refusal(400, "invalid_header_pfs_permission_access_not_present", "AP-Partner-Framework-Status is missing")
+            throw Refusal(400, .invalidHeaderPFSPermissionAccessNotPresent, "AP-Partner-Framework-Status is missing")
         }
         guard let status = try? PartnerFrameworkStatus.decode(header: value) else {
-            throw Refusal(400, "invalid_header_pfs_permission_access_not_present", "AP-Partner-Framework-Status cannot be read")
+            throw Refusal(400, .invalidHeaderPFSPermissionAccessNotPresent, "AP-Partner-Framework-Status cannot be read")
         }
         switch status.verdict(now: Date()) {
         case .granted(let id):
             guard let mvpd = configuration.mvpd(platformMappingID: id, of: serviceProvider) else {
-                throw Refusal(
-                    400, "invalid_header_pfs_provider_id_mismatch", "the partner status names a provider this service provider does not use")
+                throw Refusal(400, .invalidHeaderPFSProviderIDNotDetermined, "the partner status names a provider this service provider does not use")
             }
             return mvpd
         case .expired:
-            throw Refusal(400, "invalid_header_pfs_provider_info_expired", "the provider information has expired")
-        case .undetermined:
-            throw Refusal(400, "invalid_header_pfs_permission_access_not_determined", "the user has not decided on access")
-        case .denied, .permissionError:
-            throw Refusal(400, "invalid_header_pfs_permission_access_not_granted", "access to the TV provider account is not granted")
-        case .providerError, .unreadable:
-            throw Refusal(400, "invalid_header_pfs_provider_id_not_determined", "the provider cannot be determined")
+            throw Refusal(400, .invalidHeaderPFSProviderInfoExpired, "the provider information has expired")
+        case .undetermined, .permissionError:
+            throw Refusal(400, .invalidHeaderPFSPermissionAccessNotDetermined, "the user's permission is not determined")
+        case .denied, .restricted:
+            throw Refusal(400, .invalidHeaderPFSPermissionAccessNotGranted, "access to the TV provider account is not granted")
+        case .providerError, .providerUndetermined:
+            throw Refusal(400, .invalidHeaderPFSProviderIDNotDetermined, "the provider cannot be determined")
+        case .unreadable:
+            throw Refusal(400, .invalidHeaderPFSPermissionAccessNotPresent, "the permission's access status cannot be read")
         }
     }
 
@@ -85,7 +87,7 @@ extension ReferenceRoutes {
     /// (that would be a second encoding layer), valid base64, XML inside. Returns the XML.
     func checkSAML(_ value: [UInt8]) throws(Refusal) -> [UInt8] {
         if value.withUnsafeBytes({ bytes in bytes.baseAddress.map { memchr($0, Int32(UInt8(ascii: "%")), bytes.count) != nil } ?? false }) {
-            throw Refusal(400, "double_encoded", "SAMLResponse is still percent-encoded after one decoding")
+            throw Refusal(400, .invalidParameterSAMLResponse, "SAMLResponse is still percent-encoded after one decoding", details: "double_encoded")
         }
         var valid = true
         let decoded = [UInt8](unsafeUninitializedCapacity: Base64.maximumDecodedCount(value.count)) { output, count in
@@ -97,12 +99,12 @@ extension ReferenceRoutes {
             }
         }
         guard valid else {
-            throw Refusal(400, "malformed_base64", "SAMLResponse is not valid base64")
+            throw Refusal(400, .invalidParameterSAMLResponse, "SAMLResponse is not valid base64", details: "malformed_base64")
         }
         // XML as the cookbook encodes it: a byte-order mark the client's file started with is
         // kept, so it may come first.
         guard decoded.withUnsafeBytes(SAMLForm.startsLikeXML) else {
-            throw Refusal(400, "invalid_parameter_saml_response", "SAMLResponse does not decode to an XML document")
+            throw Refusal(400, .invalidParameterSAMLResponse, "SAMLResponse does not decode to an XML document")
         }
         return decoded
     }

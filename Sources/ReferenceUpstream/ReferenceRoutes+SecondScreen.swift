@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import ServerSupport
 
 /// The fallback when partner SSO is not possible: a code shown on the device (v1 registration
 /// code, v2 basic-authentication session), the MVPD login on a second screen (here a plain
@@ -16,7 +17,7 @@ extension ReferenceRoutes {
         router.get("/api/v2/authenticate/:serviceProvider/:code") { request, context in
             let code = context.parameters.get("code") ?? ""
             guard store.pending(code) != nil else {
-                return ReferenceReply.error(400, "invalid_authentication_session", "unknown or expired code", trace: trace(request))
+                return ReferenceReply.error(400, .invalidAuthenticationSession, "unknown or expired code", for: request)
             }
             return ReferenceReply.redirect("/reference/login?code=" + ReferenceReply.escapeQuery(code))
         }
@@ -33,16 +34,12 @@ extension ReferenceRoutes {
         guard let device = value("deviceId") else { return missing("deviceId", request) }
         let mvpd = value("mvpd")
         if let mvpd, configuration.mvpd(mvpd, of: requestor) == nil {
-            return ReferenceReply.error(
-                400, "invalid_parameter_value", "the requestor is not integrated with this MVPD",
-                trace: trace(request), details: [("parameter", .string("mvpd"))])
+            return ReferenceReply.error(400, .invalidParameterMVPD, "the requestor is not integrated with this MVPD", for: request)
         }
         var ttl = configuration.registrationCodeTTL
         if let text = value("ttl") {
             guard let seconds = Double(text), seconds > 0, seconds <= 36_000 else {
-                return ReferenceReply.error(
-                    400, "invalid_parameter_value", "ttl must be 1...36000 seconds", trace: trace(request),
-                    details: [("parameter", .string("ttl"))])
+                return ReferenceReply.error(400, .internalError, "ttl must be 1...36000 seconds", for: request)
             }
             ttl = seconds
         }
@@ -56,7 +53,7 @@ extension ReferenceRoutes {
 
     func registrationCode(_ request: Request, code: String) -> Response {
         guard let login = store.pending(code) else {
-            return ReferenceReply.error(404, "invalid_registration_code", "unknown or expired registration code", trace: trace(request))
+            return ReferenceReply.error(404, .invalidParameterCode, "unknown or expired registration code", for: request)
         }
         return ReferenceReply.json(200, registrationCodeObject(login, request: request))
     }
@@ -89,12 +86,10 @@ extension ReferenceRoutes {
         for name in ["reg_code", "requestor_id", "mso_id"] where query(request, name) == nil { return missing(name, request) }
         let code = query(request, "reg_code")!, mvpd = query(request, "mso_id")!
         guard let login = store.pending(code), login.requestor == query(request, "requestor_id") else {
-            return ReferenceReply.error(400, "invalid_registration_code", "unknown or expired registration code", trace: trace(request))
+            return ReferenceReply.error(400, .invalidParameterCode, "unknown or expired registration code", for: request)
         }
         guard configuration.mvpd(mvpd, of: login.requestor) != nil else {
-            return ReferenceReply.error(
-                400, "invalid_parameter_value", "the requestor is not integrated with this MVPD",
-                trace: trace(request), details: [("parameter", .string("mso_id"))])
+            return ReferenceReply.error(400, .invalidParameterMVPD, "the requestor is not integrated with this MVPD", for: request)
         }
         var updated = login
         updated.mvpd = mvpd

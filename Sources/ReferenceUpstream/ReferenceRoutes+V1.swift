@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import ServerSupport
 
 /// REST API v1 as the Apple SSO cookbook walks it: check authentication, configuration,
 /// profile request, retrieve token, authorize, short media token, user metadata, logout.
@@ -26,18 +27,16 @@ extension ReferenceRoutes {
     /// that look a token up).
     func v1Session(_ request: Request, absentStatus: Int = 403, absentPrefix: String = "") throws(Refusal) -> ReferenceAuthentication {
         guard let requestor = query(request, "requestor") else {
-            throw Refusal(400, "missing_parameter", "the required parameter requestor is missing", parameter: "requestor")
+            throw Refusal(400, .invalidRequestor, "the required parameter requestor is missing")
         }
         guard let device = query(request, "deviceId") else {
-            throw Refusal(400, "missing_parameter", "the required parameter deviceId is missing", parameter: "deviceId")
+            throw Refusal(400, .invalidDeviceID, "the required parameter deviceId is missing")
         }
         guard configuration.requestor(requestor) != nil else {
-            throw Refusal(400, "invalid_requestor", "the requestor is not configured", action: .configuration)
+            throw Refusal(400, .invalidRequestor, "the requestor is not configured")
         }
         guard let authentication = store.authentications(requestor: requestor, deviceID: device).first else {
-            throw Refusal(
-                absentStatus, "authentication_token_not_found", absentPrefix + "no valid authentication token for this requestor and device",
-                action: .authentication)
+            throw Refusal(absentStatus, .authenticationSessionMissing, absentPrefix + "no valid authentication token for this requestor and device")
         }
         return authentication
     }
@@ -60,9 +59,7 @@ extension ReferenceRoutes {
         guard configuration.requestor(requestor) != nil else { return unknownRequestor(request) }
         guard let deviceType = query(request, "deviceType") else { return missing("deviceType", request) }
         guard deviceType == "iOS" || deviceType == "tvOS" else {
-            return ReferenceReply.error(
-                400, "invalid_parameter_value", "deviceType must be iOS or tvOS", trace: trace(request),
-                details: [("parameter", .string("deviceType"))])
+            return ReferenceReply.error(400, .invalidDeviceInfo, "deviceType must be iOS or tvOS", for: request)
         }
         guard let mvpd = configuration.mvpd(id, of: requestor), mvpd.enablePlatformServices else { return notIntegrated(request) }
         return ReferenceReply.body(200, "application/octet-stream", Array(profileRequest(for: mvpd, requestor: requestor).utf8))
@@ -86,9 +83,7 @@ extension ReferenceRoutes {
         let token = try v1Session(request)
         guard let resource = query(request, "resource") else { return missing("resource", request) }
         if configuration.mvpd(token.mvpd)?.deniedResources.contains(resource) ?? false {
-            return ReferenceReply.error(
-                403, "authorization_denied_by_mvpd", "the MVPD denied access to the resource",
-                action: .authorization, trace: trace(request))
+            return ReferenceReply.error(403, .authorizationDeniedByMVPD, "the MVPD denied access to the resource", for: request)
         }
         let expires = Date().addingTimeInterval(configuration.authorizationTTL)
         store.authorize(requestor: token.requestor, deviceID: token.deviceID, resource: resource, until: expires)

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import ServerSupport
 import NIOCore
 import PartnerStatus
 
@@ -97,21 +98,17 @@ extension ReferenceRoutes {
         let authorization = header(request, "Authorization") ?? ""
         let token = authorization.lowercased().hasPrefix("bearer ") ? String(authorization.dropFirst(7)) : ""
         guard !token.isEmpty, store.accessTokenValid(token) || configuration.staticAccessTokens.contains(token) else {
-            throw Refusal(
-                401, "invalid_access_token", "the access token is missing, unknown or expired",
-                action: .applicationRegistration)
+            throw Refusal(401, .invalidAccessTokenClientApplication, "the access token is missing, unknown or expired")
         }
         guard let requestor = configuration.requestor(serviceProvider) else {
-            throw Refusal(
-                400, "invalid_parameter_service_provider", "the service provider is not configured",
-                action: .configuration)
+            throw Refusal(400, .invalidParameterServiceProvider, "the service provider is not configured")
         }
         guard device else { return V2Caller(serviceProvider: requestor, deviceID: "") }
         guard let deviceID = header(request, "AP-Device-Identifier") else {
-            throw Refusal(400, "invalid_header_device_identifier", "AP-Device-Identifier is missing")
+            throw Refusal(400, .invalidHeaderDeviceIdentifier, "AP-Device-Identifier is missing")
         }
         guard header(request, "X-Device-Info") != nil else {
-            throw Refusal(400, "invalid_header_device_info", "X-Device-Info is missing")
+            throw Refusal(400, .invalidHeaderDeviceInfo, "X-Device-Info is missing")
         }
         return V2Caller(serviceProvider: requestor, deviceID: deviceID)
     }
@@ -148,7 +145,7 @@ extension ReferenceRoutes {
     func partnerSession(_ request: Request, serviceProvider: String, partner: String) async throws -> Response {
         let caller = try v2Caller(request, serviceProvider: serviceProvider)
         guard partner.lowercased() == "apple" else {
-            return ReferenceReply.error(400, "invalid_parameter_partner", "unknown partner \(partner)", trace: trace(request))
+            return ReferenceReply.error(400, .invalidParameterPartner, "unknown partner \(partner)", for: request)
         }
         let fields = try await form(request) ?? [:]
         let missing = ["domainName", "redirectUrl"].filter { fields[$0]?.decoded.isEmpty ?? true }
@@ -186,15 +183,13 @@ extension ReferenceRoutes {
         var missing = ["mvpd", "domainName", "redirectUrl"].filter { value(fields, $0) == nil }
         if let code {
             guard let pending = store.pending(code), pending.requestor == serviceProvider, pending.deviceID == caller.deviceID else {
-                return ReferenceReply.error(400, "invalid_authentication_session", "unknown or expired session code", trace: trace(request))
+                return ReferenceReply.error(400, .invalidAuthenticationSession, "unknown or expired session code", for: request)
             }
             mvpd = mvpd ?? pending.mvpd
             missing = pending.missingParameters.filter { value(fields, $0) == nil && !($0 == "mvpd" && mvpd != nil) }
         }
         if let mvpd, configuration.mvpd(mvpd, of: serviceProvider) == nil {
-            return ReferenceReply.error(
-                400, "invalid_parameter_value", "the service provider is not integrated with this MVPD",
-                trace: trace(request), details: [("parameter", .string("mvpd"))])
+            return ReferenceReply.error(400, .invalidParameterMVPD, "the service provider is not integrated with this MVPD", for: request)
         }
         if let code { store.removePending(code) }
         if let mvpd, let existing = existingSession(caller, mvpd: mvpd) { return existing }
@@ -250,27 +245,24 @@ extension ReferenceRoutes {
     func decisions(_ request: Request, serviceProvider: String, kind: String, mvpd: String) async throws -> Response {
         let caller = try v2Caller(request, serviceProvider: serviceProvider)
         guard kind == "authorize" || kind == "preauthorize" else {
-            return ReferenceReply.error(404, "not_found", "unknown decision \(kind)", trace: trace(request))
+            return ReferenceReply.error(404, .internalServerError, "unknown decision \(kind)", for: request)
         }
         var request = request
         let body = try await request.collectBody(upTo: Self.bodyLimit)
         guard let object = (try? JSONSerialization.jsonObject(with: Data(buffer: body))) as? [String: Any],
             let resources = object["resources"] as? [String], !resources.isEmpty
         else {
-            return ReferenceReply.error(
-                400, "invalid_parameter_resources", "the body must be a JSON object with a non-empty resources array",
-                trace: trace(request), details: [("parameter", .string("resources"))])
+            return ReferenceReply.error(400, .invalidParameterResources, "the body must be a JSON object with a non-empty resources array",
+                for: request)
         }
         guard let profile = store.authentications(requestor: serviceProvider, deviceID: caller.deviceID).first(where: { $0.mvpd == mvpd }),
             let configured = configuration.mvpd(mvpd, of: serviceProvider)
         else {
-            return ReferenceReply.error(
-                403, "authenticated_profile_missing", "no valid profile for this MVPD on this device",
-                action: .authentication, trace: trace(request))
+            return ReferenceReply.error(403, .authenticatedProfileMissing, "no valid profile for this MVPD on this device", for: request)
         }
         if profile.source == .partner, header(request, PartnerFrameworkStatus.headerName) != nil {
             guard try partnerMVPD(request, serviceProvider: serviceProvider).id == mvpd else {
-                throw Refusal(400, "invalid_header_pfs_provider_id_mismatch", "the partner status names another provider")
+                throw Refusal(400, .invalidHeaderPFSProviderIDMismatch, "the partner status names another provider")
             }
         }
         let now = Date(), until = now.addingTimeInterval(configuration.authorizationTTL)
@@ -283,8 +275,8 @@ extension ReferenceRoutes {
             ]
             if !permitted {
                 item["error"] = ReferenceReply.errorObject(
-                    403, kind == "authorize" ? "authorization_denied_by_mvpd" : "preauthorization_denied_by_mvpd",
-                    "the MVPD denied access to the resource", action: .none, trace: trace(request))
+                    403, kind == "authorize" ? .authorizationDeniedByMVPD : .preauthorizationDeniedByMVPD,
+                    "the MVPD denied access to the resource", trace: trace(request))
             } else if kind == "authorize" {
                 item["token"] =
                     [

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import NIOCore
+import ServerSupport
 
 /// The reference upstream's handlers (see ``ReferenceUpstreamServer``), one file per part of
 /// the API: token exchanges, the v1 flow, second-screen logins, the v2 flow, inspection.
@@ -41,10 +42,12 @@ struct ReferenceRoutes: Sendable {
 
     func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
 
+    /// A required parameter missing: the backend's code for it on the request's API.
     func missing(_ name: String, _ request: Request) -> Response {
-        ReferenceReply.error(
-            400, "missing_parameter", "the required parameter \(name) is missing", trace: trace(request),
-            details: [("parameter", .string(name))])
+        let api = BackendAPI(path: request.uri.path)
+        return ReferenceReply.error(
+            400, BackendErrorCode.forParameter(name, api: api) ?? .generic(api: api), "the required parameter \(name) is missing",
+            for: request)
     }
 
     /// A form value decoded once, `nil` when absent or empty.
@@ -53,17 +56,19 @@ struct ReferenceRoutes: Sendable {
     }
 
     func brokenForm(_ request: Request) -> Response {
-        ReferenceReply.error(400, "malformed_percent_encoding", "the form body has a broken % escape", trace: trace(request))
+        ReferenceReply.error(
+            400, .invalidParameterSAMLResponse, "the form body has a broken % escape", for: request, details: "malformed_percent_encoding")
     }
 
+    /// v1's `unknown_integration`, v2's `invalid_integration`.
     func notIntegrated(_ request: Request) -> Response {
         ReferenceReply.error(
-            400, "invalid_integration", "the MVPD is not integrated with this requestor for platform SSO",
-            action: .configuration, trace: trace(request))
+            400, BackendAPI(path: request.uri.path) == .v1 ? .unknownIntegration : .invalidIntegration,
+            "the MVPD is not integrated with this requestor for platform SSO", for: request)
     }
 
     func unknownRequestor(_ request: Request) -> Response {
-        ReferenceReply.error(400, "invalid_requestor", "the requestor is not configured", action: .configuration, trace: trace(request))
+        ReferenceReply.error(400, .invalidRequestor, "the requestor is not configured", for: request)
     }
 
     /// The MVPD's configuration entry as the configuration endpoints list it.

@@ -1,25 +1,22 @@
 import Hummingbird
 import ServerSupport
 
-/// An enhanced error decided before the response is built (the request's trace id is added
-/// then).
+/// An enhanced error decided before the response is built (the request's trace id and the
+/// format the client asks for are added then).
 struct Refusal: Error, Sendable {
     var status: Int
-    var code: String
+    var code: BackendErrorCode
     var message: String
-    var action: ErrorAction
-    /// `details.parameter`: the parameter or header at fault.
-    var parameter: String?
+    var details: String?
 
-    init(_ status: Int, _ code: String, _ message: String, action: ErrorAction = .none, parameter: String? = nil) {
+    init(_ status: Int, _ code: BackendErrorCode, _ message: String, details: String? = nil) {
         self.status = status
         self.code = code
         self.message = message
-        self.action = action
-        self.parameter = parameter
+        self.details = details
     }
 
-    func response(trace: String?) -> Response {
-        ReferenceReply.error(status, code, message, action: action, trace: trace, details: parameter.map { [("parameter", .string($0))] } ?? [])
+    func response(for request: Request) -> Response {
+        ReferenceReply.error(status, code, message, for: request, details: details)
     }
 }

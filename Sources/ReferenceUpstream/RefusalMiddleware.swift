@@ -7,7 +7,7 @@ struct RefusalMiddleware<Context: RequestContext>: RouterMiddleware {
         do {
             return try await next(request, context)
         } catch let refusal as Refusal {
-            return refusal.response(trace: request.headers[Field.Name("X-Request-Id")!].flatMap { $0.isEmpty ? nil : $0 })
+            return refusal.response(for: request)
         }
     }
 }

@@ -57,7 +57,10 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("log-level"), help: "trace|debug|info|notice|warning|error|critical (default info).") var logLevel: String?
     @Option(name: .customLong("log-format"), help: "json|text (default json).") var logFormat: String?
     @Option(name: .customLong("forward-form"), help: "cookbook|signature-preserving (default cookbook).") var forwardForm: String?
-    @Option(name: .customLong("help-url"), help: "Base of helpUrl in error bodies.") var helpURL: String?
+    @Option(name: .customLong("help-url"), help: "helpUrl of error bodies: a URL, or none (default: the backend's error-code page).")
+    var helpURL: String?
+    @Option(name: .customLong("error-details"), help: "reason|none: samlgate's reason in the details of refusals (default reason).")
+    var errorDetails: String?
     @Option(name: .customLong("trusted-proxies"), help: "CIDR blocks whose X-Forwarded-* are believed, comma-separated (default none).")
     var trustedProxies: String?
     @Flag(
@@ -154,7 +157,7 @@ struct ServeCommand: AsyncParsableCommand {
             (.replayStoreFailure, replayStoreFailure), (.replayStoreTimeout, replayStoreTimeout),
             (.replayStoreConnections, replayStoreConnections), (.replayStoreCA, replayStoreCA), (.trustStorePoll, trustStorePoll),
             (.metadataCache, metadataCache), (.metadataRefresh, metadataRefresh), (.metadataTimeout, metadataTimeout), (.logLevel, logLevel),
-            (.logFormat, logFormat), (.forwardForm, forwardForm), (.helpURL, helpURL), (.trustedProxies, trustedProxies),
+            (.logFormat, logFormat), (.forwardForm, forwardForm), (.helpURL, helpURL), (.errorDetails, errorDetails), (.trustedProxies, trustedProxies),
             (.allowUnderscoreHeaders, allowUnderscoreHeaders ? "true" : nil),
         ]
         for case let (setting, value?) in flags {

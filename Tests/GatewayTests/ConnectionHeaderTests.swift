@@ -17,13 +17,13 @@ struct ConnectionHeaderTests {
         try await withHarness { h in
             let saml = GatewayHarness.base64(GatewayHarness.issue())
             let refused = try await h.exchangeV2(saml, extraHeaders: connection)
-            #expect(refused.status == 400 && refused.code == "invalid_request", "\(connection): \(refused.body)")
+            #expect(refused.status == 400 && refused.reason == "invalid_request", "\(connection): \(refused.body)")
             #expect(h.upstream?.store.exchanges.isEmpty == true)
             // Nothing was recorded against replay: the response is still good, once.
             let clean = try await h.exchangeV2(saml)
             #expect(clean.status == 201, "\(clean.body)")
             let again = try await h.exchangeV2(saml)
-            #expect(again.status == 401 && again.code == "replayed", "\(again.body)")
+            #expect(again.status == 400 && again.reason == "replayed", "\(again.body)")
         }
     }
 
@@ -34,12 +34,12 @@ struct ConnectionHeaderTests {
             let v1 = try await RawHTTP.send(
                 port: port, target: "/api/v1/tokens/authn",
                 headers: [("Content-Type", "application/x-www-form-urlencoded"), ("Connection", "Content-Type")], body: body)
-            #expect(v1.status == 400 && v1.code == "invalid_request", "\(v1.body)")
+            #expect(v1.status == 400 && v1.reason == "invalid_request", "\(v1.body)")
             let status = GatewayHarness.partnerStatus()
             let profiles = try await RawHTTP.send(
                 port: port, method: "GET", target: "/api/v2/REF/profiles",
                 headers: [("AP-Partner-Framework-Status", status), ("Connection", "AP-Partner-Framework-Status")])
-            #expect(profiles.status == 400 && profiles.code == "invalid_request", "\(profiles.body)")
+            #expect(profiles.status == 400 && profiles.reason == "invalid_request", "\(profiles.body)")
             #expect(echo.requests.isEmpty)
             // A hop-by-hop option of the client's own is still taken off, and the exchange goes on.
             let fine = try await h.send(

@@ -14,7 +14,7 @@ struct CookbookStepTests {
             ("GET /api/v1/mediatoken", 200, "serializedToken=present"),
             ("GET /api/v1/tokens/usermetadata", 200, "tokenSource=\(source)"),
             ("DELETE /api/v1/logout", 204, "(empty)"),
-            ("GET /api/v1/checkauthn", 403, "code=authentication_token_not_found"),
+            ("GET /api/v1/checkauthn", 403, "code=authentication_session_missing"),
         ]
     }
     static func v1SecondScreen(_ mvpd: String) -> [(String, Int?, String)] {
@@ -44,7 +44,7 @@ struct CookbookStepTests {
         (
             .v1, .happy,
             [
-                ("GET /api/v1/checkauthn", 403, "code=authentication_token_not_found"),
+                ("GET /api/v1/checkauthn", 403, "code=authentication_session_missing"),
                 (vsa, nil, "accessStatus=granted provider=Cablevision"),
                 ("GET /api/v1/config/REF", 200, "Cablevision: enablePlatformServices=true boardingStatus=SUPPORTED"),
                 ("GET /api/v1/REF/profile-requests/Cablevision", 200, "verificationToken=AttributeQuery"),
@@ -55,14 +55,14 @@ struct CookbookStepTests {
         (
             .v1, .denied,
             [
-                ("GET /api/v1/checkauthn", 403, "code=authentication_token_not_found"),
-                (vsa, nil, "accessStatus=denied → VSA403"),
+                ("GET /api/v1/checkauthn", 403, "code=authentication_session_missing"),
+                (vsa, nil, "accessStatus=denied → invalid_header_pfs_permission_access_not_granted"),
             ] + v1SecondScreen("Cablevision")
         ),
         (
             .v1, .unsupported,
             [
-                ("GET /api/v1/checkauthn", 403, "code=authentication_token_not_found"),
+                ("GET /api/v1/checkauthn", 403, "code=authentication_session_missing"),
                 (vsa, nil, "accessStatus=granted provider=SecondScreenTV"),
                 ("GET /api/v1/config/REF", 200, "SecondScreenTV: enablePlatformServices=false boardingStatus=NOT_SUPPORTED"),
             ] + v1SecondScreen("SecondScreenTV")
@@ -70,12 +70,12 @@ struct CookbookStepTests {
         (
             .v1, .expired,
             [
-                ("GET /api/v1/checkauthn", 403, "code=authentication_token_not_found"),
+                ("GET /api/v1/checkauthn", 403, "code=authentication_session_missing"),
                 (vsa, nil, "accessStatus=granted provider=Cablevision"),
                 ("GET /api/v1/config/REF", 200, "Cablevision: enablePlatformServices=true boardingStatus=SUPPORTED"),
                 ("GET /api/v1/REF/profile-requests/Cablevision", 200, "verificationToken=AttributeQuery"),
                 (vsa, nil, "signed response, session expired"),
-                ("POST /api/v1/tokens/authn", 401, "code=expired"),
+                ("POST /api/v1/tokens/authn", 400, "code=invalid_parameter_saml_response reason=expired"),
             ] + v1SecondScreen("Cablevision")
         ),
         (
@@ -96,11 +96,14 @@ struct CookbookStepTests {
         (
             .v2, .denied,
             v2Start + [
-                (vsa, nil, "accessStatus=denied → VSA403"),
+                (vsa, nil, "accessStatus=denied → invalid_header_pfs_permission_access_not_granted"),
                 ("GET /api/v2/REF/profiles", 200, "profiles=none"),
                 ("GET /api/v2/REF/configuration", 200, "Cablevision: enablePlatformServices=true boardingStatus=SUPPORTED"),
                 ("POST /api/v2/REF/sessions/sso/apple", 200, "actionName=authenticate actionType=interactive reasonType=pfs_fallback"),
-                ("POST /api/v2/REF/profiles/sso/apple", 403, "code=VSA403"),
+                (
+                    "POST /api/v2/REF/profiles/sso/apple", 400,
+                    "code=invalid_header_pfs_permission_access_not_granted reason=partner_access_not_granted"
+                ),,
             ] + v2Fallback("Cablevision", "Deny")
         ),
         (
@@ -115,11 +118,14 @@ struct CookbookStepTests {
         (
             .v2, .expired,
             v2Start + [
-                (vsa, nil, "accessStatus=granted provider=Cablevision expired → APPL_ERROR"),
+                (vsa, nil, "accessStatus=granted provider=Cablevision expired → invalid_header_pfs_provider_info_expired"),
                 ("GET /api/v2/REF/profiles", 200, "profiles=none"),
                 ("GET /api/v2/REF/configuration", 200, "Cablevision: enablePlatformServices=true boardingStatus=SUPPORTED"),
                 ("POST /api/v2/REF/sessions/sso/apple", 200, "actionName=authenticate actionType=interactive reasonType=pfs_fallback"),
-                ("POST /api/v2/REF/profiles/sso/apple", 401, "code=APPL_ERROR"),
+                (
+                    "POST /api/v2/REF/profiles/sso/apple", 400,
+                    "code=invalid_header_pfs_provider_info_expired reason=partner_provider_expired"
+                ),,
             ] + v2Fallback("Cablevision", "Deny")
         ),
     ]

@@ -28,7 +28,7 @@ struct ExchangeLookalikeTests {
     func v1SuffixIsVerified(_ target: String) async throws {
         try await EchoUpstream.withGateway { _, echo, port in
             let answer = try await RawHTTP.send(port: port, target: target, headers: Security.formHeaders, body: Security.unsignedBody)
-            #expect(answer.status == 401 && answer.code == "signature_missing", "\(target): \(answer.head) \(answer.body)")
+            #expect(answer.status == 400 && answer.reason == "signature_missing", "\(target): \(answer.head) \(answer.body)")
             #expect(echo.requests.isEmpty, "\(target) reached the upstream")
         }
     }
@@ -46,7 +46,7 @@ struct ExchangeLookalikeTests {
             for method in ["POST", "GET", "PUT"] {
                 let answer = try await RawHTTP.send(
                     port: port, method: method, target: target, headers: Self.v2Headers, body: method == "GET" ? "" : Security.unsignedBody)
-                #expect(answer.status == 400 && answer.code == "invalid_request_target", "\(method) \(target): \(answer.head) \(answer.body)")
+                #expect(answer.status == 400 && answer.reason == "invalid_request_target", "\(method) \(target): \(answer.head) \(answer.body)")
             }
             #expect(echo.requests.isEmpty, "\(target) reached the upstream")
         }
@@ -64,9 +64,9 @@ struct ExchangeLookalikeTests {
             #expect(echo.requests.last?.target == "/api/v1/tokens/authn.json?requestor=REF&deviceId=d")
             let withBody = try await RawHTTP.send(
                 port: port, method: "GET", target: "/api/v1/tokens/authn:x", headers: Security.formHeaders, body: Security.unsignedBody)
-            #expect(withBody.status == 400 && withBody.code == "invalid_request", "\(withBody.body)")
+            #expect(withBody.status == 400 && withBody.reason == "invalid_request", "\(withBody.body)")
             let delete = try await RawHTTP.send(port: port, method: "DELETE", target: "/api/v1/tokens/authn.json")
-            #expect(delete.status == 405 && delete.code == "method_not_allowed", "\(delete.body)")
+            #expect(delete.status == 405 && delete.reason == "method_not_allowed", "\(delete.body)")
             #expect(echo.requests.count == 2)
         }
     }

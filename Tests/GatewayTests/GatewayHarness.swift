@@ -132,6 +132,24 @@ final class GatewayHarness: Sendable {
         var json: [String: Any]? {
             (try? JSONSerialization.jsonObject(with: Data(body.utf8))) as? [String: Any]
         }
+
+        /// samlgate's reason of a refusal: the first part of its `details`.
+        var reason: String? { Self.reason(details: json?["details"] as? String) }
+
+        /// `signature_invalid` of `signature_invalid; parameter=SAMLResponse`.
+        static func reason(details: String?) -> String? {
+            details.map { String($0.prefix(while: { $0 != ";" })) }
+        }
+
+        /// The value of `key=` in a refusal's `details` (`parameter`, `header`, `limit`).
+        func detail(_ key: String) -> String? {
+            guard let details = json?["details"] as? String else { return nil }
+            for part in details.split(separator: ";").dropFirst() {
+                let pair = part.trimmingCharacters(in: .whitespaces).split(separator: "=", maxSplits: 1)
+                if pair.count == 2, pair[0] == key { return String(pair[1]) }
+            }
+            return nil
+        }
     }
 
     /// Form-encodes `fields` (every byte but unreserved ones escaped, space as `%20`).

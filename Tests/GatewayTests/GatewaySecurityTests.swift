@@ -33,7 +33,7 @@ struct GatewaySecurityTests {
             let answer = try await RawHTTP.send(port: port, target: target, headers: Self.formHeaders, body: Self.unsignedBody)
             #expect(answer.status == 400, "\(target): \(answer.head)")
             // Refused by the gateway with its code (or by the HTTP parser before it).
-            #expect(answer.code == "invalid_request_target" || answer.code == nil, "\(target): \(answer.body)")
+            #expect(answer.reason == "invalid_request_target" || answer.reason == nil, "\(target): \(answer.body)")
             #expect(echo.requests.isEmpty, "\(target) reached the upstream")
         }
     }
@@ -52,8 +52,8 @@ struct GatewaySecurityTests {
                     ("AP-Partner-Framework-Status", GatewayHarness.partnerStatus()),
                 ]
             let answer = try await RawHTTP.send(port: port, target: target, headers: headers, body: Self.unsignedBody)
-            #expect(answer.status == 401, "\(target): \(answer.body)")
-            #expect(answer.code == "signature_missing", "\(target): \(answer.body)")
+            #expect(answer.status == 400, "\(target): \(answer.body)")
+            #expect(answer.reason == "signature_missing", "\(target): \(answer.body)")
             #expect(echo.requests.isEmpty)
         }
     }
@@ -94,7 +94,7 @@ struct GatewaySecurityTests {
             let genuine = GatewayHarness.form(GatewayHarness.v1Fields(GatewayHarness.base64(GatewayHarness.issue())))
             for query in ["?SAMLResponse=\(GatewayHarness.escape(unsigned))&mvpd=Other&deviceId=victim", "?", "?a=b"] {
                 let answer = try await RawHTTP.send(port: port, target: "/api/v1/tokens/authn" + query, headers: Self.formHeaders, body: genuine)
-                #expect(answer.status == 400 && answer.code == "invalid_request_target", "\(query): \(answer.body)")
+                #expect(answer.status == 400 && answer.reason == "invalid_request_target", "\(query): \(answer.body)")
             }
             #expect(echo.requests.isEmpty)
         }
@@ -106,13 +106,13 @@ struct GatewaySecurityTests {
             #expect(try await RawHTTP.send(port: port, method: "OPTIONS", target: "*").status == 400)
             #expect(try await RawHTTP.send(port: port, method: "GET", target: "*").code == "invalid_request_target")
             let trace = try await RawHTTP.send(port: port, method: "TRACE", target: "/x", body: "abc")
-            #expect(trace.status == 400 && trace.code == "invalid_request", "\(trace.head)")
+            #expect(trace.status == 400 && trace.reason == "invalid_request", "\(trace.head)")
             // A broken chunked body: the client's stream fails, not the upstream.
             let chunked = try await RawHTTP.send(
                 port: port,
                 raw: Array(
                     "POST /reference/echo/x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\naaaaa\r\nZZ\r\n".utf8))
-            #expect(chunked.status == 400 && chunked.code == "malformed_request", "\(chunked.head)")
+            #expect(chunked.status == 400 && chunked.reason == "malformed_request", "\(chunked.head)")
             let ready = try await h.send(.GET, "/readyz")
             #expect(ready.status == 200, "\(ready.body)")
             #expect(echo.requests.allSatisfy { $0.method != "OPTIONS" })
@@ -128,13 +128,13 @@ struct GatewaySecurityTests {
                 ("PUT", "/api/v1/tokens/authn"), ("PATCH", "/api/v2/REF/profiles/sso/apple"), ("DELETE", "/api/v1/tokens/authn"),
             ] {
                 let answer = try await RawHTTP.send(port: port, method: method, target: target, headers: Self.formHeaders, body: Self.unsignedBody)
-                #expect(answer.status == 405 && answer.code == "method_not_allowed", "\(method) \(target): \(answer.head)")
+                #expect(answer.status == 405 && answer.reason == "method_not_allowed", "\(method) \(target): \(answer.head)")
                 #expect(answer.head.lowercased().contains("allow: "))
             }
             // The v1 path's GET is the backend's token check: passed through, but never with a body.
             let check = try await RawHTTP.send(
                 port: port, method: "GET", target: "/api/v1/tokens/authn", headers: Self.formHeaders, body: Self.unsignedBody)
-            #expect(check.status == 400 && check.code == "invalid_request", "\(check.head)")
+            #expect(check.status == 400 && check.reason == "invalid_request", "\(check.head)")
             let lower = try await RawHTTP.send(
                 port: port, method: "post", target: "/api/v1/tokens/authn", headers: Self.formHeaders, body: Self.unsignedBody)
             #expect(lower.status >= 400 && lower.status < 500, "\(lower.head)")
@@ -159,7 +159,7 @@ struct GatewaySecurityTests {
                 (genuine + String(repeating: "&f=1", count: FormBody.maximumFields), "invalid_parameter_value"),
             ] {
                 let answer = try await RawHTTP.send(port: port, target: "/api/v1/tokens/authn", headers: Self.formHeaders, body: polluted)
-                #expect(answer.status == 400 && answer.code == code, "\(answer.body)")
+                #expect(answer.status == 400 && answer.reason == code, "\(answer.body)")
             }
             #expect(echo.requests.isEmpty)
             // A charset parameter is the client's; the upstream gets the gateway's own plain form type.
@@ -177,7 +177,7 @@ struct GatewaySecurityTests {
             let saml = GatewayHarness.base64(GatewayHarness.issue())
             let other = GatewayHarness.partnerStatus(provider: "other-mvpd")
             let reply = try await h.exchangeV2(saml, extraHeaders: [("AP-Partner-Framework-Status", other)])
-            #expect(reply.status == 400 && reply.code == "duplicate_header", "\(reply.body)")
+            #expect(reply.status == 400 && reply.reason == "duplicate_header", "\(reply.body)")
             #expect(echo.requests.isEmpty)
         }
     }
@@ -209,19 +209,19 @@ struct GatewaySecurityTests {
         let xml = Self.smuggled(variant)
         // A CDATA section in the unsigned envelope is text there, and no response needs a
         // processing instruction: both refused in either forward form, before normalization.
-        let refusedOutright: [Int: (Int, String)] = [1: (401, "unsigned_content"), 2: (400, "forbidden_markup")]
+        let refusedOutright: [Int: (Int, String)] = [1: (400, "unsigned_content"), 2: (400, "forbidden_markup")]
         for form in [ForwardForm.cookbook, .signaturePreserving] {
             guard let (status, code) = refusedOutright[variant] else { break }
             try await withHarness(configure: { $0.forwardForm = form }) { h in
                 let reply = try await h.exchangeV1(GatewayHarness.base64(xml))
-                #expect(reply.status == status && reply.code == code, "\(reply.body)")
+                #expect(reply.status == status && reply.reason == code, "\(reply.body)")
                 #expect(h.upstream?.store.exchanges.isEmpty == true)
             }
         }
         guard refusedOutright[variant] == nil else { return }
         try await withHarness { h in
             let reply = try await h.exchangeV1(GatewayHarness.base64(xml))
-            #expect(reply.status == 401 && reply.code == "normalization_changes_document", "\(reply.body)")
+            #expect(reply.status == 400 && reply.reason == "normalization_changes_document", "\(reply.body)")
             #expect(h.upstream?.store.exchanges.isEmpty == true)
         }
         try await withHarness(configure: { $0.forwardForm = .signaturePreserving }) { h in
@@ -243,7 +243,7 @@ struct GatewaySecurityTests {
         let bomb = Array(genuine.replacingFirst("</ds:Transforms>", with: extra + "</ds:Transforms>").utf8)
         try await withHarness { h in
             let reply = try await h.exchangeV1(GatewayHarness.base64(bomb))
-            #expect(reply.status == 401 && reply.code == "algorithm_not_allowed", "\(reply.body)")
+            #expect(reply.status == 400 && reply.reason == "algorithm_not_allowed", "\(reply.body)")
             #expect(h.upstream?.store.exchanges.isEmpty == true)
         }
     }
@@ -256,7 +256,7 @@ struct GatewaySecurityTests {
             for encoding in ["UTF-7", "ISO-8859-1", "utf-16"] {
                 let declared = Array(genuine.replacingFirst("encoding=\"UTF-8\"", with: "encoding='\(encoding)'").utf8)
                 let reply = try await h.exchangeV1(GatewayHarness.base64(declared))
-                #expect(reply.status == 400 && reply.code == "malformed_xml", "\(encoding): \(reply.body)")
+                #expect(reply.status == 400 && reply.reason == "malformed_xml", "\(encoding): \(reply.body)")
             }
             let lower = Array(genuine.replacingFirst("encoding=\"UTF-8\"", with: "encoding=\"utf-8\"").utf8)
             #expect(try await h.exchangeV1(GatewayHarness.base64(lower)).status == 204)
@@ -289,7 +289,7 @@ struct GatewaySecurityTests {
         let bomb = Array(genuine.replacingFirst("<samlp:Status>", with: replacement).utf8)
         try await withHarness { h in
             let reply = try await h.exchangeV1(GatewayHarness.base64(bomb))
-            #expect(reply.status == 400 && reply.code == code, "\(reply.body.prefix(300))")
+            #expect(reply.status == 400 && reply.reason == code, "\(reply.body.prefix(300))")
             #expect(h.upstream?.store.exchanges.isEmpty == true)
         }
     }

@@ -92,7 +92,7 @@ struct HTTPProtocolTests {
                     break
                 }
                 guard answer.status == 200 else {
-                    failure = "answer \(ids.count): \(answer.status) \(answer.code ?? "")"
+                    failure = "answer \(ids.count): \(answer.status) \(answer.reason ?? "")"
                     break
                 }
                 ids.append(Self.header("x-request-id", in: answer) ?? "?")
@@ -153,7 +153,7 @@ struct HTTPProtocolTests {
             }
             let answer = try #require(try await connection.readAnswer())
             #expect(answer.status == 408)
-            #expect(answer.code == "header_timeout")
+            #expect(answer.reason == "header_timeout")
             #expect(try await connection.closedByServer())
             #expect(echo.requests.isEmpty)
         }
@@ -183,7 +183,7 @@ struct HTTPProtocolTests {
                     + "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 5000\r\n\r\n")
             let answer = try #require(try await connection.readAnswer())
             #expect(answer.status == 413)
-            #expect(answer.code == "body_too_large")
+            #expect(answer.reason == "body_too_large")
             #expect(echo.requests.isEmpty)
         }
     }
@@ -238,7 +238,7 @@ struct HTTPProtocolTests {
             #expect(echo.requests.map(\.target) == ["/abs?x=1"])
             #expect(echo.requests.first?.header("x-forwarded-host") == ["app.example.test"])
             let userinfo = try await RawHTTP.send(port: port, method: "GET", target: "http://user@app.example.test/abs")
-            #expect(userinfo.status == 400 && userinfo.code == "invalid_request_target")
+            #expect(userinfo.status == 400 && userinfo.reason == "invalid_request_target")
             #expect(echo.requests.count == 1)
         }
     }
@@ -247,7 +247,7 @@ struct HTTPProtocolTests {
     func duplicateHost() async throws {
         try await EchoUpstream.withGateway { _, echo, port in
             let answer = try await RawHTTP.send(port: port, method: "GET", target: "/x", headers: [("Host", "other.example.test")])
-            #expect(answer.status == 400 && answer.code == "duplicate_header", "\(answer.head)")
+            #expect(answer.status == 400 && answer.reason == "duplicate_header", "\(answer.head)")
             #expect(echo.requests.isEmpty)
         }
     }

@@ -85,7 +85,7 @@ struct MetadataRedirectTests {
             #expect(try await Remote.eventually { try await Remote.failures(harness, "redirect_refused") > before }, "\(location)")
             #expect(trap.requests == 0, "\(location) was followed")
             #expect(try await harness.exchangeV1(Remote.signed(GatewayHarness.idp)).status == 204, "\(location)")
-            #expect(try await harness.exchangeV1(Remote.signed(MetadataTrustTests.nextIdP)).code == "key_not_trusted", "\(location)")
+            #expect(try await harness.exchangeV1(Remote.signed(MetadataTrustTests.nextIdP)).reason == "key_not_trusted", "\(location)")
         }
     }
 

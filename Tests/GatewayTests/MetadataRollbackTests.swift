@@ -32,7 +32,7 @@ struct MetadataRollbackTests {
     static func rotated(_ harness: GatewayHarness) async throws -> Bool {
         let old = try await harness.exchangeV1(Remote.signed(GatewayHarness.idp))
         let new = try await harness.exchangeV1(Remote.signed(MetadataTrustTests.nextIdP))
-        return old.code == "key_not_trusted" && new.status == 204
+        return old.reason == "key_not_trusted" && new.status == 204
     }
 
     static func updated(_ harness: GatewayHarness) async throws -> Double {

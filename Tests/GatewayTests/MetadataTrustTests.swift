@@ -72,7 +72,7 @@ struct MetadataTrustTests {
         let old = Self.fingerprint(GatewayHarness.idpPair), new = Self.fingerprint(Self.nextPair)
         try await withHarness(configure: { $0.trustStore = root }) { harness in
             #expect(try await harness.exchangeV1(Self.signed(GatewayHarness.idp)).status == 204)
-            #expect(try await harness.exchangeV1(Self.signed(Self.nextIdP)).code == "key_not_trusted")
+            #expect(try await harness.exchangeV1(Self.signed(Self.nextIdP)).reason == "key_not_trusted")
 
             try Self.writeMetadata([GatewayHarness.idpPair, Self.nextPair], root: root)
             #expect(harness.gateway.core.reloadTrustStore())
@@ -86,7 +86,7 @@ struct MetadataTrustTests {
 
             try Self.writeMetadata([Self.nextPair], root: root)
             #expect(harness.gateway.core.reloadTrustStore())
-            #expect(try await harness.exchangeV1(Self.signed(GatewayHarness.idp)).code == "key_not_trusted")
+            #expect(try await harness.exchangeV1(Self.signed(GatewayHarness.idp)).reason == "key_not_trusted")
             #expect(try await harness.exchangeV1(Self.signed(Self.nextIdP)).status == 204)
             metrics = try await harness.send(.GET, "/metrics").body
             #expect(
@@ -123,7 +123,7 @@ struct MetadataTrustTests {
             #expect(ready.status == 503)
             #expect(ready.json?["mvpds"] as? Int == 1 && ready.json?["mvpdsReady"] as? Int == 0, "\(ready.body)")
             let refused = try await harness.exchangeV1(Self.signed(GatewayHarness.idp))
-            #expect(refused.status == 503 && refused.code == "metadata_expired", "\(refused.body)")
+            #expect(refused.status == 503 && refused.reason == "metadata_expired", "\(refused.body)")
             var metrics = try await harness.send(.GET, "/metrics").body
             let line = try #require(
                 metrics.split(separator: "\n").first { $0.hasPrefix("samlgate_trust_metadata_expiry_seconds{mvpd=\"Cablevision\"}") })

@@ -30,8 +30,8 @@ struct PartnerStatusDuplicateKeyTests {
             let saml = GatewayHarness.base64(GatewayHarness.issue())
             for (name, json) in Self.variants.sorted(by: { $0.key < $1.key }) {
                 let reply = try await h.exchangeV2(saml, status: Self.header(json))
-                ErrorCodeTests.expectError(reply, 400, "invalid_parameter_value")
-                #expect((reply.json?["details"] as? [String: Any])?["parameter"] as? String == "AP-Partner-Framework-Status", "\(name)")
+                ErrorCodeTests.expectError(reply, 400, "invalid_parameter_value", .invalidHeaderPFSPermissionAccessNotPresent)
+                #expect(reply.detail("parameter") == "AP-Partner-Framework-Status", "\(name)")
                 #expect((reply.json?["message"] as? String)?.contains("repeats a key") == true, "\(name): \(reply.body)")
             }
             #expect(h.upstream?.store.exchanges.isEmpty == true)

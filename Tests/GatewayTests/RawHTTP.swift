@@ -17,6 +17,11 @@ enum RawHTTP {
         var code: String? {
             (try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])?["code"] as? String
         }
+
+        /// samlgate's reason of a refusal: the first part of its `details`.
+        var reason: String? {
+            GatewayHarness.Reply.reason(details: (try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])?["details"] as? String)
+        }
     }
 
     /// `method target HTTP/1.1` with `headers` and a `body`; reads one answer.

@@ -103,7 +103,7 @@ struct RemoteMetadataTests {
             #expect(try await harness.exchangeV1(Self.signed(GatewayHarness.idp)).status == 204)
 
             server.set(document: Self.document([MetadataTrustTests.nextPair], validUntil: Date().addingTimeInterval(9 * 86_400)))
-            #expect(try await Self.eventually { try await harness.exchangeV1(Self.signed(GatewayHarness.idp)).code == "key_not_trusted" })
+            #expect(try await Self.eventually { try await harness.exchangeV1(Self.signed(GatewayHarness.idp)).reason == "key_not_trusted" })
             #expect(try await harness.exchangeV1(Self.signed(MetadataTrustTests.nextIdP)).status == 204)
             #expect(try await harness.metric("samlgate_metadata_refresh_total{source=\"\(Self.mvpd)\",result=\"updated\"}") == 3)
         }
@@ -155,7 +155,7 @@ struct RemoteMetadataTests {
                 #expect(try await Self.eventually { try await Self.failures(harness, reason) > before }, "\(reason)")
                 // The last good copy is still trusted, and still on disk unchanged.
                 #expect(try await harness.exchangeV1(Self.signed(GatewayHarness.idp)).status == 204, "\(reason)")
-                #expect(try await harness.exchangeV1(Self.signed(MetadataTrustTests.nextIdP)).code == "key_not_trusted", "\(reason)")
+                #expect(try await harness.exchangeV1(Self.signed(MetadataTrustTests.nextIdP)).reason == "key_not_trusted", "\(reason)")
                 #expect(try Data(contentsOf: URL(fileURLWithPath: cache + "/\(Self.mvpd)/metadata.xml")) == copy, "\(reason)")
             }
             await server.stop()
@@ -201,7 +201,7 @@ struct RemoteMetadataTests {
             $0.metadataCache = cache
         }) { harness async throws in
             let refused = try await harness.exchangeV1(Self.signed(GatewayHarness.idp))
-            #expect(refused.status == 503 && refused.code == "metadata_unavailable", "\(refused.body)")
+            #expect(refused.status == 503 && refused.reason == "metadata_unavailable", "\(refused.body)")
             let ready = try await harness.send(.GET, "/readyz")
             #expect(ready.status == 503 && ready.json?["mvpdsReady"] as? Int == 0, "\(ready.body)")
             let listed = try SamlgateProcess.run(["trust", "list", "--json", "--metadata-cache", cache, store])
@@ -244,7 +244,7 @@ struct RemoteMetadataTests {
             $0.metadataCache = cache
         }) { harness in
             #expect(try await Self.eventually { try await harness.exchangeV1(Self.signed(GatewayHarness.idp)).status == 204 })
-            #expect(try await harness.exchangeV1(Self.signed(MetadataTrustTests.nextIdP)).code == "key_not_trusted", "an unmapped entity's key")
+            #expect(try await harness.exchangeV1(Self.signed(MetadataTrustTests.nextIdP)).reason == "key_not_trusted", "an unmapped entity's key")
             #expect(FileManager.default.fileExists(atPath: cache + "/metadata.xml"))
             #expect(try await harness.metric("samlgate_metadata_refresh_total{source=\"aggregate\",result=\"updated\"}") == 1)
             // An aggregate that drops the mapped entity is refused; the last good copy stays.
@@ -308,7 +308,7 @@ extension RemoteMetadataTests {
             $0.metadataCache = cache
         }) { harness async throws in
             let refused = try await harness.exchangeV1(Self.signed(GatewayHarness.idp))
-            #expect(refused.status == 503 && refused.code == "metadata_unavailable", "\(refused.body)")
+            #expect(refused.status == 503 && refused.reason == "metadata_unavailable", "\(refused.body)")
             let listed = try SamlgateProcess.run(["trust", "list", "--json", "--metadata-cache", cache, store])
             #expect(listed.status == 1 && listed.stdoutText.contains("\"cachedCopyProblem\":\"metadata_signature_invalid"), "\(listed.stdoutText)")
             server.set(mode: .serve)
@@ -332,7 +332,7 @@ extension RemoteMetadataTests {
         }) { harness async throws in
             #expect(try await Self.eventually { try await Self.failures(harness, "cache") >= 1 })
             let refused = try await harness.exchangeV1(Self.signed(GatewayHarness.idp))
-            #expect(refused.status == 503 && refused.code == "metadata_unavailable", "\(refused.body)")
+            #expect(refused.status == 503 && refused.reason == "metadata_unavailable", "\(refused.body)")
         }
     }
 }

@@ -41,7 +41,7 @@ struct UpstreamBlameTests {
             for _ in 0..<4 {
                 let answer = try #require(try await Self.reflect(h, length: Self.nearLimit, copies: 2))
                 #expect(answer.status == 502)
-                #expect(answer.code == "upstream_response_invalid")
+                #expect(answer.reason == "upstream_response_invalid")
                 #expect(!answer.head.contains("rrrr"))
                 #expect(try await Self.ready(h), "one client's request took the upstream out of rotation")
             }
@@ -80,10 +80,10 @@ struct UpstreamBlameTests {
         let garbage = try await FaultyUpstream.startAnswering(Array(answer.utf8))
         try await withHarness(upstreamURL: garbage.url) { h in
             for _ in 0..<3 {
-                ErrorCodeTests.expectError(try await h.send(.GET, "/api/v1/config/REF"), 502, "upstream_response_invalid")
+                ErrorCodeTests.expectError(try await h.send(.GET, "/api/v1/config/REF"), 502, "upstream_response_invalid", .networkReceivedError)
                 #expect(try await Self.ready(h))
             }
-            ErrorCodeTests.expectError(try await UpstreamFailureTests.exchange(h), 502, "upstream_response_invalid")
+            ErrorCodeTests.expectError(try await UpstreamFailureTests.exchange(h), 502, "upstream_response_invalid", .networkReceivedError)
             #expect(try await Self.ready(h))
         }
         await garbage.stop()
@@ -94,7 +94,7 @@ struct UpstreamBlameTests {
         let resetting = try await FaultyUpstream.startResetting()
         try await withHarness(upstreamURL: resetting.url) { h in
             for _ in 0..<3 {
-                ErrorCodeTests.expectError(try await h.send(.GET, "/api/v1/config/REF"), 502, "upstream_unavailable")
+                ErrorCodeTests.expectError(try await h.send(.GET, "/api/v1/config/REF"), 502, "upstream_unavailable", .networkConnectionTimeout)
                 #expect(try await Self.ready(h))
             }
         }
@@ -129,7 +129,7 @@ struct UpstreamBlameTests {
             }
             let answer = try #require(try await connection.readAnswer())
             #expect(answer.status == 408)
-            #expect(answer.code == "client_timeout")
+            #expect(answer.reason == "client_timeout")
             #expect(try await h.metric("samlgate_errors_total{code=\"client_timeout\"}") == 1)
             #expect(try await h.metric("samlgate_errors_total{code=\"upstream_timeout\"}") == 0)
             let timeouts = "samlgate_upstream_errors_total{upstream=\"\(upstream.url)\",kind=\"timeout\"}"

@@ -16,7 +16,7 @@ struct UpstreamFailureTests {
     @Test("upstream down: 502 upstream_unavailable, quickly; readiness turns false")
     func down() async throws {
         try await withHarness(upstreamURL: "http://127.0.0.1:1", configure: { $0.connectTimeout = 1 }) { h in
-            ErrorCodeTests.expectError(try await Self.exchange(h), 502, "upstream_unavailable")
+            ErrorCodeTests.expectError(try await Self.exchange(h), 502, "upstream_unavailable", .networkConnectionTimeout)
             // One connect attempt, no back-off retries (checked by count, not by the clock).
             let metrics = try await h.send(.GET, "/metrics")
             let connectErrors = metrics.body.split(separator: "\n").filter {
@@ -39,7 +39,7 @@ struct UpstreamFailureTests {
                 $0.totalTimeout = 1
             }
         ) { h in
-            ErrorCodeTests.expectError(try await Self.exchange(h), 504, "upstream_timeout")
+            ErrorCodeTests.expectError(try await Self.exchange(h), 504, "upstream_timeout", .maximumExecutionTimeExceeded)
             #expect(try await h.send(.GET, "/healthz").status == 200)
         }
         await slow.stop()
@@ -63,7 +63,7 @@ struct UpstreamFailureTests {
             try await connection.write("cd")
             let answer = try #require(try await connection.readAnswer())
             #expect(answer.status == 504)
-            #expect(answer.code == "upstream_timeout")
+            #expect(answer.reason == "upstream_timeout")
             // One read timeout after the upload (with room for a loaded machine), far from the 30 s total.
             #expect(ContinuousClock.now - sent < .seconds(15))
         }
@@ -84,7 +84,7 @@ struct UpstreamFailureTests {
             // (which would leave it waiting for the read timeout: 504).
             for _ in 0..<2 {
                 let reply = try await h.send(.GET, "/ws")
-                ErrorCodeTests.expectError(reply, 502, "upstream_response_invalid")
+                ErrorCodeTests.expectError(reply, 502, "upstream_response_invalid", .networkReceivedError)
             }
             #expect(try await h.send(.GET, "/readyz").status == 200, "one client's request took the upstream out of rotation")
         }
@@ -95,7 +95,7 @@ struct UpstreamFailureTests {
     func reset() async throws {
         let resetting = try await FaultyUpstream.startResetting()
         try await withHarness(upstreamURL: resetting.url) { h in
-            ErrorCodeTests.expectError(try await Self.exchange(h), 502, "upstream_unavailable")
+            ErrorCodeTests.expectError(try await Self.exchange(h), 502, "upstream_unavailable", .networkConnectionTimeout)
             #expect(try await h.send(.GET, "/healthz").status == 200)
         }
         // With a healthy second upstream, the exchange that may have reached the first one is
@@ -103,7 +103,7 @@ struct UpstreamFailureTests {
         try await withHarness(configure: { configuration in
             configuration.upstreams = [resetting.url] + configuration.upstreams
         }) { h in
-            ErrorCodeTests.expectError(try await Self.exchange(h), 502, "upstream_unavailable")
+            ErrorCodeTests.expectError(try await Self.exchange(h), 502, "upstream_unavailable", .networkConnectionTimeout)
             #expect(h.upstream?.store.exchanges.isEmpty == true)
         }
         await resetting.stop()

@@ -16,8 +16,8 @@ struct UpstreamFaultTests {
     func garbage() async throws {
         let garbage = try await FaultyUpstream.startAnswering(Array("SSH-2.0-OpenSSH_9.2\r\n\u{0}\u{1}\u{2}garbage".utf8))
         try await withHarness(upstreamURL: garbage.url) { h in
-            ErrorCodeTests.expectError(try await h.send(.GET, "/api/v1/config/REF"), 502, "upstream_response_invalid")
-            ErrorCodeTests.expectError(try await UpstreamFailureTests.exchange(h), 502, "upstream_response_invalid")
+            ErrorCodeTests.expectError(try await h.send(.GET, "/api/v1/config/REF"), 502, "upstream_response_invalid", .networkReceivedError)
+            ErrorCodeTests.expectError(try await UpstreamFailureTests.exchange(h), 502, "upstream_response_invalid", .networkReceivedError)
             #expect(try await h.send(.GET, "/healthz").status == 200)
         }
         await garbage.stop()
@@ -29,7 +29,7 @@ struct UpstreamFaultTests {
         let big = try await FaultyUpstream.startAnswering(Array(head.utf8))
         try await withHarness(upstreamURL: big.url) { h in
             let reply = try await h.send(.GET, "/api/v1/config/REF")
-            ErrorCodeTests.expectError(reply, 502, "upstream_response_invalid")
+            ErrorCodeTests.expectError(reply, 502, "upstream_response_invalid", .networkReceivedError)
             #expect(!reply.headers.contains(name: "X-Big"))
             #expect(try await h.send(.GET, "/healthz").status == 200)
         }
@@ -69,8 +69,8 @@ struct UpstreamFaultTests {
             #expect(try await UpstreamFailureTests.exchange(h).status == 204)
             await probe.stop()
             _ = try? await probeTask.value
-            ErrorCodeTests.expectError(try await h.send(.GET, "/api/v1/config/REF"), 502, "upstream_unavailable")
-            ErrorCodeTests.expectError(try await UpstreamFailureTests.exchange(h), 502, "upstream_unavailable")
+            ErrorCodeTests.expectError(try await h.send(.GET, "/api/v1/config/REF"), 502, "upstream_unavailable", .networkConnectionTimeout)
+            ErrorCodeTests.expectError(try await UpstreamFailureTests.exchange(h), 502, "upstream_unavailable", .networkConnectionTimeout)
 
             let again = ReferenceUpstreamServer(
                 host: "127.0.0.1", port: port, configuration: GatewayHarness.upstreamConfiguration,

@@ -25,8 +25,8 @@ struct VerifiedIdentityTests {
         let xml = Self.lineBreakSigned(user: "vic\(folded)tim@example.com")
         try await EchoUpstream.withGateway { h, echo, _ in
             let reply = try await h.exchangeV1(GatewayHarness.base64(xml))
-            #expect(reply.status == 401, "\(reply.body)")
-            #expect(reply.code == "normalization_changes_document")
+            #expect(reply.status == 400, "\(reply.body)")
+            #expect(reply.reason == "normalization_changes_document")
             #expect(echo.requests.isEmpty)
         }
         try await EchoUpstream.withGateway(configure: { $0.forwardForm = .signaturePreserving }) { h, echo, _ in
@@ -42,8 +42,8 @@ struct VerifiedIdentityTests {
     @Test(
         "unsigned content a backend could read as identity, processing instructions and XInclude never reach the upstream",
         arguments: [
-            ("<saml:Subject><saml:NameID>victim@example.com</saml:NameID></saml:Subject>", 401, "unsigned_content"),
-            ("<samlp:Extensions><saml:NameID>victim@example.com</saml:NameID></samlp:Extensions>", 401, "unsigned_content"),
+            ("<saml:Subject><saml:NameID>victim@example.com</saml:NameID></saml:Subject>", 400, "unsigned_content"),
+            ("<samlp:Extensions><saml:NameID>victim@example.com</saml:NameID></samlp:Extensions>", 400, "unsigned_content"),
             ("<?xml-stylesheet type=\"text/xsl\" href=\"http://attacker.example/x.xsl\"?>", 400, "forbidden_markup"),
             ("<xi:include xmlns:xi=\"http://www.w3.org/2001/XInclude\" href=\"file:///etc/passwd\" parse=\"text\"/>", 400, "forbidden_markup"),
         ])
@@ -53,7 +53,7 @@ struct VerifiedIdentityTests {
         try await EchoUpstream.withGateway { h, echo, _ in
             let reply = try await h.exchangeV1(GatewayHarness.base64(xml))
             #expect(reply.status == status, "\(reply.body)")
-            #expect(reply.code == code)
+            #expect(reply.reason == code)
             #expect(echo.requests.isEmpty)
             // The genuine response, sent after, is still accepted: nothing was recorded.
             #expect(try await h.exchangeV1(GatewayHarness.base64(Array(genuine.utf8))).status == 200)
@@ -66,8 +66,8 @@ struct VerifiedIdentityTests {
         let xml = genuine.replacingFirst("</ds:KeyInfo>", with: "<saml:NameID>victim@example.com</saml:NameID></ds:KeyInfo>")
         try await EchoUpstream.withGateway { h, echo, _ in
             let reply = try await h.exchangeV1(GatewayHarness.base64(Array(xml.utf8)))
-            #expect(reply.status == 401, "\(reply.body)")
-            #expect(reply.code == "unsigned_content")
+            #expect(reply.status == 400, "\(reply.body)")
+            #expect(reply.reason == "unsigned_content")
             #expect(echo.requests.isEmpty)
         }
     }
@@ -86,7 +86,7 @@ struct VerifiedIdentityTests {
             for _ in 0..<3 {
                 let reply = try await h.exchangeV1(GatewayHarness.base64(Array(xml.utf8)))
                 #expect(reply.status == 400, "\(reply.body)")
-                #expect(reply.code == "too_many_namespaces")
+                #expect(reply.reason == "too_many_namespaces")
             }
             #expect(echo.requests.isEmpty)
             #expect(try await h.exchangeV1(GatewayHarness.base64(genuine.utf8.map { $0 })).status == 200)

@@ -112,7 +112,21 @@ extension GatewayConfiguration {
         case .forwardForm:
             guard let form = ForwardForm(rawValue: value.lowercased()) else { throw bad("cookbook or signature-preserving") }
             forwardForm = form
-        case .helpURL: helpURL = value
+        case .helpURL:
+            // `none` leaves helpUrl out; anything else must be an absolute http(s) address, as
+            // the backend documents the field.
+            if value.lowercased() == "none" {
+                helpURL = nil
+            } else {
+                let lower = value.lowercased()
+                guard lower.hasPrefix("https://") || lower.hasPrefix("http://"), !value.contains(where: \.isWhitespace) else {
+                    throw bad("an absolute http(s) URL, or none")
+                }
+                helpURL = value
+            }
+        case .errorDetails:
+            guard let details = ErrorDetails(rawValue: value.lowercased()) else { throw bad("reason or none") }
+            errorDetails = details
         case .trustedProxies:
             // One value is the whole list (comma-separated): a higher layer replaces it.
             do {

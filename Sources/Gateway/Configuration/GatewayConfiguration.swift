@@ -1,5 +1,6 @@
 import Logging
 import NIOCore
+import ServerSupport
 
 /// Every setting of `samlgate serve`, with its default.
 ///
@@ -83,8 +84,13 @@ package struct GatewayConfiguration: Sendable {
     /// WSGI, CGI and Symfony read `X_Forwarded_For` as `X-Forwarded-For`). Even then, one that
     /// reads as a header the gateway checks or sets is dropped.
     package var allowUnderscoreHeaders: Bool = false
-    /// Base of the `helpUrl` in error bodies; the error code is appended.
-    package var helpURL: String = "https://github.com/samlgate/samlgate/blob/main/docs/errors.md"
+    /// The `helpUrl` of error bodies, as given (the backend's own page of error codes unless the
+    /// operator names another); `nil` (the setting `none`) leaves `helpUrl` out.
+    package var helpURL: String? = EnhancedError.backendHelpURL
+    /// Whether a refusal's `details` tells samlgate's reason (`signature_invalid`, `replayed` …).
+    /// `none` keeps it to the log and the metrics: a gateway facing the internet need not tell an
+    /// attacker which check failed.
+    package var errorDetails: ErrorDetails = .reason
 
     package init() {}
 

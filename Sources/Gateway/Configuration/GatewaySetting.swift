@@ -25,6 +25,7 @@ package enum GatewaySetting: String, Sendable, CaseIterable {
     case logFormat = "log-format"
     case forwardForm = "forward-form"
     case helpURL = "help-url"
+    case errorDetails = "error-details"
     case trustedProxies = "trusted-proxies"
     case allowUnderscoreHeaders = "allow-underscore-headers"
 

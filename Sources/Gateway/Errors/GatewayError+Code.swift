@@ -25,10 +25,13 @@ extension GatewayError {
             case invalidRequest = "invalid_request"
             case invalidRequestTarget = "invalid_request_target"
             case headerTimeout = "header_timeout"
-            case partnerFrameworkError = "VSA503"
-            case partnerAccessDenied = "VSA403"
-            case partnerAccessUndetermined = "VSA404"
-            case partnerProviderError = "APPL_ERROR"
+            case invalidPartner = "invalid_partner"
+            case partnerAccessNotGranted = "partner_access_not_granted"
+            case partnerAccessUndetermined = "partner_access_undetermined"
+            case partnerFrameworkError = "partner_framework_error"
+            case partnerProviderError = "partner_provider_error"
+            case partnerProviderUndetermined = "partner_provider_undetermined"
+            case partnerProviderExpired = "partner_provider_expired"
         }
 
         private enum Source: Hashable, Sendable {
@@ -93,14 +96,21 @@ extension GatewayError {
         public static let invalidRequestTarget = Code(.invalidRequestTarget)
         /// The request head did not arrive whole within `header-timeout`.
         public static let headerTimeout = Code(.headerTimeout)
-        /// The partner status reports an error of the VSA framework (`VSA503`).
-        public static let partnerFrameworkError = Code(.partnerFrameworkError)
-        /// The partner status says the user did not grant access (`VSA403`).
-        public static let partnerAccessDenied = Code(.partnerAccessDenied)
-        /// The partner status says access is undetermined or restricted (`VSA404`).
+        /// The v2 exchange path names a partner other than Apple, the only one with a partner
+        /// single sign-on framework.
+        public static let invalidPartner = Code(.invalidPartner)
+        /// The partner status says the user denied access to the TV provider account, or the
+        /// app is restricted from it.
+        public static let partnerAccessNotGranted = Code(.partnerAccessNotGranted)
+        /// The partner status says the user has not decided on access (`notDetermined`).
         public static let partnerAccessUndetermined = Code(.partnerAccessUndetermined)
-        /// The partner status reports a provider error, or an expired provider profile on the
-        /// device (`APPL_ERROR`).
+        /// The partner status reports an error of the framework while asking for the permission.
+        public static let partnerFrameworkError = Code(.partnerFrameworkError)
+        /// The partner status reports an error of the framework while asking for the provider.
         public static let partnerProviderError = Code(.partnerProviderError)
+        /// Access is granted, but the partner status names no provider.
+        public static let partnerProviderUndetermined = Code(.partnerProviderUndetermined)
+        /// The provider profile on the device has expired (`expirationDate` passed).
+        public static let partnerProviderExpired = Code(.partnerProviderExpired)
     }
 }

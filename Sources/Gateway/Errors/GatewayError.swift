@@ -2,18 +2,22 @@ import SAMLEncoding
 import SAMLVerification
 import ServerSupport
 
-/// A failure the gateway answers itself, in the backend's enhanced error shape.
+/// A failure the gateway answers itself.
 ///
-/// `code` is stable (tests, metrics labels, clients); `message` is for people and never contains
-/// SAML content, NameIDs, attribute values or device ids. Which HTTP status each of the
-/// verifier's and encoder's codes answers is decided here, not by them.
+/// `code` is samlgate's own reason, stable (tests, metrics labels, the log line, and the
+/// `details` of the answer); the client gets it in the backend's vocabulary — the enhanced error
+/// the backend documents for the case (see ``enhanced(for:)``). `message` is for people and never
+/// contains SAML content, NameIDs, attribute values or device ids. Which HTTP status each of the
+/// verifier's and encoder's codes answers is decided here, not by them: the status the backend
+/// answers the same case with, or the one HTTP needs (413, 503, 504 …).
 @_spi(Benchmarks) public struct GatewayError: Error, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+    /// The HTTP status of the answer.
     public var status: Int
     public var code: Code
     public var message: String
-    /// Machine-readable context: `parameter`, `offset`, `limit` (strings or integers).
-    public var details: [(String, EnhancedError.Detail)]
-    public var action: ErrorAction
+    /// Machine-readable context: `parameter`, `header`, `offset`, `limit` (strings or integers);
+    /// decides the backend's code of a parameter's refusal and is shown in `details`.
+    public var details: [(String, Detail)]
     /// Seconds a client should wait before trying again: the `Retry-After` header and
     /// `details.retryAfter`.
     public var retryAfter: Int?
@@ -25,14 +29,12 @@ import ServerSupport
     public var location: ErrorLocation
 
     public init(
-        status: Int, code: Code, message: String, details: [(String, EnhancedError.Detail)] = [], action: ErrorAction = .none,
-        retryAfter: Int? = nil, underlying: (any Error & Sendable)? = nil, fileID: String = #fileID, line: Int = #line
+        status: Int, code: Code, message: String, details: [(String, Detail)] = [], retryAfter: Int? = nil, underlying: (any Error & Sendable)? = nil, fileID: String = #fileID, line: Int = #line
     ) {
         self.status = status
         self.code = code
         self.message = message
         self.details = details
-        self.action = action
         self.retryAfter = retryAfter
         self.underlying = underlying
         self.location = ErrorLocation(fileID: fileID, line: line)
@@ -47,12 +49,26 @@ import ServerSupport
         "\(status) \(code.rawValue): \(message) (\(location))" + (underlying.map { " caused by \(String(reflecting: $0))" } ?? "")
     }
 
-    /// The error body in the backend's enhanced error shape; `trace` is the request id.
-    public func jsonBody(trace: String, helpURL: String) -> String {
-        var shown = details
-        if let retryAfter { shown.append(("retryAfter", .integer(retryAfter))) }
-        return EnhancedError(status: status, code: code.rawValue, message: message, details: shown, action: action)
-            .json(trace: trace, helpURL: helpURL)
+    /// The parameter or header the refusal is about (`details.parameter` or `.header`).
+    public var subject: String? {
+        for (key, value) in details where key == "parameter" || key == "header" {
+            if case .string(let name) = value { return name }
+        }
+        return nil
+    }
+
+    /// samlgate's reason with its context, for `details`: `signature_invalid`, or
+    /// `body_too_large; limit=1048576` — the reason first, so a client can split it off.
+    public var reasonDetails: String {
+        var text = code.rawValue
+        for (key, value) in details {
+            switch value {
+            case .string(let string): text += "; \(key)=\(string)"
+            case .integer(let number): text += "; \(key)=\(number)"
+            }
+        }
+        if let retryAfter { text += "; retryAfter=\(retryAfter)" }
+        return text
     }
 
     /// `Retry-After` of `replay_cache_full`.
@@ -90,7 +106,7 @@ import ServerSupport
         GatewayError(
             status: 503, code: .overloaded,
             message: shuttingDown ? "the gateway is shutting down" : "all verification workers are busy; retry shortly",
-            action: .retryAfter, retryAfter: 1, fileID: fileID, line: line)
+            retryAfter: 1, fileID: fileID, line: line)
     }
 
     /// The shared replay store could not record the assertion and `replay-store-failure` is
@@ -99,19 +115,17 @@ import ServerSupport
         GatewayError(
             status: 503, code: .replayStoreUnavailable,
             message: "replay protection cannot be checked right now (the shared replay store is unavailable); retry shortly",
-            action: .retryAfter, retryAfter: SharedReplayStore.retrySeconds, underlying: cause, fileID: fileID, line: line)
+            retryAfter: SharedReplayStore.retrySeconds, underlying: cause, fileID: fileID, line: line)
     }
 
     public static func upstreamUnavailable(_ why: String, fileID: String = #fileID, line: Int = #line) -> GatewayError {
         GatewayError(
-            status: 502, code: .upstreamUnavailable, message: "the backend could not be reached: \(why)", action: .retry, fileID: fileID,
-            line: line)
+            status: 502, code: .upstreamUnavailable, message: "the backend could not be reached: \(why)", fileID: fileID, line: line)
     }
 
     public static func upstreamTimeout(_ why: String, fileID: String = #fileID, line: Int = #line) -> GatewayError {
         GatewayError(
-            status: 504, code: .upstreamTimeout, message: "the backend did not answer in time: \(why)", action: .retry, fileID: fileID,
-            line: line)
+            status: 504, code: .upstreamTimeout, message: "the backend did not answer in time: \(why)", fileID: fileID, line: line)
     }
 
     /// The backend's answer to this request could not be relayed (a head over the limit, not
@@ -131,32 +145,33 @@ import ServerSupport
 
     /// An encoding-core failure in the `SAMLResponse` value (always the client's input: 400).
     public init(_ error: SAMLEncodingError, parameter: String, fileID: String = #fileID, line: Int = #line) {
-        var details: [(String, EnhancedError.Detail)] = [("parameter", .string(parameter))]
+        var details: [(String, Detail)] = [("parameter", .string(parameter))]
         if let offset = error.offset { details.append(("offset", .integer(offset))) }
         self.init(
             status: 400, code: Code(error.code), message: "\(parameter): \(error.message)", details: details, underlying: error,
             fileID: fileID, line: line)
     }
 
-    /// A verifier failure: 401 for trust failures, 400 for malformed documents, 503 when the
+    /// A verifier failure: 400 for anything wrong with the response, forged, replayed or
+    /// malformed (the backend answers a SAML response it does not accept so), 503 when the
     /// gateway's trust or replay cache is at fault (retry later), 500 for the libraries failing.
     public init(_ error: VerificationError, fileID: String = #fileID, line: Int = #line) {
-        let status: Int, action: ErrorAction
+        let status: Int
         var retryAfter: Int?
         switch error.code {
         case .internalError:
-            (status, action) = (500, .none)
+            status = 500
         case .replayCacheFull:
             // Live assertion ids leave the cache when their validity window closes; a client
             // told when to retry does not hammer a gateway that is refusing everything.
-            (status, action, retryAfter) = (503, .retryAfter, Self.replayCacheRetrySeconds)
+            (status, retryAfter) = (503, Self.replayCacheRetrySeconds)
         case .metadataExpired, .metadataUnavailable:
-            (status, action) = (503, .retry)
+            status = 503
         default:
-            (status, action) = error.code.isTrustFailure ? (401, .authentication) : (400, .none)
+            status = 400
         }
         self.init(
-            status: status, code: Code(error.code), message: error.message, action: action, retryAfter: retryAfter, underlying: error,
-            fileID: fileID, line: line)
+            status: status, code: Code(error.code), message: error.message, retryAfter: retryAfter, underlying: error, fileID: fileID,
+            line: line)
     }
 }

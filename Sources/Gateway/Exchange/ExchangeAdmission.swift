@@ -8,7 +8,7 @@ enum ExchangeAdmission {
     static let formType = "application/x-www-form-urlencoded"
 
     /// The headers that decide the v2 identity: each must be given exactly once.
-    static let partnerHeaders = ["Authorization", "AP-Device-Identifier", "AP-Partner-Framework-Status"]
+    static let partnerHeaders = ["Authorization", DeviceIdentifierHeader.name, PartnerStatusHeader.name]
 
     /// The end-to-end headers of an exchange: what the gateway reads to admit it, and what the
     /// backend needs to accept it. None may be named in `Connection` (see ``connectionRefusal(_:needed:)``).
@@ -59,18 +59,47 @@ enum ExchangeAdmission {
             details: [("header", .string(named))])
     }
 
-    /// The v2 route's MVPD, from the required headers and the partner framework status.
-    static func partnerRoute(_ headers: HTTPHeaders, store: TrustStore, metrics: GatewayMetrics) throws(GatewayError) -> ExchangeRoute {
-        if let missing = partnerHeaders.first(where: { (headers.first(name: $0) ?? "").isEmpty }) {
-            // An absent status is counted; a status beside a missing header is refused for the
-            // header, not read.
+    /// The v2 route's MVPD, from the required headers, the path's partner and the partner
+    /// framework status — checked in the order the backend checks them (access token, device
+    /// identifier, partner, status), so a request with two faults gets the backend's answer.
+    static func partnerRoute(
+        _ headers: HTTPHeaders, target: RequestTarget, store: TrustStore, metrics: GatewayMetrics
+    ) throws(GatewayError) -> ExchangeRoute {
+        do throws(GatewayError) {
+            try checkCaller(headers, target: target)
+        } catch {
+            // The status is counted whatever else is wrong: absent or read, never refused for.
             if (headers.first(name: PartnerStatusHeader.name) ?? "").isEmpty {
                 readPartnerStatus(headers, route: .exchangeV2, metrics: metrics)
             }
-            throw GatewayError.missingParameter(missing)
+            throw error
         }
         let verdict = try readPartnerStatus(headers, route: .exchangeV2, metrics: metrics).get()
         return .v2(mvpd: try PartnerStatusHeader.mvpd(for: verdict, trustStore: store))
+    }
+
+    /// `Authorization: Bearer <token>`, a well-formed `AP-Device-Identifier`, and the partner
+    /// `Apple` in the path (the only partner framework the backend knows): what the backend
+    /// refuses before it reads the SAML response, refused here before it is verified and its
+    /// assertion recorded.
+    static func checkCaller(_ headers: HTTPHeaders, target: RequestTarget) throws(GatewayError) {
+        let authorization = headers.first(name: "Authorization") ?? ""
+        guard !authorization.isEmpty else { throw GatewayError.missingParameter("Authorization") }
+        let token = authorization.utf8.count > 7 && authorization.lowercased().hasPrefix("bearer ") ? authorization.dropFirst(7) : ""
+        guard !token.trimmingCharacters(in: .whitespaces).isEmpty else {
+            throw GatewayError.invalidParameter("Authorization", "must be Bearer and an access token")
+        }
+        let device = headers.first(name: DeviceIdentifierHeader.name) ?? ""
+        guard !device.isEmpty else { throw GatewayError.missingParameter(DeviceIdentifierHeader.name) }
+        guard DeviceIdentifierHeader.isWellFormed(device) else {
+            throw GatewayError.invalidParameter(DeviceIdentifierHeader.name, "must be fingerprint and the base64 of the device id")
+        }
+        let segments = GatewayRoute.segments(target.path)
+        guard segments.count == 6, segments[5] == "apple" else {
+            throw GatewayError(
+                status: 400, code: .invalidPartner, message: "the partner in the path must be Apple",
+                details: [("parameter", .string("partner"))])
+        }
     }
 
     /// Built once: most forwarded v2 requests carry no status, and their reading must cost nothing.

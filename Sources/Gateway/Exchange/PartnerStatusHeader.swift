@@ -2,18 +2,20 @@ import Foundation
 import PartnerStatus
 import SAMLVerification
 
-/// Validates `AP-Partner-Framework-Status` and answers with the Adobe Pass SDK's codes when the
-/// framework state does not allow single sign-on:
+/// Validates `AP-Partner-Framework-Status` on the v2 exchange and refuses, with samlgate's reason,
+/// what the backend refuses; the client gets the backend's code for each (see
+/// ``GatewayError/backendCode(api:exchange:)``):
 ///
-/// | state | status | code |
+/// | state | reason | backend code |
 /// |---|---|---|
-/// | `accessStatus` `denied` | 403 | `VSA403` |
-/// | `accessStatus` `notDetermined` / `pending` | 403 | `VSA404` |
-/// | `frameworkPermissionInfo.error` present | 400 | `VSA503` |
-/// | `frameworkProviderInfo.error` present | 400 | `APPL_ERROR` |
-/// | provider `expirationDate` passed | 401 | `APPL_ERROR` |
-/// | provider id not in the trust store | 400 | `unknown_mvpd` |
-/// | not base64 / not the JSON object / unknown status | 400 | `invalid_parameter_value` |
+/// | absent, not base64, not the JSON object, unknown `accessStatus` | `missing_parameter` / `invalid_parameter_value` | `invalid_header_pfs_permission_access_not_present` |
+/// | `denied`, `restricted` | `partner_access_not_granted` | `invalid_header_pfs_permission_access_not_granted` |
+/// | `notDetermined` (`pending`) | `partner_access_undetermined` | `invalid_header_pfs_permission_access_not_determined` |
+/// | `frameworkPermissionInfo.error` | `partner_framework_error` | `invalid_header_pfs_permission_access_not_determined` |
+/// | `frameworkProviderInfo.error` | `partner_provider_error` | `invalid_header_pfs_provider_id_not_determined` |
+/// | no provider or provider id | `partner_provider_undetermined` | `invalid_header_pfs_provider_id_not_determined` |
+/// | provider id not in the trust store | `unknown_mvpd` | `invalid_header_pfs_provider_id_not_determined` |
+/// | `expirationDate` passed | `partner_provider_expired` | `invalid_header_pfs_provider_info_expired` |
 @_spi(Benchmarks) public enum PartnerStatusHeader {
     public static let name = PartnerFrameworkStatus.headerName
 
@@ -33,7 +35,7 @@ import SAMLVerification
             throw GatewayError(
                 status: 400, code: .init(VerificationError.Code.unknownMVPD),
                 message: "no trust configuration for the provider the partner status names",
-                details: [("parameter", .string(name))])
+                details: [("header", .string(name))])
         }
         return mvpd
     }
@@ -43,42 +45,54 @@ import SAMLVerification
         switch verdict {
         case .granted: return "granted"
         case .denied: return "denied"
+        case .restricted: return "restricted"
         case .undetermined: return "undetermined"
         case .permissionError: return "permission_error"
         case .providerError: return "provider_error"
+        case .providerUndetermined: return "provider_undetermined"
         case .expired: return "expired"
         case .unreadable: return "unreadable"
         }
     }
 
-    /// The provider id when SSO may proceed, otherwise the SDK-compatible error.
+    /// The provider id when SSO may proceed, otherwise the refusal.
     public static func grantedProvider(_ verdict: PartnerStatusVerdict) throws(GatewayError) -> String {
+        let header: [(String, GatewayError.Detail)] = [("header", .string(name))]
         switch verdict {
         case .granted(let id):
             return id
         case .permissionError(let code):
             throw GatewayError(
                 status: 400, code: .partnerFrameworkError,
-                message: "the VSA framework reported an error" + (code.map { " (code \($0))" } ?? ""),
-                action: .none)
+                message: "the partner framework reported an error while asking for the permission" + reported(code), details: header)
         case .denied:
             throw GatewayError(
-                status: 403, code: .partnerAccessDenied, message: "the user did not grant access to the TV provider account",
-                action: .authentication)
-        case .undetermined(let status):
+                status: 400, code: .partnerAccessNotGranted, message: "the user denied access to the TV provider account", details: header)
+        case .restricted:
             throw GatewayError(
-                status: 403, code: .partnerAccessUndetermined, message: "access to the TV provider account is \(status)",
-                action: .authentication)
+                status: 400, code: .partnerAccessNotGranted, message: "the application is restricted from the TV provider account",
+                details: header)
+        case .undetermined:
+            throw GatewayError(
+                status: 400, code: .partnerAccessUndetermined, message: "the user has not decided on access to the TV provider account",
+                details: header)
         case .providerError(let code):
             throw GatewayError(
                 status: 400, code: .partnerProviderError,
-                message: "the VSA framework reported a provider error" + (code.map { " (code \($0))" } ?? ""))
+                message: "the partner framework reported an error while asking for the provider" + reported(code), details: header)
+        case .providerUndetermined(let why):
+            throw GatewayError(status: 400, code: .partnerProviderUndetermined, message: why, details: header)
         case .expired:
             throw GatewayError(
-                status: 401, code: .partnerProviderError, message: "the TV provider profile on the device has expired",
-                action: .authentication)
+                status: 400, code: .partnerProviderExpired, message: "the TV provider profile on the device has expired", details: header)
         case .unreadable(let why):
             throw GatewayError.invalidParameter(name, why)
         }
+    }
+
+    /// ` (code X)` for a framework error's code: the framework's own short code, never content.
+    private static func reported(_ code: String?) -> String {
+        guard let code, code.utf8.count <= 32, code.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else { return "" }
+        return " (code \(code))"
     }
 }

@@ -68,10 +68,13 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         var expectsContinue: Bool
         /// The absolute-form target's authority, else `Host`: what `X-Forwarded-Host` reports.
         var authority: String?
+        /// The backend API the request is for: the vocabulary of its refusals.
+        let api: BackendAPI
 
         init(head: HTTPRequestHead, requestID: String, expectsContinue: Bool) {
             self.head = head
             self.requestID = requestID
+            api = BackendAPI(path: RequestTarget.pathPart(of: head.uri))
             started = DispatchTime.now().uptimeNanoseconds
             closeAfterResponse = !head.isKeepAlive
             self.expectsContinue = expectsContinue
@@ -364,7 +367,8 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
             try ExchangeAdmission.check(head.headers, target: target, partner: partner)
             // One trust snapshot for the whole request, so a reload cannot split it.
             let store = core.trustStore.current
-            let route = partner ? try ExchangeAdmission.partnerRoute(head.headers, store: store, metrics: core.metrics) : .v1
+            let route =
+                partner ? try ExchangeAdmission.partnerRoute(head.headers, target: target, store: store, metrics: core.metrics) : .v1
             let limit = core.configuration.bodyLimit
             if let length = head.headers.first(name: "content-length").flatMap(Int.init), length > limit {
                 throw GatewayError.bodyTooLarge(limit)
@@ -498,16 +502,21 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .continue))), promise: nil)
     }
 
-    /// A refusal in the backend's enhanced error shape, counted and logged.
+    /// A refusal in the backend's enhanced error shape and vocabulary, counted and logged under
+    /// samlgate's own reason.
     /// - Parameter closing: close after the answer (a body the gateway will not read follows).
     private func refuse(_ error: GatewayError, closing: Bool = false, extraHeaders: [(String, String)] = []) {
         guard let current = request else { return }
+        let api = current.api
+        let exchange = current.route == .exchangeV1 || current.route == .exchangeV2
+        let enhanced = error.enhanced(api: api, exchange: exchange, showReason: core.configuration.errorDetails == .reason)
+        let status = error.answerStatus(api: api, exchange: exchange)
         core.metrics.error(code: error.code.rawValue)
         core.logger.notice(
             "refused",
             metadata: [
-                "request_id": .string(current.requestID), "code": .string(error.code.rawValue), "status": .stringConvertible(error.status),
-                "raised_at": .stringConvertible(error.location),
+                "request_id": .string(current.requestID), "code": .string(error.code.rawValue), "status": .stringConvertible(status),
+                "backend_code": .string(enhanced.code.rawValue), "raised_at": .stringConvertible(error.location),
             ])
         var headers = extraHeaders
         if let retryAfter = error.retryAfter { headers.append(("Retry-After", String(retryAfter))) }
@@ -515,7 +524,9 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         request?.trip?.cancel()
         request?.trip = nil
         if !current.bodyEnded { request?.body = .discard }
-        answer(status: error.status, json: error.jsonBody(trace: current.requestID, helpURL: core.configuration.helpURL), extraHeaders: headers)
+        let format = ErrorFormat(api: api, accept: current.head.headers.first(name: "accept"))
+        let body = enhanced.render(format, trace: current.requestID, helpURL: core.configuration.helpURL)
+        answer(status: status, contentType: format.contentType, body: ByteBuffer(string: body), extraHeaders: headers)
     }
 
     private func readiness() {
@@ -714,14 +725,17 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         let requestID = RequestID.make(incoming: nil, fresh: &requestIDs)
         core.metrics.error(code: error.code.rawValue)
         core.metrics.request(route: GatewayRoute.headerTimeout.label, status: error.status)
+        // No request line: the backend's current API speaks for it.
+        let enhanced = error.enhanced(api: .v2, exchange: false, showReason: core.configuration.errorDetails == .reason)
         core.logger.notice(
             "refused",
             metadata: [
                 "request_id": .string(requestID), "code": .string(error.code.rawValue), "status": .stringConvertible(error.status),
+                "backend_code": .string(enhanced.code.rawValue),
             ])
-        let body = ByteBuffer(string: error.jsonBody(trace: requestID, helpURL: core.configuration.helpURL))
+        let body = ByteBuffer(string: enhanced.json(trace: requestID, helpURL: core.configuration.helpURL))
         let headers = HTTPHeaders([
-            ("Content-Type", "application/json"), ("Content-Length", String(body.readableBytes)),
+            ("Content-Type", ErrorFormat.json.contentType), ("Content-Length", String(body.readableBytes)),
             ("X-Request-Id", requestID), ("Connection", "close"),
         ])
         context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .requestTimeout, headers: headers))), promise: nil)

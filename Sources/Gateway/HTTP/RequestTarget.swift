@@ -210,6 +210,15 @@ struct RequestTarget: Sendable, Equatable {
         }
     }
 
+    /// The path of a raw request target, unparsed: an origin-form target as it is, the part after
+    /// the authority of an absolute-form one. Only to choose a refusal's vocabulary (even for a
+    /// target ``parse(requestLine:)`` refuses), never to route.
+    static func pathPart(of uri: String) -> Substring {
+        guard !uri.hasPrefix("/"), let scheme = uri.range(of: "://") else { return Substring(uri) }
+        let rest = uri[scheme.upperBound...]
+        return rest.firstIndex(of: "/").map { rest[$0...] } ?? ""
+    }
+
     private static func refusal(_ why: String) -> GatewayError {
         GatewayError(status: 400, code: .invalidRequestTarget, message: "invalid request target: \(why)")
     }

@@ -1,49 +1,89 @@
-/// One error in the backend's enhanced error shape (`status`, `code`, `message`, `details`,
-/// `helpUrl`, `trace`, `action`), rendered the same way by the gateway and the reference upstream,
-/// so the two cannot drift apart in what a client sees.
+/// One error in the backend's enhanced error shape (`action`, `status`, `code`, `message`,
+/// `details`, `helpUrl`, `trace`), rendered the same way by the gateway and the reference
+/// upstream, so the two cannot drift apart in what a client sees.
+///
+/// `code` is always one the backend publishes (``BackendErrorCode``) and `action` the one it
+/// documents for that code; `details` is a string or absent, as the backend documents it.
 public struct EnhancedError: Sendable {
-    /// A value of `details`: the backend uses strings and integers only.
-    public enum Detail: Sendable {
-        case string(String)
-        case integer(Int)
-    }
-
+    /// The body's `status`: one the backend documents for `code` (see
+    /// ``BackendErrorCode/status(forHTTP:)``); the HTTP status of the answer may differ.
     public var status: Int
-    /// The stable code (`"missing_parameter"`, `"signature_invalid"`, …); `helpUrl` ends in its
-    /// anchor.
-    public var code: String
+    public var code: BackendErrorCode
     /// For people; never SAML content, NameIDs, attribute values or device ids.
     public var message: String
-    /// Machine-readable context (`parameter`, `offset`, `limit`, `retryAfter`), in this order.
-    public var details: [(String, Detail)]
-    public var action: ErrorAction
+    /// More context, when there is any to give (the gateway puts its own reason here).
+    public var details: String?
 
-    public init(status: Int, code: String, message: String, details: [(String, Detail)] = [], action: ErrorAction = .none) {
-        self.status = status
+    public var action: ErrorAction { code.action }
+
+    /// - Parameter httpStatus: the status of the HTTP answer; the body's `status` is derived from
+    ///   it and the code.
+    public init(code: BackendErrorCode, httpStatus: Int, message: String, details: String? = nil) {
         self.code = code
+        self.status = code.status(forHTTP: httpStatus)
         self.message = message
         self.details = details
-        self.action = action
     }
 
-    /// The JSON object on one line. `trace` is the request id (`null` without one); `helpURL` is
-    /// the page of the error codes, which gets `#` and the code in lower case appended.
-    public func json(trace: String?, helpURL: String) -> String {
-        var detailsObject = JSONLine()
-        for (key, value) in details {
-            switch value {
-            case .string(let text): detailsObject.add(key, text)
-            case .integer(let number): detailsObject.add(key, number)
+    /// The backend's public page of enhanced error codes: `helpUrl` when the operator names no
+    /// page of their own.
+    public static let backendHelpURL =
+        "https://experienceleague.adobe.com/docs/pass/authentication/auth-features/error-reportn/enhanced-error-codes.html"
+
+    /// The body in `format`: the fields in the order of the backend's examples, `details` and
+    /// `helpUrl` left out when `nil`, `trace` (the request id) `null` without one.
+    public func render(_ format: ErrorFormat, trace: String?, helpURL: String?) -> String {
+        switch format {
+        case .json: json(trace: trace, helpURL: helpURL)
+        case .xml: xml(trace: trace, helpURL: helpURL)
+        }
+    }
+
+    /// The JSON object on one line.
+    public func json(trace: String?, helpURL: String?) -> String {
+        var body = JSONLine()
+        body.add("action", action.rawValue)
+        body.add("status", status)
+        body.add("code", code.rawValue)
+        body.add("message", message)
+        if let details { body.add("details", details) }
+        if let helpURL { body.add("helpUrl", helpURL) }
+        body.add("trace", trace)
+        return body.json
+    }
+
+    /// The `<error>` element of REST API v1's XML answers.
+    public func xml(trace: String?, helpURL: String?) -> String {
+        var text = "<?xml version=\"1.0\" encoding=\"UTF-8\"?><error>"
+        func element(_ name: String, _ value: String?) {
+            guard let value else { return }
+            text += "<\(name)>" + Self.escape(value) + "</\(name)>"
+        }
+        element("action", action.rawValue)
+        element("status", String(status))
+        element("code", code.rawValue)
+        element("message", message)
+        element("details", details)
+        element("helpUrl", helpURL)
+        element("trace", trace)
+        return text + "</error>"
+    }
+
+    /// Character data for an XML element: markup characters escaped, and characters XML 1.0
+    /// cannot carry (controls but tab and line breaks) replaced, so any message is well-formed.
+    static func escape(_ text: String) -> String {
+        var out = ""
+        out.reserveCapacity(text.utf8.count)
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\t", "\n", "\r": out.unicodeScalars.append(scalar)
+            case _ where scalar.value < 0x20 || scalar.value == 0xFFFE || scalar.value == 0xFFFF: out += "\u{FFFD}"
+            default: out.unicodeScalars.append(scalar)
             }
         }
-        var body = JSONLine()
-        body.add("status", status)
-        body.add("code", code)
-        body.add("message", message)
-        body.add("details", json: detailsObject.json)
-        body.add("helpUrl", helpURL + "#" + code.lowercased())
-        body.add("trace", trace)
-        body.add("action", action.rawValue)
-        return body.json
+        return out
     }
 }

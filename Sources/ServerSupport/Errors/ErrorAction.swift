@@ -1,11 +1,10 @@
-/// The `action` of the backend's enhanced error shape: what the client should do next.
-public enum ErrorAction: String, Sendable {
+/// The `action` of the backend's enhanced error shape: what the client should do next. Only the
+/// values the backend documents: a client that switches over them knows no others.
+public enum ErrorAction: String, Sendable, CaseIterable {
     case none
     case configuration
     case applicationRegistration = "application-registration"
-    case authorization
     case authentication
-    case degradation
+    case authorization
     case retry
-    case retryAfter = "retry-after"
 }

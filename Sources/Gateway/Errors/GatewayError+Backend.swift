@@ -1,0 +1,69 @@
+import SAMLEncoding
+import SAMLVerification
+import ServerSupport
+
+/// The backend's vocabulary for the gateway's refusals: which published code answers which of
+/// samlgate's reasons, on which API. docs/errors.md writes the same mapping out as a table.
+extension GatewayError {
+    /// The enhanced error a client of `api` gets for this refusal. `exchange`: the request is a
+    /// token exchange, whose body is the `SAMLResponse` (so a body the gateway cannot take is that
+    /// parameter's fault). `showReason`: samlgate's reason goes in `details` (the `error-details`
+    /// setting).
+    public func enhanced(api: BackendAPI, exchange: Bool, showReason: Bool) -> EnhancedError {
+        let code = backendCode(api: api, exchange: exchange)
+        return EnhancedError(
+            code: code, httpStatus: answerStatus(api: api, exchange: exchange), message: message,
+            details: showReason ? reasonDetails : nil)
+    }
+
+    /// The HTTP status of the answer: the error's own, except that a missing or unusable access
+    /// token is `401`, as the backend answers it.
+    public func answerStatus(api: BackendAPI, exchange: Bool) -> Int {
+        backendCode(api: api, exchange: exchange).action == .applicationRegistration ? 401 : status
+    }
+
+    /// The published code for this refusal on `api` (see docs/errors.md, "What the client gets").
+    public func backendCode(api: BackendAPI, exchange: Bool) -> BackendErrorCode {
+        if let failure = underlying as? VerificationError {
+            return Self.backendCode(verification: failure.code, api: api)
+        }
+        if underlying is SAMLEncodingError { return .invalidParameterSAMLResponse }
+        if code == Code(VerificationError.Code.unknownMVPD) { return Self.backendCode(verification: .unknownMVPD, api: api) }
+        let parameter = subject.flatMap { BackendErrorCode.forParameter($0, api: api) }
+        switch code {
+        case .missingParameter, .invalidParameterValue, .duplicateParameter, .duplicateHeader:
+            return parameter ?? (exchange ? .invalidParameterSAMLResponse : .generic(api: api))
+        case .invalidRequest:
+            // A header the route needs, named in `Connection`: the backend would miss it.
+            return parameter ?? .generic(api: api)
+        case .unsupportedMediaType, .malformedRequest, .bodyTooLarge, .clientTimeout:
+            return exchange ? .invalidParameterSAMLResponse : .generic(api: api)
+        case .partnerAccessNotGranted: return .invalidHeaderPFSPermissionAccessNotGranted
+        case .partnerAccessUndetermined, .partnerFrameworkError: return .invalidHeaderPFSPermissionAccessNotDetermined
+        case .partnerProviderError, .partnerProviderUndetermined: return .invalidHeaderPFSProviderIDNotDetermined
+        case .partnerProviderExpired: return .invalidHeaderPFSProviderInfoExpired
+        case .invalidPartner: return .invalidParameterPartner
+        case .overloaded: return .maximumExecutionTimeExceeded
+        case .replayStoreUnavailable, .upstreamUnavailable: return .networkConnectionTimeout
+        case .upstreamTimeout: return .maximumExecutionTimeExceeded
+        case .upstreamResponseInvalid: return .networkReceivedError
+        default:
+            // method_not_allowed, invalid_request_target, header_timeout: nothing the backend's
+            // lists name.
+            return .generic(api: api)
+        }
+    }
+
+    /// The published code for a verifier failure: anything wrong with the response is the
+    /// `SAMLResponse` parameter's; a provider the trust store does not know is an unknown
+    /// integration (v1, the `mvpd` field) or an undetermined partner provider (v2, the partner
+    /// status names it); the gateway's own trouble is a server error or a `retry`.
+    static func backendCode(verification code: VerificationError.Code, api: BackendAPI) -> BackendErrorCode {
+        switch code {
+        case .unknownMVPD: api == .v1 ? .unknownIntegration : .invalidHeaderPFSProviderIDNotDetermined
+        case .replayCacheFull: .maximumExecutionTimeExceeded
+        case .internalError, .metadataExpired, .metadataUnavailable: .generic(api: api)
+        default: .invalidParameterSAMLResponse
+        }
+    }
+}

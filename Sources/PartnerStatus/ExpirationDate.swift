@@ -1,0 +1,48 @@
+extension PartnerFrameworkStatus {
+    /// `frameworkProviderInfo.expirationDate`: milliseconds since the Unix epoch, documented as a
+    /// string of decimal digits (`"1735689600000"`). A JSON number is read too, as older
+    /// documentation gave it; anything else (a fraction in a string, a sign, a date text, a
+    /// negative or non-finite number) is not an expiration date and makes the header unreadable.
+    public struct ExpirationDate: Codable, Sendable, Equatable {
+        public var milliseconds: Double
+        /// Written back as it came: a string, or a number.
+        public var isString: Bool
+
+        public init(milliseconds: Double, isString: Bool = true) {
+            self.milliseconds = milliseconds
+            self.isString = isString
+        }
+
+        /// At most 16 digits: past year 300,000 a date is not a date, and 16 digits are exact in a
+        /// `Double`.
+        static let maximumDigits = 16
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            if let text = try? container.decode(String.self) {
+                guard !text.isEmpty, text.utf8.count <= Self.maximumDigits,
+                    text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }), let value = Double(text)
+                else {
+                    throw DecodingError.dataCorruptedError(
+                        in: container, debugDescription: "expirationDate must be a string of decimal milliseconds")
+                }
+                self.init(milliseconds: value, isString: true)
+                return
+            }
+            let number = try container.decode(Double.self)
+            guard number.isFinite, number >= 0 else {
+                throw DecodingError.dataCorruptedError(in: container, debugDescription: "expirationDate must not be negative")
+            }
+            self.init(milliseconds: number, isString: false)
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            if isString {
+                try container.encode(String(Int64(milliseconds)))
+            } else {
+                try container.encode(milliseconds)
+            }
+        }
+    }
+}
