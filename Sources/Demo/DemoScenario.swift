@@ -2,7 +2,7 @@
 package enum DemoScenario: String, CaseIterable, Sendable {
     /// The user is signed in to a TV provider that supports partner SSO and grants access.
     case happy
-    /// The user refused the app access to the TV provider account (`VSA403`).
+    /// The user refused the app access to the TV provider account (`invalid_header_pfs_permission_access_not_granted`).
     case denied
     /// The user's TV provider does not support partner SSO: second-screen authentication.
     case unsupported

@@ -11,7 +11,9 @@ extension DemoWalk {
         await step(
             "valid token?", .GET, "/api/v1/checkauthn", query: device, expect: 403, "code=authentication_session_missing",
             decisive: Self.code)
-        let expected = scenario == .denied ? "accessStatus=denied → VSA403" : "accessStatus=granted provider=\(vsa.providerID)"
+        let expected =
+            scenario == .denied
+            ? "accessStatus=denied → invalid_header_pfs_permission_access_not_granted" : "accessStatus=granted provider=\(vsa.providerID)"
         local("platform SSO signed in?", frameworkState, expected: expected)
         var fallbackMVPD = settings.mvpd
         if scenario != .denied {
@@ -57,7 +59,8 @@ extension DemoWalk {
             expected: scenario == .expired ? "signed response, session expired" : "signed response")
         let form = device + [("mvpd", mvpd), ("deviceType", "tvOS"), ("SAMLResponse", Data(saml).base64EncodedString())]
         if scenario == .expired {
-            await step("token exchange", .POST, "/api/v1/tokens/authn", body: .form(form), expect: 400,
+            await step(
+                "token exchange", .POST, "/api/v1/tokens/authn", body: .form(form), expect: 400,
                 "code=invalid_parameter_saml_response reason=expired", decisive: Self.code)
             return false
         }

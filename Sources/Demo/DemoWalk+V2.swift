@@ -20,8 +20,8 @@ extension DemoWalk {
 
         let expectedState: String
         switch scenario {
-        case .denied: expectedState = "accessStatus=denied → VSA403"
-        case .expired: expectedState = "accessStatus=granted provider=\(vsa.providerID) expired → APPL_ERROR"
+        case .denied: expectedState = "accessStatus=denied → invalid_header_pfs_permission_access_not_granted"
+        case .expired: expectedState = "accessStatus=granted provider=\(vsa.providerID) expired → invalid_header_pfs_provider_info_expired"
         default: expectedState = "accessStatus=granted provider=\(vsa.providerID)"
         }
         local("platform SSO signed in?", frameworkState, expected: expectedState)

@@ -33,6 +33,14 @@ public struct IssueOptions: Sendable {
     /// Default: RSA-SHA256 for RSA keys, ECDSA-SHA256 for P-256 keys.
     public var signatureAlgorithm: SignatureAlgorithm?
     public var digestAlgorithm: DigestAlgorithm = .sha256
+    /// `SignedInfo`'s `CanonicalizationMethod` and the `Reference`'s canonicalization transform.
+    public var canonicalization: CanonicalizationAlgorithm = .exclusive
+    /// Leave the canonicalization transform out of the `Reference` (only the enveloped-signature
+    /// transform): XML Signature then applies inclusive C14N 1.0 to the signed content.
+    public var implicitReferenceCanonicalization: Bool = false
+    /// The Response's signature references the whole document (`URI=""`) instead of `#` + the
+    /// Response's ID. The Assertion's signature, if any, keeps `#` + its ID.
+    public var wholeDocumentReference: Bool = false
     public var keyInfo: KeyInfoStyle = .x509Certificate
     /// Pad with extra attributes until the serialized response is about this many bytes.
     public var padToSize: Int?

@@ -36,7 +36,9 @@ struct ResponseTemplate {
         if let inResponseTo = o.inResponseTo { responseAttrs.append(("InResponseTo", inResponseTo)) }
         w.open("samlp:Response", responseAttrs)
         w.leaf("saml:Issuer", issuer)
-        if o.sign == .response || o.sign == .both { w.raw(signatureTemplate(referenceID: responseID, level: w.level)) }
+        if o.sign == .response || o.sign == .both {
+            w.raw(signatureTemplate(referenceURI: o.wholeDocumentReference ? "" : "#" + responseID, level: w.level))
+        }
         w.open("samlp:Status")
         w.empty("samlp:StatusCode", [("Value", o.statusCode)])
         w.close("samlp:Status")
@@ -112,18 +114,29 @@ struct ResponseTemplate {
     }
 
     func signatureTemplate(referenceID: String, level: Int) -> String {
+        signatureTemplate(referenceURI: "#" + referenceID, level: level)
+    }
+
+    func signatureTemplate(referenceURI: String, level: Int) -> String {
         let o = options
+        let c14n = o.canonicalization
         var w = XMLWriter(lineBreaks: o.pretty || o.signedInfoLineBreaks, indentation: o.pretty, level: level)
         w.open("ds:Signature", [("xmlns:ds", Self.dsigNS)])
         w.open("ds:SignedInfo")
-        w.empty("ds:CanonicalizationMethod", [("Algorithm", Self.excC14N)])
+        w.empty("ds:CanonicalizationMethod", [("Algorithm", c14n.uri)])
         w.empty("ds:SignatureMethod", [("Algorithm", signatureAlgorithm.uri)])
-        w.open("ds:Reference", [("URI", "#" + referenceID)])
+        w.open("ds:Reference", [("URI", referenceURI)])
         w.open("ds:Transforms")
         w.empty("ds:Transform", [("Algorithm", Self.enveloped)])
-        w.open("ds:Transform", [("Algorithm", Self.excC14N)])
-        w.empty("ec:InclusiveNamespaces", [("xmlns:ec", Self.excC14N), ("PrefixList", "xs")])
-        w.close("ds:Transform")
+        if o.implicitReferenceCanonicalization {
+            // No canonicalization transform: inclusive C14N 1.0 by XML Signature's default.
+        } else if c14n.isExclusive {
+            w.open("ds:Transform", [("Algorithm", c14n.uri)])
+            w.empty("ec:InclusiveNamespaces", [("xmlns:ec", Self.excC14N), ("PrefixList", "xs")])
+            w.close("ds:Transform")
+        } else {
+            w.empty("ds:Transform", [("Algorithm", c14n.uri)])
+        }
         w.close("ds:Transforms")
         w.empty("ds:DigestMethod", [("Algorithm", o.digestAlgorithm.uri)])
         w.leaf("ds:DigestValue", "")

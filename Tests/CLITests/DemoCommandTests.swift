@@ -13,7 +13,7 @@ struct DemoCommandTests {
         #expect(text.contains("all 100 steps as the cookbook says"), "\(text)")
         for line in [
             "POST /api/v1/tokens/authn", "tokenSource=Apple", "actionName=partner_profile",
-            "Cablevision=appleSSO", "code=VSA403", "actionName=partner_logout",
+            "Cablevision=appleSSO", "code=invalid_header_pfs_permission_access_not_granted", "actionName=partner_logout",
         ] {
             #expect(text.contains(line), "transcript lacks \(line)")
         }

@@ -103,7 +103,7 @@ struct CookbookStepTests {
                 (
                     "POST /api/v2/REF/profiles/sso/apple", 400,
                     "code=invalid_header_pfs_permission_access_not_granted reason=partner_access_not_granted"
-                ),,
+                ),
             ] + v2Fallback("Cablevision", "Deny")
         ),
         (
@@ -125,7 +125,7 @@ struct CookbookStepTests {
                 (
                     "POST /api/v2/REF/profiles/sso/apple", 400,
                     "code=invalid_header_pfs_provider_info_expired reason=partner_provider_expired"
-                ),,
+                ),
             ] + v2Fallback("Cablevision", "Deny")
         ),
     ]

@@ -29,7 +29,7 @@ struct ErrorCodeTests {
         #expect(json["trace"] as? String == reply.headers.first(name: "X-Request-Id"), sourceLocation: sourceLocation)
     }
 
-    @Test("v1 field validation: missing_parameter for each field, invalid deviceType, unknown_mvpd, 415, duplicate_parameter")
+    @Test("v1 field validation: missing_parameter for each field, invalid deviceType, unknown_mvpd, a JSON body, duplicate_parameter")
     func v1Fields() async throws {
         try await withHarness { h in
             let saml = GatewayHarness.base64(GatewayHarness.issue())
@@ -45,7 +45,9 @@ struct ErrorCodeTests {
             }
             var fields = GatewayHarness.v1Fields(saml)
             fields[3] = ("deviceType", "ios")
-            Self.expectError(try await h.send(.POST, "/api/v1/tokens/authn", body: GatewayHarness.form(fields)), 400, "invalid_parameter_value", .invalidDeviceInfo)
+            Self.expectError(
+                try await h.send(.POST, "/api/v1/tokens/authn", body: GatewayHarness.form(fields)), 400, "invalid_parameter_value", .invalidDeviceInfo
+            )
             Self.expectError(try await h.exchangeV1(saml, mvpd: "Nobody"), 400, "unknown_mvpd", .unknownIntegration)
             Self.expectError(
                 try await h.send(
@@ -63,11 +65,14 @@ struct ErrorCodeTests {
             let xml = GatewayHarness.issue()
             Self.expectError(try await h.exchangeV1("PHNhbWw6UmVzcG9uc2"), 400, "malformed_base64", .invalidParameterSAMLResponse)
             let broken = "requestor=REF&deviceId=d&mvpd=Cablevision&deviceType=iOS&SAMLResponse=%ZZ"
-            Self.expectError(try await h.send(.POST, "/api/v1/tokens/authn", body: broken), 400, "malformed_percent_encoding", .invalidParameterSAMLResponse)
+            Self.expectError(
+                try await h.send(.POST, "/api/v1/tokens/authn", body: broken), 400, "malformed_percent_encoding", .invalidParameterSAMLResponse)
             // The cookbook value encoded once more by the client, then once more by the form: %25 after decoding.
             let twice = GatewayHarness.cookbook(xml).replacingOccurrences(of: "%", with: "%25")
             Self.expectError(try await h.exchangeV1(twice), 400, "double_encoded", .invalidParameterSAMLResponse)
-            Self.expectError(try await h.exchangeV1(Data("hello world, not xml".utf8).base64EncodedString()), 400, "unrecognized_saml_form", .invalidParameterSAMLResponse)
+            Self.expectError(
+                try await h.exchangeV1(Data("hello world, not xml".utf8).base64EncodedString()), 400, "unrecognized_saml_form",
+                .invalidParameterSAMLResponse)
             let badUTF8 = "requestor=REF&deviceId=d&mvpd=Cable%FFvision&deviceType=iOS&SAMLResponse=%3Cx%2F%3E"
             Self.expectError(try await h.send(.POST, "/api/v1/tokens/authn", body: badUTF8), 400, "invalid_utf8", .invalidParameterSAMLResponse)
             // Inside the XML too: the document is normalized (and its UTF-8 checked) before it is parsed.
@@ -75,7 +80,8 @@ struct ErrorCodeTests {
             Self.expectError(try await h.send(.POST, "/api/v1/tokens/authn", body: badXMLText), 400, "invalid_utf8", .invalidParameterSAMLResponse)
             // Base64 of a document the normalization leaves alone (no line break or tab): checked all the same.
             Self.expectError(
-                try await h.exchangeV1(Data([0x3C, 0x78, 0x3E, 0xFF, 0x3C, 0x2F, 0x78, 0x3E]).base64EncodedString()), 400, "invalid_utf8", .invalidParameterSAMLResponse)
+                try await h.exchangeV1(Data([0x3C, 0x78, 0x3E, 0xFF, 0x3C, 0x2F, 0x78, 0x3E]).base64EncodedString()), 400, "invalid_utf8",
+                .invalidParameterSAMLResponse)
             Self.expectError(try await h.exchangeV1("<samlp:Response"), 400, "malformed_xml", .invalidParameterSAMLResponse)
             #expect(h.upstream?.store.exchanges.isEmpty == true)
         }

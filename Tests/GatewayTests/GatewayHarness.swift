@@ -207,7 +207,8 @@ final class GatewayHarness: Sendable {
     ) -> String {
         var permission: [String: Any] = ["accessStatus": access]
         if permissionError { permission["error"] = ["code": 1, "message": "framework failure"] }
-        var providerInfo: [String: Any] = ["expirationDate": expires.timeIntervalSince1970 * 1000]
+        // A string of milliseconds, as the backend documents it (the contract tests send numbers too).
+        var providerInfo: [String: Any] = ["expirationDate": String(Int64(expires.timeIntervalSince1970 * 1000))]
         if let provider { providerInfo["id"] = provider }
         if providerError { providerInfo["error"] = ["code": "2", "message": "provider failure"] }
         let json = try! JSONSerialization.data(withJSONObject: ["frameworkPermissionInfo": permission, "frameworkProviderInfo": providerInfo])

@@ -71,7 +71,7 @@ struct PartnerStatusRouteTests {
                 let reply = try await h.send(
                     .POST, path, body: GatewayHarness.form([("SAMLResponse", forged)]),
                     headers: Self.device + [Self.form, ("AP-Partner-Framework-Status", GatewayHarness.partnerStatus(access: "denied"))])
-                #expect(reply.reason == "VSA403", "\(path): \(reply.status) \(reply.body)")
+                #expect(reply.reason == "partner_access_not_granted", "\(path): \(reply.status) \(reply.body)")
             }
             #expect(h.upstream?.store.exchanges.isEmpty == true, "nothing reached the backend")
         }
@@ -145,7 +145,7 @@ struct PartnerStatusRouteTests {
                 .POST, "/api/v2/REF/profiles/sso/Apple",
                 body: GatewayHarness.form([("SAMLResponse", "not-a-response")]),
                 headers: Self.device + [Self.form, ("AP-Partner-Framework-Status", GatewayHarness.partnerStatus(access: "denied"))])
-            #expect(reply.reason == "VSA403", "the gateway, not the backend, answered: \(reply.body)")
+            #expect(reply.reason == "partner_access_not_granted", "the gateway, not the backend, answered: \(reply.body)")
         }
     }
 }

@@ -31,8 +31,10 @@ enum ExchangeAdmission {
         let types = headers["content-type"]
         let mediaType = types.first?.split(separator: ";", maxSplits: 1).first?.trimmingCharacters(in: .whitespaces).lowercased()
         guard types.count == 1, mediaType == formType, !headers.contains(name: "content-encoding") else {
+            // 400, not 415: the backend documents 400 for a request it cannot read the
+            // SAMLResponse from, and its clients know no other.
             throw GatewayError(
-                status: 415, code: .unsupportedMediaType,
+                status: 400, code: .unsupportedMediaType,
                 message: "the body must be application/x-www-form-urlencoded, given once, without Content-Encoding")
         }
         guard partner else { return }

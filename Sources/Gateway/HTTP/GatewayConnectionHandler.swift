@@ -68,8 +68,9 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         var expectsContinue: Bool
         /// The absolute-form target's authority, else `Host`: what `X-Forwarded-Host` reports.
         var authority: String?
-        /// The backend API the request is for: the vocabulary of its refusals.
-        let api: BackendAPI
+        /// The backend API the request is for: the vocabulary of its refusals. From the raw
+        /// target until it is parsed, then from its canonical path (the one routed on).
+        var api: BackendAPI
 
         init(head: HTTPRequestHead, requestID: String, expectsContinue: Bool) {
             self.head = head
@@ -211,6 +212,7 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
             return
         }
         request?.authority = authority ?? head.headers.first(name: "host")
+        request?.api = BackendAPI(path: target.path)
         if !Self.hasPlainFraming(head) {
             request?.route = .invalidRequest
             refuse(
