@@ -8,6 +8,13 @@ public struct VerificationOptions: Sendable {
     public var clockSkew: TimeInterval = 120
     /// Accept RSA-SHA1 / ECDSA-SHA1 signatures and SHA-1 digests (off: SHA-1 is broken).
     public var allowSHA1: Bool = false
+    /// Accept inclusive C14N 1.0 and 1.1 (with or without comments) besides exclusive C14N, as
+    /// `SignedInfo`'s canonicalization and as a `Reference` transform, and a `Reference` that
+    /// names no canonicalization (XML Signature then applies inclusive C14N 1.0). Identity
+    /// providers that sign this way are genuine; `false` restricts an MVPD to exclusive C14N
+    /// named explicitly (`algorithm_not_allowed`), for an IdP known to use nothing else.
+    /// Inclusive C14N is canonicalized by libxml2, never by samlgate's native canonicalizer.
+    public var allowInclusiveCanonicalization: Bool = true
     /// Largest accepted document in bytes (`too_large`).
     public var maxSize: Int = 1 << 20
     /// Deepest accepted element nesting (`too_deep`), checked before parsing. SAML responses

@@ -206,7 +206,9 @@ public struct Verifier: Sendable {
         _ document: borrowing ParsedDocument, byteCount: Int, provider: IdentityProviderTrust, retry: Bool, now: Date,
         expectedInResponseTo: String?, context: VerificationThreadContext
     ) throws(VerificationError) -> Checked {
-        var algorithms = AlgorithmPolicy(allowSHA1: options.allowSHA1, nativeCanonicalization: options.nativeCanonicalization)
+        var algorithms = AlgorithmPolicy(
+            allowSHA1: options.allowSHA1, allowInclusiveCanonicalization: options.allowInclusiveCanonicalization,
+            nativeCanonicalization: options.nativeCanonicalization)
         algorithms.retryWithLibxml2 = retry
         algorithms.largeDocument = byteCount > options.largeDocumentSize
         let structure = try ResponseStructure(document: document, maxDepth: options.maxDepth)
@@ -275,9 +277,10 @@ public struct Verifier: Sendable {
                 keys: keys, algorithms: algorithms, context: context)
         }
         if let signature = structure.responseSignature {
+            // The Response's own signature may reference the whole document (`URI=""`).
             let index = try SignatureVerifier.verify(
                 signature: signature, owner: structure.response, ownerID: structure.responseID, document: document,
-                keys: keys, preferredKey: keyIndex, algorithms: algorithms, context: context)
+                keys: keys, preferredKey: keyIndex, wholeDocument: true, algorithms: algorithms, context: context)
             return SignatureOutcome(kind: keyIndex == nil ? .response : .both, keyIndex: keyIndex ?? index)
         }
         guard let keyIndex else {

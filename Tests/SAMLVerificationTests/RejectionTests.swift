@@ -116,10 +116,17 @@ import Testing
             "<ds:Transform Algorithm=\"http://www.w3.org/2000/09/xmldsig#enveloped-signature\"/>",
             with: "<ds:Transform Algorithm=\"http://www.w3.org/TR/1999/REC-xslt-19991116\"/>")
         #expect(Fixtures.code(xslt) == .algorithmNotAllowed)
+        // Inclusive C14N is allowed unless the verifier is restricted to exclusive C14N (changing
+        // it changes SignedInfo, so no trusted key signed this one).
         let inclusive = xml.replacingFirst(
             "<ds:CanonicalizationMethod Algorithm=\"http://www.w3.org/2001/10/xml-exc-c14n#\"/>",
             with: "<ds:CanonicalizationMethod Algorithm=\"http://www.w3.org/TR/2001/REC-xml-c14n-20010315\"/>")
-        #expect(Fixtures.code(inclusive) == .algorithmNotAllowed)
+        #expect(Fixtures.code(inclusive) == .keyNotTrusted)
+        #expect(Fixtures.code(inclusive, Fixtures.verifier { $0.allowInclusiveCanonicalization = false }) == .algorithmNotAllowed)
+        let unknown = xml.replacingFirst(
+            "<ds:CanonicalizationMethod Algorithm=\"http://www.w3.org/2001/10/xml-exc-c14n#\"/>",
+            with: "<ds:CanonicalizationMethod Algorithm=\"http://www.w3.org/2006/12/xml-c14n11#Extra\"/>")
+        #expect(Fixtures.code(unknown) == .algorithmNotAllowed)
     }
 
     // MARK: SAML rules

@@ -157,13 +157,13 @@ xmlSecDSigCtxPtr cxmlsec_dsig_ctx_alloc(void) {
     return ctx;
 }
 
-/* xmlsec's exclusive C14N call on `buf`, which it closes (flushing into whatever it feeds). */
-static int cxmlsec_exc_c14n_run(xmlSecNodeSetPtr nodes, xmlChar **prefixes, int withComments, xmlOutputBufferPtr buf) {
+/* xmlsec's C14N call (libxml2's `mode`) on `buf`, which it closes (flushing into whatever it feeds). */
+static int cxmlsec_c14n_run(xmlSecNodeSetPtr nodes, int mode, xmlChar **prefixes, int withComments, xmlOutputBufferPtr buf) {
     if (buf == NULL) {
         return -1;
     }
     if (xmlC14NExecute(nodes->doc, (xmlC14NIsVisibleCallback)xmlSecNodeSetContains, nodes,
-                       XML_C14N_EXCLUSIVE_1_0, prefixes, withComments, buf) < 0) {
+                       mode, prefixes, withComments, buf) < 0) {
         (void)xmlOutputBufferClose(buf);
         return -1;
     }
@@ -175,17 +175,24 @@ int cxmlsec_exc_c14n_libxml2(xmlSecTransformPtr transform, xmlSecNodeSetPtr node
     if (transform == NULL || nodes == NULL || nodes->doc == NULL || transformCtx == NULL) {
         return -1;
     }
-    return cxmlsec_exc_c14n_run(nodes, prefixes, withComments,
-                                transform->next != NULL
-                                    ? xmlSecTransformCreateOutputBuffer(transform->next, transformCtx)
-                                    : xmlSecBufferCreateOutputBuffer(&(transform->outBuf)));
+    return cxmlsec_c14n_run(nodes, XML_C14N_EXCLUSIVE_1_0, prefixes, withComments,
+                            transform->next != NULL
+                                ? xmlSecTransformCreateOutputBuffer(transform->next, transformCtx)
+                                : xmlSecBufferCreateOutputBuffer(&(transform->outBuf)));
 }
 
 int cxmlsec_exc_c14n_to_buffer(xmlSecNodeSetPtr nodes, xmlChar **prefixes, int withComments, xmlBufferPtr out) {
+    return cxmlsec_c14n_to_buffer(nodes, XML_C14N_EXCLUSIVE_1_0, prefixes, withComments, out);
+}
+
+int cxmlsec_c14n_to_buffer(xmlSecNodeSetPtr nodes, int mode, xmlChar **prefixes, int withComments, xmlBufferPtr out) {
     if (nodes == NULL || nodes->doc == NULL || out == NULL) {
         return -1;
     }
-    return cxmlsec_exc_c14n_run(nodes, prefixes, withComments, xmlOutputBufferCreateBuffer(out, NULL));
+    if (mode != XML_C14N_EXCLUSIVE_1_0 && prefixes != NULL) {
+        return -1; /* only exclusive C14N takes an InclusiveNamespaces list */
+    }
+    return cxmlsec_c14n_run(nodes, mode, prefixes, withComments, xmlOutputBufferCreateBuffer(out, NULL));
 }
 
 int cxmlsec_signature_value_matches(const xmlChar *algorithm, xmlSecKeyPtr key, const xmlSecByte *data, xmlSecSize dataSize,

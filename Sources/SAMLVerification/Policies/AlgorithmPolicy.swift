@@ -7,10 +7,16 @@ import CXMLSec
 /// "transform bomb").
 ///
 /// Allowed: RSA-SHA256/384/512 and ECDSA-SHA256/384/512 signatures, SHA-256/384/512 digests,
-/// exclusive C14N with or without comments, the enveloped-signature transform. RSA-SHA1,
+/// exclusive C14N with or without comments, inclusive C14N 1.0 and 1.1 with or without comments
+/// unless `allowInclusiveCanonicalization` is off, the enveloped-signature transform. RSA-SHA1,
 /// ECDSA-SHA1 and SHA-1 digests only with `allowSHA1`. HMAC never.
 struct AlgorithmPolicy: Sendable {
     let allowSHA1: Bool
+    /// Inclusive C14N 1.0 / 1.1 (``CanonicalizationMethod``) as `SignedInfo`'s method or a
+    /// `Reference` transform, and a `Reference` with no canonicalization transform (XML
+    /// Signature then applies inclusive C14N 1.0). Off: exclusive C14N only, named explicitly
+    /// by every `Reference` (``VerificationOptions/allowInclusiveCanonicalization``).
+    var allowInclusiveCanonicalization: Bool = true
     /// Canonicalize natively where ``CanonicalizationTransform`` can (else libxml2 only).
     var nativeCanonicalization: Bool = true
     /// Check a signature that failed with native canonicalization once more with libxml2's
@@ -22,8 +28,6 @@ struct AlgorithmPolicy: Sendable {
     /// (``SignatureVerifier``).
     var largeDocument: Bool = false
 
-    static let exclusiveC14N: StaticString = "http://www.w3.org/2001/10/xml-exc-c14n#"
-    static let exclusiveC14NWithComments: StaticString = "http://www.w3.org/2001/10/xml-exc-c14n#WithComments"
     static let enveloped: StaticString = "http://www.w3.org/2000/09/xmldsig#enveloped-signature"
 
     static let strongSignatureMethods: [StaticString] = [
@@ -46,7 +50,13 @@ struct AlgorithmPolicy: Sendable {
     static let sha1DigestMethods: [StaticString] = ["http://www.w3.org/2000/09/xmldsig#sha1"]
 
     func isAllowedCanonicalization(_ uri: UnsafePointer<xmlChar>?) -> Bool {
-        XMLTree.equals(uri, Self.exclusiveC14N) || XMLTree.equals(uri, Self.exclusiveC14NWithComments)
+        guard let method = CanonicalizationMethod(uri: uri) else { return false }
+        return method.isExclusive || allowInclusiveCanonicalization
+    }
+
+    /// The canonicalization methods this policy lets xmlsec run.
+    var canonicalizationMethods: [CanonicalizationMethod] {
+        CanonicalizationMethod.allCases.filter { $0.isExclusive || allowInclusiveCanonicalization }
     }
 
     func isAllowedTransform(_ uri: UnsafePointer<xmlChar>?) -> Bool {
@@ -67,8 +77,7 @@ struct AlgorithmPolicy: Sendable {
     /// Once one transform is enabled, xmlsec refuses every other (`transform is disabled`).
     func enable(on ctx: UnsafeMutablePointer<xmlSecDSigCtx>) -> Bool {
         var ok = true
-        // samlgate's exc-c14n classes replaced xmlsec's in its registry (see CanonicalizationTransform).
-        let c14n: [xmlSecTransformId?] = [cxmlsec_exc_c14n_klass(), cxmlsec_exc_c14n_with_comments_klass()]
+        let c14n = canonicalizationMethods.map(\.transformClass)
         var signatureTransforms: [xmlSecTransformId?] =
             c14n + [
                 xmlSecOpenSSLTransformRsaSha256GetKlass(),

@@ -7,7 +7,7 @@ import CXMLSec
 /// listing several) a response signed by anyone else cost one full pass per key, and a forged
 /// response whose digests match (the forger signs it) cost all of them before `key_not_trusted`.
 /// Here `SignedInfo` alone (a few hundred bytes) is canonicalized — natively, or by libxml2 when
-/// the native canonicalizer declines the document — and its `SignatureValue` checked against
+/// the native canonicalizer declines the document or `SignedInfo` names inclusive C14N — and its `SignatureValue` checked against
 /// each key with xmlsec's own signature-method transform; xmlsec then verifies everything with
 /// the one key that matched. A forger cannot change what `SignedInfo` says (its prefix list,
 /// its digest) without this check failing, so past ``VerificationOptions/largeDocumentSize``
@@ -38,17 +38,21 @@ enum SignatureKeySelection: Equatable {
         guard let valueNode = XMLTree.childElements(signature).first(where: { XMLTree.isElement($0, "SignatureValue", ns: ds) }),
             let value = signatureValue(valueNode)
         else { return .none }
-        // The canonicalization method's InclusiveNamespaces list, read as the exc-c14n classes
-        // read it (the precheck bounded it); another child makes xmlsec fail before any digest.
+        guard let algorithmURI = xmlGetNoNsProp(method, "Algorithm") else { return .undecided }
+        let c14n = CanonicalizationMethod(uri: algorithmURI)
+        cxmlsec_xml_free(algorithmURI)
+        guard let c14n else { return .undecided }
+        // The exclusive method's InclusiveNamespaces list, read as the exc-c14n classes read it
+        // (the precheck bounded it); another child makes xmlsec fail before any digest. xmlsec's
+        // inclusive classes read no child.
         var prefixes: [String]?
-        if let inclusive = XMLTree.firstChildElement(method) {
+        if c14n.isExclusive, let inclusive = XMLTree.firstChildElement(method) {
             guard XMLTree.isElement(inclusive, "InclusiveNamespaces", ns: "http://www.w3.org/2001/10/xml-exc-c14n#"),
                 let list = xmlGetProp(inclusive, "PrefixList")
             else { return .undecided }
             defer { cxmlsec_xml_free(list) }
             prefixes = String(cString: list).split(whereSeparator: { $0.isASCII && XMLTree.isXMLSpace($0.asciiValue!) }).map(String.init)
         }
-        let withComments = XMLTree.attribute(method, "Algorithm") == String(describing: AlgorithmPolicy.exclusiveC14NWithComments)
 
         func matching(_ canonical: UnsafeBufferPointer<UInt8>) -> Self {
             for (index, key) in keys.enumerated() {
@@ -66,12 +70,14 @@ enum SignatureKeySelection: Equatable {
             return .none
         }
         return LibXML2Canonicalization.withPrefixList(prefixes) { list in
-            if let native = context.canonicalize(element: signedInfo, withComments: withComments, inclusivePrefixes: list) {
+            // The native canonicalizer writes exclusive C14N only; inclusive SignedInfo (whose
+            // bytes carry the namespaces of the Signature's ancestors) is libxml2's.
+            if c14n.isExclusive, let native = context.canonicalize(element: signedInfo, withComments: c14n.withComments, inclusivePrefixes: list) {
                 return matching(native)
             }
             guard
                 case .canonical(let bytes) = LibXML2Canonicalization.canonicalize(
-                    doc, apex: signedInfo, excluded: nil, withComments: withComments, prefixes: list)
+                    doc, apex: signedInfo, excluded: nil, method: c14n, prefixes: list)
             else { return .undecided }
             return bytes.withUnsafeBufferPointer(matching)
         }

@@ -11,7 +11,10 @@ import CXMLSec
 ///
 /// `xmlSecDSigCtxVerify` returns 0 for a *bad* signature too: success is `status ==
 /// xmlSecDSigStatusSucceeded`, exactly one SignedInfo reference that succeeded, whose URI is
-/// `#` + the owner's ID, and `xmlGetID` for that ID returns the owner element itself.
+/// `#` + the owner's ID, and `xmlGetID` for that ID returns the owner element itself — or, for
+/// the Response's own signature when `wholeDocument` allows it, whose URI is empty (the whole
+/// document, ``ReferenceTarget``), the owner being the document element and the signature its
+/// direct child.
 ///
 /// Canonicalization is native where possible (``CanonicalizationTransform``); a signature that
 /// fails that way is verified once more with libxml2 canonicalizing before it is rejected, so
@@ -26,10 +29,14 @@ enum SignatureVerifier {
         document: borrowing ParsedDocument,
         keys: [TrustedKey],
         preferredKey: Int? = nil,
+        wholeDocument: Bool = false,
         algorithms: AlgorithmPolicy,
         context: VerificationThreadContext
     ) throws(VerificationError) -> Int {
-        try SignedInfoPrecheck.check(signature: signature, ownerID: ownerID, algorithms: algorithms)
+        let target = try SignedInfoPrecheck.check(
+            signature: signature, ownerID: ownerID,
+            wholeDocumentAllowed: wholeDocument && signature.pointee.parent == owner && owner == xmlDocGetRootElement(document.doc),
+            algorithms: algorithms)
         guard !keys.isEmpty else {
             throw VerificationError(.keyNotTrusted, "no trusted key configured")
         }
@@ -54,7 +61,7 @@ enum SignatureVerifier {
         let nativeBefore = context.nativeCanonicalizations
         do {
             return try verifyWithKeys(
-                signature: signature, owner: owner, ownerID: ownerID, document: document, keys: keys,
+                signature: signature, owner: owner, ownerID: ownerID, target: target, document: document, keys: keys,
                 candidates: candidates, algorithms: algorithms, context: context)
         } catch
             where algorithms.nativeCanonicalization && algorithms.retryWithLibxml2
@@ -69,7 +76,7 @@ enum SignatureVerifier {
             var libxml2 = algorithms
             libxml2.nativeCanonicalization = false
             return try verifyWithKeys(
-                signature: signature, owner: owner, ownerID: ownerID, document: document, keys: keys,
+                signature: signature, owner: owner, ownerID: ownerID, target: target, document: document, keys: keys,
                 candidates: candidates, algorithms: libxml2, context: context)
         }
     }
@@ -84,6 +91,7 @@ enum SignatureVerifier {
         signature: XMLTree.Node,
         owner: XMLTree.Node,
         ownerID: UnsafePointer<xmlChar>,
+        target: ReferenceTarget,
         document: borrowing ParsedDocument,
         keys: [TrustedKey],
         candidates: [Int],
@@ -94,7 +102,7 @@ enum SignatureVerifier {
         defer { context.nativeCanonicalization = false }
         for index in candidates {
             switch try attempt(
-                signature: signature, owner: owner, ownerID: ownerID, document: document,
+                signature: signature, owner: owner, ownerID: ownerID, target: target, document: document,
                 key: keys[index], algorithms: algorithms, ctx: context.dsig)
             {
             case .verified:
@@ -115,6 +123,7 @@ enum SignatureVerifier {
         signature: XMLTree.Node,
         owner: XMLTree.Node,
         ownerID: UnsafePointer<xmlChar>,
+        target: ReferenceTarget,
         document: borrowing ParsedDocument,
         key: TrustedKey,
         algorithms: AlgorithmPolicy,
@@ -129,7 +138,9 @@ enum SignatureVerifier {
             xmlSecDSigCtxFinalize(ctx)
         }
         ctx.pointee.flags = UInt32(XMLSEC_DSIG_FLAGS_IGNORE_MANIFESTS)
-        ctx.pointee.enabledReferenceUris = xmlSecTransformUriType(xmlSecTransformUriTypeSameDocument)
+        // An empty URI is its own type in xmlsec: enabled only when the precheck allowed it.
+        ctx.pointee.enabledReferenceUris = xmlSecTransformUriType(
+            target == .wholeDocument ? xmlSecTransformUriTypeEmpty : xmlSecTransformUriTypeSameDocument)
         guard algorithms.enable(on: ctx) else {
             throw VerificationError(.internalError, "cannot enable the allowed xmlsec transforms")
         }
@@ -165,11 +176,21 @@ enum SignatureVerifier {
         }
         // Defence in depth: xmlsec's own view of what it verified.
         guard references.count == 1, let reference = references.first,
-            reference.pointee.origin == xmlSecDSigReferenceOriginSignedInfo,
-            let uri = reference.pointee.uri, uri.pointee == UInt8(ascii: "#"), xmlStrEqual(uri + 1, ownerID) == 1,
-            let idAttr = xmlGetID(document.doc, ownerID), idAttr.pointee.parent == owner
+            reference.pointee.origin == xmlSecDSigReferenceOriginSignedInfo, let uri = reference.pointee.uri
         else {
             throw VerificationError(.referenceMismatch, "the verified reference does not resolve to the signed element")
+        }
+        switch target {
+        case .element:
+            guard uri.pointee == UInt8(ascii: "#"), xmlStrEqual(uri + 1, ownerID) == 1,
+                let idAttr = xmlGetID(document.doc, ownerID), idAttr.pointee.parent == owner
+            else {
+                throw VerificationError(.referenceMismatch, "the verified reference does not resolve to the signed element")
+            }
+        case .wholeDocument:
+            guard uri.pointee == 0, owner == xmlDocGetRootElement(document.doc), signature.pointee.parent == owner else {
+                throw VerificationError(.referenceMismatch, "the verified reference is not the whole document around this signature")
+            }
         }
         return .verified
     }

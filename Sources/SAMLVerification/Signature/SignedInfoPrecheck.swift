@@ -5,18 +5,26 @@ import CXMLSec
 /// - `SignedInfo` must be the first child, with an allowed `CanonicalizationMethod` and
 ///   `SignatureMethod` (`algorithm_not_allowed`);
 /// - exactly one `Reference`, whose `URI` is `#` + the ID of the element the signature is a
-///   direct child of (`reference_mismatch`; this also refuses the empty URI, which means
-///   "the whole document", and references to any other element);
+///   direct child of (`reference_mismatch`: references to any other element are refused), or
+///   empty — "the whole document" — when `wholeDocumentAllowed` (the signature is a direct child
+///   of the document element) and the enveloped-signature transform removes the signature from
+///   what it signs; an empty URI anywhere else, or a missing one, is `reference_mismatch`;
 /// - only allowed `Transform`s, at most two and each once, in one `Transforms` element, and an
-///   allowed `DigestMethod` (`algorithm_not_allowed`);
+///   allowed `DigestMethod` (`algorithm_not_allowed`); with inclusive canonicalization not
+///   allowed, the last transform must be exclusive C14N, since XML Signature applies inclusive
+///   C14N 1.0 to a reference that names none (and xmlsec inserts it without consulting its
+///   enabled list);
 /// - an `InclusiveNamespaces` prefix list of a bounded length (`too_many_namespaces`).
 /// xmlsec then enforces the same through its enabled lists; after it ran, ``SignatureVerifier``
 /// checks its own view of the reference again.
 enum SignedInfoPrecheck {
-    /// The enveloped-signature transform and one exclusive canonicalization.
+    /// The enveloped-signature transform and one canonicalization.
     static let maximumTransforms = 2
 
-    static func check(signature: XMLTree.Node, ownerID: UnsafePointer<xmlChar>, algorithms: AlgorithmPolicy) throws(VerificationError) {
+    /// Returns what the reference points at.
+    static func check(
+        signature: XMLTree.Node, ownerID: UnsafePointer<xmlChar>, wholeDocumentAllowed: Bool = false, algorithms: AlgorithmPolicy
+    ) throws(VerificationError) -> ReferenceTarget {
         guard let signedInfo = XMLTree.firstChildElement(signature),
             XMLTree.isElement(signedInfo, "SignedInfo", ns: SAMLNamespace.dsigNS)
         else {
@@ -53,14 +61,27 @@ enum SignedInfoPrecheck {
         guard !XMLTree.hasNamespacedAttribute(reference, "URI") else {
             throw VerificationError(.referenceMismatch, "the Reference has a namespaced URI attribute")
         }
-        guard let uriAttr = XMLTree.attributeNode(reference, "URI"),
-            let text = uriAttr.pointee.children, text.pointee.next == nil, let uri = text.pointee.content,
-            uri.pointee == UInt8(ascii: "#"), xmlStrEqual(uri + 1, ownerID) == 1
-        else {
-            throw VerificationError(.referenceMismatch, "the Reference URI is not '#' + the ID of the signed element")
+        guard let uriAttr = XMLTree.attributeNode(reference, "URI") else {
+            throw VerificationError(.referenceMismatch, "the Reference has no URI")
+        }
+        let target: ReferenceTarget
+        if Self.isEmpty(uriAttr) {
+            guard wholeDocumentAllowed else {
+                throw VerificationError(
+                    .referenceMismatch, "an empty Reference URI (the whole document) is accepted only on the Response's own signature")
+            }
+            target = .wholeDocument
+        } else {
+            guard let text = uriAttr.pointee.children, text.pointee.next == nil, let uri = text.pointee.content,
+                uri.pointee == UInt8(ascii: "#"), xmlStrEqual(uri + 1, ownerID) == 1
+            else {
+                throw VerificationError(.referenceMismatch, "the Reference URI is not '#' + the ID of the signed element")
+            }
+            target = .element
         }
         var sawDigest = false
         var sawTransforms = false
+        var transforms: [String] = []
         for child in XMLTree.childElements(reference) {
             if XMLTree.isElement(child, "Transforms", ns: SAMLNamespace.dsigNS) {
                 // Each transform is a pass over the signed element: their number is bounded (the
@@ -70,7 +91,6 @@ enum SignedInfoPrecheck {
                     throw VerificationError(.signatureInvalid, "the Reference has more than one Transforms element")
                 }
                 sawTransforms = true
-                var seen: [String] = []
                 for transform in XMLTree.childElements(child) {
                     guard XMLTree.isElement(transform, "Transform", ns: SAMLNamespace.dsigNS) else {
                         throw VerificationError(.signatureInvalid, "unexpected element in Transforms")
@@ -78,12 +98,12 @@ enum SignedInfoPrecheck {
                     try requireAllowed(transform, "transform", algorithms.isAllowedTransform)
                     try checkPrefixList(transform)
                     let algorithm = XMLTree.attribute(transform, "Algorithm") ?? ""
-                    guard seen.count < Self.maximumTransforms, !seen.contains(algorithm) else {
+                    guard transforms.count < Self.maximumTransforms, !transforms.contains(algorithm) else {
                         throw VerificationError(
                             .algorithmNotAllowed,
                             "a Reference may apply at most \(Self.maximumTransforms) transforms, each once")
                     }
-                    seen.append(algorithm)
+                    transforms.append(algorithm)
                 }
             } else if XMLTree.isElement(child, "DigestMethod", ns: SAMLNamespace.dsigNS) {
                 try requireAllowed(child, "digest method", algorithms.isAllowedDigestMethod)
@@ -93,6 +113,27 @@ enum SignedInfoPrecheck {
         guard sawDigest else {
             throw VerificationError(.signatureInvalid, "Reference has no DigestMethod")
         }
+        if target == .wholeDocument && !transforms.contains(String(describing: AlgorithmPolicy.enveloped)) {
+            throw VerificationError(
+                .referenceMismatch, "a Reference to the whole document must apply the enveloped-signature transform")
+        }
+        if !algorithms.allowInclusiveCanonicalization {
+            let last = transforms.last.flatMap { name in CanonicalizationMethod.allCases.first { String(describing: $0.uri) == name } }
+            guard let last, last.isExclusive else {
+                throw VerificationError(
+                    .algorithmNotAllowed,
+                    "only exclusive C14N is allowed, and a Reference without it as its last transform is canonicalized with inclusive C14N 1.0"
+                )
+            }
+        }
+        return target
+    }
+
+    /// Whether the attribute's value is the empty string (libxml2 gives `URI=""` no text child,
+    /// or an empty one).
+    private static func isEmpty(_ attr: UnsafeMutablePointer<xmlAttr>) -> Bool {
+        guard let text = attr.pointee.children else { return true }
+        return text.pointee.next == nil && text.pointee.type == XML_TEXT_NODE && (text.pointee.content?.pointee ?? 0) == 0
     }
 
     /// The `InclusiveNamespaces PrefixList` of a canonicalization, if any, names at most

@@ -152,6 +152,12 @@ int cxmlsec_exc_c14n_libxml2(xmlSecTransformPtr transform, xmlSecNodeSetPtr node
 /// byte with the native canonicalizer). Returns 0 on success, -1 on failure.
 int cxmlsec_exc_c14n_to_buffer(xmlSecNodeSetPtr nodes, xmlChar **prefixes, int withComments, xmlBufferPtr out);
 
+/// The same with libxml2's C14N `mode` (an xmlC14NMode: XML_C14N_1_0, XML_C14N_EXCLUSIVE_1_0,
+/// XML_C14N_1_1), as xmlsec's inclusive C14N transforms run it for inclusive modes; `prefixes`
+/// must be NULL unless `mode` is exclusive. Lets the verifier canonicalize an inclusive
+/// `SignedInfo` to choose the key before any digest. Returns 0 on success, -1 on failure.
+int cxmlsec_c14n_to_buffer(xmlSecNodeSetPtr nodes, int mode, xmlChar **prefixes, int withComments, xmlBufferPtr out);
+
 /// Whether `signature` (the decoded SignatureValue) is the signature of `data` (the canonical
 /// SignedInfo) under `key` with the signature method `algorithm` (its URI), by xmlsec's own
 /// signature-method transform — exactly the check xmlsec makes after the references: 1 yes,
