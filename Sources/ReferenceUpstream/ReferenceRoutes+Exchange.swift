@@ -1,15 +1,26 @@
 import Foundation
 import Hummingbird
-import ServerSupport
 import NIOCore
 import PartnerStatus
 import SAMLEncoding
+import ServerSupport
 
-/// The two token exchanges, checked as the backend checks them: required fields, one
-/// percent-decoding of the form, then base64 of XML (a value still percent-encoded is
-/// `double_encoded`). They record an authentication of source `partner` (v1 `tokenSource`
-/// `Apple`, v2 profile `appleSSO`).
+/// The two token exchanges, checked as the backend checks them, each fault answered with the
+/// code the backend publishes for it:
+///
+/// - v1: the required fields (`requestor` → `invalid_requestor`, `deviceId` → `invalid_device_id`,
+///   `mvpd` → `invalid_parameter_mvpd`, `deviceType` → `invalid_device_info`, `SAMLResponse`),
+///   then an unknown requestor, a `deviceType` other than `iOS`/`tvOS`, an MVPD the requestor has
+///   no platform SSO integration with (`unknown_integration`);
+/// - v2: access token, service provider, device identifier, partner, the partner status
+///   (`invalid_header_pfs_*`), the MVPD's integration (`invalid_integration`);
+///
+/// then, on both, one percent-decoding of the form and base64 of XML in `SAMLResponse`
+/// (`invalid_parameter_saml_response`, samlgate's reason in `details`). They record an
+/// authentication of source `partner` (v1 `tokenSource` `Apple`, v2 profile `appleSSO`).
 extension ReferenceRoutes {
+    static let deviceTypes: Set<String> = ["iOS", "tvOS"]
+
     func addExchanges(to router: Router<BasicRequestContext>) {
         router.post("/api/v1/tokens/authn") { request, _ in try await exchangeV1(request) }
         router.post("/api/v2/:serviceProvider/profiles/sso/:partner") { request, context in
@@ -26,6 +37,9 @@ extension ReferenceRoutes {
         }
         let requestor = text(fields["requestor"]!.decoded), mvpdID = text(fields["mvpd"]!.decoded)
         guard configuration.requestor(requestor) != nil else { return unknownRequestor(request) }
+        guard Self.deviceTypes.contains(text(fields["deviceType"]!.decoded)) else {
+            return ReferenceReply.error(400, .invalidDeviceInfo, "deviceType must be iOS or tvOS", for: request)
+        }
         guard let mvpd = configuration.mvpd(mvpdID, of: requestor), mvpd.enablePlatformServices else { return notIntegrated(request) }
         let xml = try checkSAML(fields["SAMLResponse"]!.decoded)
         let now = Date()
@@ -104,7 +118,8 @@ extension ReferenceRoutes {
         // XML as the cookbook encodes it: a byte-order mark the client's file started with is
         // kept, so it may come first.
         guard decoded.withUnsafeBytes(SAMLForm.startsLikeXML) else {
-            throw Refusal(400, .invalidParameterSAMLResponse, "SAMLResponse does not decode to an XML document")
+            throw Refusal(
+                400, .invalidParameterSAMLResponse, "SAMLResponse does not decode to an XML document", details: "unrecognized_saml_form")
         }
         return decoded
     }

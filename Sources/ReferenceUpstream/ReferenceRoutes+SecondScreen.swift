@@ -16,8 +16,9 @@ extension ReferenceRoutes {
         router.get("/api/v1/authenticate") { request, _ in initiateAuthentication(request) }
         router.get("/api/v2/authenticate/:serviceProvider/:code") { request, context in
             let code = context.parameters.get("code") ?? ""
+            // Opened in a browser: the documented error is a bare `400` page, not a JSON body.
             guard store.pending(code) != nil else {
-                return ReferenceReply.error(400, .invalidAuthenticationSession, "unknown or expired code", for: request)
+                return ReferenceReply.html(400, "<!doctype html><title>Sign in</title><p>Unknown or expired code.</p>")
             }
             return ReferenceReply.redirect("/reference/login?code=" + ReferenceReply.escapeQuery(code))
         }
@@ -83,7 +84,13 @@ extension ReferenceRoutes {
 
     /// `GET /api/v1/authenticate?requestor_id&mso_id&reg_code&…`: `302` to the MVPD login.
     func initiateAuthentication(_ request: Request) -> Response {
-        for name in ["reg_code", "requestor_id", "mso_id"] where query(request, name) == nil { return missing(name, request) }
+        // The backend's code for each: the registration code, the requestor, the MVPD.
+        let codes: [(String, BackendErrorCode)] = [
+            ("reg_code", .invalidParameterCode), ("requestor_id", .invalidRequestor), ("mso_id", .invalidParameterMVPD),
+        ]
+        for (name, code) in codes where query(request, name) == nil {
+            return ReferenceReply.error(400, code, "the required parameter \(name) is missing", for: request)
+        }
         let code = query(request, "reg_code")!, mvpd = query(request, "mso_id")!
         guard let login = store.pending(code), login.requestor == query(request, "requestor_id") else {
             return ReferenceReply.error(400, .invalidParameterCode, "unknown or expired registration code", for: request)

@@ -58,7 +58,7 @@ extension ReferenceRoutes {
     func v1ProfileRequest(_ request: Request, requestor: String, mvpd id: String) -> Response {
         guard configuration.requestor(requestor) != nil else { return unknownRequestor(request) }
         guard let deviceType = query(request, "deviceType") else { return missing("deviceType", request) }
-        guard deviceType == "iOS" || deviceType == "tvOS" else {
+        guard Self.deviceTypes.contains(deviceType) else {
             return ReferenceReply.error(400, .invalidDeviceInfo, "deviceType must be iOS or tvOS", for: request)
         }
         guard let mvpd = configuration.mvpd(id, of: requestor), mvpd.enablePlatformServices else { return notIntegrated(request) }
@@ -81,7 +81,9 @@ extension ReferenceRoutes {
     /// denies) and the short media token endpoints.
     func v1Authorize(_ request: Request, mediaToken: Bool) throws(Refusal) -> Response {
         let token = try v1Session(request)
-        guard let resource = query(request, "resource") else { return missing("resource", request) }
+        guard let resource = query(request, "resource") else {
+            return ReferenceReply.error(400, .missingResource, "the required parameter resource is missing", for: request)
+        }
         if configuration.mvpd(token.mvpd)?.deniedResources.contains(resource) ?? false {
             return ReferenceReply.error(403, .authorizationDeniedByMVPD, "the MVPD denied access to the resource", for: request)
         }

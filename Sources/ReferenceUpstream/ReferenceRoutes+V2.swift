@@ -1,8 +1,8 @@
 import Foundation
 import Hummingbird
-import ServerSupport
 import NIOCore
 import PartnerStatus
+import ServerSupport
 
 /// REST API v2 as the Apple SSO cookbook walks it: client registration and access token,
 /// configuration, profiles, partner and basic sessions, decisions, logout.
@@ -25,17 +25,18 @@ extension ReferenceRoutes {
                 partner: context.parameters.get("partner") ?? "")
         }
         router.post("/api/v2/:serviceProvider/sessions") { request, context in
-            try await basicSession(request, serviceProvider: context.parameters.get("serviceProvider") ?? "", code: nil)
+            try await createSession(request, serviceProvider: context.parameters.get("serviceProvider") ?? "")
         }
-        router.put("/api/v2/:serviceProvider/sessions/:code") { request, context in
-            try await basicSession(
-                request, serviceProvider: context.parameters.get("serviceProvider") ?? "",
-                code: context.parameters.get("code"))
+        router.post("/api/v2/:serviceProvider/sessions/:code") { request, context in
+            try await resumeSession(
+                request, serviceProvider: context.parameters.get("serviceProvider") ?? "", code: context.parameters.get("code") ?? "")
         }
-        router.post("/api/v2/:serviceProvider/decisions/:kind/:mvpd") { request, context in
-            try await decisions(
-                request, serviceProvider: context.parameters.get("serviceProvider") ?? "",
-                kind: context.parameters.get("kind") ?? "", mvpd: context.parameters.get("mvpd") ?? "")
+        for kind in ["authorize", "preauthorize"] {
+            router.post(RouterPath("/api/v2/:serviceProvider/decisions/\(kind)/:mvpd")) { request, context in
+                try await decisions(
+                    request, serviceProvider: context.parameters.get("serviceProvider") ?? "", kind: kind,
+                    mvpd: context.parameters.get("mvpd") ?? "")
+            }
         }
         router.get("/api/v2/:serviceProvider/logout") { request, context in
             try v2Logout(request, serviceProvider: context.parameters.get("serviceProvider") ?? "", mvpd: nil)
@@ -92,8 +93,11 @@ extension ReferenceRoutes {
 
     // MARK: common checks
 
-    /// Bearer token, service provider, and (unless `device` is false) `AP-Device-Identifier` and
-    /// `X-Device-Info`.
+    /// The checks every v2 call passes, in the backend's order: the bearer token (`401`), the
+    /// service provider, then (unless `device` is false: configuration and the resume of a
+    /// session, which the documentation lists without it) a well-formed `AP-Device-Identifier`.
+    /// `X-Device-Info` is never required: when it is absent the backend uses the values it
+    /// extracts from the request, and its documented sample is not even valid JSON.
     func v2Caller(_ request: Request, serviceProvider: String, device: Bool = true) throws(Refusal) -> V2Caller {
         let authorization = header(request, "Authorization") ?? ""
         let token = authorization.lowercased().hasPrefix("bearer ") ? String(authorization.dropFirst(7)) : ""
@@ -104,11 +108,11 @@ extension ReferenceRoutes {
             throw Refusal(400, .invalidParameterServiceProvider, "the service provider is not configured")
         }
         guard device else { return V2Caller(serviceProvider: requestor, deviceID: "") }
-        guard let deviceID = header(request, "AP-Device-Identifier") else {
+        guard let deviceID = header(request, DeviceIdentifierHeader.name) else {
             throw Refusal(400, .invalidHeaderDeviceIdentifier, "AP-Device-Identifier is missing")
         }
-        guard header(request, "X-Device-Info") != nil else {
-            throw Refusal(400, .invalidHeaderDeviceInfo, "X-Device-Info is missing")
+        guard DeviceIdentifierHeader.isWellFormed(deviceID) else {
+            throw Refusal(400, .invalidHeaderDeviceIdentifier, "AP-Device-Identifier must be fingerprint and the base64 of the device id")
         }
         return V2Caller(serviceProvider: requestor, deviceID: deviceID)
     }
@@ -140,8 +144,9 @@ extension ReferenceRoutes {
 
     /// `POST /api/v2/{sp}/sessions/sso/{partner}`: `partner_profile` with the profile request
     /// when partner SSO can proceed, `authorize` when a profile exists, otherwise the basic
-    /// authentication fallback (`pfs_fallback` for the partner status, `configuration_fallback`
-    /// for an MVPD without partner SSO).
+    /// authentication fallback (`pfs_fallback` for a missing or refusing partner status,
+    /// `configuration_fallback` for a provider without partner SSO here), or `resume` with
+    /// `missing_parameters_fallback` when the fallback lacks `domainName` or `redirectUrl`.
     func partnerSession(_ request: Request, serviceProvider: String, partner: String) async throws -> Response {
         let caller = try v2Caller(request, serviceProvider: serviceProvider)
         guard partner.lowercased() == "apple" else {
@@ -157,7 +162,7 @@ extension ReferenceRoutes {
         default: providerID = nil
         }
         let mvpd = providerID.flatMap { configuration.mvpd(platformMappingID: $0, of: serviceProvider) }
-        if let mvpd, let existing = existingSession(caller, mvpd: mvpd.id) { return existing }
+        if let mvpd, let existing = existingSession(serviceProvider, deviceID: caller.deviceID, mvpd: mvpd.id) { return existing }
         if case .granted? = verdict, let mvpd, mvpd.supportsPartnerSSO {
             var body = sessionObject(
                 "partner_profile", "direct", "none", serviceProvider, mvpd.id,
@@ -171,57 +176,91 @@ extension ReferenceRoutes {
         }
         let reason: String
         if case .granted? = verdict { reason = "configuration_fallback" } else { reason = "pfs_fallback" }
-        return ReferenceReply.json(200, startBasic(caller, mvpd: mvpd?.id, missing: missing, reason: reason))
+        let body = startBasic(
+            serviceProvider, deviceID: caller.deviceID, mvpd: mvpd?.id, missing: missing, reason: reason,
+            incomplete: ("resume", "missing_parameters_fallback"))
+        return ReferenceReply.json(200, body)
     }
 
-    /// `POST /api/v2/{sp}/sessions` (`mvpd`, `domainName`, `redirectUrl`) and the resume
-    /// `PUT /api/v2/{sp}/sessions/{code}` with what was missing.
-    func basicSession(_ request: Request, serviceProvider: String, code: String?) async throws -> Response {
+    /// `POST /api/v2/{sp}/sessions` (`mvpd`, `domainName`, `redirectUrl`): `authenticate` with a
+    /// code, `resume` naming what is missing, or `authorize` when a profile exists.
+    func createSession(_ request: Request, serviceProvider: String) async throws -> Response {
         let caller = try v2Caller(request, serviceProvider: serviceProvider)
         let fields = try await form(request) ?? [:]
-        var mvpd = value(fields, "mvpd")
-        var missing = ["mvpd", "domainName", "redirectUrl"].filter { value(fields, $0) == nil }
-        if let code {
-            guard let pending = store.pending(code), pending.requestor == serviceProvider, pending.deviceID == caller.deviceID else {
-                return ReferenceReply.error(400, .invalidAuthenticationSession, "unknown or expired session code", for: request)
-            }
-            mvpd = mvpd ?? pending.mvpd
-            missing = pending.missingParameters.filter { value(fields, $0) == nil && !($0 == "mvpd" && mvpd != nil) }
-        }
+        let mvpd = value(fields, "mvpd")
+        let missing = ["mvpd", "domainName", "redirectUrl"].filter { value(fields, $0) == nil }
         if let mvpd, configuration.mvpd(mvpd, of: serviceProvider) == nil {
             return ReferenceReply.error(400, .invalidParameterMVPD, "the service provider is not integrated with this MVPD", for: request)
         }
-        if let code { store.removePending(code) }
-        if let mvpd, let existing = existingSession(caller, mvpd: mvpd) { return existing }
-        return ReferenceReply.json(200, startBasic(caller, mvpd: mvpd, missing: missing, reason: "none"))
+        if let mvpd, let existing = existingSession(serviceProvider, deviceID: caller.deviceID, mvpd: mvpd) { return existing }
+        let body = startBasic(
+            serviceProvider, deviceID: caller.deviceID, mvpd: mvpd, missing: missing, reason: "none", incomplete: ("resume", "none"))
+        return ReferenceReply.json(200, body)
+    }
+
+    /// `POST /api/v2/{sp}/sessions/{code}` with what the session still lacks: `authenticate`
+    /// with a fresh code once nothing is missing, otherwise `retry` with the same code. The
+    /// documentation lists no device headers for it (a second application may resume), so the
+    /// device is the session's.
+    func resumeSession(_ request: Request, serviceProvider: String, code: String) async throws -> Response {
+        _ = try v2Caller(request, serviceProvider: serviceProvider, device: false)
+        let fields = try await form(request) ?? [:]
+        guard let pending = store.pending(code), pending.requestor == serviceProvider else {
+            return ReferenceReply.error(400, .invalidAuthenticationSession, "unknown or expired session code", for: request)
+        }
+        let mvpd = value(fields, "mvpd") ?? pending.mvpd
+        let missing = pending.missingParameters.filter { value(fields, $0) == nil && !($0 == "mvpd" && mvpd != nil) }
+        if let mvpd, configuration.mvpd(mvpd, of: serviceProvider) == nil {
+            return ReferenceReply.error(400, .invalidParameterMVPD, "the service provider is not integrated with this MVPD", for: request)
+        }
+        if let mvpd, let existing = existingSession(serviceProvider, deviceID: pending.deviceID, mvpd: mvpd) {
+            store.removePending(code)
+            return existing
+        }
+        if missing.isEmpty { store.removePending(code) }
+        let body = startBasic(
+            serviceProvider, deviceID: pending.deviceID, mvpd: mvpd, missing: missing, reason: "none", incomplete: ("retry", "none"),
+            keeping: missing.isEmpty ? nil : pending)
+        return ReferenceReply.json(200, body)
     }
 
     /// `authorize`/`direct` when the device already has a valid profile for the MVPD.
-    func existingSession(_ caller: V2Caller, mvpd: String) -> Response? {
-        let sp = caller.serviceProvider.id
-        guard let existing = store.authentications(requestor: sp, deviceID: caller.deviceID).first(where: { $0.mvpd == mvpd }) else {
+    func existingSession(_ serviceProvider: String, deviceID: String, mvpd: String) -> Response? {
+        guard let existing = store.authentications(requestor: serviceProvider, deviceID: deviceID).first(where: { $0.mvpd == mvpd }) else {
             return nil
         }
         return ReferenceReply.json(
             200,
             sessionObject(
-                "authorize", "direct", existing.source == .partner ? "authenticatedSSO" : "authenticated", sp, mvpd,
-                url: "/api/v2/\(sp)/decisions/authorize/\(mvpd)"))
+                "authorize", "direct", existing.source == .partner ? "authenticatedSSO" : "authenticated", serviceProvider, mvpd,
+                url: "/api/v2/\(serviceProvider)/decisions/authorize/\(mvpd)"))
     }
 
-    /// A pending second-screen login: `authenticate`/`interactive` with its code and login URL,
-    /// or `resume`/`direct` naming what is missing.
-    func startBasic(_ caller: V2Caller, mvpd: String?, missing: [String], reason: String) -> [String: Any] {
-        let now = Date(), sp = caller.serviceProvider.id
-        let login = PendingLogin(
-            code: registrationCodeText(), requestor: sp, deviceID: caller.deviceID, mvpd: mvpd, generated: now,
-            expires: now.addingTimeInterval(configuration.registrationCodeTTL), missingParameters: missing)
+    /// A pending second-screen login: `authenticate`/`interactive` with its code and login URL
+    /// when nothing is missing; otherwise `incomplete` (`resume` from a new session or the
+    /// partner fallback, `retry` from a resume) with `direct`, naming what is missing — on the
+    /// same code when `keeping` is the session being resumed. `notBefore`/`notAfter` are
+    /// strings of milliseconds, as in the backend's samples.
+    func startBasic(
+        _ serviceProvider: String, deviceID: String, mvpd: String?, missing: [String], reason: String,
+        incomplete: (action: String, reason: String), keeping pending: PendingLogin? = nil
+    ) -> [String: Any] {
+        let now = Date()
+        var login =
+            pending
+            ?? PendingLogin(
+                code: registrationCodeText(), requestor: serviceProvider, deviceID: deviceID, mvpd: mvpd, generated: now,
+                expires: now.addingTimeInterval(configuration.registrationCodeTTL))
+        login.mvpd = mvpd
+        login.missingParameters = missing
         store.addPending(login)
         var body: [String: Any]
         if missing.isEmpty {
-            body = sessionObject("authenticate", "interactive", reason, sp, mvpd, url: "/api/v2/authenticate/\(sp)/\(login.code)")
+            body = sessionObject(
+                "authenticate", "interactive", reason, serviceProvider, mvpd, url: "/api/v2/authenticate/\(serviceProvider)/\(login.code)")
         } else {
-            body = sessionObject("resume", "direct", "missing_parameters_fallback", sp, mvpd, url: "/api/v2/\(sp)/sessions/\(login.code)")
+            body = sessionObject(
+                incomplete.action, "direct", incomplete.reason, serviceProvider, mvpd, url: "/api/v2/\(serviceProvider)/sessions/\(login.code)")
             body["missingParameters"] = missing
         }
         body["code"] = login.code
@@ -230,11 +269,14 @@ extension ReferenceRoutes {
         return body
     }
 
+    /// The documented session answer; `mvpd` is left out while none is chosen.
     func sessionObject(_ action: String, _ type: String, _ reason: String, _ serviceProvider: String, _ mvpd: String?, url: String) -> [String: Any] {
-        [
+        var body: [String: Any] = [
             "actionName": action, "actionType": type, "reasonType": reason, "url": url, "sessionId": store.nextID("session-"),
-            "mvpd": mvpd ?? NSNull(), "serviceProvider": serviceProvider,
+            "serviceProvider": serviceProvider,
         ]
+        if let mvpd { body["mvpd"] = mvpd }
+        return body
     }
 
     // MARK: decisions
@@ -244,20 +286,19 @@ extension ReferenceRoutes {
     /// the media `token` to each permitted one.
     func decisions(_ request: Request, serviceProvider: String, kind: String, mvpd: String) async throws -> Response {
         let caller = try v2Caller(request, serviceProvider: serviceProvider)
-        guard kind == "authorize" || kind == "preauthorize" else {
-            return ReferenceReply.error(404, .internalServerError, "unknown decision \(kind)", for: request)
+        guard let configured = configuration.mvpd(mvpd, of: serviceProvider) else {
+            return ReferenceReply.error(400, .invalidParameterMVPD, "the service provider is not integrated with this MVPD", for: request)
         }
         var request = request
         let body = try await request.collectBody(upTo: Self.bodyLimit)
         guard let object = (try? JSONSerialization.jsonObject(with: Data(buffer: body))) as? [String: Any],
             let resources = object["resources"] as? [String], !resources.isEmpty
         else {
-            return ReferenceReply.error(400, .invalidParameterResources, "the body must be a JSON object with a non-empty resources array",
+            return ReferenceReply.error(
+                400, .invalidParameterResources, "the body must be a JSON object with a non-empty resources array",
                 for: request)
         }
-        guard let profile = store.authentications(requestor: serviceProvider, deviceID: caller.deviceID).first(where: { $0.mvpd == mvpd }),
-            let configured = configuration.mvpd(mvpd, of: serviceProvider)
-        else {
+        guard let profile = store.authentications(requestor: serviceProvider, deviceID: caller.deviceID).first(where: { $0.mvpd == mvpd }) else {
             return ReferenceReply.error(403, .authenticatedProfileMissing, "no valid profile for this MVPD on this device", for: request)
         }
         if profile.source == .partner, header(request, PartnerFrameworkStatus.headerName) != nil {
@@ -294,7 +335,8 @@ extension ReferenceRoutes {
     /// `GET /api/v2/{sp}/logout[/{mvpd}]`: removes the profiles; `partner_logout`/
     /// `partner_interactive` for an `appleSSO` one (the app asks the user to sign out of the TV
     /// provider in the system settings), `logout`/`interactive` with the MVPD's logout URL for a
-    /// regular one, `complete`/`none` when there was nothing to end.
+    /// regular one, `invalid`/`none` when no valid profile was found (the documented answer;
+    /// `complete` is for MVPDs without a logout endpoint, which the reference has none of).
     func v2Logout(_ request: Request, serviceProvider: String, mvpd: String?) throws(Refusal) -> Response {
         let caller = try v2Caller(request, serviceProvider: serviceProvider)
         let removed = store.logout(requestor: serviceProvider, deviceID: caller.deviceID, mvpd: mvpd)
@@ -312,10 +354,7 @@ extension ReferenceRoutes {
             logouts[profile.mvpd] = entry
         }
         if let mvpd, logouts.isEmpty {
-            logouts[mvpd] = [
-                "mvpd": mvpd, "actionName": configuration.mvpd(mvpd, of: serviceProvider) == nil ? "invalid" : "complete",
-                "actionType": "none",
-            ]
+            logouts[mvpd] = ["mvpd": mvpd, "actionName": "invalid", "actionType": "none"]
         }
         return ReferenceReply.json(200, ["logouts": logouts])
     }

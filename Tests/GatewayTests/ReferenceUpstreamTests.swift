@@ -2,52 +2,115 @@ import AsyncHTTPClient
 import CLITestSupport
 import Foundation
 import NIOCore
+import ServerSupport
 import Testing
 
-/// The reference upstream's refusals, through the gateway's pass-through, in the backend's
-/// enhanced error shape; and `samlgate upstream --config`.
+/// The reference upstream's refusals, asked directly (and once through the gateway's
+/// pass-through), in the backend's enhanced error shape with the code and status it documents for
+/// each case; and `samlgate upstream --config`.
 @Suite("Reference upstream")
 struct ReferenceUpstreamTests {
-    @Test("v1 refusals: unknown requestor, bad deviceType, missing parameters, denied resource, regcode ttl")
+    static let device: [(String, String)] = [("Authorization", "Bearer token-1"), ("AP-Device-Identifier", "fingerprint ZGV2aWNlLXJlZg==")]
+
+    /// An enhanced error with the backend's code and `status` for it, the documented `action`.
+    static func expectRefusal(
+        _ reply: GatewayHarness.Reply, _ status: Int, _ code: BackendErrorCode, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        #expect(reply.status == status, "\(reply.body)", sourceLocation: sourceLocation)
+        #expect(reply.code == code.rawValue, "\(reply.body)", sourceLocation: sourceLocation)
+        #expect(reply.json?["status"] as? Int == code.status(forHTTP: status), sourceLocation: sourceLocation)
+        #expect(reply.json?["action"] as? String == code.action.rawValue, sourceLocation: sourceLocation)
+    }
+
+    @Test("v1 refusals: unknown requestor, bad deviceType, no integration, missing parameters, denied resource, regcode ttl")
     func v1Refusals() async throws {
         try await withHarness { h in
-            let unknown = try await h.send(.GET, "/api/v1/config/NOPE")
-            #expect(unknown.status == 400)
-            #expect(unknown.code == "invalid_requestor")
-            let deviceType = try await h.send(.GET, "/api/v1/REF/profile-requests/Cablevision?deviceType=Android")
-            #expect(deviceType.code == "invalid_parameter_value")
-            let noSSO = try await h.send(.GET, "/api/v1/REF/profile-requests/SecondScreenTV?deviceType=iOS")
-            #expect(noSSO.code == "invalid_integration")
-            let missing = try await h.send(.GET, "/api/v1/authorize?requestor=REF")
-            #expect(missing.status == 400)
-            #expect(missing.code == "missing_parameter")
-            let ttl = try await h.send(.POST, "/reggie/v1/REF/regcode?deviceId=d&ttl=99999")
-            #expect(ttl.code == "invalid_parameter_value")
+            Self.expectRefusal(try await h.sendUpstream(.GET, "/api/v1/config/NOPE"), 400, .invalidRequestor)
+            Self.expectRefusal(
+                try await h.sendUpstream(.GET, "/api/v1/REF/profile-requests/Cablevision?deviceType=Android"), 400, .invalidDeviceInfo)
+            Self.expectRefusal(try await h.sendUpstream(.GET, "/api/v1/REF/profile-requests/Cablevision"), 400, .invalidDeviceInfo)
+            Self.expectRefusal(
+                try await h.sendUpstream(.GET, "/api/v1/REF/profile-requests/SecondScreenTV?deviceType=iOS"), 400, .unknownIntegration)
+            Self.expectRefusal(try await h.sendUpstream(.GET, "/api/v1/authorize?deviceId=d&resource=r"), 400, .invalidRequestor)
+            Self.expectRefusal(try await h.sendUpstream(.GET, "/api/v1/authorize?requestor=REF"), 400, .invalidDeviceID)
+            Self.expectRefusal(try await h.sendUpstream(.GET, "/api/v1/checkauthn?requestor=REF&deviceId=nobody"), 403, .authenticationSessionMissing)
+            Self.expectRefusal(try await h.sendUpstream(.POST, "/reggie/v1/REF/regcode?deviceId=d&ttl=99999"), 400, .internalError)
+            Self.expectRefusal(try await h.sendUpstream(.GET, "/api/v1/authenticate?requestor_id=REF&mso_id=Cablevision"), 400, .invalidParameterCode)
+            Self.expectRefusal(try await h.sendUpstream(.GET, "/api/v1/authenticate?reg_code=X&mso_id=Cablevision"), 400, .invalidRequestor)
+            Self.expectRefusal(try await h.sendUpstream(.GET, "/api/v1/authenticate?reg_code=X&requestor_id=REF"), 400, .invalidParameterMVPD)
 
             let exchanged = try await h.exchangeV1(GatewayHarness.base64(GatewayHarness.issue()), device: "dev-9")
             #expect(exchanged.status == 204)
+            Self.expectRefusal(try await h.sendUpstream(.GET, "/api/v1/authorize?requestor=REF&deviceId=dev-9"), 400, .missingResource)
             let denied = try await h.send(.GET, "/api/v1/authorize?requestor=REF&deviceId=dev-9&resource=premium-sports")
-            #expect(denied.status == 403)
-            #expect(denied.code == "authorization_denied_by_mvpd")
-            for key in ["status", "code", "message", "details", "helpUrl", "trace", "action"] {
+            Self.expectRefusal(denied, 403, .authorizationDeniedByMVPD)
+            for key in ["status", "code", "message", "helpUrl", "trace", "action"] {
                 #expect(denied.json?.keys.contains(key) == true, "enhanced error shape: \(key)")
             }
+            #expect(denied.json?["trace"] as? String == denied.headers.first(name: "X-Request-Id"), "trace is the gateway's request id")
         }
     }
 
-    @Test("v2 refusals: no or unknown bearer token, unknown client secret, missing device headers")
+    @Test("v2 refusals: no or unknown bearer token (401), unknown client secret, service provider, device identifier; X-Device-Info optional")
     func v2Refusals() async throws {
         try await withHarness { h in
-            let noToken = try await h.send(.GET, "/api/v2/REF/configuration")
-            #expect(noToken.status == 401)
-            #expect(noToken.code == "invalid_access_token")
-            let badToken = try await h.send(.GET, "/api/v2/REF/configuration", headers: [("Authorization", "Bearer forged")])
-            #expect(badToken.code == "invalid_access_token")
-            let badClient = try await h.send(.POST, "/o/client/token", body: "client_id=x&client_secret=y&grant_type=client_credentials")
+            Self.expectRefusal(try await h.sendUpstream(.GET, "/api/v2/REF/configuration"), 401, .invalidAccessTokenClientApplication)
+            Self.expectRefusal(
+                try await h.sendUpstream(.GET, "/api/v2/REF/configuration", headers: [("Authorization", "Bearer forged")]), 401,
+                .invalidAccessTokenClientApplication)
+            Self.expectRefusal(
+                try await h.sendUpstream(.GET, "/api/v2/REF/configuration", headers: [("Authorization", "Basic dXNlcjpwdw==")]), 401,
+                .invalidAccessTokenClientApplication)
+            let badClient = try await h.sendUpstream(
+                .POST, "/o/client/token", body: "client_id=x&client_secret=y&grant_type=client_credentials")
             #expect(badClient.status == 400)
             #expect(badClient.json?["error"] as? String == "invalid_client")
-            let noDevice = try await h.send(.GET, "/api/v2/REF/profiles", headers: [("Authorization", "Bearer token-1")])
-            #expect(noDevice.code == "invalid_header_device_identifier")
+            Self.expectRefusal(
+                try await h.sendUpstream(.GET, "/api/v2/NOPE/profiles", headers: Self.device), 400, .invalidParameterServiceProvider)
+            // Configuration needs no device headers.
+            #expect(try await h.sendUpstream(.GET, "/api/v2/REF/configuration", headers: [("Authorization", "Bearer token-1")]).status == 200)
+            Self.expectRefusal(
+                try await h.sendUpstream(.GET, "/api/v2/REF/profiles", headers: [("Authorization", "Bearer token-1")]), 400,
+                .invalidHeaderDeviceIdentifier)
+            for malformed in ["idfa ZGV2aWNl", "fingerprint", "fingerprint not base64!", "ZGV2aWNl"] {
+                let reply = try await h.sendUpstream(
+                    .GET, "/api/v2/REF/profiles", headers: [("Authorization", "Bearer token-1"), ("AP-Device-Identifier", malformed)])
+                Self.expectRefusal(reply, 400, .invalidHeaderDeviceIdentifier)
+            }
+            // X-Device-Info: absent, or anything (the documentation's own sample is not valid JSON).
+            for info in [nil, "ewoJInByaW1hcnlIYXJkd2FyZVR5cGUiOiAiU2V0VG9wQm94IiwKCSJtb2RlbCI6ICJUViA1dGggR2VuIiwKfQ==", "garbage"] {
+                let reply = try await h.sendUpstream(
+                    .GET, "/api/v2/REF/profiles", headers: Self.device + (info.map { [("X-Device-Info", $0)] } ?? []))
+                #expect(reply.status == 200, "\(info ?? "absent"): \(reply.body)")
+            }
+            let json = ("Content-Type", "application/json")
+            Self.expectRefusal(
+                try await h.sendUpstream(
+                    .POST, "/api/v2/REF/decisions/authorize/Nowhere", body: #"{"resources":["REF"]}"#, headers: Self.device + [json]),
+                400, .invalidParameterMVPD)
+            Self.expectRefusal(
+                try await h.sendUpstream(
+                    .POST, "/api/v2/REF/decisions/authorize/Cablevision", body: #"{"resources":[]}"#, headers: Self.device + [json]),
+                400, .invalidParameterResources)
+            Self.expectRefusal(
+                try await h.sendUpstream(
+                    .POST, "/api/v2/REF/decisions/authorize/Cablevision", body: #"{"resources":["REF"]}"#, headers: Self.device + [json]),
+                403, .authenticatedProfileMissing)
+            #expect(
+                try await h.sendUpstream(.POST, "/api/v2/REF/decisions/other/Cablevision", body: "{}", headers: Self.device + [json]).status == 404)
+        }
+    }
+
+    @Test("v2 logout of an MVPD without a valid profile: invalid/none")
+    func logoutWithoutProfile() async throws {
+        try await withHarness { h in
+            let reply = try await h.sendUpstream(.GET, "/api/v2/REF/logout/Cablevision?redirectUrl=https%3A%2F%2Fexample.com", headers: Self.device)
+            #expect(reply.status == 200, "\(reply.body)")
+            let entry = (reply.json?["logouts"] as? [String: Any])?["Cablevision"] as? [String: Any]
+            #expect(entry?["actionName"] as? String == "invalid")
+            #expect(entry?["actionType"] as? String == "none")
+            #expect(entry?["mvpd"] as? String == "Cablevision")
+            #expect(entry?["url"] == nil)
         }
     }
 
