@@ -9,14 +9,21 @@
             verb has. The oracle is the built executable's `--help`. Output belongs in `text`
             blocks, which are not read. docs/cli.md has a section for every verb that documents
             each of its flags; docs/configuration.md has a row for every `samlgate serve` setting.
-3. codes    docs/errors.md and docs/openapi.yaml list exactly the error codes the program can
-            produce. The codes are read from the sources (see `produced_codes`): the cases of the
-            private `enum Base: String` behind each typed code (the encoder's, the verifier's, the
-            trust store's in `TrustStoreError*.swift`, which never reach an HTTP client, the
-            gateway's and the batch tool's; the typed codes cannot be made from a string), the
-            CLI's reported codes and the reference upstream's refusals. A code passed as anything
-            but a string literal in the CLI or the reference upstream fails the check (so a new way
-            of making codes cannot slip past it).
+3. codes    docs/errors.md lists exactly the reasons the program can produce. The reasons are
+            read from the sources (see `produced_codes`): the cases of the private
+            `enum Base: String` behind each typed code (the encoder's, the verifier's, the trust
+            store's in `TrustStoreError*.swift`, which never reach an HTTP client, the gateway's
+            and the batch tool's; the typed codes cannot be made from a string) and the CLI's
+            reported codes. A client of the gateway gets the backend's published codes
+            (`BackendErrorCode.swift`) instead: errors.md's table "The mapping" has a row for
+            every reason the gateway answers, names only published codes, gives each the body
+            `status` and `action` the sources document for it (and 401 for the codes whose action
+            is `application-registration`), and names every code the gateway's mapping
+            (`GatewayError+Backend.swift`) spells out; docs/openapi.yaml's `code` enums are
+            exactly the codes of that table. The reference upstream's refusals (`.code` of
+            `BackendErrorCode`, or OAuth strings) are its table's. A code passed as anything but a
+            literal in the CLI or the reference upstream fails the check (so a new way of making
+            codes cannot slip past it).
 
 Each failure is printed as `FILE:LINE: message`; the exit status is 1 when there is any.
 Usage: check_docs.py [--samlgate PATH] [--only links,cli,codes]
@@ -351,11 +358,84 @@ class Produced:
 
     def __init__(self):
         self.verifier, self.encoding, self.gateway, self.batch, self.cli, self.reference, self.trust = (set() for _ in range(7))
+        # Codes the reference upstream may answer through `forParameter`/`generic` (by name or API).
+        self.reference_dynamic = set()
 
 
 # Expressions that pass on a code already counted elsewhere (a parameter, a typed code's raw value).
 FORWARDED = {"code", "String", "error.code", "error.code.rawValue",
              "InputReader.Failure.code", "code.rawValue", "Code"}
+
+BACKEND_CODES = "Sources/ServerSupport/Errors/BackendErrorCode.swift"
+ERROR_ACTIONS = "Sources/ServerSupport/Errors/ErrorAction.swift"
+GATEWAY_MAPPING = "Sources/Gateway/Errors/GatewayError+Backend.swift"
+
+
+class Catalogue:
+    """What BackendErrorCode.swift says of the backend's published codes: raw value of each case,
+    the documented statuses (the first the usual one) and action, and the codes the two
+    functions that pick a code by name or API can return."""
+
+    def __init__(self):
+        path = ROOT / BACKEND_CODES
+        text = without_comments(path.read_text(encoding="utf-8"))
+        self.raw = dict(re.findall(r'\bcase\s+(\w+)\s*=\s*"([a-z0-9_]+)"', text))
+        actions = dict(re.findall(r'\bcase\s+(\w+)(?:\s*=\s*"([^"]+)")?',
+                                  without_comments((ROOT / ERROR_ACTIONS).read_text(encoding="utf-8"))))
+        actions = {name: value or name for name, value in actions.items()}
+        self.statuses = self._switch(path, text, r"var documentedStatuses", lambda v: [int(n) for n in re.findall(r"\d+", v)])
+        self.actions = self._switch(path, text, r"var action\b", lambda v: actions.get(v.strip().lstrip("."), "?"))
+        self.dynamic = set()
+        for function in ("forParameter", "generic"):
+            body = self._body(path, text, r"static func " + function)
+            self.dynamic |= {self.raw[name] for name in re.findall(r"\.(\w+)", body) if name in self.raw}
+        if not self.raw or not self.dynamic:
+            fail(path, 1, "cannot read the published codes (case name = \"code\") or forParameter/generic")
+
+    @staticmethod
+    def _body(path, text, start):
+        match = re.search(start, text)
+        if not match:
+            fail(path, 1, f"no '{start}' to read")
+            return ""
+        depth, i = 0, text.index("{", match.end())
+        for j in range(i, len(text)):
+            depth += {"{": 1, "}": -1}.get(text[j], 0)
+            if depth == 0:
+                return text[i + 1:j]
+        return text[i + 1:]
+
+    def _switch(self, path, text, start, value):
+        """{raw code: value} from a `switch self` of `case .a, .b: value` and `default: value`."""
+        body = self._body(path, text, start)
+        found, default = {}, None
+        for names, result in re.findall(r"\bcase\s+((?:\.\w+\s*,\s*)*\.\w+)\s*:\s*([^\n]+)", body):
+            for name in re.findall(r"\.(\w+)", names):
+                found[self.raw.get(name, name)] = value(result)
+        match = re.search(r"\bdefault\s*:\s*([^\n]+)", body)
+        if match:
+            default = value(match.group(1))
+        if not found or default is None:
+            fail(path, 1, f"cannot read the switch of '{start}' (case .x: value, default: value)")
+        return {code: found.get(code, default) for code in self.raw.values()}
+
+    def status(self, code, http):
+        """The body's `status` for `code` answered with HTTP `http` (BackendErrorCode.status(forHTTP:))."""
+        documented = self.statuses.get(code) or [0]
+        return http if http in documented else documented[0]
+
+    def cases(self, expression):
+        """The raw codes of the `.case` names in a Swift expression."""
+        return {self.raw[name] for name in re.findall(r"(?<![\w)])\.(\w+)", expression) if name in self.raw}
+
+
+_CATALOGUE = []
+
+
+def catalogue():
+    if not _CATALOGUE:
+        _CATALOGUE.append(Catalogue())
+    return _CATALOGUE[0]
 
 # Codes SAMLVerification defines for programs that set the expected values
 # (`VerificationOptions.expectedDestination`, `expectedInResponseTo:`); samlgate never does, so
@@ -437,9 +517,12 @@ def literal_codes(expression):
     return [match.group(1)] if match and match.end() == len(expression) else None
 
 
-def collect(files, pattern, target, argument_index=0):
+def collect(files, pattern, target, argument_index=0, typed=None):
     """Adds the literal codes passed at `pattern` (a regex ending where the argument list of
-    interest starts) to `target`; a non-literal argument outside FORWARDED is a failure."""
+    interest starts) to `target`; a non-literal argument outside FORWARDED is a failure. With
+    `typed` (a set), an argument of `BackendErrorCode` cases (`.invalidRequestor`, `x ? .a : .b`)
+    counts as literal, and one that picks its code by name or API (`forParameter`, `generic`)
+    adds what those can return to `typed` (codes it may produce, not that it must)."""
     for path in files:
         text = without_comments(path.read_text(encoding="utf-8"))
         for match in re.finditer(pattern, text):
@@ -454,6 +537,13 @@ def collect(files, pattern, target, argument_index=0):
             expression = argument_after(text, start)
             codes = literal_codes(expression)
             line = text.count("\n", 0, match.start()) + 1
+            if codes is None and typed is not None:
+                if re.search(r"\b(?:forParameter|generic)\(", expression):
+                    typed.update(catalogue().dynamic)
+                    codes = list(catalogue().cases(re.sub(r"\((?:[^()]|\([^()]*\))*\)", "", expression)))
+                elif re.fullmatch(r"[^?]*\?\s*\.\w+\s*:\s*\.\w+|\.\w+", expression.strip()):
+                    branch = expression.split("?", 1)[-1]
+                    codes = list(catalogue().cases(branch)) or None
             if codes is None:
                 if expression.startswith("_ "):
                     continue  # the declaration of the function itself
@@ -507,18 +597,47 @@ def produced_codes():
     collect(swift_files("Sources/samlgate"), r"\bcode:\s*", produced.cli)
     collect(swift_files("Sources/samlgate"), r"\bstatic let code\s*=\s*", produced.cli)
     collect(swift_files("Sources/samlgate"), r"\breturn \((?=\")", produced.cli)
-    # The reference upstream: Refusal(status, "code", …), ReferenceReply.error(Object)(status, "code", …), .oauth("code").
+    # The reference upstream: Refusal(status, .code, …), ReferenceReply.error(Object)(status, .code, …)
+    # with published codes (BackendErrorCode), .oauth("code").
     reference = swift_files("Sources/ReferenceUpstream")
-    collect(reference, r"\bRefusal\(\s*", produced.reference, argument_index=1)
-    collect(reference, r"\b(?:ReferenceReply\.)?error(?:Object)?\(\s*(?=[^_)])", produced.reference, argument_index=1)
+    dynamic = produced.reference_dynamic
+    collect(reference, r"\bRefusal\(\s*", produced.reference, argument_index=1, typed=dynamic)
+    collect(reference, r"\b(?:ReferenceReply\.)?error(?:Object)?\(\s*(?=[^_)])", produced.reference, argument_index=1, typed=dynamic)
     collect(reference, r"\b(?:ReferenceReply\.)?oauth\(\s*", produced.reference)
     return produced
 
 
+MAPPING_SECTION = "What the client gets"
+MAPPING_HEADER = ["reason", "case", "http", "rest api v2", "rest api v1", "status", "action"]
+
+
+class MappingRow:
+    """One row of errors.md's table "The mapping": reasons, HTTP status, and per API the
+    published code (None for `—`), the body status and the action."""
+
+    def __init__(self, line, cells):
+        self.line = line
+        self.reasons = re.findall(r"`([a-z0-9_]+)`", cells[0])
+        self.http = int(cells[2]) if cells[2].isdigit() else None
+        self.code = {}
+        for api, cell in (("v2", cells[3]), ("v1", cells[4])):
+            found = re.findall(r"`([a-z0-9_]+)`", cell)
+            self.code[api] = found[0] if len(found) == 1 else None
+        self.status = self.per_api(cells[5])
+        self.action = self.per_api(cells[6].replace("`", ""))
+
+    @staticmethod
+    def per_api(cell):
+        """`x` for both APIs, or `v2 x, v1 y`."""
+        match = re.fullmatch(r"v2 (\S+), v1 (\S+)", cell.strip())
+        return {"v2": match.group(1), "v1": match.group(2)} if match else {"v2": cell.strip(), "v1": cell.strip()}
+
+
 def errors_page():
-    """(index rows {code: (line, http, reported by)}, code headings {code: (line, section)}, reference-table codes)."""
+    """(index rows {code: (line, http, reported by)}, code headings {code: (line, section)},
+    reference-table codes, rows of the mapping table)."""
     page = ROOT / "docs/errors.md"
-    index, headings, reference = {}, {}, {}
+    index, headings, reference, mapping = {}, {}, {}, []
     section, table = None, None
     for number, line, language in markdown_lines(page):
         if language is not None:
@@ -544,10 +663,15 @@ def errors_page():
         if table[:3] == ["code", "http", "reported by"]:
             for code in re.findall(r"`([A-Za-z0-9_]+)`", cells[0]):
                 index[code] = (number, cells[1], cells[2])
+        elif section == MAPPING_SECTION and table == MAPPING_HEADER:
+            if len(cells) != len(MAPPING_HEADER):
+                fail(page, number, f"a row of the mapping table needs {len(MAPPING_HEADER)} cells")
+                continue
+            mapping.append(MappingRow(number, cells))
         elif section == "Reference upstream" and "code" in table:
             for code in re.findall(r"`([A-Za-z0-9_]+)`", cells[table.index("code")]):
                 reference.setdefault(code, number)
-    return page, index, headings, reference
+    return page, index, headings, reference, mapping
 
 
 def openapi_codes():
@@ -590,7 +714,7 @@ def check_codes():
     batch = (produced.batch | produced.verifier | produced.encoding) - LIBRARY_ONLY
     everything = produced.gateway | produced.verifier | produced.encoding | produced.batch | produced.cli | produced.trust
 
-    page, index, headings, reference = errors_page()
+    page, index, headings, reference, mapping = errors_page()
     rows = {code: number for code, (number, _, _) in index.items()}
     table = min(rows.values(), default=1)
     compare(page, table, "the index table (code | HTTP | reported by)", set(index), everything, rows)
@@ -606,12 +730,59 @@ def check_codes():
     for code, (number, section) in headings.items():
         if code not in index:
             fail(page, number, f"### {code} is not in the index table")
-    compare(page, min(reference.values(), default=1), "the Reference upstream table", set(reference), produced.reference, reference)
+    # Every code the reference upstream names must be listed; one it may answer by name or API
+    # (forParameter, generic) may be.
+    listed = set(reference)
+    compare(page, min(reference.values(), default=1), "the Reference upstream table",
+            listed - (produced.reference_dynamic - produced.reference), produced.reference, reference)
+
+    sent = check_mapping(page, mapping, index, http)
 
     spec, enums, mentioned = openapi_codes()
-    compare(spec, 1, "the error-code enums", enums, http, mentioned)
-    for code in sorted(set(mentioned) & (everything - http)):
+    compare(spec, 1, "the error-code enums (the codes of errors.md's mapping table)", enums, sent, mentioned)
+    for code in sorted(set(mentioned) & (everything - http - set(catalogue().raw.values()))):
         fail(spec, mentioned[code], f"mentions {code}, which the gateway never answers")
+
+
+def check_mapping(page, mapping, index, http):
+    """The table of what the client gets, against the reasons the gateway answers, the index's
+    HTTP statuses and what BackendErrorCode.swift documents; returns the codes it names."""
+    known = catalogue()
+    published = set(known.raw.values())
+    first = min((row.line for row in mapping), default=1)
+    if not mapping:
+        fail(page, 1, f"no table '{' | '.join(MAPPING_HEADER)}' under '## {MAPPING_SECTION}'")
+    covered, sent = set(), set()
+    for row in mapping:
+        covered.update(row.reasons)
+        if not row.reasons or row.http is None:
+            fail(page, row.line, "a mapping row needs its reasons (`code`) and one HTTP status")
+            continue
+        for reason in row.reasons:
+            if reason in index and str(row.http) not in index[reason][1]:
+                fail(page, row.line, f"{reason}: HTTP {row.http} here, but the index says '{index[reason][1]}'")
+        if row.code["v2"] is None and row.code["v1"] is None:
+            fail(page, row.line, "a mapping row needs a code for at least one API")
+        for api, code in row.code.items():
+            if code is None:
+                continue
+            sent.add(code)
+            if code not in published:
+                fail(page, row.line, f"{code} is not a code the backend publishes ({BACKEND_CODES})")
+                continue
+            want_status, want_action = str(known.status(code, row.http)), known.actions.get(code)
+            if row.status[api] != want_status:
+                fail(page, row.line, f"{api} {code} answered {row.http}: body status {want_status}, not {row.status[api]}")
+            if row.action[api] != want_action:
+                fail(page, row.line, f"{api} {code}: action {want_action}, not {row.action[api]}")
+            if (want_action == "application-registration") != (row.http == 401):
+                fail(page, row.line, f"{code}: answered 401 exactly when its action is application-registration")
+    compare(page, first, "the reasons of the mapping table (the gateway's)", covered, http)
+    mapping_source = ROOT / GATEWAY_MAPPING
+    named = known.cases(without_comments(mapping_source.read_text(encoding="utf-8")))
+    for code in sorted(named - sent):
+        fail(page, first, f"the mapping table never names {code}, which {GATEWAY_MAPPING} answers with")
+    return sent
 
 
 # ---------------------------------------------------------------------------------------------
