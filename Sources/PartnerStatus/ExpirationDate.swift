@@ -13,9 +13,9 @@ extension PartnerFrameworkStatus {
             self.isString = isString
         }
 
-        /// At most 16 digits: past year 300,000 a date is not a date, and 16 digits are exact in a
-        /// `Double`.
-        static let maximumDigits = 16
+        /// At most 15 digits: past year 30,000 a date is not a date, and every 15-digit number is
+        /// exact in a `Double` (below 2^53), so the value reads back as it was written.
+        static let maximumDigits = 15
 
         public init(from decoder: any Decoder) throws {
             let container = try decoder.singleValueContainer()

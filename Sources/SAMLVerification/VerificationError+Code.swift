@@ -142,7 +142,8 @@ extension VerificationError {
         /// The XML libraries failed for a reason unrelated to the input (initialisation, memory).
         public static let internalError = Code(.internalError)
 
-        /// The codes that mean "well formed but not trustworthy" (the gateway answers 401).
+        /// The codes that mean "well formed but not trustworthy" (forged, tampered, replayed, out of
+        /// date), as opposed to malformed input or the verifier's own trouble.
         public var isTrustFailure: Bool {
             switch self {
             case .forbiddenDTD, .forbiddenMarkup, .tooLarge, .tooDeep, .tooManyAttributes, .tooManyNamespaces, .tooManyNodes, .malformedXML,

@@ -74,7 +74,8 @@ struct ErrorCodeTests {
                 try await h.exchangeV1(Data("hello world, not xml".utf8).base64EncodedString()), 400, "unrecognized_saml_form",
                 .invalidParameterSAMLResponse)
             let badUTF8 = "requestor=REF&deviceId=d&mvpd=Cable%FFvision&deviceType=iOS&SAMLResponse=%3Cx%2F%3E"
-            Self.expectError(try await h.send(.POST, "/api/v1/tokens/authn", body: badUTF8), 400, "invalid_utf8", .invalidParameterSAMLResponse)
+            // In the mvpd field: the field's own code.
+            Self.expectError(try await h.send(.POST, "/api/v1/tokens/authn", body: badUTF8), 400, "invalid_utf8", .invalidParameterMVPD)
             // Inside the XML too: the document is normalized (and its UTF-8 checked) before it is parsed.
             let badXMLText = "requestor=REF&deviceId=d&mvpd=Cablevision&deviceType=iOS&SAMLResponse=%3Cx%3E%FF%3C%2Fx%3E"
             Self.expectError(try await h.send(.POST, "/api/v1/tokens/authn", body: badXMLText), 400, "invalid_utf8", .invalidParameterSAMLResponse)

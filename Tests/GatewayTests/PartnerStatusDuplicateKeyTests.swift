@@ -31,7 +31,7 @@ struct PartnerStatusDuplicateKeyTests {
             for (name, json) in Self.variants.sorted(by: { $0.key < $1.key }) {
                 let reply = try await h.exchangeV2(saml, status: Self.header(json))
                 ErrorCodeTests.expectError(reply, 400, "invalid_parameter_value", .invalidHeaderPFSPermissionAccessNotPresent)
-                #expect(reply.detail("parameter") == "AP-Partner-Framework-Status", "\(name)")
+                #expect(reply.detail("header") == "AP-Partner-Framework-Status", "\(name)")
                 #expect((reply.json?["message"] as? String)?.contains("repeats a key") == true, "\(name): \(reply.body)")
             }
             #expect(h.upstream?.store.exchanges.isEmpty == true)

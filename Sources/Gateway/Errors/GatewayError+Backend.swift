@@ -27,9 +27,11 @@ extension GatewayError {
         if let failure = underlying as? VerificationError {
             return Self.backendCode(verification: failure.code, api: api)
         }
-        if underlying is SAMLEncodingError { return .invalidParameterSAMLResponse }
-        if code == Code(VerificationError.Code.unknownMVPD) { return Self.backendCode(verification: .unknownMVPD, api: api) }
         let parameter = subject.flatMap { BackendErrorCode.forParameter($0, api: api) }
+        // An encoding failure is the field's it was found in (bad UTF-8 in `mvpd`), most often
+        // `SAMLResponse`.
+        if underlying is SAMLEncodingError { return parameter ?? .invalidParameterSAMLResponse }
+        if code == Code(VerificationError.Code.unknownMVPD) { return Self.backendCode(verification: .unknownMVPD, api: api) }
         switch code {
         case .missingParameter, .invalidParameterValue, .duplicateParameter, .duplicateHeader:
             return parameter ?? (exchange ? .invalidParameterSAMLResponse : .generic(api: api))

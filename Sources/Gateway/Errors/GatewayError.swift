@@ -6,7 +6,7 @@ import ServerSupport
 ///
 /// `code` is samlgate's own reason, stable (tests, metrics labels, the log line, and the
 /// `details` of the answer); the client gets it in the backend's vocabulary — the enhanced error
-/// the backend documents for the case (see ``enhanced(for:)``). `message` is for people and never
+/// the backend documents for the case (see ``enhanced(api:exchange:showReason:)``). `message` is for people and never
 /// contains SAML content, NameIDs, attribute values or device ids. Which HTTP status each of the
 /// verifier's and encoder's codes answers is decided here, not by them: the status the backend
 /// answers the same case with, or the one HTTP needs (413, 503, 504 …).
@@ -29,7 +29,8 @@ import ServerSupport
     public var location: ErrorLocation
 
     public init(
-        status: Int, code: Code, message: String, details: [(String, Detail)] = [], retryAfter: Int? = nil, underlying: (any Error & Sendable)? = nil, fileID: String = #fileID, line: Int = #line
+        status: Int, code: Code, message: String, details: [(String, Detail)] = [], retryAfter: Int? = nil, underlying: (any Error & Sendable)? = nil,
+        fileID: String = #fileID, line: Int = #line
     ) {
         self.status = status
         self.code = code
@@ -74,15 +75,20 @@ import ServerSupport
     /// `Retry-After` of `replay_cache_full`.
     static let replayCacheRetrySeconds = 5
 
-    public static func missingParameter(_ name: String, fileID: String = #fileID, line: Int = #line) -> GatewayError {
+    /// A required form field (`details.parameter`), or with `header` a required header
+    /// (`details.header`), missing or empty.
+    public static func missingParameter(_ name: String, header: Bool = false, fileID: String = #fileID, line: Int = #line) -> GatewayError {
         GatewayError(
-            status: 400, code: .missingParameter, message: "the required parameter \(name) is missing or empty",
-            details: [("parameter", .string(name))], fileID: fileID, line: line)
+            status: 400, code: .missingParameter, message: "the required \(header ? "header" : "parameter") \(name) is missing or empty",
+            details: [(header ? "header" : "parameter", .string(name))], fileID: fileID, line: line)
     }
 
-    public static func invalidParameter(_ name: String, _ why: String, fileID: String = #fileID, line: Int = #line) -> GatewayError {
+    /// A form field (or with `header` a header) whose value the backend would not accept.
+    public static func invalidParameter(
+        _ name: String, _ why: String, header: Bool = false, fileID: String = #fileID, line: Int = #line
+    ) -> GatewayError {
         GatewayError(
-            status: 400, code: .invalidParameterValue, message: "\(name): \(why)", details: [("parameter", .string(name))],
+            status: 400, code: .invalidParameterValue, message: "\(name): \(why)", details: [(header ? "header" : "parameter", .string(name))],
             fileID: fileID, line: line)
     }
 

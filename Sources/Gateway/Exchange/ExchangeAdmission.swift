@@ -86,15 +86,16 @@ enum ExchangeAdmission {
     /// assertion recorded.
     static func checkCaller(_ headers: HTTPHeaders, target: RequestTarget) throws(GatewayError) {
         let authorization = headers.first(name: "Authorization") ?? ""
-        guard !authorization.isEmpty else { throw GatewayError.missingParameter("Authorization") }
+        guard !authorization.isEmpty else { throw GatewayError.missingParameter("Authorization", header: true) }
         let token = authorization.utf8.count > 7 && authorization.lowercased().hasPrefix("bearer ") ? authorization.dropFirst(7) : ""
         guard !token.trimmingCharacters(in: .whitespaces).isEmpty else {
-            throw GatewayError.invalidParameter("Authorization", "must be Bearer and an access token")
+            throw GatewayError.invalidParameter("Authorization", "must be Bearer and an access token", header: true)
         }
         let device = headers.first(name: DeviceIdentifierHeader.name) ?? ""
-        guard !device.isEmpty else { throw GatewayError.missingParameter(DeviceIdentifierHeader.name) }
+        guard !device.isEmpty else { throw GatewayError.missingParameter(DeviceIdentifierHeader.name, header: true) }
         guard DeviceIdentifierHeader.isWellFormed(device) else {
-            throw GatewayError.invalidParameter(DeviceIdentifierHeader.name, "must be fingerprint and the base64 of the device id")
+            throw GatewayError.invalidParameter(
+                DeviceIdentifierHeader.name, "must be fingerprint and the base64 of the device id", header: true)
         }
         let segments = GatewayRoute.segments(target.path)
         guard segments.count == 6, segments[5] == "apple" else {
@@ -105,7 +106,7 @@ enum ExchangeAdmission {
     }
 
     /// Built once: most forwarded v2 requests carry no status, and their reading must cost nothing.
-    private static let absentStatus = GatewayError.missingParameter(PartnerStatusHeader.name)
+    private static let absentStatus = GatewayError.missingParameter(PartnerStatusHeader.name, header: true)
 
     /// Reads `AP-Partner-Framework-Status` and counts its verdict for `route` in
     /// `samlgate_partner_status_total` — `absent`, `unreadable` or the verdict: the one place

@@ -24,7 +24,7 @@ import SAMLVerification
         do {
             return try PartnerFrameworkStatus.decode(header: value)
         } catch {
-            throw GatewayError.invalidParameter(name, error.reason)
+            throw GatewayError.invalidParameter(name, error.reason, header: true)
         }
     }
 
@@ -86,7 +86,7 @@ import SAMLVerification
             throw GatewayError(
                 status: 400, code: .partnerProviderExpired, message: "the TV provider profile on the device has expired", details: header)
         case .unreadable(let why):
-            throw GatewayError.invalidParameter(name, why)
+            throw GatewayError.invalidParameter(name, why, header: true)
         }
     }
 
