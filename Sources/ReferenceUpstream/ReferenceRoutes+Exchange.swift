@@ -11,9 +11,12 @@ import ServerSupport
 /// - v1: the required fields (`requestor` → `invalid_requestor`, `deviceId` → `invalid_device_id`,
 ///   `mvpd` → `invalid_parameter_mvpd`, `deviceType` → `invalid_device_info`, `SAMLResponse`),
 ///   then an unknown requestor, a `deviceType` other than `iOS`/`tvOS`, an MVPD the requestor has
-///   no platform SSO integration with (`unknown_integration`);
+///   no partner SSO integration with (`unknown_integration`);
 /// - v2: access token, service provider, device identifier, partner, the partner status
 ///   (`invalid_header_pfs_*`), the MVPD's integration (`invalid_integration`);
+///
+/// (an MVPD without partner SSO: platform services off, or not boarded — `PICKER`, as the
+/// partner session answers `configuration_fallback` for it);
 ///
 /// then, on both, one percent-decoding of the form and base64 of XML in `SAMLResponse`
 /// (`invalid_parameter_saml_response`, samlgate's reason in `details`). They record an
@@ -40,7 +43,7 @@ extension ReferenceRoutes {
         guard Self.deviceTypes.contains(text(fields["deviceType"]!.decoded)) else {
             return ReferenceReply.error(400, .invalidDeviceInfo, "deviceType must be iOS or tvOS", for: request)
         }
-        guard let mvpd = configuration.mvpd(mvpdID, of: requestor), mvpd.enablePlatformServices else { return notIntegrated(request) }
+        guard let mvpd = configuration.mvpd(mvpdID, of: requestor), mvpd.supportsPartnerSSO else { return notIntegrated(request) }
         let xml = try checkSAML(fields["SAMLResponse"]!.decoded)
         let now = Date()
         store.authenticate(
@@ -57,7 +60,7 @@ extension ReferenceRoutes {
             return ReferenceReply.error(400, .invalidParameterPartner, "unknown partner \(partner)", for: request)
         }
         let mvpd = try partnerMVPD(request, serviceProvider: serviceProvider)
-        guard mvpd.enablePlatformServices else { return notIntegrated(request) }
+        guard mvpd.supportsPartnerSSO else { return notIntegrated(request) }
         guard let fields = try await form(request) else { return brokenForm(request) }
         guard let saml = fields["SAMLResponse"], !saml.decoded.isEmpty else { return missing("SAMLResponse", request) }
         let xml = try checkSAML(saml.decoded)

@@ -26,7 +26,7 @@ struct ReferenceExchangeTests {
                 ("requestor", .invalidRequestor), ("deviceId", .invalidDeviceID), ("mvpd", .invalidParameterMVPD),
                 ("deviceType", .invalidDeviceInfo), ("SAMLResponse", .invalidParameterSAMLResponse),
             ]
-            for (index, (name, code)) in missingCodes.enumerated() {
+            for (index, (_, code)) in missingCodes.enumerated() {
                 // This field and every later one missing: the first missing one is named.
                 let later = Set(missingCodes[index...].map(\.0))
                 let reply = try await h.sendUpstream(
@@ -44,7 +44,7 @@ struct ReferenceExchangeTests {
             let badType = GatewayHarness.form(
                 fields.map { $0.0 == "deviceType" ? ("deviceType", "Android") : $0.0 == "mvpd" ? ("mvpd", "Nowhere") : $0 })
             ReferenceUpstreamTests.expectRefusal(try await h.sendUpstream(.POST, "/api/v1/tokens/authn", body: badType), 400, .invalidDeviceInfo)
-            for mvpd in ["Nowhere", "SecondScreenTV"] {
+            for mvpd in ["Nowhere", "SecondScreenTV", "PickerCable"] {
                 let reply = try await h.sendUpstream(.POST, "/api/v1/tokens/authn", body: with("mvpd", mvpd))
                 ReferenceUpstreamTests.expectRefusal(reply, 400, .unknownIntegration)
             }
@@ -85,8 +85,10 @@ struct ReferenceExchangeTests {
             ReferenceUpstreamTests.expectRefusal(
                 try await exchange([Self.token, Self.device, Self.status("denied", provider: "SecondScreenTV")], body: ""), 400,
                 .invalidHeaderPFSPermissionAccessNotGranted)
-            ReferenceUpstreamTests.expectRefusal(
-                try await exchange([Self.token, Self.device, Self.status(provider: "SecondScreenTV")], body: ""), 400, .invalidIntegration)
+            for provider in ["SecondScreenTV", "PickerCable"] {
+                ReferenceUpstreamTests.expectRefusal(
+                    try await exchange([Self.token, Self.device, Self.status(provider: provider)], body: ""), 400, .invalidIntegration)
+            }
             ReferenceUpstreamTests.expectRefusal(
                 try await exchange([Self.token, Self.device, Self.status()], body: ""), 400, .invalidParameterSAMLResponse)
             // The partner in any case; X-Device-Info not needed.
