@@ -327,12 +327,12 @@ struct BackendContractTests {
 
     // MARK: known differences
 
-    /// Cases where the two answers differ today (recorded as known issues: when the gateway
-    /// changes so that they agree, the test says so and the case moves up to the contract).
-    /// The gateway knows no service providers, requestors or access tokens, and its trust store
-    /// lists the MVPDs boarded for partner SSO only; so with two faults it answers the first one
-    /// it can see, where the backend answers the first in its own order, and an MVPD the backend
-    /// knows without partner SSO is, to the gateway, a provider it cannot place.
+    /// Where the two answers differ, and why — each side's answer asserted, so a change on either
+    /// side shows here. The gateway knows no service providers, requestors or access tokens, and
+    /// its trust store lists the MVPDs boarded for partner SSO only; so with two faults it answers
+    /// the first one it can see, where the backend answers the first in its own order, and an MVPD
+    /// the backend knows without partner SSO is, to the gateway, a provider it cannot place. Both
+    /// answers are published codes of the same API, with the documented shape.
     @Test("known differences: a fault only the backend can see before one the gateway sees; an MVPD without partner SSO")
     func knownDifferences() async throws {
         try await ContractHarness.with { c in
@@ -342,40 +342,51 @@ struct BackendContractTests {
                 copy.path = "/api/v2/NOPE/profiles/sso/Apple"
                 return copy
             }
-            let cases: [(ContractRequest, Int, BackendErrorCode)] = [
-                // Reference: 400 invalid_parameter_service_provider; gateway: 400 invalid_header_device_identifier.
+            typealias Answer = (status: Int, code: BackendErrorCode)
+            let cases: [(ContractRequest, reference: Answer, gateway: Answer)] = [
                 (
                     unknownServiceProvider(Self.v2("unknown service provider + malformed device identifier").with("AP-Device-Identifier", "idfa x")),
-                    400,
-                    .invalidParameterServiceProvider
+                    (400, .invalidParameterServiceProvider), (400, .invalidHeaderDeviceIdentifier)
                 ),
-                // Reference: 400 invalid_parameter_service_provider; gateway: 400 invalid_header_pfs_permission_access_not_granted.
                 (
-                    unknownServiceProvider(Self.v2("unknown service provider + status denied").with(pfs, Self.status("denied"))), 400,
-                    .invalidParameterServiceProvider
+                    unknownServiceProvider(Self.v2("unknown service provider + status denied").with(pfs, Self.status("denied"))),
+                    (400, .invalidParameterServiceProvider), (400, .invalidHeaderPFSPermissionAccessNotGranted)
                 ),
-                // Reference: 401 invalid_access_token_client_application; gateway: 400 invalid_header_pfs_permission_access_not_granted.
                 (
-                    Self.v2("unknown bearer token + status denied").with("Authorization", "Bearer forged").with(pfs, Self.status("denied")), 401,
-                    .invalidAccessTokenClientApplication
+                    Self.v2("unknown bearer token + status denied").with("Authorization", "Bearer forged").with(pfs, Self.status("denied")),
+                    (401, .invalidAccessTokenClientApplication), (400, .invalidHeaderPFSPermissionAccessNotGranted)
                 ),
-                // Reference: 401 invalid_access_token_client_application; gateway: 400 invalid_parameter_saml_response.
                 (
-                    Self.v2("unknown bearer token + SAMLResponse not base64", saml: "not base64!!").with("Authorization", "Bearer forged"), 401,
-                    .invalidAccessTokenClientApplication
+                    Self.v2("unknown bearer token + SAMLResponse not base64", saml: "not base64!!").with("Authorization", "Bearer forged"),
+                    (401, .invalidAccessTokenClientApplication), (400, .invalidParameterSAMLResponse)
                 ),
-                // Reference: 400 invalid_requestor; gateway: 400 invalid_device_info.
-                (Self.v1("unknown requestor + deviceType Android", ["requestor": "NOPE", "deviceType": "Android"]), 400, .invalidRequestor),
-                // Reference: 400 invalid_requestor; gateway: 400 unknown_integration.
-                (Self.v1("unknown requestor + mvpd unknown", ["requestor": "NOPE", "mvpd": "Nowhere"]), 400, .invalidRequestor),
-                // Reference: 400 invalid_integration; gateway: 400 invalid_header_pfs_provider_id_not_determined.
-                (Self.v2("provider without platform services").with(pfs, Self.status(provider: "SecondScreenTV")), 400, .invalidIntegration),
-                (Self.v2("provider in the picker only").with(pfs, Self.status(provider: "PickerCable")), 400, .invalidIntegration),
+                (
+                    Self.v1("unknown requestor + deviceType Android", ["requestor": "NOPE", "deviceType": "Android"]),
+                    (400, .invalidRequestor), (400, .invalidDeviceInfo)
+                ),
+                (
+                    Self.v1("unknown requestor + mvpd unknown", ["requestor": "NOPE", "mvpd": "Nowhere"]),
+                    (400, .invalidRequestor), (400, .unknownIntegration)
+                ),
+                (
+                    Self.v2("provider without platform services").with(pfs, Self.status(provider: "SecondScreenTV")),
+                    (400, .invalidIntegration), (400, .invalidHeaderPFSProviderIDNotDetermined)
+                ),
+                (
+                    Self.v2("provider in the picker only").with(pfs, Self.status(provider: "PickerCable")),
+                    (400, .invalidIntegration), (400, .invalidHeaderPFSProviderIDNotDetermined)
+                ),
             ]
-            for (request, status, code) in cases {
-                await withKnownIssue("\(request.name): the gateway answers the first fault it can see") {
-                    try await Self.expectAlike(c, request, status, code)
-                }
+            for (request, reference, gateway) in cases {
+                let trace = "contract-\(UUID().uuidString)"
+                let direct = try await c.direct(request, trace: trace)
+                let through = try await c.throughGateway(request)
+                let directCode = EnhancedErrorShape.check(direct, .json, trace: trace, "\(request.name) (reference)")
+                let gatewayCode = EnhancedErrorShape.check(
+                    through, .json, trace: through.headers.first(name: "X-Request-Id"), "\(request.name) (gateway)")
+                #expect(direct.status == reference.status && directCode == reference.code, "\(request.name): reference \(direct.body)")
+                #expect(through.status == gateway.status && gatewayCode == gateway.code, "\(request.name): gateway \(through.body)")
+                Self.report(request.name, direct, directCode, through, gatewayCode, .json)
             }
         }
     }

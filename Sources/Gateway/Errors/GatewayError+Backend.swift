@@ -38,7 +38,9 @@ extension GatewayError {
         case .invalidRequest:
             // A header the route needs, named in `Connection`: the backend would miss it.
             return parameter ?? .generic(api: api)
-        case .unsupportedMediaType, .malformedRequest, .bodyTooLarge, .clientTimeout:
+        case .unsupportedMediaType, .malformedRequest, .bodyTooLarge, .clientTimeout, .invalidRequestTarget:
+            // On an exchange: the `SAMLResponse` could not be taken from the body (or was put in
+            // the query, where the backend does not read it).
             return exchange ? .invalidParameterSAMLResponse : .generic(api: api)
         case .partnerAccessNotGranted: return .invalidHeaderPFSPermissionAccessNotGranted
         case .partnerAccessUndetermined, .partnerFrameworkError: return .invalidHeaderPFSPermissionAccessNotDetermined
@@ -50,8 +52,8 @@ extension GatewayError {
         case .upstreamTimeout: return .maximumExecutionTimeExceeded
         case .upstreamResponseInvalid: return .networkReceivedError
         default:
-            // method_not_allowed, invalid_request_target, header_timeout: nothing the backend's
-            // lists name.
+            // method_not_allowed, a request target no route has, header_timeout: nothing the
+            // backend's lists name.
             return .generic(api: api)
         }
     }

@@ -105,6 +105,7 @@ public enum BackendErrorCode: String, Sendable, CaseIterable {
         case ("partner", _): .invalidParameterPartner
         case ("redirecturl", _): .invalidParameterRedirectURL
         case ("code", _): .invalidParameterCode
+        case ("resource", .v1): .missingResource
         case ("resources", _): .invalidParameterResources
         case ("authorization", _): .invalidAccessTokenClientApplication
         case ("ap-device-identifier", _): .invalidHeaderDeviceIdentifier
