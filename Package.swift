@@ -203,9 +203,12 @@ let package = Package(
             name: "SAMLEncodingTests",
             dependencies: ["SAMLEncoding", "CLITestSupport", "CookbookReference", .product(name: "NIOCore", package: "swift-nio")]
         ),
+        // RealIdP: genuine and forged responses from peer SAML libraries' test data (its
+        // PROVENANCE.md); CZlib inflates the few stored DEFLATE-compressed, as their peers do.
         .testTarget(
             name: "SAMLVerificationTests",
-            dependencies: ["SAMLVerification", "TestIdP", "CXMLSec", "SAMLEncoding", "CLITestSupport"]
+            dependencies: ["SAMLVerification", "TestIdP", "CXMLSec", "SAMLEncoding", "CLITestSupport", "CZlib"],
+            resources: [.copy("RealIdP")]
         ),
         // The command line's verbs that no module's tests cover: encode, verify, the demo, and
         // the YAML configuration files as `serve` and `upstream` read them.
