@@ -56,8 +56,9 @@ extension VerificationError {
         /// The signature value does not verify with any trusted key of the MVPD
         /// (signed by someone else, or `SignedInfo` altered).
         public static let keyNotTrusted = Code(.keyNotTrusted)
-        /// The signature does not reference exactly the element it sits in
-        /// (wrong or empty URI, several references, ID resolving elsewhere).
+        /// The signature does not reference exactly the element it sits in (wrong or missing URI,
+        /// several references, ID resolving elsewhere; an empty URI other than on the Response's
+        /// own signature).
         public static let referenceMismatch = Code(.referenceMismatch)
         /// A signature, digest, canonicalization or transform algorithm outside the allow-list.
         public static let algorithmNotAllowed = Code(.algorithmNotAllowed)
