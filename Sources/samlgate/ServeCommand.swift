@@ -157,7 +157,8 @@ struct ServeCommand: AsyncParsableCommand {
             (.replayStoreFailure, replayStoreFailure), (.replayStoreTimeout, replayStoreTimeout),
             (.replayStoreConnections, replayStoreConnections), (.replayStoreCA, replayStoreCA), (.trustStorePoll, trustStorePoll),
             (.metadataCache, metadataCache), (.metadataRefresh, metadataRefresh), (.metadataTimeout, metadataTimeout), (.logLevel, logLevel),
-            (.logFormat, logFormat), (.forwardForm, forwardForm), (.helpURL, helpURL), (.errorDetails, errorDetails), (.trustedProxies, trustedProxies),
+            (.logFormat, logFormat), (.forwardForm, forwardForm), (.helpURL, helpURL), (.errorDetails, errorDetails),
+            (.trustedProxies, trustedProxies),
             (.allowUnderscoreHeaders, allowUnderscoreHeaders ? "true" : nil),
         ]
         for case let (setting, value?) in flags {

@@ -45,7 +45,8 @@ struct TrustStorePollTests {
             $0.trustStore = mounted.root.path
             $0.trustStorePoll = 0.1
         }) { h in
-            ErrorCodeTests.expectError(try await h.exchangeV1(GatewayHarness.base64(GatewayHarness.issue())), 400, "key_not_trusted", .invalidParameterSAMLResponse)
+            ErrorCodeTests.expectError(
+                try await h.exchangeV1(GatewayHarness.base64(GatewayHarness.issue())), 400, "key_not_trusted", .invalidParameterSAMLResponse)
 
             try mounted.publish("2026_11_25_10_05_00.2", pem: GatewayHarness.idpPair.certificatePEM)
             var status = 0
