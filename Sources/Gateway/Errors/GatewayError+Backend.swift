@@ -5,21 +5,15 @@ import ServerSupport
 /// The backend's vocabulary for the gateway's refusals: which published code answers which of
 /// samlgate's reasons, on which API. docs/errors.md writes the same mapping out as a table.
 extension GatewayError {
-    /// The enhanced error a client of `api` gets for this refusal. `exchange`: the request is a
-    /// token exchange, whose body is the `SAMLResponse` (so a body the gateway cannot take is that
-    /// parameter's fault). `showReason`: samlgate's reason goes in `details` (the `error-details`
-    /// setting).
-    public func enhanced(api: BackendAPI, exchange: Bool, showReason: Bool) -> EnhancedError {
+    /// What a client of `api` gets for this refusal: the HTTP status and the enhanced error.
+    /// `exchange`: the request is a token exchange, whose body is the `SAMLResponse` (so a body
+    /// the gateway cannot take is that parameter's fault). `showReason`: samlgate's reason goes in
+    /// `details` (the `error-details` setting). The HTTP status is the error's own, except that a
+    /// missing or unusable access token is `401`, as the backend answers it.
+    public func answer(api: BackendAPI, exchange: Bool, showReason: Bool) -> (status: Int, body: EnhancedError) {
         let code = backendCode(api: api, exchange: exchange)
-        return EnhancedError(
-            code: code, httpStatus: answerStatus(api: api, exchange: exchange), message: message,
-            details: showReason ? reasonDetails : nil)
-    }
-
-    /// The HTTP status of the answer: the error's own, except that a missing or unusable access
-    /// token is `401`, as the backend answers it.
-    public func answerStatus(api: BackendAPI, exchange: Bool) -> Int {
-        backendCode(api: api, exchange: exchange).action == .applicationRegistration ? 401 : status
+        let httpStatus = code.action == .applicationRegistration ? 401 : status
+        return (httpStatus, EnhancedError(code: code, httpStatus: httpStatus, message: message, details: showReason ? reasonDetails : nil))
     }
 
     /// The published code for this refusal on `api` (see docs/errors.md, "What the client gets").

@@ -6,10 +6,10 @@ import ServerSupport
 ///
 /// `code` is samlgate's own reason, stable (tests, metrics labels, the log line, and the
 /// `details` of the answer); the client gets it in the backend's vocabulary — the enhanced error
-/// the backend documents for the case (see ``enhanced(api:exchange:showReason:)``). `message` is for people and never
-/// contains SAML content, NameIDs, attribute values or device ids. Which HTTP status each of the
-/// verifier's and encoder's codes answers is decided here, not by them: the status the backend
-/// answers the same case with, or the one HTTP needs (413, 503, 504 …).
+/// the backend documents for the case (see ``answer(api:exchange:showReason:)``). `message` is
+/// for people and never contains SAML content, NameIDs, attribute values or device ids. Which
+/// HTTP status each of the verifier's and encoder's codes answers is decided here, not by them:
+/// the status the backend answers the same case with, or the one HTTP needs (413, 503, 504 …).
 @_spi(Benchmarks) public struct GatewayError: Error, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     /// The HTTP status of the answer.
     public var status: Int
@@ -18,8 +18,8 @@ import ServerSupport
     /// Machine-readable context: `parameter`, `header`, `offset`, `limit` (strings or integers);
     /// decides the backend's code of a parameter's refusal and is shown in `details`.
     public var details: [(String, Detail)]
-    /// Seconds a client should wait before trying again: the `Retry-After` header and
-    /// `details.retryAfter`.
+    /// Seconds a client should wait before trying again: the `Retry-After` header, and
+    /// `retryAfter=` in `details`.
     public var retryAfter: Int?
     /// The failure this refusal reports (a ``VerificationError``, a ``SAMLEncodingError``, the
     /// replay store's error), when it reports one.

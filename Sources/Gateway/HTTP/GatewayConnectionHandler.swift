@@ -511,8 +511,7 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         guard let current = request else { return }
         let api = current.api
         let exchange = current.route == .exchangeV1 || current.route == .exchangeV2
-        let enhanced = error.enhanced(api: api, exchange: exchange, showReason: core.configuration.errorDetails == .reason)
-        let status = error.answerStatus(api: api, exchange: exchange)
+        let (status, enhanced) = error.answer(api: api, exchange: exchange, showReason: core.configuration.errorDetails == .reason)
         core.metrics.error(code: error.code.rawValue)
         core.logger.notice(
             "refused",
@@ -728,7 +727,7 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         core.metrics.error(code: error.code.rawValue)
         core.metrics.request(route: GatewayRoute.headerTimeout.label, status: error.status)
         // No request line: the backend's current API speaks for it.
-        let enhanced = error.enhanced(api: .v2, exchange: false, showReason: core.configuration.errorDetails == .reason)
+        let enhanced = error.answer(api: .v2, exchange: false, showReason: core.configuration.errorDetails == .reason).body
         core.logger.notice(
             "refused",
             metadata: [
