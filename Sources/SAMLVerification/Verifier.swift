@@ -211,6 +211,7 @@ public struct Verifier: Sendable {
             nativeCanonicalization: options.nativeCanonicalization)
         algorithms.retryWithLibxml2 = retry
         algorithms.largeDocument = byteCount > options.largeDocumentSize
+        algorithms.largeDocumentSize = options.largeDocumentSize
         let structure = try ResponseStructure(document: document, maxDepth: options.maxDepth)
         let outcome = try Self.verifySignatures(structure, document, keys: provider.keys, algorithms: algorithms, context: context)
         let facts = try ResponseFacts(structure: structure)

@@ -65,6 +65,9 @@ let benchmarks: @Sendable () -> Void = {
         $0.padToSize = size
     }
     tampered = tampered.replacingOccurrences(of: "bench@example.com", with: "bench@example.org")
+    let inclusive = issue { $0.canonicalization = .inclusive10 }
+    forgedOptions.canonicalization = .inclusive10
+    let forgedInclusive = try! forger.issueString(forgedOptions)
     let transforms = compact.replacingOccurrences(
         of: "</ds:Transforms>",
         with: String(repeating: "<ds:Transform Algorithm=\"http://www.w3.org/2001/10/xml-exc-c14n#\"/>", count: 3000) + "</ds:Transforms>")
@@ -106,6 +109,25 @@ let benchmarks: @Sendable () -> Void = {
         ("prefix-list-bomb-refused", hostile(deepChain, in: withPrefixList((0..<3_000).map { "q\($0)" }), bytes: 94 * 1024)),
         ("prefix-list-bomb-refused", hostile(deepChain, in: withPrefixList((0..<20_000).map { "q\($0)" }))),
         ("signature-fails-after-normalization", Array(tampered.utf8)),
+        // Inclusive C14N (some IdPs sign so): libxml2 canonicalizes, ancestors' namespaces and
+        // all; compare with the exclusive rows of the same class.
+        (
+            "inclusive-genuine",
+            Array(
+                issue {
+                    $0.canonicalization = .inclusive10
+                    $0.padToSize = size
+                }.utf8)
+        ),
+        ("inclusive-many-elements", hostile("<e>\(filler)</e>\n", in: inclusive)),
+        ("inclusive-depth-28", hostile(deepChain, in: inclusive)),
+        ("another-key-inclusive-genuine-shape", Array(forgedInclusive.utf8)),
+        // Inclusive C14N is taken up to 64 KiB only: the worst it can cost, beside the same
+        // size genuine and exclusive.
+        ("genuine", Array(issue { $0.padToSize = 63 * 1024 }.utf8)),
+        ("depth-28", hostile(deepChain, bytes: 63 * 1024)),
+        ("inclusive-depth-28", hostile(deepChain, in: inclusive, bytes: 63 * 1024)),
+        ("inclusive-many-elements", hostile("<e>\(filler)</e>\n", in: inclusive, bytes: 63 * 1024)),
     ]
     let store = TrustStore(providers: [try! IdentityProviderTrust(mvpd: mvpd, certificatesPEM: [pair.certificatePEM])])
     let verifier = Verifier(trustStore: store, options: VerificationOptions(), replayCache: nil)

@@ -47,7 +47,7 @@ enum SignedInfoPrecheck {
         guard let canonicalization, let signatureMethod else {
             throw VerificationError(.signatureInvalid, "SignedInfo lacks CanonicalizationMethod or SignatureMethod")
         }
-        try requireAllowed(canonicalization, "canonicalization", algorithms.isAllowedCanonicalization)
+        try requireAllowed(canonicalization, "canonicalization", algorithms.isAllowedCanonicalization, policy: algorithms)
         try checkPrefixList(canonicalization)
         try requireAllowed(signatureMethod, "signature method", algorithms.isAllowedSignatureMethod)
 
@@ -95,7 +95,7 @@ enum SignedInfoPrecheck {
                     guard XMLTree.isElement(transform, "Transform", ns: SAMLNamespace.dsigNS) else {
                         throw VerificationError(.signatureInvalid, "unexpected element in Transforms")
                     }
-                    try requireAllowed(transform, "transform", algorithms.isAllowedTransform)
+                    try requireAllowed(transform, "transform", algorithms.isAllowedTransform, policy: algorithms)
                     try checkPrefixList(transform)
                     let algorithm = XMLTree.attribute(transform, "Algorithm") ?? ""
                     guard transforms.count < Self.maximumTransforms, !transforms.contains(algorithm) else {
@@ -117,12 +117,13 @@ enum SignedInfoPrecheck {
             throw VerificationError(
                 .referenceMismatch, "a Reference to the whole document must apply the enveloped-signature transform")
         }
-        if !algorithms.allowInclusiveCanonicalization {
+        if !algorithms.inclusiveAllowed {
             let last = transforms.last.flatMap { name in CanonicalizationMethod.allCases.first { String(describing: $0.uri) == name } }
             guard let last, last.isExclusive else {
                 throw VerificationError(
                     .algorithmNotAllowed,
-                    "only exclusive C14N is allowed, and a Reference without it as its last transform is canonicalized with inclusive C14N 1.0"
+                    algorithms.inclusiveRefusal
+                        + ", and a Reference without exclusive C14N as its last transform is canonicalized with inclusive C14N 1.0"
                 )
             }
         }
@@ -162,7 +163,11 @@ enum SignedInfoPrecheck {
         }
     }
 
-    private static func requireAllowed(_ node: XMLTree.Node, _ what: String, _ allowed: (UnsafePointer<xmlChar>?) -> Bool) throws(VerificationError) {
+    /// - Parameter policy: for a canonicalization method or transform, says why an inclusive
+    ///   method is refused (``AlgorithmPolicy/inclusiveRefusal``).
+    private static func requireAllowed(
+        _ node: XMLTree.Node, _ what: String, _ allowed: (UnsafePointer<xmlChar>?) -> Bool, policy: AlgorithmPolicy? = nil
+    ) throws(VerificationError) {
         guard !XMLTree.hasNamespacedAttribute(node, "Algorithm") else {
             throw VerificationError(.algorithmNotAllowed, "\(what) has a namespaced Algorithm attribute")
         }
@@ -172,7 +177,8 @@ enum SignedInfoPrecheck {
         defer { cxmlsec_xml_free(raw) }
         if !allowed(UnsafePointer(raw)) {
             // The URI is an algorithm identifier, never personal data; bound its length anyway.
-            throw VerificationError(.algorithmNotAllowed, "\(what) \(String(String(cString: raw).prefix(100))) is not allowed")
+            let why = policy.flatMap { policy in CanonicalizationMethod(uri: UnsafePointer(raw)).map { _ in ": " + policy.inclusiveRefusal } } ?? ""
+            throw VerificationError(.algorithmNotAllowed, "\(what) \(String(String(cString: raw).prefix(100))) is not allowed" + why)
         }
     }
 }
