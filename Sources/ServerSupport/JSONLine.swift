@@ -54,7 +54,9 @@ package struct JSONLine {
             case "\n": out += "\\n"
             case "\r": out += "\\r"
             case "\t": out += "\\t"
-            case _ where scalar.value < 0x20 || scalar == "\u{2028}" || scalar == "\u{2029}":
+            // Controls, DEL, C1 and bidi overrides too: valid JSON either way, but a reader of the
+            // raw line (a terminal, a log viewer) must not see them act.
+            case _ where DisplayText.isUnsafe(scalar):
                 let hex = String(scalar.value, radix: 16)
                 out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
             default: out.unicodeScalars.append(scalar)

@@ -54,7 +54,7 @@ package struct JSONLogHandler: LogHandler {
         }
     }
 
-    static func timestamp() -> String {
+    package static func timestamp() -> String {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         var seconds = now.tv_sec

@@ -5,9 +5,7 @@ package enum ServerLogging {
     package static func bootstrap(level: Logger.Level, format: String) {
         LoggingSystem.bootstrap { label in
             if format == "text" {
-                var handler = StreamLogHandler.standardError(label: label)
-                handler.logLevel = level
-                return handler
+                return TextLogHandler(label: label, level: level)
             }
             return JSONLogHandler(label: label, level: level)
         }

@@ -26,12 +26,13 @@ struct ServerConsole {
         }
     }
 
-    /// The error that ends the process: `<command>: <message>`, or a `critical` object.
+    /// The error that ends the process: `<command>: <message>` (escaped: it may quote a Redis or
+    /// upstream error text), or a `critical` object.
     func fail(_ message: String) {
         if json {
             JSONLogHandler.write(JSONLogHandler.line(label: label, level: .critical, message: message, metadata: [:]), to: 2)
         } else {
-            StandardStreams.writeError("\(command): \(message)\n")
+            StandardStreams.writeError("\(command): \(DisplayText.escape(message))\n")
         }
     }
 }

@@ -1,4 +1,5 @@
 import NIOCore
+import ServerSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -21,9 +22,10 @@ enum StandardStreams {
         text.withUTF8 { writeAll(STDERR_FILENO, UnsafeRawBufferPointer($0)) }
     }
 
-    /// Reports one failed input the way every verb does: `samlgate: <file>: <code>: <message>`.
+    /// Reports one failed input the way every verb does: `samlgate: <file>: <code>: <message>`,
+    /// the message escaped (it may quote the input).
     static func reportFailure(input: String, code: String, message: String) {
-        writeError("samlgate: \(input): \(code): \(message)\n")
+        writeError("samlgate: \(input): \(code): \(DisplayText.escape(message))\n")
     }
 
     private static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) {

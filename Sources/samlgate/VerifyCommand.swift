@@ -52,12 +52,13 @@ struct VerifyCommand: ParsableCommand {
         }
         let verifier = Verifier(trustStore: store, options: trust.verificationOptions, replayCache: noReplayCheck ? nil : InMemoryReplayCache())
 
+        let inputLimit = Self.inputLimit(documentLimit: verifier.options.maxSize)
         var allValid = true
         for path in RawArguments.paths(files) {
             var line = JSONLine()
             line.add("file", path.description)
             do {
-                let (document, form) = try Self.readDocument(path)
+                let (document, form) = try Self.readDocument(path, inputLimit: inputLimit)
                 let verified = try Self.verifyAsForwarded(document, decodedFrom: form, verifier: verifier, mvpd: mvpdID)
                 line.add("valid", true)
                 line.add("error", json: nil)
@@ -102,8 +103,8 @@ struct VerifyCommand: ParsableCommand {
 
     /// Reads an input and, when it is base64 or cookbook-encoded, decodes it to XML; returns the
     /// form it was in too.
-    static func readDocument(_ path: RawPath) throws -> (ByteBuffer, SAMLForm) {
-        var input = try InputReader.read(path)
+    static func readDocument(_ path: RawPath, inputLimit: Int) throws -> (ByteBuffer, SAMLForm) {
+        var input = try InputReader.read(path, limit: inputLimit)
         let form = try input.withUnsafeReadableBytes { bytes throws(SAMLEncodingError) in try SAMLForm.detect(bytes) }
         if form == .raw { return (input, form) }
         input.trimASCIIWhitespace()
@@ -118,9 +119,16 @@ struct VerifyCommand: ParsableCommand {
         switch error {
         case let error as VerificationError: return (error.code.rawValue, error.message)
         case let error as SAMLEncodingError: return (error.code.rawValue, error.message)
-        case let error as InputReader.Failure: return (InputReader.Failure.code, error.message)
+        case let error as InputReader.Failure: return (error.code, error.message)
         default: return ("internal_error", "\(error)")
         }
+    }
+
+    /// The largest input `verify` reads: a document at the verifier's size limit, base64-encoded
+    /// (4/3) and then percent-encoded (each base64 `+`, `/`, `=` becomes three bytes), stays
+    /// under four times that limit. Anything longer could not decode to an acceptable document.
+    static func inputLimit(documentLimit: Int) -> Int {
+        documentLimit * 4
     }
 
     static func iso8601(_ date: Date) -> String {
