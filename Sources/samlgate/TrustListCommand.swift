@@ -72,13 +72,13 @@ struct TrustListCommand: ParsableCommand {
                 ])
             }
         }
+        // Names and entityIDs come from files: escaped, a line break cannot forge a row.
+        rows = rows.map { $0.map(DisplayText.escape) }
         var widths = Array(repeating: 0, count: rows[0].count)
         for row in rows {
             for (index, cell) in row.enumerated() { widths[index] = max(widths[index], cell.count) }
         }
         return rows.map { row in
-        // Names and entityIDs come from files: escaped, a line break cannot forge a row.
-        rows = rows.map { $0.map(DisplayText.escape) }
             row.enumerated().map { index, cell in
                 index == row.count - 1 ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
             }.joined(separator: "  ")
