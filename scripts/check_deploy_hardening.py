@@ -9,8 +9,8 @@ Usage: check_deploy_hardening.py   (from the repository root; needs PyYAML, in t
   no new privileges, a read-only system.
 - deploy/kubernetes/base/networkpolicy.yaml: ingress only from selected peers, egress only to
   selected peers, DNS only to kube-system's kube-dns pods, no open address block.
-- deploy/kubernetes/example/redis.conf: TLS only, the default user off, an ACL user limited to
-  listed commands.
+- deploy/kubernetes/example/redis.conf: TLS only, every user (the default one included) with a
+  password and limited to listed commands.
 """
 
 import sys
@@ -92,14 +92,16 @@ def check_network_policy(path):
 
 
 def check_redis_conf(path):
+    # Every user line of the example Redis: the default user included, so no user can run all commands.
     with open(path) as f:
         lines = [line.split() for line in f if line.strip() and not line.startswith("#")]
     need(["port", "0"] in lines, f"{path}: the plaintext port is not off (port 0)")
     need(any(words[0] == "tls-port" for words in lines), f"{path}: tls-port missing")
-    need(["user", "default", "off"] in lines, f"{path}: the default user is not off")
-    users = [words for words in lines if words[0] == "user" and words[1] != "default"]
-    need(users and all("-@all" in words and "+@all" not in words and "allcommands" not in words for words in users),
-         f"{path}: the gateway's ACL user must start from -@all and allow listed commands only")
+    users = [words for words in lines if words[0] == "user"]
+    need(any(words[1] == "default" for words in users), f"{path}: the default user is left unrestricted (no 'user default' line)")
+    for words in users:
+        need("-@all" in words and "+@all" not in words and "allcommands" not in words and "nopass" not in words,
+             f"{path}: user {words[1]} must have a password, start from -@all and allow listed commands only")
 
 
 check_compose("deploy/compose.yaml")

@@ -47,6 +47,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("replay-store-connections"), help: "Redis connections per event loop (default 1).") var replayStoreConnections: String?
     @Option(name: .customLong("replay-store-ca"), help: "For rediss://: PEM file of the CAs to trust (default: the system's).") var replayStoreCA:
         String?
+    @Option(name: .customLong("replay-store-password-file"), help: "File holding the Redis password (instead of one in the URL).")
+    var replayStorePasswordFile: String?
     @Option(name: .customLong("trust-store-poll"), help: "Seconds between checks of the trust store for a change; 0 = SIGHUP only (default 0).")
     var trustStorePoll: String?
     @Option(name: .customLong("metadata-cache"), help: "Writable directory for the last good copy of fetched metadata (trust store metadata.url).")
@@ -155,7 +157,8 @@ struct ServeCommand: AsyncParsableCommand {
             (.headerTimeout, headerTimeout), (.poolSize, poolSize),
             (.upstreamCooldown, upstreamCooldown), (.replayCapacity, replayCapacity), (.replayStore, replayStore),
             (.replayStoreFailure, replayStoreFailure), (.replayStoreTimeout, replayStoreTimeout),
-            (.replayStoreConnections, replayStoreConnections), (.replayStoreCA, replayStoreCA), (.trustStorePoll, trustStorePoll),
+            (.replayStoreConnections, replayStoreConnections), (.replayStoreCA, replayStoreCA),
+            (.replayStorePasswordFile, replayStorePasswordFile), (.trustStorePoll, trustStorePoll),
             (.metadataCache, metadataCache), (.metadataRefresh, metadataRefresh), (.metadataTimeout, metadataTimeout), (.logLevel, logLevel),
             (.logFormat, logFormat), (.forwardForm, forwardForm), (.helpURL, helpURL), (.errorDetails, errorDetails),
             (.trustedProxies, trustedProxies),

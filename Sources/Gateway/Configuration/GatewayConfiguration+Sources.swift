@@ -85,6 +85,9 @@ extension GatewayConfiguration {
         case .replayStoreCA:
             guard !value.isEmpty else { throw bad("a PEM file of certificate authorities") }
             replayStoreCA = value
+        case .replayStorePasswordFile:
+            guard !value.isEmpty else { throw bad("a file holding the Redis password") }
+            replayStorePasswordFile = value
         case .trustStorePoll:
             // A floor of a second: each check reads and hashes every file of the store (an
             // aggregate can be tens of MiB), and Kubernetes publishes a change within a minute.
@@ -217,7 +220,33 @@ extension GatewayConfiguration {
         guard totalTimeout >= readTimeout || totalTimeout >= connectTimeout else {
             throw ConfigurationError("total-timeout (\(totalTimeout) s) is shorter than both connect-timeout and read-timeout")
         }
-        return self
+        var result = self
+        if let file = replayStorePasswordFile {
+            guard case .redis(var url) = replayStore else {
+                throw ConfigurationError("replay-store-password-file is set but replay-store is not a redis:// or rediss:// URL")
+            }
+            guard url.password == nil else {
+                throw ConfigurationError("replay-store-password-file is set and the replay-store URL has a password too: give one")
+            }
+            url.password = try Self.password(inFile: file)
+            result.replayStore = .redis(url)
+        }
+        return result
+    }
+
+    /// The password in `path`: its first line (a trailing line break is the editor's, not the
+    /// password's). Never quoted in an error.
+    static func password(inFile path: String) throws(ConfigurationError) -> String {
+        guard let data = FileManager.default.contents(atPath: path), data.count <= 4096 else {
+            throw ConfigurationError("replay-store-password-file \(path): cannot be read (or is over 4 KiB)")
+        }
+        let text = String(decoding: data, as: UTF8.self)
+        let password =
+            text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first.map {
+                String($0.hasSuffix("\r") ? $0.dropLast() : $0)
+            } ?? ""
+        guard !password.isEmpty else { throw ConfigurationError("replay-store-password-file \(path): is empty") }
+        return password
     }
 
     static func scalarText(_ value: Any) -> String {

@@ -61,6 +61,10 @@ package struct GatewayConfiguration: Sendable {
     package var replayStoreConnections: Int = 1
     /// For `rediss://`: a PEM file of the certificate authorities to trust (default: the system's).
     package var replayStoreCA: String?
+    /// A file holding the Redis password (a mounted secret, a systemd credential), used instead
+    /// of a password in the `replay-store` URL, so the password need be in neither the
+    /// environment nor the configuration file. Read by ``validated()``.
+    package var replayStorePasswordFile: String?
     /// Seconds between checks of the trust store directory for a change, reloaded as on SIGHUP
     /// when one is seen (Kubernetes swaps a mounted volume's symlink and sends no signal); 0 off.
     package var trustStorePoll: Double = 0

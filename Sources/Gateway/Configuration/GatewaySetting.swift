@@ -17,6 +17,7 @@ package enum GatewaySetting: String, Sendable, CaseIterable {
     case replayStoreTimeout = "replay-store-timeout"
     case replayStoreConnections = "replay-store-connections"
     case replayStoreCA = "replay-store-ca"
+    case replayStorePasswordFile = "replay-store-password-file"
     case trustStorePoll = "trust-store-poll"
     case metadataCache = "metadata-cache"
     case metadataRefresh = "metadata-refresh"
