@@ -17,11 +17,16 @@ package final class ScriptedRedis: @unchecked Sendable {
 
     /// `reply` gets the command's arguments (the name first) and returns the reply's bytes, e.g.
     /// `"+OK\r\n"` or `"-LOADING Redis is loading the dataset in memory\r\n"`.
+    ///
+    /// `flood`, when it returns bytes for a command, makes the server write them again and again
+    /// after the reply, as fast as the client reads, until the connection closes: a hostile or
+    /// broken Redis that never ends its reply.
     package static func with<T>(
         reply: @escaping @Sendable ([String]) -> String,
+        flood: @escaping @Sendable ([String]) -> String? = { _ in nil },
         _ body: (ScriptedRedis) async throws -> T
     ) async throws -> T {
-        let server = try await ScriptedRedis(reply: reply)
+        let server = try await ScriptedRedis(reply: reply, flood: flood)
         do {
             let result = try await body(server)
             await server.stop()
@@ -32,13 +37,13 @@ package final class ScriptedRedis: @unchecked Sendable {
         }
     }
 
-    init(reply: @escaping @Sendable ([String]) -> String) async throws {
+    init(reply: @escaping @Sendable ([String]) -> String, flood: @escaping @Sendable ([String]) -> String? = { _ in nil }) async throws {
         let box = ScriptedRedisCallbacks()
         channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(ScriptedRedisHandler(reply: reply, callbacks: box))
+                    try channel.pipeline.syncOperations.addHandler(ScriptedRedisHandler(reply: reply, flood: flood, callbacks: box))
                 }
             }
             .bind(host: "127.0.0.1", port: 0).get()

@@ -7,11 +7,13 @@ final class ScriptedRedisHandler: ChannelInboundHandler {
     typealias OutboundOut = ByteBuffer
 
     private let reply: @Sendable ([String]) -> String
+    private let flood: @Sendable ([String]) -> String?
     private let callbacks: ScriptedRedisCallbacks
     private var buffered = ByteBuffer()
 
-    init(reply: @escaping @Sendable ([String]) -> String, callbacks: ScriptedRedisCallbacks) {
+    init(reply: @escaping @Sendable ([String]) -> String, flood: @escaping @Sendable ([String]) -> String?, callbacks: ScriptedRedisCallbacks) {
         self.reply = reply
+        self.flood = flood
         self.callbacks = callbacks
     }
 
@@ -28,8 +30,22 @@ final class ScriptedRedisHandler: ChannelInboundHandler {
             if let name = command.first { callbacks.server?.received(name) }
             context.write(wrapOutboundOut(ByteBuffer(string: reply(command))), promise: nil)
             answered = true
+            if let chunk = flood(command) {
+                context.flush()
+                pump(context: context, chunk: ByteBuffer(string: String(repeating: chunk, count: max(1, 16_384 / max(chunk.utf8.count, 1)))))
+                return
+            }
         }
         if answered { context.flush() }
+    }
+
+    /// Writes `chunk` again each time the last one was taken by the client, until the connection closes.
+    private func pump(context: ChannelHandlerContext, chunk: ByteBuffer) {
+        guard context.channel.isActive else { return }
+        // The next write from a fresh event-loop task: a write taken at once would otherwise recurse.
+        context.writeAndFlush(wrapOutboundOut(chunk)).assumeIsolated().whenSuccess { [self] in
+            context.eventLoop.assumeIsolated().execute { self.pump(context: context, chunk: chunk) }
+        }
     }
 
     /// One `*<n>` array of `$<len>` bulk strings from the front of `buffer`, consumed; `nil`

@@ -8,11 +8,29 @@ package struct RESPCommand: Sendable {
     /// connection is out of step with its commands or the server is not what it claims: the
     /// command fails with ``RESPError/Kind/protocol`` and the connection is dropped.
     package let acceptsReply: (@Sendable (RESPValue) -> Bool)?
+    /// The reply types this command can be answered with, checked by the decoder on the reply's
+    /// first byte (``RESPValueDecoder``): another type fails the command with
+    /// ``RESPError/Kind/protocol`` before anything of the reply is buffered.
+    package let replyTypes: RESPReplyTypes
 
-    package init(_ arguments: [ByteBuffer], acceptsReply: (@Sendable (RESPValue) -> Bool)? = nil) {
+    /// - Parameter replyTypes: `nil`: ``replyTypes(of:)`` for the command's name.
+    package init(_ arguments: [ByteBuffer], replyTypes: RESPReplyTypes? = nil, acceptsReply: (@Sendable (RESPValue) -> Bool)? = nil) {
         precondition(!arguments.isEmpty, "a command has a name")
         self.arguments = arguments
+        self.replyTypes = replyTypes ?? Self.replyTypes(of: String(buffer: arguments[0]))
         self.acceptsReply = acceptsReply
+    }
+
+    /// What the commands this client sends itself can be answered with: `AUTH`, `SELECT` and
+    /// `PING` (without an argument) a status or an error; `SET` (with `NX`, or `GET`) also a bulk
+    /// string or its null. None of them answers with an array, so an array for one of them is a
+    /// server out of step or hostile. Any other command: any type.
+    package static func replyTypes(of name: String) -> RESPReplyTypes {
+        switch name.uppercased() {
+        case "AUTH", "SELECT", "PING": [.simpleString, .error]
+        case "SET": [.simpleString, .error, .bulkString]
+        default: .any
+        }
     }
 
     package init(_ arguments: String...) {
@@ -47,6 +65,7 @@ package struct RESPCommand: Sendable {
                 ByteBuffer(string: "SET"), key, value, ByteBuffer(string: "NX"), ByteBuffer(string: "PX"),
                 ByteBuffer(string: String(max(1, expiresInMilliseconds))),
             ],
+            replyTypes: [.simpleString, .error, .bulkString],
             acceptsReply: { reply in reply == .simpleString("OK") || reply == .null })
     }
 

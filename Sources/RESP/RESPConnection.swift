@@ -12,9 +12,13 @@ import NIOCore
 ///
 /// Commands sent in the same event-loop tick go out in one write: the flush is deferred to the
 /// end of the tick, so exchanges finishing together cost Redis and the gateway one syscall each
-/// way instead of one per command. Used only on its event loop.
+/// way instead of one per command.
+///
+/// Replies are decoded here (``RESPValueDecoder``) rather than by a handler in front: the decoder
+/// must know which reply types the oldest unanswered command can have, to refuse any other on
+/// its first byte. Used only on its event loop.
 final class RESPConnection: ChannelInboundHandler {
-    typealias InboundIn = RESPValue
+    typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
     private struct Pending {
@@ -23,6 +27,7 @@ final class RESPConnection: ChannelInboundHandler {
         /// The command's name (its first argument), turned into text only for an error.
         let name: ByteBuffer
         let acceptsReply: (@Sendable (RESPValue) -> Bool)?
+        let replyTypes: RESPReplyTypes
     }
 
     let eventLoop: any EventLoop
@@ -31,6 +36,9 @@ final class RESPConnection: ChannelInboundHandler {
     private var pending = CircularBuffer<Pending>(initialCapacity: 16)
     private var sweep: Scheduled<Void>?
     private var flushScheduled = false
+    /// Bytes read and not yet part of a complete reply (the decoder consumed what it keeps).
+    private var received = ByteBuffer()
+    private var decoder = RESPValueDecoder()
     /// Set once the channel is going away: later commands fail at once.
     private var failure: RESPError?
     /// Told once when the connection is gone (closed by either side or failed).
@@ -65,7 +73,7 @@ final class RESPConnection: ChannelInboundHandler {
         pending.append(
             Pending(
                 promise: promise, deadline: .now() + commandTimeout, name: command.arguments[0],
-                acceptsReply: command.acceptsReply))
+                acceptsReply: command.acceptsReply, replyTypes: command.replyTypes))
         armSweep()
         var buffer = context.channel.allocator.buffer(capacity: 64)
         command.write(into: &buffer)
@@ -98,12 +106,38 @@ final class RESPConnection: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let value = unwrapInboundIn(data)
-        guard let first = pending.popFirst() else {
-            // Nothing asked for this: the stream is out of step with the commands.
-            fail(RESPError(.protocol, "a reply no command was waiting for"))
-            return
+        var incoming = unwrapInboundIn(data)
+        if received.readableBytes == 0 {
+            received = incoming
+        } else {
+            received.writeBuffer(&incoming)
         }
+        while failure == nil, received.readableBytes > 0 {
+            guard let head = pending.first else {
+                // Nothing asked for this: the stream is out of step with the commands.
+                fail(RESPError(.protocol, "a reply no command was waiting for"))
+                return
+            }
+            do {
+                guard let value = try decoder.next(from: &received, accepting: head.replyTypes) else { break }
+                deliver(value)
+            } catch {
+                fail(RESPError(.protocol, error.message, command: String(buffer: head.name).uppercased()))
+                return
+            }
+        }
+        // Consumed bytes are dropped once they outnumber the unread ones: each byte is moved at
+        // most a bounded number of times, however the reply is split.
+        if received.readableBytes == 0 {
+            received.clear()
+        } else if received.readerIndex >= 4096, received.readerIndex >= received.readableBytes {
+            received.discardReadBytes()
+        }
+    }
+
+    /// Hands a complete reply to the oldest unanswered command.
+    private func deliver(_ value: RESPValue) {
+        guard let first = pending.popFirst() else { return }
         let name = String(buffer: first.name).uppercased()
         if case .error(let text) = value {
             let error = RESPError(replying: text, to: name)

@@ -125,11 +125,18 @@ final class RESPConnectionPool {
                 channel.eventLoop.makeCompletedFuture {
                     let pipeline = channel.pipeline.syncOperations
                     if let tls {
-                        // An address has no name to check against the certificate's.
-                        let serverName = (try? SocketAddress(ipAddress: host, port: 0)) == nil ? host : nil
-                        try pipeline.addHandler(NIOSSLClientHandler(context: tls, serverHostname: serverName))
+                        // An address has no name to check against the certificate's: NIOSSL then
+                        // matches IP address names only. A name must be a DNS name of the
+                        // certificate, not merely resolve to an address it names.
+                        if (try? SocketAddress(ipAddress: host, port: 0)) == nil {
+                            try pipeline.addHandler(
+                                NIOSSLClientHandler._makeSSLClientHandler(
+                                    context: tls, serverHostname: host,
+                                    additionalPeerCertificateVerificationCallback: RESPServerIdentity.verifier(host: host)))
+                        } else {
+                            try pipeline.addHandler(NIOSSLClientHandler(context: tls, serverHostname: nil))
+                        }
                     }
-                    try pipeline.addHandler(ByteToMessageHandler(RESPValueDecoder()))
                     try pipeline.addHandler(RESPConnection(eventLoop: channel.eventLoop, commandTimeout: commandTimeout))
                 }
             }

@@ -27,6 +27,12 @@ package struct RESPError: Error, Sendable, CustomStringConvertible {
         /// `-ERR syntax error`, `-ERR wrong number of arguments`): a server too old for the
         /// command, or something that is not Redis. Retrying cannot help.
         case unsupported
+        /// The server is a Redis Cluster node and redirected the command or refused it for the
+        /// cluster's state (`-MOVED`, `-ASK`, `-CLUSTERDOWN`, `-TRYAGAIN`, `-CROSSSLOT`): this
+        /// client sends every command to the one address it was given and does not follow hash
+        /// slots, so this is a deployment it does not support, not an outage — retrying the same
+        /// node cannot help. The connection is kept.
+        case cluster
         /// The bytes from the server are not RESP, or a reply the command cannot have; the
         /// connection is dropped (the stream can no longer be trusted to be in step).
         case `protocol`
@@ -57,7 +63,9 @@ package struct RESPError: Error, Sendable, CustomStringConvertible {
     package init(replying text: String, to command: String) {
         let word = text.split(separator: " ", maxSplits: 1).first.map(String.init) ?? "ERR"
         let kind: Kind
-        if Self.connectionErrors.contains(word.uppercased()) {
+        if Self.clusterErrors.contains(word.uppercased()) {
+            kind = .cluster
+        } else if Self.connectionErrors.contains(word.uppercased()) {
             kind = .unavailable
         } else if word.uppercased() == "ERR", Self.unsupportedPrefixes.contains(where: { text.lowercased().hasPrefix($0) }) {
             kind = .unsupported
@@ -70,6 +78,8 @@ package struct RESPError: Error, Sendable, CustomStringConvertible {
 
     /// Error replies after which this connection is not worth keeping (``Kind/unavailable``).
     static let connectionErrors: Set<String> = ["READONLY", "LOADING", "MASTERDOWN", "NOAUTH"]
+    /// Error replies of a Redis Cluster node (``Kind/cluster``).
+    static let clusterErrors: Set<String> = ["MOVED", "ASK", "CLUSTERDOWN", "TRYAGAIN", "CROSSSLOT"]
     /// How Redis (2.x to 7.x) begins its errors for a command or syntax it does not know.
     static let unsupportedPrefixes = ["err unknown command", "err syntax error", "err wrong number of arguments", "err unknown subcommand"]
 

@@ -35,6 +35,8 @@ package final class SharedReplayStore: Sendable {
     /// The `replay-store-failure: open` warning, at most once a second (an outage would
     /// otherwise log one line per exchange).
     let openWarnings = WarningThrottle()
+    /// The `replay_store_unsupported` error of a cluster node at run time, at most once a second.
+    let clusterErrors = WarningThrottle()
 
     init(
         url: RedisURL, configuration: GatewayConfiguration, metrics: GatewayMetrics, logger: Logger,
@@ -82,8 +84,27 @@ package final class SharedReplayStore: Sendable {
     }
 
     /// The store could not answer: counted by kind, then refused or accepted by the policy.
+    ///
+    /// A Redis Cluster's reply (``RESPError/Kind/cluster``: `-MOVED`, `-ASK`, `-CLUSTERDOWN`) is
+    /// refused whatever the policy: it is not an outage but a deployment that cannot hold the
+    /// records (the key belongs to another node, which this client does not follow), so
+    /// `open` would accept most replays for as long as the configuration stays. It gets the
+    /// closed policy's answer and an error log with code `replay_store_unsupported` (at most one
+    /// a second). The exchanges whose key the named node owns are still recorded there, which
+    /// is sound: every replica sends that key to the same node.
     private func unavailable(_ error: RESPError) -> GatewayError? {
         metrics.replayStoreError(kind: error.kind.rawValue)
+        if error.kind == .cluster {
+            if let suppressed = clusterErrors.admit() {
+                logger.error(
+                    "replay store is a Redis Cluster node; exchanges whose key it does not own are refused (replay-store must name a single Redis or a Sentinel-managed primary)",
+                    metadata: [
+                        "code": "replay_store_unsupported", "reply": .string(error.reply ?? ""),
+                        "suppressed": .stringConvertible(suppressed),
+                    ])
+            }
+            return .replayStoreUnavailable(error)
+        }
         switch failurePolicy {
         case .closed:
             return .replayStoreUnavailable(error)
@@ -119,12 +140,23 @@ package final class SharedReplayStore: Sendable {
         let url = client.url.description
         do {
             _ = try await client.submit(Self.probe, on: eventLoopGroup.next()).get()
+            // The probe's key may be one this node owns: a cluster node says so in INFO. A Redis
+            // whose ACL refuses INFO is taken at its word (a redirect at run time is caught then),
+            // and probed again, so that the refusal does not leave the store reported down.
+            switch try? await client.submit(RESPCommand("INFO", "cluster"), on: eventLoopGroup.next()).get() {
+            case .bulkString(let info)? where String(buffer: info).contains("cluster_enabled:1"):
+                return .unsupported(Self.clusterRefusal(url, reply: "cluster_enabled:1"))
+            case .bulkString?: break
+            default: _ = try? await client.submit(Self.probe, on: eventLoopGroup.next()).get()
+            }
             logger.info("replay store ready", metadata: ["replay_store": .string(url)])
             return .ready
         } catch {
             let error = (error as? RESPError) ?? RESPError(.closed, "\(error)")
             let reply = error.reply.map { " (\($0))" } ?? ""
             switch (error.kind, error.command) {
+            case (.cluster, _):
+                return .unsupported(Self.clusterRefusal(url, reply: error.reply ?? "MOVED"))
             case (.unsupported, let command?):
                 let needs = command == "SET" ? "; the replay store sends SET key 1 NX PX <ms>, which needs Redis 2.6.12 or later" : ""
                 return .unsupported("\(url) rejected \(command) as an unknown command or syntax\(reply)\(needs)")
@@ -149,6 +181,12 @@ package final class SharedReplayStore: Sendable {
                 return .unavailable(why)
             }
         }
+    }
+
+    /// Why a Redis Cluster node cannot be the replay store (`reply`: what gave it away).
+    static func clusterRefusal(_ url: String, reply: String) -> String {
+        "\(url) is a Redis Cluster node (\(reply)): the replay store sends every key to the one address it names and does not follow "
+            + "hash slots, so most records would be refused or lost; name a single Redis or a Sentinel-managed primary"
     }
 
     /// `up`, `down` or `unknown` (nothing asked yet), for `/readyz`: whether the last command got

@@ -1,0 +1,89 @@
+import CLITestSupport
+import Dispatch
+import Foundation
+import Gateway
+import Testing
+
+/// A Redis that answers `SET` with a reply that never ends, through the real interface: the
+/// exchanges get the failure policy's answer, and local answers (`/healthz`) stay fast while the
+/// flood runs, because the reply decoder refuses it early and never re-reads what it has read.
+@Suite("Hostile Redis")
+struct HostileRedisTests {
+    /// The p50 of `/healthz` over `count` requests, in milliseconds.
+    static func healthzMedian(_ h: GatewayHarness, count: Int = 40) async throws -> Double {
+        var samples: [Double] = []
+        for _ in 0..<count {
+            let start = DispatchTime.now().uptimeNanoseconds
+            #expect(try await h.send(.GET, "/healthz").status == 200)
+            samples.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6)
+        }
+        return samples.sorted()[samples.count / 2]
+    }
+
+    /// Runs `body` while background tasks keep sending exchanges, several at once so that every
+    /// event loop of the gateway has a Redis connection (each exchange makes the store send `SET`,
+    /// which the scripted Redis answers with its flood); returns the exchanges' statuses.
+    static func duringFlood(_ h: GatewayHarness, _ body: () async throws -> Void) async throws -> [Int] {
+        let exchanges = Task {
+            await withTaskGroup(of: [Int].self) { group in
+                for _ in 0..<8 {
+                    group.addTask {
+                        var statuses: [Int] = []
+                        while !Task.isCancelled {
+                            guard let reply = try? await h.exchangeV1(SharedReplayStoreTests.fresh()) else { break }
+                            statuses.append(reply.status)
+                        }
+                        return statuses
+                    }
+                }
+                var all: [Int] = []
+                for await statuses in group { all += statuses }
+                return all
+            }
+        }
+        do {
+            try await Task.sleep(for: .seconds(1))
+            try await body()
+        } catch {
+            exchanges.cancel()
+            _ = await exchanges.value
+            throw error
+        }
+        exchanges.cancel()
+        return await exchanges.value
+    }
+
+    @Test(
+        "SET answered with an endless array nested four deep: every exchange 503 (closed), /healthz p50 under 50 ms while it runs"
+    )
+    func endlessNestedArray() async throws {
+        let header = String(repeating: "*1024\r\n", count: 4)
+        try await ScriptedRedis.with(
+            reply: { $0.first?.uppercased() == "SET" ? header : "+OK\r\n" }, flood: { $0.first?.uppercased() == "SET" ? ":1\r\n" : nil }
+        ) { redis in
+            try await withHarness(configure: SharedReplayStoreTests.redisStore(redis.url, timeout: 10)) { h in
+                var median = 0.0
+                let statuses = try await Self.duringFlood(h) { median = try await Self.healthzMedian(h) }
+                #expect(median < 50, "/healthz p50 \(median) ms during the flood")
+                #expect(!statuses.isEmpty && statuses.allSatisfy { $0 == 503 }, "\(statuses)")
+                #expect(try await SharedReplayStoreTests.errorCount(h, kind: "protocol") >= 1)
+                #expect(h.upstream?.store.exchanges.isEmpty == true)
+            }
+        }
+    }
+
+    @Test("SET answered with a bulk string that never ends: exchanges accepted unrecorded (open), /healthz p50 under 50 ms while it runs")
+    func endlessBulkString() async throws {
+        try await ScriptedRedis.with(
+            reply: { $0.first?.uppercased() == "SET" ? "$1048576\r\n" : "+OK\r\n" }, flood: { $0.first?.uppercased() == "SET" ? "x" : nil }
+        ) { redis in
+            try await withHarness(configure: SharedReplayStoreTests.redisStore(redis.url, failure: .open, timeout: 10)) { h in
+                var median = 0.0
+                let statuses = try await Self.duringFlood(h) { median = try await Self.healthzMedian(h) }
+                #expect(median < 50, "/healthz p50 \(median) ms during the flood")
+                #expect(!statuses.isEmpty && statuses.allSatisfy { $0 == 204 }, "\(statuses)")
+                #expect(try await SharedReplayStoreTests.errorCount(h, kind: "protocol") >= 1)
+            }
+        }
+    }
+}
