@@ -41,6 +41,9 @@ package final class DemoEnvironment: Sendable {
             try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
             try pair.certificatePEM.write(to: dir.appendingPathComponent("cert.pem"), atomically: true, encoding: .utf8)
             try mvpd.platformMappingId.write(to: dir.appendingPathComponent("platform-mapping-id"), atomically: true, encoding: .utf8)
+            // One key for every MVPD: each entry is bound to the Issuer the TV provider names for
+            // it, as the trust store requires of a shared key.
+            try IdPMetadata.defaultEntityID(mvpd: mvpd.id).write(to: dir.appendingPathComponent("issuer"), atomically: true, encoding: .utf8)
         }
         let upstream = ReferenceUpstreamServer(host: "127.0.0.1", port: 0, configuration: configuration, logger: logger, signals: false)
         var tasks = [Task { try await upstream.run() }]

@@ -82,7 +82,8 @@ package final class GatewayCore: Sendable {
 
     /// What every load (start-up, reload) reports of a store: the expiry gauges, an error per
     /// MVPD whose metadata has expired (not ready), a warning per certificate or metadata that
-    /// expires within 30 days. Names MVPDs, key fingerprints and dates only.
+    /// expires within 30 days, per weak key an `allow-weak-keys` file admits and per certificate
+    /// whose expiry cannot be read. Names MVPDs, key fingerprints and dates only.
     func trustStoreLoaded(_ store: TrustStore, now: Date = Date()) {
         metrics.trustStoreLoaded(store)
         for mvpd in store.mvpds {
@@ -107,6 +108,16 @@ package final class GatewayCore: Sendable {
                 }
             }
             for key in provider.keys {
+                if let weakness = key.weakness {
+                    logger.warning(
+                        "weak key trusted because of allow-weak-keys",
+                        metadata: ["code": "weak_key", "mvpd": .string(mvpd), "key": .string(key.shortFingerprint), "weakness": .string(weakness)])
+                }
+                if key.expiryUnreadable {
+                    logger.warning(
+                        "trusted certificate's expiry cannot be read: no expiry warning or metric for it",
+                        metadata: ["mvpd": .string(mvpd), "key": .string(key.shortFingerprint)])
+                }
                 guard let notAfter = key.notAfter, notAfter.timeIntervalSince(now) < Self.expiryWarning else { continue }
                 logger.warning(
                     notAfter <= now ? "trusted certificate has expired (still pinned)" : "trusted certificate expires within 30 days",

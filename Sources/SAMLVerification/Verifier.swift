@@ -244,7 +244,9 @@ public struct Verifier: Sendable {
         var claim: ReplayClaim?
         if let bound = facts.acceptanceBound {
             // Remember the id for as long as the assertion could be accepted (see ``ReplayClaim``).
-            let issuer = facts.signedIssuer(responseSigned: responseSigned) ?? "mvpd:" + mvpd
+            // IssuerPolicy has refused a response without a signed Issuer: the key never depends
+            // on the MVPD the client names.
+            let issuer = facts.signedIssuer(responseSigned: responseSigned) ?? ""
             claim = ReplayClaim(key: issuer + "\u{0}" + facts.assertionID, expiresAt: bound.addingTimeInterval(options.clockSkew))
         }
         if let replayCache, let claim {

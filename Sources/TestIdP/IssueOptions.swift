@@ -26,6 +26,9 @@ public struct IssueOptions: Sendable {
     public var sessionNotOnOrAfter: Date?
     /// IdP entity id (default: `https://idp.<mvpd>.example.com/saml2/idp`).
     public var issuer: String?
+    /// Leave out both `Issuer` elements (the Response's and the Assertion's), which SAML core
+    /// requires: the verifier must refuse such a response (`issuer_mismatch`).
+    public var omitIssuer: Bool = false
     public var audience: String = "https://saml.sp.auth.adobe.com"
     public var destination: String? = "https://saml.sp.auth.adobe.com/sp/ACS.saml2"
     public var inResponseTo: String?

@@ -35,7 +35,7 @@ struct ResponseTemplate {
         if let destination = o.destination { responseAttrs.append(("Destination", destination)) }
         if let inResponseTo = o.inResponseTo { responseAttrs.append(("InResponseTo", inResponseTo)) }
         w.open("samlp:Response", responseAttrs)
-        w.leaf("saml:Issuer", issuer)
+        if !o.omitIssuer { w.leaf("saml:Issuer", issuer) }
         if o.sign == .response || o.sign == .both {
             w.raw(signatureTemplate(referenceURI: o.wholeDocumentReference ? "" : "#" + responseID, level: w.level))
         }
@@ -49,7 +49,7 @@ struct ResponseTemplate {
                 ("xmlns:xs", "http://www.w3.org/2001/XMLSchema"), ("xmlns:xsi", "http://www.w3.org/2001/XMLSchema-instance"),
                 ("ID", assertionID), ("Version", "2.0"), ("IssueInstant", now),
             ])
-        w.leaf("saml:Issuer", issuer)
+        if !o.omitIssuer { w.leaf("saml:Issuer", issuer) }
         if o.sign == .assertion || o.sign == .both { w.raw(signatureTemplate(referenceID: assertionID, level: w.level)) }
         w.open("saml:Subject")
         w.leaf("saml:NameID", [("Format", "urn:oasis:names:tc:SAML:2.0:nameid-format:persistent")], o.user)

@@ -48,10 +48,15 @@ struct TrustListCommand: ParsableCommand {
         provider.notReadyCode(at: now)?.rawValue ?? "ready"
     }
 
+    /// `certificate_expired`, `expires_soon`, then `weak_key` (admitted by `allow-weak-keys`) and
+    /// `expiry_unreadable` (a certificate whose `notAfter` cannot be read), else `ok`.
     static func status(_ key: TrustedKey, now: Date) -> String {
-        guard let notAfter = key.notAfter else { return "ok" }
-        if notAfter <= now { return "certificate_expired" }
-        return notAfter.timeIntervalSince(now) < soon ? "expires_soon" : "ok"
+        if let notAfter = key.notAfter {
+            if notAfter <= now { return "certificate_expired" }
+            if notAfter.timeIntervalSince(now) < soon { return "expires_soon" }
+        }
+        if key.weakness != nil { return "weak_key" }
+        return key.expiryUnreadable ? "expiry_unreadable" : "ok"
     }
 
     static func instant(_ date: Date?) -> String? {
@@ -95,6 +100,7 @@ struct TrustListCommand: ParsableCommand {
                 line.add("algorithm", key.algorithm)
                 line.add("notAfter", instant(key.notAfter))
                 line.add("status", status(key, now: now))
+                line.add("weakness", key.weakness)
                 line.add("source", key.source)
                 keys.append(line.json)
             }

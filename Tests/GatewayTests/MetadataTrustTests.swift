@@ -175,7 +175,9 @@ struct MetadataTrustTests {
         defer { try? FileManager.default.removeItem(atPath: root) }
         let pemOnly = URL(fileURLWithPath: root).appendingPathComponent("PemOnly")
         try FileManager.default.createDirectory(at: pemOnly, withIntermediateDirectories: true)
-        try Self.nextPair.certificatePEM.write(to: pemOnly.appendingPathComponent("cert.pem"), atomically: true, encoding: .utf8)
+        // A key of its own: one shared with Cablevision would need an issuer file in PemOnly.
+        let pemOnlyPair = try IdPKeyPair.generate(.p256, commonName: "pem-only IdP")
+        try pemOnlyPair.certificatePEM.write(to: pemOnly.appendingPathComponent("cert.pem"), atomically: true, encoding: .utf8)
 
         let table = try SamlgateProcess.run(["trust", "list", root])
         #expect(table.status == 0, "\(table.stderr)")

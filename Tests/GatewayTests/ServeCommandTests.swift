@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import CLITestSupport
 import Foundation
+import TestIdP
 import Testing
 
 /// `samlgate serve` as a real process: start-up output, configuration errors, SIGHUP reload,
@@ -55,7 +56,9 @@ struct ServeCommandTests {
         #expect(try await Self.get(url + "/readyz").1["mvpds"] as? Int == 1)
         let second = URL(fileURLWithPath: trust).appendingPathComponent("Second")
         try FileManager.default.createDirectory(at: second, withIntermediateDirectories: true)
-        try GatewayHarness.idpPair.certificatePEM.write(to: second.appendingPathComponent("cert.pem"), atomically: true, encoding: .utf8)
+        // Another IdP's key: one key shared by two MVPDs needs an issuer file in each.
+        let secondPair = try IdPKeyPair.generate(.p256, commonName: "second IdP")
+        try secondPair.certificatePEM.write(to: second.appendingPathComponent("cert.pem"), atomically: true, encoding: .utf8)
         kill(process.processIdentifier, SIGHUP)
         var mvpds = 1
         for _ in 0..<100 where mvpds != 2 {

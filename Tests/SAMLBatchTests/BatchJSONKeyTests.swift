@@ -35,6 +35,9 @@ struct BatchJSONKeyTests {
         let fixture = try BatchFixture()
         try fixture.write("trust/\(BatchFixture.mvpd)/idp.pem", BatchFixture.keyPair.certificatePEM)
         try fixture.write("trust/Other/idp.pem", BatchFixture.keyPair.certificatePEM)
+        // One key for two MVPDs: each needs an issuer binding (the trust store refuses it otherwise).
+        try fixture.write("trust/\(BatchFixture.mvpd)/issuer", "https://idp.batch_mvpd.example.com/saml2/idp")
+        try fixture.write("trust/Other/issuer", "https://idp.other.example.com/saml2/idp")
         let value = BatchFixture.base64(BatchFixture.responses[0])
         let file = try fixture.write("v.jsonl", #"{"SAMLResponse":"\#(value)","mvp\u0064":"\#(BatchFixture.mvpd)"}"# + "\n")
         let result = try fixture.batch([file, "--verify", "--trust-store", fixture.path("trust")])

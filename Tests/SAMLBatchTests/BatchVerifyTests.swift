@@ -72,6 +72,9 @@ struct BatchVerifyTests {
         let fixture = try BatchFixture()
         try fixture.write("trust/\(BatchFixture.mvpd)/idp.pem", BatchFixture.keyPair.certificatePEM)
         try fixture.write("trust/Other/idp.pem", BatchFixture.keyPair.certificatePEM)
+        // One key for two MVPDs: each needs an issuer binding (the trust store refuses it otherwise).
+        try fixture.write("trust/\(BatchFixture.mvpd)/issuer", "https://idp.batch_mvpd.example.com/saml2/idp")
+        try fixture.write("trust/Other/issuer", "https://idp.other.example.com/saml2/idp")
         let file = try fixture.write("a.xml", BatchFixture.responses[0])
         let result = try fixture.batch([file, "--verify", "--trust-store", fixture.path("trust")])
         #expect(BatchFixture.errorCode(BatchFixture.records(result)[0]) == "unknown_mvpd")

@@ -2,6 +2,11 @@
 
 #include <pthread.h>
 #include <string.h>
+#include <time.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/x509.h>
+#include <xmlsec/openssl/evp.h>
 
 /* First xmlsec error on this thread: the root cause, not the cascade that follows. */
 static _Thread_local int cxmlsec_error_reason = 0;
@@ -247,4 +252,40 @@ done:
     xmlSecKeyReqFinalize(&request);
     xmlSecTransformCtxFinalize(&ctx);
     return result;
+}
+
+int cxmlsec_key_strength(xmlSecKeyDataPtr data, int *bits, char *group, size_t groupSize) {
+    if (groupSize > 0) group[0] = '\0';
+    *bits = 0;
+    if (data == NULL) return -1;
+    EVP_PKEY *pkey = xmlSecOpenSSLEvpKeyDataGetEvp(data);
+    if (pkey == NULL) return -1;
+    *bits = EVP_PKEY_get_bits(pkey);
+    int type = EVP_PKEY_get_base_id(pkey);
+    if (type == EVP_PKEY_RSA || type == EVP_PKEY_RSA_PSS) return 1;
+    if (type != EVP_PKEY_EC) return 3;
+    size_t length = 0;
+    if (groupSize == 0 || EVP_PKEY_get_group_name(pkey, group, groupSize, &length) != 1) {
+        if (groupSize > 0) group[0] = '\0';
+    }
+    return 2;
+}
+
+int cxmlsec_certificate_not_after(const unsigned char *der, size_t length, long long *notAfter) {
+    const unsigned char *cursor = der;
+    X509 *certificate = d2i_X509(NULL, &cursor, (long)length);
+    if (certificate == NULL) {
+        ERR_clear_error();
+        return -1;
+    }
+    struct tm parts;
+    memset(&parts, 0, sizeof(parts));
+    int read = ASN1_TIME_to_tm(X509_get0_notAfter(certificate), &parts);
+    X509_free(certificate);
+    if (read != 1) {
+        ERR_clear_error();
+        return -1;
+    }
+    *notAfter = (long long)timegm(&parts);
+    return 0;
 }

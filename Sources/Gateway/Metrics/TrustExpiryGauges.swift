@@ -6,7 +6,8 @@ import Synchronization
 /// The gauges that make rotation and expiry visible before they break sign-ins:
 /// `samlgate_trust_certificate_expiry_seconds{mvpd,key}` (seconds until each trusted
 /// certificate's `notAfter`) and `samlgate_trust_metadata_expiry_seconds{mvpd}` (seconds until
-/// each metadata's `validUntil`); negative once passed.
+/// each metadata's `validUntil`); negative once passed. A certificate whose `notAfter` cannot be
+/// read has no expiry gauge but `samlgate_trust_certificate_expiry_unreadable{mvpd,key} 1`.
 ///
 /// Replaced as a whole on every trust-store load, so a key rotated out or an MVPD removed
 /// stops being reported instead of lingering with a stale value. The values count down: they
@@ -14,11 +15,18 @@ import Synchronization
 final class TrustExpiryGauges: Sendable {
     private let registry: PrometheusCollectorRegistry
     private let current = Mutex<[(gauge: Gauge, date: Date)]>([])
+    /// `samlgate_trust_certificate_expiry_unreadable{mvpd,key}`, each set to 1.
+    private let unreadableGauges = Mutex<[Gauge]>([])
 
     static var certificate: MetricNameDescriptor {
         MetricNameDescriptor(
             namespace: "samlgate", metricName: "trust_certificate_expiry", unitName: "seconds",
             helpText: "Seconds until a trusted certificate's notAfter (negative once passed)")
+    }
+    static var unreadable: MetricNameDescriptor {
+        MetricNameDescriptor(
+            namespace: "samlgate", metricName: "trust_certificate_expiry_unreadable",
+            helpText: "1 for each trusted certificate whose notAfter cannot be read (no expiry gauge for it)")
     }
     static var metadata: MetricNameDescriptor {
         MetricNameDescriptor(
@@ -33,12 +41,15 @@ final class TrustExpiryGauges: Sendable {
     /// Forgets the previous store's gauges and makes this one's.
     func replace(with store: TrustStore) {
         var made: [(gauge: Gauge, date: Date)] = []
+        var unreadable: [Gauge] = []
         for mvpd in store.mvpds {
             guard let provider = store.provider(for: mvpd) else { continue }
             var seen: Set<String> = []
-            for key in provider.keys {
-                guard let notAfter = key.notAfter, seen.insert(key.shortFingerprint).inserted else { continue }
-                made.append((registry.makeGauge(descriptor: Self.certificate, labels: [("mvpd", mvpd), ("key", key.shortFingerprint)]), notAfter))
+            for key in provider.keys where seen.insert(key.shortFingerprint).inserted {
+                let labels = [("mvpd", mvpd), ("key", key.shortFingerprint)]
+                if key.expiryUnreadable { unreadable.append(registry.makeGauge(descriptor: Self.unreadable, labels: labels)) }
+                guard let notAfter = key.notAfter else { continue }
+                made.append((registry.makeGauge(descriptor: Self.certificate, labels: labels), notAfter))
             }
             if let validUntil = provider.validUntil {
                 made.append((registry.makeGauge(descriptor: Self.metadata, labels: [("mvpd", mvpd)]), validUntil))
@@ -51,6 +62,16 @@ final class TrustExpiryGauges: Sendable {
         }
         let kept = Set(made.map { ObjectIdentifier($0.gauge) })
         for (gauge, _) in old where !kept.contains(ObjectIdentifier(gauge)) {
+            registry.unregisterGauge(gauge)
+        }
+        for gauge in unreadable { gauge.set(1.0) }
+        let oldUnreadable = unreadableGauges.withLock { gauges in
+            let old = gauges
+            gauges = unreadable
+            return old
+        }
+        let keptUnreadable = Set(unreadable.map(ObjectIdentifier.init))
+        for gauge in oldUnreadable where !keptUnreadable.contains(ObjectIdentifier(gauge)) {
             registry.unregisterGauge(gauge)
         }
         refresh()

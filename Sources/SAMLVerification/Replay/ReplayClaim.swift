@@ -7,9 +7,10 @@ import Foundation
 /// that keep the record elsewhere (the gateway's shared store, which must not be asked from a
 /// worker thread): both then treat the same assertion as the same one.
 public struct ReplayClaim: Sendable, Equatable {
-    /// The signed issuer (or `mvpd:<name>` when the document names none), a NUL, the assertion
-    /// ID. Keyed by the signed issuer, not the caller-chosen MVPD name, which several trust
-    /// entries may share. Not personal, but callers storing it outside the process hash it.
+    /// The signed issuer, a NUL, the assertion ID: the signer's identity and its assertion,
+    /// never the caller-chosen MVPD name (several trust entries may trust one IdP, and a
+    /// response without a signed Issuer is refused before a claim is made). Not personal, but
+    /// callers storing it outside the process hash it.
     public let key: String
     /// The assertion's acceptance bound (`NotOnOrAfter`) plus the clock skew: after this the
     /// verifier refuses the assertion anyway, so the record can go.

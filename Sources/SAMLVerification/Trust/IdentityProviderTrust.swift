@@ -42,11 +42,12 @@ public struct IdentityProviderTrust: Sendable {
         self.cachedCopyProblem = cachedCopyProblem
     }
 
-    /// Loads each PEM (certificate or public key) into a key value.
-    public init(mvpd: String, certificatesPEM: [String], issuer: String? = nil) throws(TrustStoreError) {
+    /// Loads each PEM (certificate or public key) into a key value; a weak key is refused
+    /// (`weak_key`) unless `allowWeakKeys`, as the trust store's `allow-weak-keys` file.
+    public init(mvpd: String, certificatesPEM: [String], issuer: String? = nil, allowWeakKeys: Bool = false) throws(TrustStoreError) {
         var keys: [TrustedKey] = []
         for (index, pem) in certificatesPEM.enumerated() {
-            keys.append(try TrustedKey(pem: pem, source: "\(mvpd)#\(index)"))
+            keys.append(try TrustedKey(pem: pem, source: "\(mvpd)#\(index)", allowWeak: allowWeakKeys))
         }
         self.init(mvpd: mvpd, keys: keys, issuer: issuer)
     }

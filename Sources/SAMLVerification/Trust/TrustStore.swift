@@ -59,11 +59,14 @@ public final class TrustStore: Sendable {
     ///   ready (`metadata_unavailable`);
     /// - the optional one-line `<directory>/<mvpd>/issuer` (overrides the `entityID`) and
     ///   `<directory>/<mvpd>/platform-mapping-id`;
+    /// - the optional empty `<directory>/<mvpd>/allow-weak-keys`: its keys may be RSA under 2048
+    ///   bits or EC on other curves than P-256/384/521 (refused otherwise, `weak_key`);
     /// - `metadata-signer.pem` beside a `metadata.xml` or `metadata.url`: the pinned
     ///   certificate(s) its enveloped signature must verify with (never an IdP key itself).
     ///
     /// An MVPD directory with no key source is refused, so a typo cannot silently leave an MVPD
-    /// without keys. Expired metadata loads (the MVPD is listed, not ready, and its responses are
+    /// without keys; so is a key shared by MVPDs without an issuer binding each
+    /// (see ``refuseUnboundSharedKeys(_:)``). Expired metadata loads (the MVPD is listed, not ready, and its responses are
     /// refused with `metadata_expired`), so the rest of the store keeps working.
     public static func load(directory: String, metadataCache: String? = nil) throws(TrustStoreError) -> TrustStore {
         let fm = FileManager.default
@@ -92,6 +95,7 @@ public final class TrustStore: Sendable {
                     name, pemKeys: [], entity: member.entity, metadataLabel: member.label, source: member.kind,
                     remote: aggregate.source, problem: member.problem, issuer: nil, mapping: nil, existing: providers))
         }
+        try refuseUnboundSharedKeys(providers)
         return TrustStore(providers: providers, metadataSources: sources)
     }
 
@@ -104,6 +108,7 @@ public final class TrustStore: Sendable {
         let files = ((try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []).filter {
             $0.hasSuffix(".pem") && $0 != metadataSignerFile
         }.sorted()
+        let allowWeak = FileManager.default.fileExists(atPath: dir.appendingPathComponent(allowWeakKeysFile).path)
         var keys: [TrustedKey] = []
         for file in files {
             let path = dir.appendingPathComponent(file).path
@@ -114,7 +119,8 @@ public final class TrustStore: Sendable {
             let blocks = pemBlocks(text)
             guard !blocks.isEmpty else { throw TrustStoreError("\(path) holds no PEM block") }
             for (index, block) in blocks.enumerated() {
-                keys.append(try TrustedKey(pem: block, source: blocks.count == 1 ? "\(name)/\(file)" : "\(name)/\(file)#\(index)"))
+                keys.append(
+                    try TrustedKey(pem: block, source: blocks.count == 1 ? "\(name)/\(file)" : "\(name)/\(file)#\(index)", allowWeak: allowWeak))
             }
         }
         let metadataPath = dir.appendingPathComponent(metadataFile).path
@@ -156,7 +162,7 @@ public final class TrustStore: Sendable {
         }
         return try provider(
             name, pemKeys: keys, entity: entity, metadataLabel: label, source: sources.joined(separator: "+"),
-            remote: remote ?? aggregated?.source, problem: problem,
+            remote: remote ?? aggregated?.source, problem: problem, allowWeak: allowWeak,
             issuer: try oneLineFile(dir.appendingPathComponent("issuer").path),
             mapping: try oneLineFile(dir.appendingPathComponent("platform-mapping-id").path), existing: existing)
     }
@@ -178,16 +184,22 @@ public final class TrustStore: Sendable {
     }
 
     /// The signing keys of `entity` (`label` names its file in errors); at least one.
-    static func keys(of entity: MetadataEntity, label: String) throws(TrustStoreError) -> [TrustedKey] {
+    static func keys(of entity: MetadataEntity, label: String, allowWeak: Bool = false) throws(TrustStoreError) -> [TrustedKey] {
         guard !entity.signingCertificates.isEmpty else {
             throw TrustStoreError(.metadataNoSigningKey, "\(label): entity \(entity.entityID) has no signing certificate")
+        }
+        guard entity.signingCertificates.count <= maximumKeysPerMVPD else {
+            throw TrustStoreError(
+                .metadataMalformed,
+                "\(label): entity \(entity.entityID) has \(entity.signingCertificates.count) signing certificates; at most \(maximumKeysPerMVPD)")
         }
         var keys: [TrustedKey] = []
         for (index, certificate) in entity.signingCertificates.enumerated() {
             do {
-                keys.append(try TrustedKey(pem: MetadataEntity.pem(certificate), source: "\(label)#\(entity.entityID)#\(index)"))
+                keys.append(
+                    try TrustedKey(pem: MetadataEntity.pem(certificate), source: "\(label)#\(entity.entityID)#\(index)", allowWeak: allowWeak))
             } catch {
-                throw TrustStoreError(.metadataMalformed, error.message)
+                throw TrustStoreError(error.code == .weakKey ? .weakKey : .metadataMalformed, error.message)
             }
         }
         return keys
@@ -197,11 +209,16 @@ public final class TrustStore: Sendable {
     /// source with no good copy yet) it has no keys and is not ready.
     private static func provider(
         _ name: String, pemKeys: [TrustedKey], entity: MetadataEntity?, metadataLabel: String, source: String,
-        remote: MetadataSource?, problem: String? = nil, issuer: String?, mapping: String?,
+        remote: MetadataSource?, problem: String? = nil, allowWeak: Bool = false, issuer: String?, mapping: String?,
         existing: [IdentityProviderTrust]
     ) throws(TrustStoreError) -> IdentityProviderTrust {
         var keys = pemKeys
-        if let entity { keys += try Self.keys(of: entity, label: metadataLabel) }
+        if let entity { keys += try Self.keys(of: entity, label: metadataLabel, allowWeak: allowWeak) }
+        guard keys.count <= maximumKeysPerMVPD else {
+            throw TrustStoreError(
+                "trust store entry \(name) has \(keys.count) keys; at most \(maximumKeysPerMVPD) (an IdP's keys, a rotation's worth, not a CA bundle)"
+            )
+        }
         if let other = existing.first(where: { $0.platformMappingID == (mapping ?? name) }) {
             throw TrustStoreError("trust store entries \(other.mvpd) and \(name) share the platform-mapping-id \(mapping ?? name)")
         }
@@ -216,6 +233,17 @@ public final class TrustStore: Sendable {
     static let metadataFile = "metadata.xml"
     /// The aggregate's mapping of MVPD ids to entity ids.
     static let metadataMapFile = "metadata.map"
+
+    /// The most keys one MVPD may trust. A response no key signed is refused after one check of
+    /// its `SignedInfo` per key, and below the verifier's large-document size after one full
+    /// xmlsec pass per key: the bound keeps a forged response's cost bounded. A rotation needs
+    /// two or three; what exceeds this is a mistake (a linked CA bundle), not an IdP.
+    static let maximumKeysPerMVPD = 16
+
+    /// The file in an MVPD's directory whose presence lets its keys be weaker than the minimum
+    /// (see ``TrustedKey/init(pem:source:allowWeak:)``): an explicit, per-MVPD decision, listed
+    /// by `samlgate trust list` and logged at every load.
+    static let allowWeakKeysFile = "allow-weak-keys"
 
     /// The file that pins the signer of the `metadata.xml` beside it.
     static let metadataSignerFile = "metadata-signer.pem"

@@ -13,6 +13,7 @@ extension TrustStoreError {
             case metadataSourceInvalid = "metadata_source_invalid"
             case metadataExpired = "metadata_expired"
             case metadataFetchFailed = "metadata_fetch_failed"
+            case weakKey = "weak_key"
         }
 
         private let base: Base
@@ -52,5 +53,9 @@ extension TrustStoreError {
         /// A refresh of fetched metadata failed (network, timeout, HTTP status, size, the cache
         /// not writable); the last good copy stays. Logged and counted by the gateway only.
         public static let metadataFetchFailed = Code(.metadataFetchFailed)
+        /// A trusted key is too weak to rely on: RSA under 2048 bits, or EC on another curve than
+        /// P-256, P-384 or P-521. An `allow-weak-keys` file in the MVPD's directory accepts its
+        /// keys anyway (listed and logged as weak); metadata signers never are.
+        public static let weakKey = Code(.weakKey)
     }
 }

@@ -27,6 +27,14 @@ public final class TrustedKey: @unchecked Sendable, CustomStringConvertible {
     /// The certificate's `notAfter`; `nil` for a bare public key. Shown and measured only: the
     /// key is pinned, so an expired certificate still verifies (IdPs often sign with one).
     public let notAfter: Date?
+    /// A certificate whose `notAfter` could not be read (neither swift-certificates nor OpenSSL
+    /// parses it): `samlgate trust list` and `/metrics` report it, instead of it silently
+    /// having no expiry to warn about.
+    public let expiryUnreadable: Bool
+    /// Why this key is below the trust store's minimum (`RSA-1024`, `EC secp256k1`) when an
+    /// `allow-weak-keys` file let it in anyway; `nil` for a key that meets it. Shown by
+    /// `samlgate trust list` and logged as a warning at every load.
+    public let weakness: String?
 
     /// The first 8 hex digits of ``fingerprint``: the metrics label and the short form in
     /// `samlgate trust list`. Stored, since every accepted response reports it.
@@ -35,7 +43,10 @@ public final class TrustedKey: @unchecked Sendable, CustomStringConvertible {
     /// Loads the public key of a PEM certificate (`BEGIN CERTIFICATE`) or a PEM public key
     /// (`BEGIN PUBLIC KEY`). Certificate validity dates are not checked: the key is pinned.
     /// A private key is refused (see ``TrustStore/refusePrivateKey(_:path:)``).
-    public init(pem: String, source: String = "config") throws(TrustStoreError) {
+    ///
+    /// An RSA key under 2048 bits or an EC key on another curve than P-256, P-384 or P-521 is
+    /// refused (`weak_key`) unless `allowWeak` (the MVPD's `allow-weak-keys` file) says otherwise.
+    public init(pem: String, source: String = "config", allowWeak: Bool = false) throws(TrustStoreError) {
         try TrustStore.refusePrivateKey(pem, path: source)
         do {
             try XMLSecLibrary.ensureInitialized()
@@ -65,6 +76,15 @@ public final class TrustedKey: @unchecked Sendable, CustomStringConvertible {
             xmlSecKeyDestroy(bare)
             throw TrustStoreError("\(source): cannot set the key value")
         }
+        let weakness = Self.weakness(of: copy)
+        if let weakness, !allowWeak {
+            xmlSecKeyDestroy(bare)
+            throw TrustStoreError(
+                .weakKey,
+                "\(source): \(weakness) key; the trust store takes RSA keys of at least 2048 bits and EC keys on P-256, P-384 or P-521 "
+                    + "(an allow-weak-keys file in the MVPD's directory accepts it, with a warning at every load)")
+        }
+        self.weakness = weakness
         if let name = copy.pointee.id?.pointee.name {
             let text = String(cString: name)
             algorithm = text == "ecdsa" || text == "ec" ? "EC" : text.uppercased()
@@ -76,7 +96,8 @@ public final class TrustedKey: @unchecked Sendable, CustomStringConvertible {
         let der = Self.derBytes(pem)
         fingerprint = SHA256.hash(data: der).map { String(format: "%02x", $0) }.joined()
         shortFingerprint = String(fingerprint.prefix(8))
-        notAfter = isCertificate ? (try? Certificate(derEncoded: der))?.notValidAfter : nil
+        notAfter = isCertificate ? ((try? Certificate(derEncoded: der))?.notValidAfter ?? Self.openSSLNotAfter(der)) : nil
+        expiryUnreadable = isCertificate && notAfter == nil
     }
 
     /// The base64 body of the first PEM block, decoded (empty when it is not base64, which

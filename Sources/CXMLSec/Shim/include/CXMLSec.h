@@ -166,6 +166,19 @@ int cxmlsec_c14n_to_buffer(xmlSecNodeSetPtr nodes, int mode, xmlChar **prefixes,
 int cxmlsec_signature_value_matches(const xmlChar *algorithm, xmlSecKeyPtr key, const xmlSecByte *data, xmlSecSize dataSize,
                                     const xmlSecByte *signature, xmlSecSize signatureSize);
 
+// MARK: trusted keys
+
+/// What the trust store checks of a loaded public key: returns 1 for RSA (RSA-PSS included),
+/// 2 for EC, 3 for any other type, -1 when `data` carries no OpenSSL key. `bits` receives the
+/// key size; `group` (of `groupSize` bytes) the OpenSSL name of an EC key's named curve
+/// (`prime256v1`, `secp384r1`, `secp521r1`, …), or "" for other keys or explicit parameters.
+int cxmlsec_key_strength(xmlSecKeyDataPtr data, int *bits, char *group, size_t groupSize);
+
+/// The `notAfter` of the DER certificate `der` as seconds since 1970 in `notAfter`: 0 on
+/// success, -1 when OpenSSL cannot read it. OpenSSL reads certificates of any key type (DSA,
+/// unusual curves, short RSA keys) that higher-level Swift parsers refuse.
+int cxmlsec_certificate_not_after(const unsigned char *der, size_t length, long long *notAfter);
+
 // MARK: test-only layout probes (LayoutTests; samlgate itself never calls them)
 
 /// sizeof(xmlSecDSigCtx) as the C compiler sees it, for the Swift layout test.

@@ -4,7 +4,7 @@ import Foundation
 /// Reads SAML 2.0 metadata (an `EntityDescriptor`, or an `EntitiesDescriptor` aggregate) with
 /// the verifier's hardened parser: no DOCTYPE (so no entities, no external fetches), markup
 /// limits checked by a byte scan before libxml2 runs, a depth limit, and a size limit checked
-/// before the file is read. Metadata comes from outside (an MVPD, a federation), so it is
+/// on the bytes read (never more than the limit and one). Metadata comes from outside (an MVPD, a federation), so it is
 /// parsed as the untrusted input it is.
 ///
 /// Like the verifier, navigation goes through direct children only: a certificate counts when
@@ -20,14 +20,23 @@ enum MetadataReader {
 
     /// The entities of the file at `path` (named `label` in errors), at most `limit` bytes; when
     /// `signers` is given, only after its signature verified with one of them.
+    ///
+    /// The limit is checked on what is read, at most `limit + 1` bytes through an open handle:
+    /// a symbolic link's own size, or a size read before opening, says nothing of the file the
+    /// link points to (or of a device or pipe there).
     static func read(path: String, label: String, limit: Int, signers: [TrustedKey]? = nil) throws(TrustStoreError) -> [MetadataEntity] {
-        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? nil
-        guard let size else { throw TrustStoreError("cannot read \(label)") }
-        guard size <= limit else {
-            throw TrustStoreError(.metadataMalformed, "\(label): \(size) bytes exceeds the \(limit)-byte metadata limit")
+        guard let handle = FileHandle(forReadingAtPath: path) else { throw TrustStoreError("cannot read \(label)") }
+        defer { try? handle.close() }
+        let data: Data
+        do {
+            data = try handle.read(upToCount: limit + 1) ?? Data()
+        } catch {
+            throw TrustStoreError("cannot read \(label)")
         }
-        guard let data = FileManager.default.contents(atPath: path) else { throw TrustStoreError("cannot read \(label)") }
-        return try entities(Array(data.prefix(limit)), label: label, signers: signers)
+        guard data.count <= limit else {
+            throw TrustStoreError(.metadataMalformed, "\(label): larger than the \(limit)-byte metadata limit")
+        }
+        return try entities(Array(data), label: label, signers: signers)
     }
 
     /// The entities of one metadata document.

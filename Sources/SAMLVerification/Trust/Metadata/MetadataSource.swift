@@ -117,16 +117,18 @@ public struct MetadataSource: Sendable, Equatable {
         let fetched = label(Self.urlFile) + " (fetched)"
         let signers = try TrustStore.metadataSigners(directory + TrustStore.metadataSignerFile, label: label(TrustStore.metadataSignerFile))
         let (entities, creationInstant) = try MetadataReader.document(bytes, label: fetched, signers: signers)
-        let used: [MetadataEntity]
+        // Each entity with the directory of the MVPD it speaks for (its allow-weak-keys file).
+        let used: [(entity: MetadataEntity, directory: String)]
         if isAggregate {
             let mapping = try TrustStore.readMetadataMap(directory + TrustStore.metadataMapFile)
-            used = try TrustStore.resolve(mapping, in: entities).values.map { $0 }
+            used = try TrustStore.resolve(mapping, in: entities).map { ($0.value, directory + $0.key + "/") }
         } else {
-            used = [try TrustStore.single(entities, label: fetched)]
+            used = [(try TrustStore.single(entities, label: fetched), directory)]
         }
         let plainHTTP = url.scheme?.lowercased() == "http"
-        for entity in used {
-            _ = try TrustStore.keys(of: entity, label: fetched)
+        for (entity, entityDirectory) in used {
+            let allowWeak = FileManager.default.fileExists(atPath: entityDirectory + TrustStore.allowWeakKeysFile)
+            _ = try TrustStore.keys(of: entity, label: fetched, allowWeak: allowWeak)
             if plainHTTP && entity.validUntil == nil {
                 // Over plain HTTP the signature is all that protects the keys, and it never
                 // expires: without validUntil, anyone on the path could serve an old signed copy
@@ -138,7 +140,7 @@ public struct MetadataSource: Sendable, Equatable {
                 throw TrustStoreError(.metadataExpired, "\(fetched): entity \(entity.entityID) passed its validUntil \(validUntil.ISO8601Format())")
             }
         }
-        return MetadataPublication(entities: used, creationInstant: creationInstant)
+        return MetadataPublication(entities: used.map(\.entity), creationInstant: creationInstant)
     }
 
     /// The order of the last good copy, the one in use (also after a restart, which loads it):
