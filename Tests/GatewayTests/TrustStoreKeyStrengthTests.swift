@@ -76,6 +76,50 @@ struct TrustStoreKeyStrengthTests {
         #expect(warning?["weakness"] as? String == weakness && warning?["mvpd"] as? String == "Weak", "\(stderr)")
     }
 
+    @Test("a weak certificate in metadata is weak_key, in metadata.xml and when fetched; allow-weak-keys admits it in both")
+    func weakKeyInMetadata() async throws {
+        let pem = try Self.certificate("rsa:1024")
+        let root = TestScratch.directory("samlgate-weak-metadata")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let dir = root.appendingPathComponent("Weak")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        try IdPMetadata(entityID: "https://weak.example/idp", signingCertificates: [pem]).render()
+            .write(to: dir.appendingPathComponent("metadata.xml"), atomically: true, encoding: .utf8)
+        let refused = try SamlgateProcess.run(["trust", "list", root.path])
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("weak_key") && refused.stderr.contains("RSA-1024 key"), "\(refused.stderr)")
+        try Data().write(to: dir.appendingPathComponent("allow-weak-keys"))
+        let admitted = try SamlgateProcess.run(["trust", "list", "--json", root.path])
+        #expect(admitted.status == 0, "\(admitted.stderr)")
+        #expect(try Self.json(admitted)["status"] as? String == "weak_key")
+
+        let document = try IdPMetadata(
+            entityID: RemoteMetadataTests.entityID, signingCertificates: [pem], validUntil: Date().addingTimeInterval(7 * 86_400)
+        ).render(signedBy: RemoteMetadataTests.signer)
+        let server = try await MetadataServer.start(document: document)
+        defer { Task { await server.stop() } }
+        for allow in [false, true] {
+            let (store, cache) = try RemoteMetadataTests.store(url: server.url)
+            defer {
+                try? FileManager.default.removeItem(atPath: store)
+                try? FileManager.default.removeItem(atPath: cache)
+            }
+            if allow { try Data().write(to: URL(fileURLWithPath: store + "/\(GatewayHarness.mvpd)/allow-weak-keys")) }
+            try await withHarness(configure: {
+                $0.trustStore = store
+                $0.metadataCache = cache
+            }) { h async throws in
+                let updated = "samlgate_metadata_refresh_total{source=\"\(GatewayHarness.mvpd)\",result=\"updated\"}"
+                if allow {
+                    #expect(try await RemoteMetadataTests.eventually { try await h.metric(updated) >= 1 })
+                } else {
+                    #expect(try await RemoteMetadataTests.eventually { try await RemoteMetadataTests.failures(h, "invalid") >= 1 })
+                    #expect(try await h.metric(updated) == 0)
+                }
+            }
+        }
+    }
+
     @Test("a DSA certificate's expiry is read with OpenSSL: listed and measured, not silently missing")
     func dsaExpiry() async throws {
         let pem = try Self.certificate("dsa:" + (try Self.dsaParameters()))
