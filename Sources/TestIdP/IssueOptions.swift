@@ -29,6 +29,9 @@ public struct IssueOptions: Sendable {
     /// Leave out both `Issuer` elements (the Response's and the Assertion's), which SAML core
     /// requires: the verifier must refuse such a response (`issuer_mismatch`).
     public var omitIssuer: Bool = false
+    /// Leave out the Assertion's `Issuer` only (the Response keeps its own): still refused, as
+    /// SAML core requires the Assertion to name its issuer.
+    public var omitAssertionIssuer: Bool = false
     public var audience: String = "https://saml.sp.auth.adobe.com"
     public var destination: String? = "https://saml.sp.auth.adobe.com/sp/ACS.saml2"
     public var inResponseTo: String?

@@ -49,7 +49,7 @@ struct ResponseTemplate {
                 ("xmlns:xs", "http://www.w3.org/2001/XMLSchema"), ("xmlns:xsi", "http://www.w3.org/2001/XMLSchema-instance"),
                 ("ID", assertionID), ("Version", "2.0"), ("IssueInstant", now),
             ])
-        if !o.omitIssuer { w.leaf("saml:Issuer", issuer) }
+        if !o.omitIssuer && !o.omitAssertionIssuer { w.leaf("saml:Issuer", issuer) }
         if o.sign == .assertion || o.sign == .both { w.raw(signatureTemplate(referenceID: assertionID, level: w.level)) }
         w.open("saml:Subject")
         w.leaf("saml:NameID", [("Format", "urn:oasis:names:tc:SAML:2.0:nameid-format:persistent")], o.user)

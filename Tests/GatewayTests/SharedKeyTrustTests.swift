@@ -74,16 +74,18 @@ struct SharedKeyTrustTests {
         }
     }
 
-    @Test("a signed assertion without an Issuer is refused, with and without a configured issuer", arguments: [false, true])
+    @Test("an assertion without an Issuer is refused, with and without a configured issuer", arguments: [false, true])
     func issuerlessAssertionIsRefused(_ bound: Bool) async throws {
         let store = try Self.sharedStore(cablevision: bound ? Self.cablevisionIssuer : nil, other: nil)
         // Only Cablevision: OtherCable's entry would share the key unbound.
         try FileManager.default.removeItem(atPath: store + "/" + Self.other)
         defer { try? FileManager.default.removeItem(atPath: store) }
         try await withHarness(configure: { $0.trustStore = store }) { h in
-            for sign in [SignTarget.assertion, .both] {
+            // No Issuer at all; or only the Response's, even when the Response is what is signed.
+            for (sign, onlyAssertion) in [(SignTarget.assertion, false), (.both, false), (.response, true), (.both, true)] {
                 let xml = GatewayHarness.issue {
-                    $0.omitIssuer = true
+                    $0.omitIssuer = !onlyAssertion
+                    $0.omitAssertionIssuer = onlyAssertion
                     $0.sign = sign
                 }
                 let reply = try await h.exchangeV1(GatewayHarness.base64(xml))
