@@ -91,12 +91,21 @@ struct TrustListCommand: ParsableCommand {
     }
 
     static func json(_ providers: [IdentityProviderTrust], directory: String, now: Date) -> String {
+        // fingerprint → the MVPDs trusting it: a key shared between MVPDs is named as such
+        // (the store loads it only when each of them has an issuer binding).
+        var holders: [String: [String]] = [:]
+        for provider in providers {
+            for fingerprint in Set(provider.keys.map(\.fingerprint)) { holders[fingerprint, default: []].append(provider.mvpd) }
+        }
         var entries: [String] = []
         for provider in providers {
             var keys: [String] = []
             for key in provider.keys {
                 var line = JSONLine()
                 line.add("fingerprint", key.fingerprint)
+                let others = (holders[key.fingerprint] ?? []).filter { $0 != provider.mvpd }.sorted()
+                let shared = (try? JSONSerialization.data(withJSONObject: others)).map { String(decoding: $0, as: UTF8.self) }
+                line.add("sharedWith", json: shared ?? "[]")
                 line.add("algorithm", key.algorithm)
                 line.add("notAfter", instant(key.notAfter))
                 line.add("status", status(key, now: now))

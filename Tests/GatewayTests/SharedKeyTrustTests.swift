@@ -51,6 +51,10 @@ struct SharedKeyTrustTests {
         #expect(list.status == 0, "\(list.stderr)")
         let fingerprint = try #require(list.stdoutText.split(separator: "\n").dropFirst().first?.split(separator: " ").dropFirst(4).first)
         #expect(list.stdoutText.components(separatedBy: " \(fingerprint) ").count == 3, "\(list.stdoutText)")
+        let json = try SamlgateProcess.run(["trust", "list", "--json", store])
+        let mvpds = try #require((try JSONSerialization.jsonObject(with: json.stdout) as? [String: Any])?["mvpds"] as? [[String: Any]])
+        let shared = mvpds.map { (($0["keys"] as? [[String: Any]])?.first?["sharedWith"] as? [String]) ?? [] }
+        #expect(shared == [[Self.other], [GatewayHarness.mvpd]], "\(json.stdoutText)")
         try await withHarness(configure: { $0.trustStore = store }) { h in
             let forOther = GatewayHarness.issue { $0.mvpd = Self.other }
             let asCablevision = try await h.exchangeV1(GatewayHarness.base64(forOther))
