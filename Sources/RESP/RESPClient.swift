@@ -17,8 +17,9 @@ package final class RESPClient: Sendable {
     ///   - connectTimeout: TCP (and TLS) connect timeout.
     ///   - commandTimeout: a reply later than this fails the command and drops its connection.
     ///   - trustedCertificatesFile: for `rediss://`, a PEM file of the certificate authorities to
-    ///     trust instead of the system's (a Redis with a private CA); the name, or the address,
-    ///     in the URL must match the server's certificate either way.
+    ///     trust instead of the system's (a Redis with a private CA). Either way a host name in
+    ///     the URL must be one of the certificate's DNS names (``RESPServerIdentity``), an address
+    ///     one of its IP addresses.
     package init(
         url: RedisURL, eventLoopGroup: any EventLoopGroup, connectionsPerLoop: Int = 1,
         connectTimeout: TimeAmount, commandTimeout: TimeAmount, trustedCertificatesFile: String? = nil
