@@ -98,7 +98,8 @@ struct ResponseFacts: Equatable {
     }
 
     /// The Issuer that signed content vouches for: the Assertion's, or the Response's when the
-    /// Response itself is signed.
+    /// Response itself is signed. For an accepted response it is always the Assertion's:
+    /// ``IssuerPolicy`` refuses an Assertion without one.
     func signedIssuer(responseSigned: Bool) -> String? {
         assertionIssuer ?? (responseSigned ? responseIssuer : nil)
     }
