@@ -6,23 +6,26 @@
 public enum DeviceIdentifierHeader {
     public static let name = "AP-Device-Identifier"
 
-    /// `fingerprint` (any case), one or more spaces, then a non-empty identifier of base64
-    /// characters (standard or URL-safe alphabet, padding allowed) and nothing after it.
+    /// `fingerprint` (any case), one space, then a non-empty identifier in base64 — the standard
+    /// or the URL-safe alphabet, not both, `=` only as padding at the end (to a multiple of four)
+    /// — and nothing after it: what a backend decoding it with a standard decoder accepts.
     public static func isWellFormed(_ value: String) -> Bool {
         let bytes = Array(value.utf8)
-        let type = Array("fingerprint".utf8)
-        guard bytes.count > type.count, zip(bytes, type).allSatisfy({ $0 | 0x20 == $1 }) else { return false }
-        let rest = bytes.dropFirst(type.count)
-        guard rest.first == UInt8(ascii: " ") else { return false }
-        let identifier = rest.drop(while: { $0 == UInt8(ascii: " ") })
-        return !identifier.isEmpty && identifier.allSatisfy(isBase64)
+        let type = Array("fingerprint ".utf8)
+        guard bytes.count > type.count, zip(bytes, type).allSatisfy({ $0 | 0x20 == $1 | 0x20 }) else { return false }
+        let identifier = bytes.dropFirst(type.count)
+        let body = identifier.prefix { $0 != UInt8(ascii: "=") }
+        let padding = identifier.count - body.count
+        guard !body.isEmpty, padding <= 2, identifier.dropFirst(body.count).allSatisfy({ $0 == UInt8(ascii: "=") }) else { return false }
+        guard padding == 0 || identifier.count % 4 == 0 else { return false }
+        let standard = body.allSatisfy { isAlphanumeric($0) || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "/") }
+        let urlSafe = body.allSatisfy { isAlphanumeric($0) || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") }
+        return standard || urlSafe
     }
 
-    private static func isBase64(_ byte: UInt8) -> Bool {
+    private static func isAlphanumeric(_ byte: UInt8) -> Bool {
         switch byte {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-            UInt8(ascii: "+"), UInt8(ascii: "/"), UInt8(ascii: "="), UInt8(ascii: "-"), UInt8(ascii: "_"):
-            true
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
         default: false
         }
     }

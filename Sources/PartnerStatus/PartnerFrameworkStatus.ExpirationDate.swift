@@ -1,8 +1,9 @@
 extension PartnerFrameworkStatus {
     /// `frameworkProviderInfo.expirationDate`: milliseconds since the Unix epoch, documented as a
     /// string of decimal digits (`"1735689600000"`). A JSON number is read too, as older
-    /// documentation gave it; anything else (a fraction in a string, a sign, a date text, a
-    /// negative or non-finite number) is not an expiration date and makes the header unreadable.
+    /// documentation gave it, if it is a whole number below 10^15; anything else (a fraction, a
+    /// sign, an exponent in a string, a date text, a number past the string form's 15 digits) is
+    /// not an expiration date and makes the header unreadable.
     public struct ExpirationDate: Codable, Sendable, Equatable {
         public var milliseconds: Double
         /// Written back as it came: a string, or a number.
@@ -29,9 +30,11 @@ extension PartnerFrameworkStatus {
                 self.init(milliseconds: value, isString: true)
                 return
             }
+            // A number: a whole number of milliseconds below 10^15, as the string form.
             let number = try container.decode(Double.self)
-            guard number.isFinite, number >= 0 else {
-                throw DecodingError.dataCorruptedError(in: container, debugDescription: "expirationDate must not be negative")
+            guard number.isFinite, number >= 0, number < 1e15, number.rounded(.towardZero) == number else {
+                throw DecodingError.dataCorruptedError(
+                    in: container, debugDescription: "expirationDate must be a whole number of milliseconds below 10^15")
             }
             self.init(milliseconds: number, isString: false)
         }

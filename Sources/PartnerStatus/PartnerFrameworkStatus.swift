@@ -96,7 +96,8 @@ public struct PartnerFrameworkStatus: Codable, Sendable {
     /// The header value: base64 of the JSON object.
     public var headerValue: String {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
+        // Without `\/` for `/`: the value must read back within the size it was read at.
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return ((try? encoder.encode(self)) ?? Data()).base64EncodedString()
     }
 

@@ -100,7 +100,7 @@ extension ReferenceRoutes {
     /// extracts from the request, and its documented sample is not even valid JSON.
     func v2Caller(_ request: Request, serviceProvider: String, device: Bool = true) throws(Refusal) -> V2Caller {
         let authorization = header(request, "Authorization") ?? ""
-        let token = authorization.lowercased().hasPrefix("bearer ") ? String(authorization.dropFirst(7)) : ""
+        let token = BearerCredentials.token(in: authorization).map(String.init) ?? ""
         guard !token.isEmpty, store.accessTokenValid(token) || configuration.staticAccessTokens.contains(token) else {
             throw Refusal(401, .invalidAccessTokenClientApplication, "the access token is missing, unknown or expired")
         }

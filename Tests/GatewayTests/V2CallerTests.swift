@@ -23,6 +23,19 @@ struct V2CallerTests {
             "Bearer without a token", "apple", [("Authorization", "Bearer   "), device], 401, "invalid_parameter_value",
             .invalidAccessTokenClientApplication
         ),
+        // Spellings a strict resolver refuses: the backend would spend the response on them.
+        (
+            "Bearer and two spaces", "apple", [("Authorization", "Bearer  token-1"), device], 401, "invalid_parameter_value",
+            .invalidAccessTokenClientApplication
+        ),
+        (
+            "Bearer and a tab", "apple", [("Authorization", "Bearer\ttoken-1"), device], 401, "invalid_parameter_value",
+            .invalidAccessTokenClientApplication
+        ),
+        (
+            "a device identifier after two spaces", "apple", [token, ("AP-Device-Identifier", "fingerprint  ZGV2aWNl")], 400,
+            "invalid_parameter_value", .invalidHeaderDeviceIdentifier
+        ),
         ("no device identifier", "apple", [token], 400, "missing_parameter", .invalidHeaderDeviceIdentifier),
         (
             "a device identifier of another type", "apple", [token, ("AP-Device-Identifier", "idfa ZGV2aWNl")], 400,

@@ -101,13 +101,37 @@ struct PartnerFrameworkStatusTests {
         #expect(try PartnerFrameworkStatus.decode(header: status.headerValue).verdict(now: Self.now) == .granted(providerID: "Cablevision"))
     }
 
-    @Test("AP-Device-Identifier: fingerprint and a base64 identifier, nothing else")
+    @Test("AP-Device-Identifier: fingerprint, one space, base64 in one alphabet with padding only at the end")
     func deviceIdentifier() {
-        for good in ["fingerprint YmEyM2QxNDEtZDcxNS01NjFjLTk0ZjQtZTllNGM5NjZiMWVi", "Fingerprint  abc=", "fingerprint a-b_c"] {
+        for good in ["fingerprint YmEyM2QxNDEtZDcxNS01NjFjLTk0ZjQtZTllNGM5NjZiMWVi", "Fingerprint abc=", "fingerprint a-b_c", "FINGERPRINT ab+/"] {
             #expect(DeviceIdentifierHeader.isWellFormed(good), "\(good)")
         }
-        for bad in ["", "fingerprint", "fingerprint ", "fingerprintabc", "device abc", "fingerprint abc def", "fingerprint ab\u{e9}", "abc"] {
+        for bad in [
+            "", "fingerprint", "fingerprint ", "fingerprintabc", "device abc", "fingerprint abc def", "fingerprint ab\u{e9}", "abc",
+            "fingerprint  abc", "fingerprint\tabc", "fingerprint a=b", "fingerprint ab-+", "fingerprint ab=", "fingerprint a===",
+        ] {
             #expect(!DeviceIdentifierHeader.isWellFormed(bad), "\(bad)")
+        }
+    }
+
+    @Test("Authorization: Bearer, one space, an RFC 6750 token, nothing else")
+    func bearer() {
+        #expect(BearerCredentials.token(in: "Bearer abc.DEF-_~+/==") == "abc.DEF-_~+/==")
+        #expect(BearerCredentials.token(in: "bearer t") == "t")
+        for bad in [
+            "", "Bearer", "Bearer ", "Bearer  tok", "Bearer\ttok", "Bearer a b", "Bearer a,b", "Bearer \u{ff}", "Basic dXNlcg==", "Bearer =abc",
+            "Bearer a=b",
+        ] {
+            #expect(BearerCredentials.token(in: bad) == nil, "\(bad)")
+        }
+    }
+
+    @Test(
+        "a number expirationDate: a whole number of milliseconds below 10^15, like the string form",
+        arguments: ["1e300", "17956896254820000000000", "1795689649336.5", "1e15"])
+    func badNumberExpiration(_ value: String) {
+        #expect(throws: PartnerFrameworkStatus.DecodeError.self, "\(value)") {
+            _ = try PartnerFrameworkStatus.decode(header: Self.status(expiration: value))
         }
     }
 }

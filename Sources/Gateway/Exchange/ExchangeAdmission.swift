@@ -70,7 +70,8 @@ enum ExchangeAdmission {
         do throws(GatewayError) {
             try checkCaller(headers, target: target)
         } catch {
-            // The status is counted whatever else is wrong: absent or read, never refused for.
+            // An absent status is counted; a status beside a caller fault is refused for that
+            // fault, not read.
             if (headers.first(name: PartnerStatusHeader.name) ?? "").isEmpty {
                 readPartnerStatus(headers, route: .exchangeV2, metrics: metrics)
             }
@@ -87,8 +88,7 @@ enum ExchangeAdmission {
     static func checkCaller(_ headers: HTTPHeaders, target: RequestTarget) throws(GatewayError) {
         let authorization = headers.first(name: "Authorization") ?? ""
         guard !authorization.isEmpty else { throw GatewayError.missingParameter("Authorization", header: true) }
-        let token = authorization.utf8.count > 7 && authorization.lowercased().hasPrefix("bearer ") ? authorization.dropFirst(7) : ""
-        guard !token.trimmingCharacters(in: .whitespaces).isEmpty else {
+        guard BearerCredentials.token(in: authorization) != nil else {
             throw GatewayError.invalidParameter("Authorization", "must be Bearer and an access token", header: true)
         }
         let device = headers.first(name: DeviceIdentifierHeader.name) ?? ""

@@ -90,9 +90,15 @@ import SAMLVerification
         }
     }
 
-    /// ` (code X)` for a framework error's code: the framework's own short code, never content.
+    /// ` (code X)` for a framework error's code: the framework's own short code (letters, digits,
+    /// `_.-`), never other client text.
     private static func reported(_ code: String?) -> String {
-        guard let code, code.utf8.count <= 32, code.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else { return "" }
+        guard let code, code.utf8.count <= 32,
+            code.utf8.allSatisfy({ byte in
+                (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte | 0x20) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+                    || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "-")
+            })
+        else { return "" }
         return " (code \(code))"
     }
 }
