@@ -139,6 +139,15 @@ struct ServeCommandTests {
         ])
         #expect(badCA.status == 2)
         #expect(badCA.stderr.contains("replay-store-ca: /nonexistent/ca.pem"), "\(badCA.stderr)")
+        for (flag, value, expected) in [
+            ("--help-url", "javascript:alert(1)", "an absolute http(s) URL, or none"), ("--error-details", "verbose", "reason or none"),
+        ] {
+            let bad = try SamlgateProcess.run([
+                "serve", flag, value, "--upstream", "http://x:1", "--trust-store", trust, "--log-format", "text",
+            ])
+            #expect(bad.status == 2, "\(flag)")
+            #expect(bad.stderr.contains(flag) && bad.stderr.contains(expected), "\(bad.stderr)")
+        }
     }
 
     @Test("the start-up line names a shared replay store with its password masked; SIGTERM still exits 0")

@@ -68,14 +68,13 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         var expectsContinue: Bool
         /// The absolute-form target's authority, else `Host`: what `X-Forwarded-Host` reports.
         var authority: String?
-        /// The backend API the request is for: the vocabulary of its refusals. From the raw
-        /// target until it is parsed, then from its canonical path (the one routed on).
-        var api: BackendAPI
+        /// The backend API the request is for, from its canonical path (the one routed on): the
+        /// vocabulary of its refusals. `nil` for a target that could not be parsed.
+        var api: BackendAPI?
 
         init(head: HTTPRequestHead, requestID: String, expectsContinue: Bool) {
             self.head = head
             self.requestID = requestID
-            api = BackendAPI(path: RequestTarget.pathPart(of: head.uri))
             started = DispatchTime.now().uptimeNanoseconds
             closeAfterResponse = !head.isKeepAlive
             self.expectsContinue = expectsContinue
@@ -509,7 +508,8 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     /// - Parameter closing: close after the answer (a body the gateway will not read follows).
     private func refuse(_ error: GatewayError, closing: Bool = false, extraHeaders: [(String, String)] = []) {
         guard let current = request else { return }
-        let api = current.api
+        // Only a refusal of a target that could not be parsed reads the raw one.
+        let api = current.api ?? BackendAPI(path: RequestTarget.pathPart(of: current.head.uri))
         let exchange = current.route == .exchangeV1 || current.route == .exchangeV2
         let (status, enhanced) = error.answer(api: api, exchange: exchange, showReason: core.configuration.errorDetails == .reason)
         core.metrics.error(code: error.code.rawValue)
