@@ -17,7 +17,7 @@
  * either pushes the canonical bytes itself (returns 1) or declines (0), and then libxml2
  * canonicalizes as xmlsec would.
  */
-#include "CXMLSec.h"
+#include "cxmlsec_internal.h"
 
 #include <stdatomic.h>
 #include <string.h>

@@ -135,21 +135,12 @@ void cxmlsec_set_native_c14n_hook(cxmlsec_native_c14n_hook hook);
 xmlSecTransformId cxmlsec_exc_c14n_klass(void);
 xmlSecTransformId cxmlsec_exc_c14n_with_comments_klass(void);
 
-/// Swaps the two classes above in for xmlsec's in the transform registry (0 on success).
-/// Called once by cxmlsec_init.
-int cxmlsec_exc_c14n_install(void);
-
-/// libxml2's exclusive canonicalization of the xmlsec node set `nodes`, written to the next
-/// transform in the chain (or to `transform->outBuf` when it is the last), exactly as
-/// xmlsec's own exclusive C14N transform does it: `xmlC14NExecute` with
-/// `xmlSecNodeSetContains` as the visibility callback. `prefixes` is the NULL-terminated
-/// InclusiveNamespaces PrefixList, or NULL. Returns 0 on success, -1 on failure.
-/// (A C function because the visibility callback is a cast between C function types.)
-int cxmlsec_exc_c14n_libxml2(xmlSecTransformPtr transform, xmlSecNodeSetPtr nodes, xmlChar **prefixes,
-                             int withComments, xmlSecTransformCtxPtr transformCtx);
-
-/// The same canonicalization into a caller-owned libxml2 buffer (tests compare it byte for
-/// byte with the native canonicalizer). Returns 0 on success, -1 on failure.
+/// libxml2's exclusive canonicalization of the xmlsec node set `nodes`, exactly as xmlsec's own
+/// exclusive C14N transform runs it (`xmlC14NExecute` with `xmlSecNodeSetContains` as the
+/// visibility callback: a C function because that is a cast between C function types), into a
+/// caller-owned libxml2 buffer (tests compare it byte for byte with the native canonicalizer).
+/// `prefixes` is the NULL-terminated InclusiveNamespaces PrefixList, or NULL.
+/// Returns 0 on success, -1 on failure.
 int cxmlsec_exc_c14n_to_buffer(xmlSecNodeSetPtr nodes, xmlChar **prefixes, int withComments, xmlBufferPtr out);
 
 /// The same with libxml2's C14N `mode` (an xmlC14NMode: XML_C14N_1_0, XML_C14N_EXCLUSIVE_1_0,
