@@ -1,17 +1,18 @@
 import Dispatch
-import Foundation
-import Logging
 import NIOCore
 import NIOHTTP1
-import SAMLVerification
 import ServerSupport
 
-/// One client connection of the data plane: routes each request, answers the local ones, streams
-/// pass-through requests to a backend and their answers back (``UpstreamTrip``), and buffers only
-/// token-exchange bodies, which the workers verify and encode before the trip.
+/// One client connection of the data plane, in the shape of swift-nio's
+/// `HTTPServerPipelineHandler`: framing, the order of pipelined requests, backpressure both
+/// ways, deadlines and quiesce. Each request's head is parsed and routed here, then handed to
+/// ``GatewayResponder``, which answers it locally, refuses it, passes it through or admits a token
+/// exchange (``ExchangeFlow``); whatever answers, it is written here — a whole answer of the
+/// gateway's own (``answer(_:)``, every refusal through ``refuse(_:closing:extraHeaders:)``), or
+/// the backend's answer streamed back from an ``UpstreamTrip``.
 ///
 /// Everything here runs on the connection's event loop, and so does the upstream connection of
-/// its trip: no locks, no hops between threads, except the exchange's one round trip to a worker.
+/// its trip: no locks, no hops between threads, except an exchange's one round trip to a worker.
 ///
 /// One request at a time: the parts of a pipelined request that arrive while the one before is
 /// still being answered wait in ``queued`` (reads stop meanwhile) and are taken up in order once
@@ -29,58 +30,6 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     typealias OutboundIn = HTTPServerResponsePart
     typealias OutboundOut = HTTPServerResponsePart
 
-    /// What happens to the body of the request in flight.
-    private enum Body {
-        /// The answer does not depend on it: read and dropped.
-        case discard
-        /// Streamed to the backend.
-        case forward(UpstreamTrip)
-        /// A token exchange, collected for the workers.
-        case collect(ByteBuffer, ExchangeStart)
-        /// Complete (or given up); a worker or the backend is answering.
-        case done
-    }
-
-    /// What the exchange needs once its body is complete.
-    private struct ExchangeStart {
-        let route: ExchangeRoute
-        let store: TrustStore
-        let target: RequestTarget
-    }
-
-    /// The request being answered. A class: it is read and updated on every event of the
-    /// request, and a struct this size would be copied (its references retained and released)
-    /// each time.
-    private final class InFlight {
-        let head: HTTPRequestHead
-        let requestID: String
-        let started: UInt64
-        var route: GatewayRoute = .proxy
-        var body: Body = .discard
-        var bodyEnded = false
-        var responseStarted = false
-        var responseEnded = false
-        var status = 0
-        /// Close once the answer is written (no keep-alive, or an unread body left behind).
-        var closeAfterResponse: Bool
-        var trip: UpstreamTrip?
-        /// The client's `Expect: 100-continue` not yet answered.
-        var expectsContinue: Bool
-        /// The absolute-form target's authority, else `Host`: what `X-Forwarded-Host` reports.
-        var authority: String?
-        /// The backend API the request is for, from its canonical path (the one routed on): the
-        /// vocabulary of its refusals. `nil` for a target that could not be parsed.
-        var api: BackendAPI?
-
-        init(head: HTTPRequestHead, requestID: String, expectsContinue: Bool) {
-            self.head = head
-            self.requestID = requestID
-            started = DispatchTime.now().uptimeNanoseconds
-            closeAfterResponse = !head.isKeepAlive
-            self.expectsContinue = expectsContinue
-        }
-    }
-
     /// What arrived for later: parts of pipelined requests, and what followed them.
     private enum Queued {
         case part(HTTPServerRequestPart)
@@ -90,10 +39,9 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
 
     private let core: GatewayCore
     private let pool: UpstreamConnectionPool
+    private let responder: GatewayResponder
     private var context: ChannelHandlerContext?
-    private var request: InFlight?
-    /// Counts requests, so that a worker's answer for a request given up on is recognised.
-    private var generation = 0
+    private var request: InFlightRequest?
     private var requestIDs = RequestIDSequence()
     private var reads = ReadGate()
     /// The client half-closed: no request follows the one in flight.
@@ -115,6 +63,7 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     init(core: GatewayCore, pool: UpstreamConnectionPool) {
         self.core = core
         self.pool = pool
+        responder = GatewayResponder(core: core)
         deadlines = ClientDeadlines(
             idle: Self.amount(core.configuration.idleTimeout),
             header: Self.amount(core.configuration.headerTimeout), now: .now())
@@ -158,12 +107,12 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
             pauseReading()
             return
         }
-        take(part, context: context)
+        take(part)
     }
 
-    private func take(_ part: HTTPServerRequestPart, context: ChannelHandlerContext) {
+    private func take(_ part: HTTPServerRequestPart) {
         switch part {
-        case .head(let head): begin(head, context: context)
+        case .head(let head): begin(head)
         case .body(let part): body(part)
         case .end: endOfBody()
         }
@@ -181,7 +130,7 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
             if request == nil, case .part(.head) = next, !context.channel.isWritable { return }
             queued.removeFirst()
             switch next {
-            case .part(let part): take(part, context: context)
+            case .part(let part): take(part)
             case .parserError(let error): parserFailed(error, context: context)
             case .inputClosed: clientInputClosed()
             }
@@ -189,84 +138,36 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         if queued.isEmpty && !closing { resumeReading() }
     }
 
-    private func begin(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
-        generation &+= 1
+    /// A new request: its target parsed once (routed on, and forwarded, in this one spelling —
+    /// see ``RequestTarget``), its framing checked, its route decided, and the responder given it.
+    private func begin(_ head: HTTPRequestHead) {
         deadlines.headComplete()
-        let requestID = RequestID.make(incoming: head.headers.first(name: "x-request-id"), fresh: &requestIDs)
-        let expectsContinue = !Self.predates11(head.version) && head.headers["expect"].contains { $0.lowercased() == "100-continue" }
-        request = InFlight(head: head, requestID: requestID, expectsContinue: expectsContinue)
+        let current = InFlightRequest(head: head, requestID: RequestID.make(incoming: head.headers.first(name: "x-request-id"), fresh: &requestIDs))
+        request = current
         let target: RequestTarget
-        let authority: String?
         do throws(GatewayError) {
-            // Parsed once: routed on, and forwarded, in this one spelling (see ``RequestTarget``).
+            let authority: String?
             (target, authority) = try RequestTarget.parse(requestLine: head.uri)
             if head.headers["host"].count > 1 {
                 throw GatewayError(
                     status: 400, code: .duplicateHeader, message: "the header Host is given more than once",
                     details: [("header", .string("Host"))])
             }
+            current.authority = authority ?? head.headers.first(name: "host")
         } catch {
-            request?.route = .invalidTarget
+            current.route = .invalidTarget
             refuse(error)
             return
         }
-        request?.authority = authority ?? head.headers.first(name: "host")
-        request?.api = BackendAPI(path: target.path)
-        if !Self.hasPlainFraming(head) {
-            request?.route = .invalidRequest
-            refuse(
-                GatewayError(status: 400, code: .invalidRequest, message: "the only transfer coding accepted is chunked"),
-                closing: true)
+        current.api = BackendAPI(path: target.path)
+        guard head.hasPlainFraming else {
+            refuse(GatewayError(status: 400, code: .invalidRequest, message: "the only transfer coding accepted is chunked"), closing: true)
             return
         }
         let route = GatewayRoute.classify(method: head.method, path: target.path)
         // A token check without a body is counted as the pass-through it is.
-        if route != .tokenCheck { request?.route = route }
-        switch route {
-        case .healthz:
-            answer(status: 200, json: "{\"status\":\"up\"}")
-        case .readyz:
-            readiness()
-        case .metrics:
-            let bytes = core.metrics.exposition(queueDepth: core.pool.queueDepth)
-            answer(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: ByteBuffer(bytes: bytes))
-        case .exchangeV1:
-            admitExchange(head, target: target, partner: false)
-        case .exchangeV2:
-            admitExchange(head, target: target, partner: true)
-        case .exchangeMethodNotAllowed(let allow):
-            refuse(.methodNotAllowed(head.method.rawValue), extraHeaders: [("Allow", allow)])
-        case .tokenCheck:
-            if Self.hasBody(head) {
-                request?.route = .tokenCheck
-                refuse(GatewayError(status: 400, code: .invalidRequest, message: "a token check carries no body"))
-            } else {
-                proxy(head, target: target)
-            }
-        case .partnerStatus:
-            if let refusal = ExchangeAdmission.connectionRefusal(head.headers, needed: [PartnerStatusHeader.name]) {
-                refuse(refusal, closing: Self.hasBody(head))
-                return
-            }
-            ExchangeAdmission.readPartnerStatus(head.headers, route: route, metrics: core.metrics)
-            proxy(head, target: target)
-        case .proxy:
-            if head.method == .TRACE && Self.hasBody(head) {
-                refuse(GatewayError(status: 400, code: .invalidRequest, message: "a TRACE request carries no body"))
-            } else {
-                proxy(head, target: target)
-            }
-        case .invalidTarget:
-            refuse(
-                GatewayError(
-                    status: 400, code: .invalidRequestTarget,
-                    message: "invalid request target: a look-alike of a token-exchange path, or more segments after one"),
-                closing: Self.hasBody(head))
-        case .invalidRequest, .headerTimeout:
-            // Names of refusals made before routing; classification never yields them.
-            assertionFailure("classify returned \(route)")
-            refuse(GatewayError(status: 400, code: .invalidRequest, message: "the request could not be routed"), closing: true)
-        }
+        current.route = route == .tokenCheck && !head.hasBody ? .proxy : route
+        responder.respond(to: current, route: route, target: target, on: self)
     }
 
     private func body(_ part: ByteBuffer) {
@@ -281,21 +182,13 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
                 pauseReading()
                 trip.flush()
             }
-        case .collect(var collected, let start):
-            let limit = core.configuration.bodyLimit
-            guard collected.readableBytes + part.readableBytes <= limit else {
+        case .collect(let flow):
+            do throws(GatewayError) {
+                try flow.receive(part)
+            } catch {
                 current.body = .discard
-                refuse(.bodyTooLarge(limit), closing: true)
-                return
+                refuse(error, closing: true)
             }
-            current.body = .done  // no second reference to `collected` while it grows
-            if collected.readableBytes == 0 {
-                collected = part
-            } else {
-                var part = part
-                collected.writeBuffer(&part)
-            }
-            request?.body = .collect(collected, start)
         }
     }
 
@@ -306,137 +199,44 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         current.body = .done
         switch body {
         case .forward(let trip): trip.end()
-        case .collect(let collected, let start): prepareExchange(collected, start)
+        case .collect(let flow): if let context { flow.bodyComplete(on: context.eventLoop) }
         case .discard, .done: finishIfComplete()
         }
     }
 
-    // MARK: pass-through
+    // MARK: what a responder does with the request
 
-    private func proxy(_ head: HTTPRequestHead, target: RequestTarget) {
-        guard context != nil, let current = request else { return }
-        var headers = upstreamHeaders(current)
-        let hasBody = Self.hasBody(head)
-        if let length = head.headers.first(name: "content-length") {
-            headers.add(name: "Content-Length", value: length)
-        } else if hasBody {
-            headers.add(name: "Transfer-Encoding", value: "chunked")
-        }
-        let trip = UpstreamTrip(
-            client: core.upstream, pool: pool,
-            head: HTTPRequestHead(version: .http1_1, method: head.method, uri: target.forwarded, headers: headers),
-            body: hasBody ? nil : ByteBuffer(), delegate: self, logger: core.logger)
-        request?.trip = trip
-        request?.body = hasBody ? .forward(trip) : .discard
+    /// The connection's event loop (a responder's callbacks come back to it).
+    var eventLoop: any EventLoop { context!.eventLoop }
+
+    /// The client's address, for `X-Forwarded-For`.
+    var peer: SocketAddress? { context?.channel.remoteAddress }
+
+    /// An admitted token exchange: its body is collected by `flow`, and `100 Continue` sent to a
+    /// client waiting for it.
+    func collect(for flow: ExchangeFlow) {
+        guard let current = request else { return }
+        current.exchange = flow
+        current.body = .collect(flow)
+        continueIfExpected()
+    }
+
+    /// The request `flow` belongs to, while it is still the one being answered and no answer has
+    /// begun; `nil` once it was refused, timed out or its client went away.
+    func answering(_ flow: ExchangeFlow) -> InFlightRequest? {
+        guard let current = request, current.exchange === flow, !current.responseStarted, context != nil else { return nil }
+        return current
+    }
+
+    /// Sends the request to the backend and relays its answer (``UpstreamTripDelegate``).
+    /// - Parameter body: the whole body, or `nil` to stream the client's body as it arrives.
+    func startTrip(_ head: HTTPRequestHead, body: ByteBuffer?) {
+        guard let current = request, context != nil else { return }
+        let trip = UpstreamTrip(client: core.upstream, pool: pool, head: head, body: body, delegate: self, logger: core.logger)
+        current.trip = trip
+        if !current.bodyEnded { current.body = body == nil ? .forward(trip) : .discard }
         continueIfExpected()
         trip.start(flushingLater: readBatchOpen)
-    }
-
-    /// The client's headers as the backend gets them (``ProxyHeaders``), on every route; names
-    /// with `_` (unless `allow-underscore-headers`) or another character than letters, digits and
-    /// `-` dropped, and counted.
-    private func upstreamHeaders(_ current: InFlight) -> HTTPHeaders {
-        var dropped = 0
-        let headers = ProxyHeaders.upstreamRequest(
-            current.head.headers, authority: current.authority, peer: context?.channel.remoteAddress, trusting: core.trustedProxies,
-            requestID: current.requestID, allowingUnderscores: core.configuration.allowUnderscoreHeaders, droppedNames: &dropped)
-        if dropped > 0 { core.metrics.headerNamesDropped(dropped) }
-        return headers
-    }
-
-    /// HTTP/1.0 (or older): no chunked bodies, no interim answers, no keep-alive unless asked.
-    private static func predates11(_ version: HTTPVersion) -> Bool {
-        version.major < 1 || (version.major == 1 && version.minor == 0)
-    }
-
-    /// No transfer coding but `chunked`: the gateway forwards bodies chunked or by length, and a
-    /// coding it dropped on the way (`gzip, chunked`) would reach the backend unannounced.
-    private static func hasPlainFraming(_ head: HTTPRequestHead) -> Bool {
-        let codings = head.headers["transfer-encoding"]
-        return codings.isEmpty || (codings.count == 1 && codings[0].trimmingCharacters(in: .whitespaces).lowercased() == "chunked")
-    }
-
-    /// Whether the request announces a body (a chunked one, or a `Content-Length` above 0).
-    private static func hasBody(_ head: HTTPRequestHead) -> Bool {
-        head.headers.contains(name: "transfer-encoding") || (head.headers.first(name: "content-length").flatMap(Int.init) ?? 0) > 0
-    }
-
-    // MARK: token exchange
-
-    private func admitExchange(_ head: HTTPRequestHead, target: RequestTarget, partner: Bool) {
-        do throws(GatewayError) {
-            try ExchangeAdmission.check(head.headers, target: target, partner: partner)
-            // One trust snapshot for the whole request, so a reload cannot split it.
-            let store = core.trustStore.current
-            let route =
-                partner ? try ExchangeAdmission.partnerRoute(head.headers, target: target, store: store, metrics: core.metrics) : .v1
-            let limit = core.configuration.bodyLimit
-            if let length = head.headers.first(name: "content-length").flatMap(Int.init), length > limit {
-                throw GatewayError.bodyTooLarge(limit)
-            }
-            request?.body = .collect(ByteBuffer(), ExchangeStart(route: route, store: store, target: target))
-            continueIfExpected()
-        } catch {
-            refuse(error, closing: Self.hasBody(head))
-        }
-    }
-
-    private func prepareExchange(_ body: ByteBuffer, _ start: ExchangeStart) {
-        guard let context else { return }
-        let queued = DispatchTime.now().uptimeNanoseconds
-        let processor = core.processor
-        let eventLoop = context.eventLoop
-        let handler = NIOLoopBound(self, eventLoop: eventLoop)
-        let generation = self.generation
-        let refused = core.pool.enqueue {
-            let outcome = processor.prepare(body: body, route: start.route, store: start.store)
-            eventLoop.execute { handler.value.exchangePrepared(outcome, start: start, queued: queued, generation: generation) }
-        }
-        if let refused { refuse(.overloaded(shuttingDown: refused == .stopped)) }
-    }
-
-    private func exchangePrepared(_ outcome: Result<PreparedExchange, GatewayError>, start: ExchangeStart, queued: UInt64, generation: Int) {
-        guard generation == self.generation, let current = request, !current.responseStarted, let context else { return }
-        switch outcome {
-        case .failure(let error):
-            if error.isVerificationFailure { core.metrics.verificationFailure(code: error.code.rawValue) }
-            refuse(error)
-        case .success(let prepared):
-            core.metrics.exchange(prepared)
-            core.metrics.stage(
-                "queue",
-                nanos: DispatchTime.now().uptimeNanoseconds - queued
-                    - prepared.parseNanos - prepared.verifyNanos - prepared.encodeNanos)
-            guard let shared = core.sharedReplayStore, let claim = prepared.replayClaim else {
-                forwardExchange(prepared, start: start)
-                return
-            }
-            // The shared replay store, asked from this loop: forwarded only once recorded.
-            shared.admit(claim, on: context.eventLoop).assumeIsolated().whenSuccess { refusal in
-                guard generation == self.generation, let current = self.request, !current.responseStarted else { return }
-                if let refusal {
-                    if refusal.isVerificationFailure { self.core.metrics.verificationFailure(code: refusal.code.rawValue) }
-                    self.refuse(refusal)
-                } else {
-                    self.forwardExchange(prepared, start: start)
-                }
-            }
-        }
-    }
-
-    private func forwardExchange(_ prepared: PreparedExchange, start: ExchangeStart) {
-        guard let current = request, context != nil else { return }
-        var headers = upstreamHeaders(current)
-        // The body is the gateway's own: plain form encoding, whatever parameters the client's
-        // type carried (a charset the backend would decode with differently).
-        headers.replaceOrAdd(name: "Content-Type", value: ExchangeAdmission.formType)
-        headers.add(name: "Content-Length", value: String(prepared.upstreamBody.readableBytes))
-        let trip = UpstreamTrip(
-            client: core.upstream, pool: pool,
-            head: HTTPRequestHead(version: .http1_1, method: .POST, uri: start.target.path, headers: headers),
-            body: prepared.upstreamBody, delegate: self, logger: core.logger)
-        request?.trip = trip
-        trip.start()
     }
 
     // MARK: the backend's answer (UpstreamTripDelegate)
@@ -445,12 +245,12 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         guard let current = request, let context else { return }
         var headers = ProxyHeaders.clientResponse(head.headers, requestID: current.requestID)
         // An HTTP/1.0 client cannot take a chunked body: an answer of unknown length ends with the connection.
-        if Self.predates11(current.head.version) && !headers.contains(name: "content-length") { current.closeAfterResponse = true }
+        if current.head.predatesHTTP11 && !headers.contains(name: "content-length") { current.closeAfterResponse = true }
         if current.closeAfterResponse { headers.replaceOrAdd(name: "Connection", value: "close") }
         current.responseStarted = true
         current.status = Int(head.status.code)
-        let version = Self.predates11(current.head.version) ? current.head.version : .http1_1
-        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: version, status: head.status, headers: headers))), promise: nil)
+        context.write(
+            wrapOutboundOut(.head(HTTPResponseHead(version: current.head.answerVersion, status: head.status, headers: headers))), promise: nil)
     }
 
     func tripBody(_ part: ByteBuffer) {
@@ -484,8 +284,8 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
             return
         }
         // Part of the answer is out: the client can only learn of the failure by the close.
-        // The client's own slowness is still counted under its code, as ``refuse(_:closing:extraHeaders:)``
-        // counts an answered failure (the trip counts the backend's failures).
+        // The client's own slowness is still counted under its code, as a refusal counts an
+        // answered failure (the trip counts the backend's failures).
         if failure.kind == .clientTimeout { core.metrics.error(code: error.code.rawValue) }
         closeConnection()
     }
@@ -503,76 +303,47 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .continue))), promise: nil)
     }
 
-    /// A refusal in the backend's enhanced error shape and vocabulary, counted and logged under
-    /// samlgate's own reason.
+    /// Refuses the request in flight (``GatewayError/response(requestID:api:exchange:accept:core:)``
+    /// renders, counts and logs it); its trip, if any, is dropped.
     /// - Parameter closing: close after the answer (a body the gateway will not read follows).
-    private func refuse(_ error: GatewayError, closing: Bool = false, extraHeaders: [(String, String)] = []) {
+    func refuse(_ error: GatewayError, closing: Bool = false, extraHeaders: [(String, String)] = []) {
         guard let current = request else { return }
         // Only a refusal of a target that could not be parsed reads the raw one.
         let api = current.api ?? BackendAPI(path: RequestTarget.pathPart(of: current.head.uri))
-        let exchange = current.route == .exchangeV1 || current.route == .exchangeV2
-        let (status, enhanced) = error.answer(api: api, exchange: exchange, showReason: core.configuration.errorDetails == .reason)
-        core.metrics.error(code: error.code.rawValue)
-        core.logger.notice(
-            "refused",
-            metadata: [
-                "request_id": .string(current.requestID), "code": .string(error.code.rawValue), "status": .stringConvertible(status),
-                "backend_code": .string(enhanced.code.rawValue), "raised_at": .stringConvertible(error.location),
-            ])
-        var headers = extraHeaders
-        if let retryAfter = error.retryAfter { headers.append(("Retry-After", String(retryAfter))) }
-        if closing || current.expectsContinue && !current.bodyEnded { request?.closeAfterResponse = true }
-        request?.trip?.cancel()
-        request?.trip = nil
-        if !current.bodyEnded { request?.body = .discard }
-        let format = ErrorFormat(api: api, accept: current.head.headers.first(name: "accept"))
-        let body = enhanced.render(format, trace: current.requestID, helpURL: core.configuration.helpURL)
-        answer(status: status, contentType: format.contentType, body: ByteBuffer(string: body), extraHeaders: headers)
-    }
-
-    private func readiness() {
-        let store = core.trustStore.current
-        let mvpds = store.providers.count, mvpdsReady = store.readyCount()
-        let healthy = core.upstream.healthyCount
-        let ready = mvpdsReady > 0 && healthy > 0
-        var body = JSONLine()
-        body.add("status", ready ? "ready" : "not_ready")
-        body.add("mvpds", mvpds)
-        body.add("mvpdsReady", mvpdsReady)
-        body.add("upstreamsHealthy", healthy)
-        body.add("upstreams", core.upstream.endpoints.count)
-        // Reported, not required: with Redis down every replica would leave the load balancer at
-        // once, pass-through traffic with it (the failure policy answers the exchanges).
-        if let context, let shared = core.sharedReplayStore {
-            body.add("replayStore", shared.readiness(probingOn: context.eventLoop))
-        } else {
-            body.add("replayStore", "memory")
-        }
-        answer(status: ready ? 200 : 503, json: body.json)
-    }
-
-    private func answer(status: Int, json: String, extraHeaders: [(String, String)] = []) {
-        answer(status: status, contentType: "application/json", body: ByteBuffer(string: json), extraHeaders: extraHeaders)
+        var response = error.response(
+            requestID: current.requestID, api: api, exchange: current.isExchange, accept: current.head.headers.first(name: "accept"), core: core)
+        response.headers.insert(contentsOf: extraHeaders, at: 0)
+        if closing || current.expectsContinue && !current.bodyEnded { current.closeAfterResponse = true }
+        current.trip?.cancel()
+        current.trip = nil
+        if !current.bodyEnded { current.body = .discard }
+        answer(response)
     }
 
     /// A whole answer of the gateway's own.
-    private func answer(status: Int, contentType: String, body: ByteBuffer, extraHeaders: [(String, String)] = []) {
-        guard let current = request, !current.responseStarted, let context else { return }
-        var headers = HTTPHeaders()
-        headers.reserveCapacity(4 + extraHeaders.count)
-        headers.add(name: "Content-Type", value: contentType)
-        headers.add(name: "Content-Length", value: String(body.readableBytes))
-        headers.add(name: "X-Request-Id", value: current.requestID)
-        for (name, value) in extraHeaders { headers.add(name: name, value: value) }
-        if current.closeAfterResponse { headers.add(name: "Connection", value: "close") }
+    func answer(_ response: GatewayResponse) {
+        guard let current = request, !current.responseStarted else { return }
         current.responseStarted = true
-        current.status = status
-        let version = Self.predates11(current.head.version) ? current.head.version : .http1_1
-        context.write(
-            wrapOutboundOut(.head(HTTPResponseHead(version: version, status: HTTPResponseStatus(statusCode: status), headers: headers))),
-            promise: nil)
-        if current.head.method != .HEAD { context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
+        current.status = response.status
+        writeHeadAndBody(
+            response, requestID: current.requestID, version: current.head.answerVersion, withBody: current.head.method != .HEAD,
+            closing: current.closeAfterResponse)
         endResponse()
+    }
+
+    /// The head and body of a whole answer of the gateway's own (the end follows).
+    private func writeHeadAndBody(_ response: GatewayResponse, requestID: String, version: HTTPVersion, withBody: Bool, closing: Bool) {
+        guard let context else { return }
+        var headers = HTTPHeaders()
+        headers.reserveCapacity(4 + response.headers.count)
+        headers.add(name: "Content-Type", value: response.contentType)
+        headers.add(name: "Content-Length", value: String(response.body.readableBytes))
+        headers.add(name: "X-Request-Id", value: requestID)
+        for (name, value) in response.headers { headers.add(name: name, value: value) }
+        if closing { headers.add(name: "Connection", value: "close") }
+        let status = HTTPResponseStatus(statusCode: response.status)
+        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: version, status: status, headers: headers))), promise: nil)
+        if withBody { context.write(wrapOutboundOut(.body(.byteBuffer(response.body))), promise: nil) }
     }
 
     private func endResponse() {
@@ -607,15 +378,15 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     }
 
     /// The request's metrics and log line.
-    private func record(_ current: InFlight) {
-        core.metrics.request(route: current.route.label, status: current.status)
-        guard !current.route.isOperational else { return }
+    private func record(_ current: InFlightRequest) {
+        core.metrics.request(route: current.routeLabel, status: current.status)
+        guard current.route?.isOperational != true else { return }
         let elapsed = DispatchTime.now().uptimeNanoseconds - current.started
         core.metrics.stage("total", nanos: elapsed)
         core.logger.info(
             "request",
             metadata: [
-                "request_id": .string(current.requestID), "route": .string(current.route.label), "method": .string(current.head.method.rawValue),
+                "request_id": .string(current.requestID), "route": .string(current.routeLabel), "method": .string(current.head.method.rawValue),
                 "status": .stringConvertible(current.status), "duration_us": .stringConvertible(elapsed / 1000),
             ])
     }
@@ -719,28 +490,15 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     }
 
     /// A head begun but not complete within `header-timeout`: `408 header_timeout`, closed.
+    /// There is no request line, so the backend's current API speaks for it.
     private func headerTimedOut() {
         guard let context else { return }
         closing = true
         let error = GatewayError(status: 408, code: .headerTimeout, message: "the request head did not arrive whole within header-timeout")
         let requestID = RequestID.make(incoming: nil, fresh: &requestIDs)
-        core.metrics.error(code: error.code.rawValue)
-        core.metrics.request(route: GatewayRoute.headerTimeout.label, status: error.status)
-        // No request line: the backend's current API speaks for it.
-        let enhanced = error.answer(api: .v2, exchange: false, showReason: core.configuration.errorDetails == .reason).body
-        core.logger.notice(
-            "refused",
-            metadata: [
-                "request_id": .string(requestID), "code": .string(error.code.rawValue), "status": .stringConvertible(error.status),
-                "backend_code": .string(enhanced.code.rawValue),
-            ])
-        let body = ByteBuffer(string: enhanced.json(trace: requestID, helpURL: core.configuration.helpURL))
-        let headers = HTTPHeaders([
-            ("Content-Type", ErrorFormat.json.contentType), ("Content-Length", String(body.readableBytes)),
-            ("X-Request-Id", requestID), ("Connection", "close"),
-        ])
-        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .requestTimeout, headers: headers))), promise: nil)
-        context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+        let response = error.response(requestID: requestID, api: .v2, exchange: false, accept: nil, core: core)
+        core.metrics.request(route: GatewayRoute.headerTimeoutLabel, status: response.status)
+        writeHeadAndBody(response, requestID: requestID, version: .http1_1, withBody: true, closing: true)
         context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
     }
 

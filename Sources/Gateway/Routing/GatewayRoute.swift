@@ -4,10 +4,11 @@ import NIOHTTP1
 /// ``RequestTarget`` (case-insensitively, ignoring one trailing `/`), which is also exactly the
 /// path forwarded: no spelling of an exchange path reaches the backend as a pass-through.
 ///
-/// The request's way: `GatewayConnectionHandler` classifies the head (``classify(method:path:)``),
-/// keeps the route with the request in flight, and answers it locally (health, readiness,
-/// metrics, refusals), admits an exchange (its body to a worker, then an upstream trip), or
-/// streams it to the backend; the same route names it in the metrics and the log (``label``).
+/// The request's way: `GatewayConnectionHandler` parses the head's target, classifies it
+/// (``classify(method:path:)``), keeps the route with the request in flight and hands it to
+/// ``GatewayResponder``, which answers it locally (health, readiness, metrics, refusals), admits
+/// an exchange (``ExchangeFlow``), or streams it to the backend (``PassThrough``); the same route
+/// names it in the metrics and the log (``label``).
 enum GatewayRoute: Equatable, Sendable {
     case healthz
     case readyz
@@ -30,10 +31,6 @@ enum GatewayRoute: Equatable, Sendable {
     /// Refused: a request target or `Host` the gateway does not take, or a path below or beside
     /// an exchange path that no backend route has (see ``classify(method:path:)``).
     case invalidTarget
-    /// Refused before it could be routed: a transfer coding other than `chunked`.
-    case invalidRequest
-    /// A head that did not arrive whole within `header-timeout` (no request to route).
-    case headerTimeout
 
     /// The `route` label of the request metrics and log lines — the one place the names live.
     var label: String {
@@ -48,10 +45,15 @@ enum GatewayRoute: Equatable, Sendable {
         case .partnerStatus(let route): route.label
         case .proxy: "proxy"
         case .invalidTarget: "invalid_target"
-        case .invalidRequest: "invalid_request"
-        case .headerTimeout: "header_timeout"
         }
     }
+
+    /// The label of a request refused before it could be routed (a transfer coding other than
+    /// `chunked`): it has no route.
+    static let unroutedLabel = "invalid_request"
+
+    /// The label of a head that did not arrive whole within `header-timeout`: no request to route.
+    static let headerTimeoutLabel = "header_timeout"
 
     /// The gateway's own operational endpoints: counted, but not logged one line per request.
     var isOperational: Bool {

@@ -1,0 +1,30 @@
+import Logging
+import NIOCore
+import ServerSupport
+
+/// Every refusal of the gateway is written here (hummingbird's `HTTPResponseError` shape): the
+/// backend's enhanced error for the case, counted and logged under samlgate's own reason.
+extension GatewayError {
+    /// The answer to a request refused with this error, after counting it in
+    /// `samlgate_errors_total{code}` and logging the `refused` line.
+    /// - Parameters:
+    ///   - api: the vocabulary of the answer (the request's API, or the current one when the
+    ///     request could not be read).
+    ///   - exchange: the request is a token exchange (see ``answer(api:exchange:showReason:)``).
+    ///   - accept: the client's `Accept`, which chooses XML on `/api/v1/…`.
+    func response(requestID: String, api: BackendAPI, exchange: Bool, accept: String?, core: GatewayCore) -> GatewayResponse {
+        let (status, enhanced) = answer(api: api, exchange: exchange, showReason: core.configuration.errorDetails == .reason)
+        core.metrics.error(code: code.rawValue)
+        core.logger.notice(
+            "refused",
+            metadata: [
+                "request_id": .string(requestID), "code": .string(code.rawValue), "status": .stringConvertible(status),
+                "backend_code": .string(enhanced.code.rawValue), "raised_at": .stringConvertible(location),
+            ])
+        var headers: [(String, String)] = []
+        if let retryAfter { headers.append(("Retry-After", String(retryAfter))) }
+        let format = ErrorFormat(api: api, accept: accept)
+        let body = enhanced.render(format, trace: requestID, helpURL: core.configuration.helpURL)
+        return GatewayResponse(status: status, contentType: format.contentType, body: ByteBuffer(string: body), headers: headers)
+    }
+}

@@ -1,0 +1,116 @@
+import Dispatch
+import NIOCore
+import NIOHTTP1
+import SAMLVerification
+
+/// One token exchange, top to bottom: admitted on its head, its body collected, verified and
+/// encoded on a worker (``ExchangeProcessor``), its assertion recorded in the shared replay store,
+/// forwarded, and answered by the backend through the connection.
+///
+/// Runs on the connection's event loop but for the worker's part. Each return to the loop asks
+/// the connection whether this exchange is still the request it is answering
+/// (``GatewayConnectionHandler/answering(_:)``): a client gone, a timeout or a refusal meanwhile
+/// ends the flow there, and nothing is recorded or forwarded for it.
+final class ExchangeFlow {
+    private let connection: GatewayConnectionHandler
+    private let core: GatewayCore
+    private let route: ExchangeRoute
+    /// One trust snapshot for the whole request, so a reload cannot split it: the v2 partner
+    /// status was resolved against it, and the worker verifies against it.
+    private let store: TrustStore
+    /// The exchange path, in its canonical spelling: where the verified body is forwarded.
+    private let path: String
+    private var body = ByteBuffer()
+
+    /// Admits the exchange on its head (``ExchangeAdmission``; for v2, the MVPD from the partner
+    /// status): nothing is read of a body refused here.
+    init(
+        head: HTTPRequestHead, target: RequestTarget, partner: Bool, connection: GatewayConnectionHandler, core: GatewayCore
+    )
+        throws(GatewayError)
+    {
+        try ExchangeAdmission.check(head.headers, target: target, partner: partner)
+        let store = core.trustStore.current
+        route = partner ? try ExchangeAdmission.partnerRoute(head.headers, target: target, store: store, metrics: core.metrics) : .v1
+        let limit = core.configuration.bodyLimit
+        if let length = head.headers.first(name: "content-length").flatMap(Int.init), length > limit {
+            throw GatewayError.bodyTooLarge(limit)
+        }
+        self.store = store
+        self.connection = connection
+        self.core = core
+        path = target.path
+    }
+
+    /// A part of the body; refused once the whole would pass `max-body-bytes`.
+    func receive(_ part: ByteBuffer) throws(GatewayError) {
+        let limit = core.configuration.bodyLimit
+        guard body.readableBytes + part.readableBytes <= limit else { throw GatewayError.bodyTooLarge(limit) }
+        if body.readableBytes == 0 {
+            body = part
+        } else {
+            var part = part
+            body.writeBuffer(&part)
+        }
+    }
+
+    /// The body is complete: verified and encoded on a worker, then ``verified(_:queued:)`` on
+    /// this loop.
+    func bodyComplete(on eventLoop: any EventLoop) {
+        let queued = DispatchTime.now().uptimeNanoseconds
+        let processor = core.processor
+        let (body, route, store) = (body, route, store)
+        self.body = ByteBuffer()
+        let flow = NIOLoopBound(self, eventLoop: eventLoop)
+        let refused = core.pool.enqueue {
+            let outcome = processor.prepare(body: body, route: route, store: store)
+            eventLoop.execute { flow.value.verified(outcome, queued: queued) }
+        }
+        if let refused { connection.refuse(.overloaded(shuttingDown: refused == .stopped)) }
+    }
+
+    /// Back from the worker: refused, or recorded (when a shared replay store is in use) and
+    /// forwarded.
+    private func verified(_ outcome: Result<PreparedExchange, GatewayError>, queued: UInt64) {
+        guard connection.answering(self) != nil else { return }
+        switch outcome {
+        case .failure(let error):
+            refuse(error)
+        case .success(let prepared):
+            core.metrics.exchange(prepared)
+            core.metrics.stage(
+                "queue",
+                nanos: DispatchTime.now().uptimeNanoseconds - queued - prepared.parseNanos - prepared.verifyNanos - prepared.encodeNanos)
+            if let shared = core.sharedReplayStore, let claim = prepared.replayClaim {
+                record(claim, in: shared, then: prepared)
+            } else {
+                forward(prepared)
+            }
+        }
+    }
+
+    /// The shared replay store, asked from this loop: forwarded only once recorded.
+    private func record(_ claim: ReplayClaim, in shared: SharedReplayStore, then prepared: PreparedExchange) {
+        shared.admit(claim, on: connection.eventLoop).assumeIsolated().whenSuccess { refusal in
+            guard self.connection.answering(self) != nil else { return }
+            if let refusal {
+                self.refuse(refusal)
+            } else {
+                self.forward(prepared)
+            }
+        }
+    }
+
+    /// The verified body to the backend, under the client's headers.
+    private func forward(_ prepared: PreparedExchange) {
+        guard let request = connection.answering(self) else { return }
+        let head = UpstreamRequestHead.exchange(
+            request, path: path, bodyLength: prepared.upstreamBody.readableBytes, peer: connection.peer, core: core)
+        connection.startTrip(head, body: prepared.upstreamBody)
+    }
+
+    private func refuse(_ error: GatewayError) {
+        if error.isVerificationFailure { core.metrics.verificationFailure(code: error.code.rawValue) }
+        connection.refuse(error)
+    }
+}

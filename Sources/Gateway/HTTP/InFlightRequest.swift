@@ -1,0 +1,47 @@
+import Dispatch
+import NIOHTTP1
+import ServerSupport
+
+/// The request a connection is answering, from its head to the end of its answer.
+///
+/// A class: it is read and updated on every event of the request, and a struct this size would
+/// be copied (its references retained and released) each time.
+final class InFlightRequest {
+    let head: HTTPRequestHead
+    let requestID: String
+    let started: UInt64
+    /// `nil` until routed, and for a request refused before it could be (its framing).
+    var route: GatewayRoute?
+    var body: RequestBody = .discard
+    /// The token exchange this request is, once admitted.
+    var exchange: ExchangeFlow?
+    var bodyEnded = false
+    var responseStarted = false
+    var responseEnded = false
+    var status = 0
+    /// Close once the answer is written (no keep-alive, or an unread body left behind).
+    var closeAfterResponse: Bool
+    var trip: UpstreamTrip?
+    /// The client's `Expect: 100-continue` not yet answered.
+    var expectsContinue: Bool
+    /// The absolute-form target's authority, else `Host`: what `X-Forwarded-Host` reports.
+    var authority: String?
+    /// The backend API the request is for, from its canonical path (the one routed on): the
+    /// vocabulary of its refusals. `nil` for a target that could not be parsed.
+    var api: BackendAPI?
+
+    init(head: HTTPRequestHead, requestID: String) {
+        self.head = head
+        self.requestID = requestID
+        started = DispatchTime.now().uptimeNanoseconds
+        closeAfterResponse = !head.isKeepAlive
+        expectsContinue = !head.predatesHTTP11 && head.headers["expect"].contains { $0.lowercased() == "100-continue" }
+    }
+
+    /// The label of `samlgate_requests_total` and the log line: the route's, or
+    /// `invalid_request` for a request refused before it could be routed.
+    var routeLabel: String { route?.label ?? GatewayRoute.unroutedLabel }
+
+    /// A token exchange: its refusals are the `SAMLResponse` parameter's (see ``GatewayError/answer(api:exchange:showReason:)``).
+    var isExchange: Bool { route == .exchangeV1 || route == .exchangeV2 }
+}

@@ -1,0 +1,67 @@
+import NIOCore
+import NIOHTTP1
+
+/// Answers each routed request (hummingbird's `RouterResponder` in spirit): the connection hands
+/// it the request with its route, and it answers locally (``LocalEndpoints``), refuses, admits a
+/// token exchange (``ExchangeFlow``), or passes the request through to the backend.
+struct GatewayResponder {
+    let core: GatewayCore
+    private let local: LocalEndpoints
+
+    init(core: GatewayCore) {
+        self.core = core
+        local = LocalEndpoints(core: core)
+    }
+
+    func respond(to request: InFlightRequest, route: GatewayRoute, target: RequestTarget, on connection: GatewayConnectionHandler) {
+        let head = request.head
+        switch route {
+        case .healthz:
+            connection.answer(local.health())
+        case .readyz:
+            connection.answer(local.readiness(on: connection.eventLoop))
+        case .metrics:
+            connection.answer(local.metrics())
+        case .exchangeV1, .exchangeV2:
+            do throws(GatewayError) {
+                let flow = try ExchangeFlow(head: head, target: target, partner: route == .exchangeV2, connection: connection, core: core)
+                connection.collect(for: flow)
+            } catch {
+                connection.refuse(error, closing: head.hasBody)
+            }
+        case .exchangeMethodNotAllowed(let allow):
+            connection.refuse(.methodNotAllowed(head.method.rawValue), extraHeaders: [("Allow", allow)])
+        case .tokenCheck:
+            if head.hasBody {
+                connection.refuse(GatewayError(status: 400, code: .invalidRequest, message: "a token check carries no body"))
+            } else {
+                passThrough(request, target: target, on: connection)
+            }
+        case .partnerStatus:
+            if let refusal = ExchangeAdmission.connectionRefusal(head.headers, needed: [PartnerStatusHeader.name]) {
+                connection.refuse(refusal, closing: head.hasBody)
+                return
+            }
+            ExchangeAdmission.readPartnerStatus(head.headers, route: route, metrics: core.metrics)
+            passThrough(request, target: target, on: connection)
+        case .proxy:
+            if head.method == .TRACE && head.hasBody {
+                connection.refuse(GatewayError(status: 400, code: .invalidRequest, message: "a TRACE request carries no body"))
+            } else {
+                passThrough(request, target: target, on: connection)
+            }
+        case .invalidTarget:
+            connection.refuse(
+                GatewayError(
+                    status: 400, code: .invalidRequestTarget,
+                    message: "invalid request target: a look-alike of a token-exchange path, or more segments after one"),
+                closing: head.hasBody)
+        }
+    }
+
+    /// Streamed to the backend as it comes, the answer streamed back.
+    private func passThrough(_ request: InFlightRequest, target: RequestTarget, on connection: GatewayConnectionHandler) {
+        let head = UpstreamRequestHead.passThrough(request, target: target, peer: connection.peer, core: core)
+        connection.startTrip(head, body: request.head.hasBody ? nil : ByteBuffer())
+    }
+}
