@@ -42,7 +42,7 @@ package final class GatewayCore: Sendable {
             replayCache = InMemoryReplayCache(capacity: configuration.replayCapacity)
             sharedReplayStore = nil
         case .redis(let url):
-            // Recorded on the event loop after verification (``GatewayConnectionHandler``), not
+            // Recorded on the event loop after verification (``ExchangeFlow``), not
             // by the verifier on a worker thread.
             replayCache = nil
             sharedReplayStore = try SharedReplayStore(
