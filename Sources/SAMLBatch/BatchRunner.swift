@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 import NIOCore
 import ServerSupport
@@ -10,8 +9,8 @@ import Glibc
 
 /// Runs a batch: the calling thread reads the inputs into chunks of records, the worker pool
 /// encodes (and verifies) chunks in parallel, and the ordered writer puts the results out in
-/// input order. At most `3 × jobs` chunks are in flight, read or unwritten, so memory stays
-/// bounded whatever the input's size.
+/// input order. At most `3 × jobs` chunks are in flight, read or unwritten (``InFlightLimit``,
+/// taken and given back here), so memory stays bounded whatever the input's size.
 @_spi(Benchmarks) public enum BatchRunner {
     /// Runs over `inputs` (files, directories, `-`) named by UTF-8 paths.
     public static func run(
@@ -52,27 +51,25 @@ import Glibc
 
         let jobs = max(1, options.jobs)
         let inFlight = jobs * 3
-        let slots = DispatchSemaphore(value: inFlight)
-        let group = DispatchGroup()
+        let limit = InFlightLimit(inFlight)
         let pool = WorkerPool(threads: jobs, queueLimit: inFlight, name: "saml-batch")
         let writer = OrderedWriter(
-            sink: sink, slots: slots, group: group, progress: progress,
-            reportLimit: directory == nil ? options.reportLimit : nil, report: diagnostics)
+            sink: sink, progress: progress, reportLimit: directory == nil ? options.reportLimit : nil, report: diagnostics)
         if options.format == .csv, directory == nil {
             writer.writeHeader(ByteBuffer(string: formatter.csvHeader))
         }
 
         progress.start()
         let reader = BatchReader(options: options, progress: progress, shouldStop: { writer.hasFailed }) { chunk in
-            slots.wait()
-            group.enter()
-            let refused = pool.enqueue { writer.complete(processor.process(chunk)) }
-            // The slots keep the queue within its bound, so a refusal means the pool stopped:
+            // A chunk holds its slot from being read until it is written.
+            limit.acquire()
+            let job: @Sendable () -> Void = { writer.complete(processor.process(chunk), wrote: limit.release) }
+            // The limit keeps the queue within its bound, so a refusal means the pool stopped:
             // process here rather than lose the chunk.
-            if refused != nil { writer.complete(processor.process(chunk)) }
+            if pool.enqueue(job) != nil { job() }
         }
         reader.read(InputExpander(inputs, glob: options.glob))
-        group.wait()
+        limit.waitUntilAllReleased()
         pool.shutdown()
         progress.finish()
 

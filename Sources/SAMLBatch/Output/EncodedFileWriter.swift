@@ -1,4 +1,5 @@
 import NIOCore
+import SAMLEncoding
 import ServerSupport
 
 #if canImport(Glibc)
@@ -25,9 +26,23 @@ enum EncodedFileWriter {
         return "\(padded)-\(source).encoded"
     }
 
+    /// Writes the file of a record that encoded (with `--verify`, only of one that also
+    /// verified): its document encoded into `buffer`, reused from record to record, then written
+    /// whole. Returns the encoded length, counted also for a record that did not verify and gets
+    /// no file.
+    static func write(
+        _ outcome: RecordOutcome, of record: BatchRecord, directory: RawPath, buffer: inout ByteBuffer
+    ) throws(RecordError) -> Int {
+        guard case .encoded(_, let document, _, let error) = outcome else { return 0 }
+        buffer.clear()
+        CookbookEncoder.encodeWithoutNormalizing(document, into: &buffer)
+        if error == nil { try write(buffer, directory: directory, record: record) }
+        return buffer.readableBytes
+    }
+
     /// Writes the file through an ``ExclusiveFile``: the names are predictable, so a link or
     /// file planted under one in a shared directory is replaced, never written through.
-    static func write(_ bytes: ByteBuffer, directory: RawPath, record: BatchRecord) throws(RecordError) {
+    private static func write(_ bytes: ByteBuffer, directory: RawPath, record: BatchRecord) throws(RecordError) {
         let file = try ExclusiveFile.create(directory.appending(Array(fileName(for: record).utf8)))
         if let failure = OutputSink.writeAll(fd: file.fd, bytes) {
             _ = file.finish(keep: false, sync: false)

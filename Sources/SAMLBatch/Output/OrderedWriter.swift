@@ -1,4 +1,3 @@
-import Dispatch
 import NIOConcurrencyHelpers
 import NIOCore
 import Synchronization
@@ -6,8 +5,9 @@ import Synchronization
 /// Puts chunk results back in input order and writes them, whichever worker finishes first.
 ///
 /// The worker that completes the next chunk in order writes it (and any later ones already
-/// waiting); at most one thread writes at a time, outside the lock. Each written chunk frees a
-/// slot for the reader, so finished-but-unwritten results are bounded too.
+/// waiting); at most one thread writes at a time, outside the lock. It tells its caller how
+/// many chunks it wrote, so the runner can free their in-flight slots (``InFlightLimit``):
+/// finished-but-unwritten results count against the limit too.
 final class OrderedWriter: Sendable {
     private struct State {
         var next = 0
@@ -20,20 +20,15 @@ final class OrderedWriter: Sendable {
 
     private let state = NIOLockedValueBox(State())
     private let sink: OutputSink
-    private let slots: DispatchSemaphore
-    private let group: DispatchGroup
     private let progress: BatchProgress
     private let reportLimit: Int?
     private let report: @Sendable (String) -> Void
     private let failedFlag = Atomic<Bool>(false)
 
     init(
-        sink: OutputSink, slots: DispatchSemaphore, group: DispatchGroup, progress: BatchProgress, reportLimit: Int?,
-        report: @escaping @Sendable (String) -> Void
+        sink: OutputSink, progress: BatchProgress, reportLimit: Int?, report: @escaping @Sendable (String) -> Void
     ) {
         self.sink = sink
-        self.slots = slots
-        self.group = group
         self.progress = progress
         self.reportLimit = reportLimit
         self.report = report
@@ -50,7 +45,9 @@ final class OrderedWriter: Sendable {
         if let failure = sink.write(bytes) { fail(failure) }
     }
 
-    func complete(_ result: ChunkResult) {
+    /// Files `result` and, unless another thread is writing, writes every result now due in
+    /// order; `wrote` is told the number of chunks after each run of them is written.
+    func complete(_ result: ChunkResult, wrote: (Int) -> Void) {
         var batch = state.withLockedValue { state -> [ChunkResult] in
             state.ready[result.sequence] = result
             if state.writing { return [] }
@@ -76,10 +73,7 @@ final class OrderedWriter: Sendable {
                 return printed
             }
             for line in toPrint { report("samlgate batch: \(line)\n") }
-            for _ in batch {
-                slots.signal()
-                group.leave()
-            }
+            wrote(batch.count)
             batch = state.withLockedValue { state in Self.takeReady(&state) }
         }
     }

@@ -4,9 +4,9 @@ import SAMLEncoding
 import ServerSupport
 
 /// Writes output records in the documented field order straight into the chunk's output
-/// buffer. The encoded value is written by the encoder between ``writeHead(_:source:form:)`` and
-/// ``writeTail(_:bytesIn:bytesOut:error:meta:verification:)``: the cookbook alphabet
-/// (`A–Z a–z 0–9 %`) needs no escaping in JSON or CSV, so it is never copied.
+/// buffer, each once, from its settled ``RecordOutcome``. The encoder writes the encoded value
+/// between the record's head and tail: the cookbook alphabet (`A–Z a–z 0–9 %`) needs no escaping
+/// in JSON or CSV, so it is never copied.
 struct RecordFormatter: Sendable {
     let format: OutputFormat
     let verify: Bool
@@ -18,8 +18,30 @@ struct RecordFormatter: Sendable {
         return columns.joined(separator: ",") + "\r\n"
     }
 
+    /// Writes one record's output record, whole: head, encoded value, tail. Returns the encoded
+    /// value's length.
+    func write(_ outcome: RecordOutcome, of record: BatchRecord, into out: inout ByteBuffer) -> Int {
+        switch outcome {
+        case .encoded(let form, let document, let verification, let error):
+            writeHead(&out, source: record.source, form: form, encoded: true)
+            let start = out.writerIndex
+            CookbookEncoder.encodeWithoutNormalizing(document, into: &out)
+            let bytesOut = out.writerIndex - start
+            writeTail(
+                &out, encoded: true, bytesIn: record.payload.count, bytesOut: bytesOut, error: error, meta: record.meta,
+                verification: verification)
+            return bytesOut
+        case .failed(let form, let error):
+            writeHead(&out, source: record.source, form: form, encoded: false)
+            writeTail(
+                &out, encoded: false, bytesIn: record.payload.count, bytesOut: 0, error: error, meta: record.meta,
+                verification: verify ? .invalid : nil)
+            return 0
+        }
+    }
+
     /// Everything up to the encoded value (for JSON, up to its opening quote when `encoded`).
-    func writeHead(_ out: inout ByteBuffer, source: RecordSource, form: SAMLForm?, encoded: Bool) {
+    private func writeHead(_ out: inout ByteBuffer, source: RecordSource, form: SAMLForm?, encoded: Bool) {
         switch format {
         case .jsonl:
             out.writeString("{\"source\":")
@@ -36,7 +58,7 @@ struct RecordFormatter: Sendable {
     }
 
     /// Everything after the encoded value.
-    func writeTail(
+    private func writeTail(
         _ out: inout ByteBuffer, encoded: Bool, bytesIn: Int, bytesOut: Int, error: RecordError?, meta: String,
         verification: VerificationFields?
     ) {

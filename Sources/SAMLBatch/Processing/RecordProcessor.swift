@@ -9,10 +9,11 @@ import ServerSupport
 import Glibc
 #endif
 
-/// Turns a chunk of records into output records, on a worker thread. For each record: detect
-/// the form, decode base64/encoded values to XML once, screen the XML (or verify it), then
-/// encode it to the cookbook form straight into the output buffer. A failing record becomes an
-/// error record; it never stops the chunk.
+/// Turns a chunk of records into output records, on a worker thread. For each record, first
+/// its outcome — detect the form, decode base64/encoded values to XML once, normalize the
+/// document to encode, screen the XML (or verify it) — then, once that is settled, its output
+/// record (or `--out DIR` file), written once with the value encoded straight into it. A failing
+/// record becomes an error record; it never stops the chunk.
 struct RecordProcessor: Sendable {
     let formatter: RecordFormatter
     let verification: BatchVerification?
@@ -26,9 +27,12 @@ struct RecordProcessor: Sendable {
         let largest = chunk.records.reduce(0) { max($0, $1.payload.count) }
         var out = ByteBufferAllocator().buffer(
             capacity: directory == nil ? chunk.storage.readableBytes * 7 / 5 + chunk.records.count * 256 : 0)
+        // Per chunk, reused by every record: the decoded XML, the document to encode, and (with
+        // `--verify`) the verifier's normalized copy.
         let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: largest + 16, alignment: 16)
         defer { scratch.deallocate() }
-        // The normalized document, for verification (what the encoded value decodes to).
+        let documentScratch = UnsafeMutableRawBufferPointer.allocate(byteCount: largest + 16, alignment: 16)
+        defer { documentScratch.deallocate() }
         let normalized = UnsafeMutableRawBufferPointer.allocate(byteCount: verification == nil ? 0 : largest + 16, alignment: 16)
         defer { normalized.deallocate() }
         var shape = XMLShapeCheck()
@@ -36,63 +40,75 @@ struct RecordProcessor: Sendable {
 
         chunk.storage.withUnsafeReadableBytes { storage in
             for record in chunk.records {
-                statistics.records += 1
-                statistics.bytesIn += record.payload.count
                 let value = UnsafeRawBufferPointer(rebasing: storage[record.payload])
-                var form: SAMLForm?
-                var fields: VerificationFields? = verification == nil ? nil : .invalid
-                do throws(RecordError) {
-                    if let failure = record.failure { throw failure }
-                    form = try wrap { () throws(SAMLEncodingError) in try SAMLForm.detect(value) }
-                    let xml = try xmlBytes(value, form: form!, scratch: scratch)
-                    // Encoding first: it validates UTF-8, so invalid text is reported as such
-                    // rather than as the broken XML it also is.
-                    let mark = out.writerIndex
-                    let count = try encode(xml, record: record, form: form!, into: &out, fileBuffer: &fileBuffer)
+                var outcome = self.outcome(
+                    of: record, value: value, scratch: scratch, documentScratch: documentScratch, normalizedScratch: normalized,
+                    shape: &shape)
+                // Written once, now that the outcome is settled.
+                var bytesOut = 0
+                if let directory {
                     do throws(RecordError) {
-                        try shape.check(xml)
+                        bytesOut = try EncodedFileWriter.write(outcome, of: record, directory: directory, buffer: &fileBuffer)
                     } catch {
-                        out.moveWriterIndex(to: mark)
-                        throw error
+                        outcome = .failed(form: outcome.form, error: error)
                     }
-                    var verifyError: RecordError?
-                    if let verification {
-                        do throws(RecordError) {
-                            fields = try verify(xml, decodedFrom: form!, record: record, verification, normalizedScratch: normalized)
-                        } catch {
-                            verifyError = error
-                        }
-                    }
-                    if let directory {
-                        if verifyError == nil {
-                            try EncodedFileWriter.write(fileBuffer, directory: directory, record: record)
-                        }
-                    } else {
-                        formatter.writeTail(
-                            &out, encoded: true, bytesIn: record.payload.count, bytesOut: count, error: verifyError,
-                            meta: record.meta, verification: fields)
-                    }
-                    statistics.encoded += 1
-                    statistics.bytesOut += count
-                    if let verifyError {
-                        statistics.fail(verifyError.code.rawValue)
-                        reports.append(Self.report(record, verifyError))
-                    } else if fields?.valid == true {
-                        statistics.valid += 1
-                    }
-                } catch {
-                    statistics.fail(error.code.rawValue)
-                    reports.append(Self.report(record, error))
-                    if directory == nil {
-                        formatter.writeHead(&out, source: record.source, form: form, encoded: false)
-                        formatter.writeTail(
-                            &out, encoded: false, bytesIn: record.payload.count, bytesOut: 0, error: error, meta: record.meta,
-                            verification: fields)
-                    }
+                } else {
+                    bytesOut = formatter.write(outcome, of: record, into: &out)
                 }
+                Self.count(outcome, of: record, bytesOut: bytesOut, statistics: &statistics, reports: &reports)
             }
         }
         return ChunkResult(sequence: chunk.sequence, output: out, statistics: statistics, reports: reports)
+    }
+
+    /// What a record comes to, with nothing written yet. Encoding errors come first: normalizing
+    /// validates UTF-8, so invalid text is reported as such rather than as the broken XML it
+    /// also is; then the shape screen, then (with `--verify`) the verifier, whose refusal leaves
+    /// the record encoded, with the reason.
+    private func outcome(
+        of record: BatchRecord, value: UnsafeRawBufferPointer, scratch: UnsafeMutableRawBufferPointer,
+        documentScratch: UnsafeMutableRawBufferPointer, normalizedScratch: UnsafeMutableRawBufferPointer, shape: inout XMLShapeCheck
+    ) -> RecordOutcome {
+        let form: SAMLForm
+        do throws(RecordError) {
+            if let failure = record.failure { throw failure }
+            form = try wrap { () throws(SAMLEncodingError) in try SAMLForm.detect(value) }
+        } catch {
+            return .failed(form: nil, error: error)
+        }
+        let xml: UnsafeRawBufferPointer
+        let document: UnsafeRawBufferPointer
+        do throws(RecordError) {
+            xml = try xmlBytes(value, form: form, scratch: scratch)
+            document = try documentToEncode(xml, decodedFrom: form, scratch: documentScratch)
+            try shape.check(xml)
+        } catch {
+            return .failed(form: form, error: error)
+        }
+        guard let verification else { return .encoded(form: form, document: document, verification: nil, error: nil) }
+        do throws(RecordError) {
+            let fields = try verify(xml, decodedFrom: form, record: record, verification, normalizedScratch: normalizedScratch)
+            return .encoded(form: form, document: document, verification: fields, error: nil)
+        } catch {
+            return .encoded(form: form, document: document, verification: .invalid, error: error)
+        }
+    }
+
+    /// Counts a written record; a failed one is also named for standard error.
+    private static func count(
+        _ outcome: RecordOutcome, of record: BatchRecord, bytesOut: Int, statistics: inout BatchStatistics, reports: inout [String]
+    ) {
+        statistics.records += 1
+        statistics.bytesIn += record.payload.count
+        if case .encoded(_, _, let verification, let error) = outcome {
+            statistics.encoded += 1
+            statistics.bytesOut += bytesOut
+            if error == nil, verification?.valid == true { statistics.valid += 1 }
+        }
+        if let error = outcome.error {
+            statistics.fail(error.code.rawValue)
+            reports.append(report(record, error))
+        }
     }
 
     /// The XML a value stands for: the value itself when raw, else its decoding into `scratch`
@@ -142,27 +158,16 @@ struct RecordProcessor: Sendable {
             survivesNormalization: verified.survivesNormalization)
     }
 
-    /// Encodes `xml` into the head of an output record (or into `fileBuffer` for `--out DIR`);
-    /// returns the encoded size. The caller writes the record's tail.
-    private func encode(
-        _ xml: UnsafeRawBufferPointer, record: BatchRecord, form: SAMLForm, into out: inout ByteBuffer,
-        fileBuffer: inout ByteBuffer
-    ) throws(RecordError) -> Int {
-        if directory != nil {
-            fileBuffer.clear()
-            try wrap { () throws(SAMLEncodingError) in try CookbookEncoder.encode(xml, decodedFrom: form, into: &fileBuffer) }
-            return fileBuffer.readableBytes
+    /// The document the encoded value stands for: `xml` normalized into `scratch`, or `xml` itself
+    /// when it arrived base64 or encoded and the cookbook already normalized it — exactly what
+    /// ``CookbookEncoder/encode(_:decodedFrom:into:)`` would encode. Validates UTF-8.
+    private func documentToEncode(
+        _ xml: UnsafeRawBufferPointer, decodedFrom form: SAMLForm, scratch: UnsafeMutableRawBufferPointer
+    ) throws(RecordError) -> UnsafeRawBufferPointer {
+        let count = try wrap { () throws(SAMLEncodingError) in
+            try WhitespaceNormalizer.normalizeValidating(xml, decodedFrom: form, into: scratch)
         }
-        let mark = out.writerIndex
-        formatter.writeHead(&out, source: record.source, form: form, encoded: true)
-        let before = out.writerIndex
-        do throws(SAMLEncodingError) {
-            try CookbookEncoder.encode(xml, decodedFrom: form, into: &out)
-        } catch {
-            out.moveWriterIndex(to: mark)
-            throw RecordError(error)
-        }
-        return out.writerIndex - before
+        return count.map { UnsafeRawBufferPointer(rebasing: scratch[..<$0]) } ?? xml
     }
 
     /// The line naming a failed record on standard error. The source is printable already; the
