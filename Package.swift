@@ -198,7 +198,9 @@ let package = Package(
         ),
         // The library targets' tests build the library, not the program (no Hummingbird, no
         // AsyncHTTPClient); what runs the executable is in CLITests, SAMLBatchTests (the batch
-        // tool through its command line) and GatewayTests (`samlgate serve`).
+        // tool through its command line), ServeTests (`samlgate serve` and `upstream` as
+        // processes), ReferenceUpstreamTests (`samlgate upstream`) and GatewayTests (the trust
+        // store as `serve`, `trust list` and `verify` read it).
         .testTarget(
             name: "SAMLEncodingTests",
             dependencies: ["SAMLEncoding", "CLITestSupport", "CookbookReference", .product(name: "NIOCore", package: "swift-nio")]
@@ -222,16 +224,42 @@ let package = Package(
             name: "SAMLBatchTests",
             dependencies: ["SAMLBatch", "TestIdP", "SAMLEncoding", "samlgate", "CLITestSupport", .product(name: "NIOCore", package: "swift-nio")]
         ),
+        // The gateway in this process, behind GatewayTestSupport's harness (a reference upstream
+        // and a gateway on loopback ports), and the backend contract: the gateway and the
+        // reference upstream asked the same and answering alike.
         .testTarget(
             name: "GatewayTests",
             dependencies: [
-                "Gateway", "ReferenceUpstream", "ServerSupport", "TestIdP", "SAMLEncoding", "SAMLVerification", "samlgate", "Demo",
-                "CLITestSupport", "RESP",
+                "Gateway", "GatewayTestSupport", "ReferenceUpstream", "ServerSupport", "TestIdP", "SAMLEncoding", "SAMLVerification",
+                "samlgate", "CLITestSupport", "RESP",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The reference upstream's answers, asked directly (the harness's gateway in front of it
+        // for the few cases that pass through), and `samlgate upstream`.
+        .testTarget(
+            name: "ReferenceUpstreamTests",
+            dependencies: [
+                "GatewayTestSupport", "CLITestSupport", "ServerSupport", "samlgate",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
+        // The demo's cookbook walks, step by step, against a reference upstream behind a gateway.
+        .testTarget(name: "DemoTests", dependencies: ["Demo"]),
+        // `samlgate serve` as a process: start-up, signals, draining, JSON log lines, secrets from files.
+        .testTarget(
+            name: "ServeTests",
+            dependencies: [
+                "GatewayTestSupport", "CLITestSupport", "TestIdP", "samlgate",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         // The small shared modules alone: build none of the servers.
@@ -250,5 +278,19 @@ let package = Package(
             name: "CLITestSupport",
             dependencies: [.product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio")],
             path: "Sources/CLITestSupport"),
+        // The gateway tests' harness (a reference upstream and a gateway in this process, raw
+        // HTTP connections, misbehaving upstreams, server processes); used only by test targets.
+        .target(
+            name: "GatewayTestSupport",
+            dependencies: [
+                "Gateway", "ReferenceUpstream", "TestIdP", "SAMLEncoding", "ServerSupport", "CLITestSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            path: "Sources/GatewayTestSupport"),
     ]
 )

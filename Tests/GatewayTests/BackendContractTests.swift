@@ -1,4 +1,5 @@
 import Foundation
+import GatewayTestSupport
 import ServerSupport
 import Testing
 
@@ -254,7 +255,7 @@ struct BackendContractTests {
                     request.body = GatewayHarness.form([("SAMLResponse", Self.saml())])
                     let reply = side == "reference" ? try await c.direct(request, trace: "contract-accepted") : try await c.throughGateway(request)
                     #expect(reply.status == 201, "\(template.name) (\(side)): \(reply.body)")
-                    ReferenceExchangeTests.expectAppleProfile(reply, mvpd: ContractHarness.mvpd)
+                    AppleProfileShape.expect(reply, mvpd: ContractHarness.mvpd)
                 }
             }
             for side in ["reference", "gateway"] {
@@ -319,7 +320,7 @@ struct BackendContractTests {
                     #expect(direct.json?["details"] as? String == reason, "\(request.name): \(direct.body)")
                     let gateway = try await c.throughGateway(request)
                     #expect(gateway.status == success, "\(request.name): \(gateway.body)")
-                    if success == 201 { ReferenceExchangeTests.expectAppleProfile(gateway, mvpd: ContractHarness.mvpd) }
+                    if success == 201 { AppleProfileShape.expect(gateway, mvpd: ContractHarness.mvpd) }
                 }
             }
         }

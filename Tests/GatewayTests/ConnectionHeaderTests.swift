@@ -1,4 +1,5 @@
 import Foundation
+import GatewayTestSupport
 import Testing
 
 /// `Connection` naming a header the route needs end to end: the gateway would strip it as

@@ -1,5 +1,6 @@
 import CLITestSupport
 import Foundation
+import GatewayTestSupport
 import Logging
 import ReferenceUpstream
 

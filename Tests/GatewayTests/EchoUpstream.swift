@@ -1,5 +1,6 @@
 import Foundation
 import Gateway
+import GatewayTestSupport
 import Hummingbird
 import Logging
 import NIOCore

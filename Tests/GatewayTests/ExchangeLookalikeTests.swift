@@ -1,4 +1,5 @@
 import Foundation
+import GatewayTestSupport
 import Testing
 
 /// Paths that backends with format or suffix matching (Rails' `authn.json`, Spring's suffix

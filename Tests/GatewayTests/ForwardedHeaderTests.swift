@@ -1,5 +1,6 @@
 import Foundation
 @_spi(Benchmarks) import Gateway
+import GatewayTestSupport
 import Testing
 
 /// `X-Forwarded-*` through the real gateway: what a client claims is replaced unless the peer is

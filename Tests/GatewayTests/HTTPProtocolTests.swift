@@ -1,5 +1,6 @@
 import Foundation
 import Gateway
+import GatewayTestSupport
 import Testing
 
 /// HTTP/1.1 as the gateway speaks it on a raw socket, whatever serves it: smuggling defences,

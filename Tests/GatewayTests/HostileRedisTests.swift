@@ -2,6 +2,7 @@ import CLITestSupport
 import Dispatch
 import Foundation
 import Gateway
+import GatewayTestSupport
 import Testing
 
 /// A Redis that answers `SET` with a reply that never ends, through the real interface: the

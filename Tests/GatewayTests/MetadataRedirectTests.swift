@@ -1,5 +1,6 @@
 import Foundation
 import Gateway
+import GatewayTestSupport
 import TestIdP
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
 import Gateway
+import GatewayTestSupport
 import SAMLVerification
 import TestIdP
 import Testing

@@ -1,5 +1,6 @@
 import CLITestSupport
 import Foundation
+import GatewayTestSupport
 import SAMLVerification
 import TestIdP
 import Testing
@@ -153,14 +154,14 @@ struct MetadataTrustTests {
             validUntil: Date().addingTimeInterval(-60)
         ).render()
             .write(to: other.appendingPathComponent("metadata.xml"), atomically: true, encoding: .utf8)
-        let server = try JSONLogLineTests.Server([
+        let server = try CapturedServerProcess([
             "serve", "--port", "0", "--upstream", "http://127.0.0.1:1", "--trust-store", root,
             "--workers", "1", "--log-format", "json",
         ])
         _ = try #require(server.url, "start-up line: \(server.firstLine)")
         let (_, stderr, status) = server.finish()
         #expect(status == 0)
-        let lines = JSONLogLineTests.objects(stderr)
+        let lines = JSONLogLines.objects(stderr)
         let warning = try #require(lines.first { $0["msg"] as? String == "trusted certificate expires within 30 days" }, "\(stderr)")
         #expect(warning["level"] as? String == "warning")
         #expect(warning["mvpd"] as? String == "Cablevision" && warning["key"] as? String == Self.fingerprint(short), "\(warning)")

@@ -1,5 +1,6 @@
 import Foundation
 @_spi(Benchmarks) import Gateway
+import GatewayTestSupport
 import Testing
 
 /// Field names that some form parser reads as a field the gateway verified: PHP trims leading

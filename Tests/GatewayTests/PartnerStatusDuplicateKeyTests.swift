@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import GatewayTestSupport
 import NIOCore
 import Testing
 

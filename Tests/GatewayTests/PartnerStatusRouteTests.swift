@@ -1,4 +1,5 @@
 import Foundation
+import GatewayTestSupport
 import Testing
 
 /// `AP-Partner-Framework-Status` on the v2 routes other than the token exchange, over real HTTP

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Gateway
+import GatewayTestSupport
 import Testing
 
 @Suite("Pass-through and operations")

@@ -1,5 +1,6 @@
 import Foundation
 @_spi(Benchmarks) import Gateway
+import GatewayTestSupport
 import ServerSupport
 import Testing
 

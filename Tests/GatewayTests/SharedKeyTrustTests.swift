@@ -1,5 +1,6 @@
 import CLITestSupport
 import Foundation
+import GatewayTestSupport
 import TestIdP
 import Testing
 

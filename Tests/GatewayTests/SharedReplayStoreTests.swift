@@ -1,6 +1,7 @@
 import CLITestSupport
 import Foundation
 import Gateway
+import GatewayTestSupport
 import NIOCore
 import NIOPosix
 import RESP

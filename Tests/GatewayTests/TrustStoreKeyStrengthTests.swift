@@ -1,5 +1,6 @@
 import CLITestSupport
 import Foundation
+import GatewayTestSupport
 import TestIdP
 import Testing
 
@@ -67,12 +68,12 @@ struct TrustStoreKeyStrengthTests {
         #expect(key["weakness"] as? String == weakness)
         // The expiry is read even where swift-certificates refuses the certificate.
         #expect(key["notAfter"] is String, "\(key)")
-        let server = try JSONLogLineTests.Server([
+        let server = try CapturedServerProcess([
             "serve", "--port", "0", "--upstream", "http://127.0.0.1:1", "--trust-store", allowed, "--workers", "1", "--log-format", "json",
         ])
         _ = try #require(server.url, "start-up line: \(server.firstLine)")
         let (_, stderr, _) = server.finish()
-        let warning = JSONLogLineTests.objects(stderr).first { $0["msg"] as? String == "weak key trusted because of allow-weak-keys" }
+        let warning = JSONLogLines.objects(stderr).first { $0["msg"] as? String == "weak key trusted because of allow-weak-keys" }
         #expect(warning?["weakness"] as? String == weakness && warning?["mvpd"] as? String == "Weak", "\(stderr)")
     }
 

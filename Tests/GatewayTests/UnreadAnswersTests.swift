@@ -1,5 +1,6 @@
 import CLITestSupport
 import Foundation
+import GatewayTestSupport
 import Testing
 
 /// A client that pipelines requests and never reads the answers must not make the gateway pile

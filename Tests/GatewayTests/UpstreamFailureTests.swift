@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import CLITestSupport
 import Foundation
 import Gateway
+import GatewayTestSupport
 import NIOCore
 import Testing
 

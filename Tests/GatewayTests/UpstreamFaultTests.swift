@@ -1,5 +1,6 @@
 import Foundation
 import Gateway
+import GatewayTestSupport
 import NIOCore
 import ReferenceUpstream
 import Testing

@@ -1,6 +1,7 @@
 import CLITestSupport
 import Foundation
 @_spi(Benchmarks) import Gateway
+import GatewayTestSupport
 import TestIdP
 import Testing
 

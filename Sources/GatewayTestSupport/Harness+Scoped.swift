@@ -2,7 +2,7 @@ import Gateway
 import Logging
 
 /// Runs `body` with a fresh harness and always stops it.
-func withHarness(
+package func withHarness(
     upstreamURL: String? = nil, gatewayLogger: Logger? = nil, configure: (inout GatewayConfiguration) -> Void = { _ in },
     _ body: (GatewayHarness) async throws -> Void
 ) async throws {

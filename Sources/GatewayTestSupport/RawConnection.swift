@@ -9,17 +9,17 @@ import Glibc
 ///
 /// Each blocking socket call runs on a thread of its own (see ``RawHTTP``): on Swift
 /// concurrency's small pool it could starve the in-process gateway that has to answer it.
-final class RawConnection: @unchecked Sendable {
+package final class RawConnection: @unchecked Sendable {
     private let fd: Int32
     /// Bytes read past the last answer (the start of the next pipelined one).
     private var pending: [UInt8] = []
 
-    init(port: Int, readTimeout seconds: Int = 30) throws {
+    package init(port: Int, readTimeout seconds: Int = 30) throws {
         fd = try Self.connectedSocket(port: port, readTimeout: seconds)
     }
 
     /// A blocking TCP socket connected to `127.0.0.1:port`, reads timing out after `seconds`.
-    static func connectedSocket(port: Int, readTimeout seconds: Int) throws -> Int32 {
+    package static func connectedSocket(port: Int, readTimeout seconds: Int) throws -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw POSIXError(.EIO) }
         var timeout = timeval(tv_sec: seconds, tv_usec: 0)
@@ -40,7 +40,7 @@ final class RawConnection: @unchecked Sendable {
 
     deinit { close(fd) }
 
-    func write(_ text: String) async throws {
+    package func write(_ text: String) async throws {
         try await Self.onThread { [self] in
             let bytes = Array(text.utf8)
             var sent = 0
@@ -53,7 +53,7 @@ final class RawConnection: @unchecked Sendable {
     }
 
     /// Whether the server has sent something not read yet (or closed), without waiting.
-    func hasIncoming() -> Bool {
+    package func hasIncoming() -> Bool {
         guard pending.isEmpty else { return true }
         var byte: UInt8 = 0
         let n = recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
@@ -61,13 +61,13 @@ final class RawConnection: @unchecked Sendable {
     }
 
     /// Half-closes: the server reads the end of the stream, the connection stays open for answers.
-    func shutdownWrite() {
+    package func shutdownWrite() {
         shutdown(fd, Int32(SHUT_WR))
     }
 
     /// The next complete answer (head and body), or `nil` when the server closed (or the read
     /// timed out) before one was complete. An interim `100 Continue` is an answer of its own.
-    func readAnswer() async throws -> RawHTTP.Answer? {
+    package func readAnswer() async throws -> RawHTTP.Answer? {
         try await Self.onThread { [self] in
             while true {
                 if let length = Self.answerLength(pending) {
@@ -83,7 +83,7 @@ final class RawConnection: @unchecked Sendable {
 
     /// Whether the server closes the connection (reads the end of the stream) within the read
     /// timeout, discarding anything else it sends.
-    func closedByServer() async throws -> Bool {
+    package func closedByServer() async throws -> Bool {
         try await Self.onThread { [self] in
             var chunk = [UInt8](repeating: 0, count: 65_536)
             while true {
@@ -103,7 +103,7 @@ final class RawConnection: @unchecked Sendable {
     /// The length of the first complete answer in `bytes`: its head, and a body by
     /// `Content-Length` or chunked framing (an answer without either, other than 1xx/204/304,
     /// is not expected from the gateway).
-    static func answerLength(_ bytes: [UInt8]) -> Int? {
+    package static func answerLength(_ bytes: [UInt8]) -> Int? {
         let separator: [UInt8] = Array("\r\n\r\n".utf8)
         guard let headEnd = bytes.firstRange(of: separator)?.upperBound else { return nil }
         let head = String(decoding: bytes[..<headEnd], as: UTF8.self).lowercased()

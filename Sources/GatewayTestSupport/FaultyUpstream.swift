@@ -6,8 +6,8 @@ import ServerSupport
 
 /// Upstreams that misbehave on purpose: answer slowly, answer 500, answer before reading the
 /// body, or drop the connection.
-enum FaultyUpstream {
-    enum Fault: Sendable {
+package enum FaultyUpstream {
+    package enum Fault: Sendable {
         case slow(Duration)
         case status500
         /// 413 right after the head (with an empty or a short body), the request body unread.
@@ -15,7 +15,7 @@ enum FaultyUpstream {
     }
 
     /// A Hummingbird server answering every request with `fault`; returns its URL and a stopper.
-    static func start(_ fault: Fault) async throws -> (url: String, stop: @Sendable () async -> Void) {
+    package static func start(_ fault: Fault) async throws -> (url: String, stop: @Sendable () async -> Void) {
         let router = Router()
         let handler: @Sendable (Request, BasicRequestContext) async throws -> Response = { request, _ in
             if case .answerBeforeBody(let empty) = fault {
@@ -53,7 +53,7 @@ enum FaultyUpstream {
     }
 
     /// A TCP server that accepts, reads a little and closes the connection without answering.
-    static func startResetting() async throws -> (url: String, stop: @Sendable () async -> Void) {
+    package static func startResetting() async throws -> (url: String, stop: @Sendable () async -> Void) {
         try await startRaw { CloseOnRead() }
     }
 
@@ -70,25 +70,25 @@ enum FaultyUpstream {
         return ("http://127.0.0.1:\(port)", { try? await channel.close() })
     }
 
-    final class CloseOnRead: ChannelInboundHandler, Sendable {
-        typealias InboundIn = ByteBuffer
+    package final class CloseOnRead: ChannelInboundHandler, Sendable {
+        package typealias InboundIn = ByteBuffer
 
-        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             context.close(promise: nil)
         }
     }
 
     /// A TCP server that answers every read with `101 Switching Protocols` and bytes that are not
     /// HTTP, keeping the connection open: a backend that upgrades unasked.
-    static func startSwitching() async throws -> (url: String, stop: @Sendable () async -> Void) {
+    package static func startSwitching() async throws -> (url: String, stop: @Sendable () async -> Void) {
         try await startRaw { SwitchOnRead() }
     }
 
-    final class SwitchOnRead: ChannelInboundHandler, Sendable {
-        typealias InboundIn = ByteBuffer
-        typealias OutboundOut = ByteBuffer
+    package final class SwitchOnRead: ChannelInboundHandler, Sendable {
+        package typealias InboundIn = ByteBuffer
+        package typealias OutboundOut = ByteBuffer
 
-        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             let answer = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\nNOT-HTTP\r\n"
             context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: answer)), promise: nil)
         }
@@ -96,18 +96,18 @@ enum FaultyUpstream {
 
     /// A TCP server answering every read with `bytes` and then closing: a backend that speaks
     /// something else than HTTP, or breaks off in the middle of its answer.
-    static func startAnswering(_ bytes: [UInt8]) async throws -> (url: String, stop: @Sendable () async -> Void) {
+    package static func startAnswering(_ bytes: [UInt8]) async throws -> (url: String, stop: @Sendable () async -> Void) {
         try await startRaw { AnswerOnRead(bytes: bytes) }
     }
 
-    final class AnswerOnRead: ChannelInboundHandler, Sendable {
-        typealias InboundIn = ByteBuffer
-        typealias OutboundOut = ByteBuffer
-        let bytes: [UInt8]
+    package final class AnswerOnRead: ChannelInboundHandler, Sendable {
+        package typealias InboundIn = ByteBuffer
+        package typealias OutboundOut = ByteBuffer
+        package let bytes: [UInt8]
 
-        init(bytes: [UInt8]) { self.bytes = bytes }
+        package init(bytes: [UInt8]) { self.bytes = bytes }
 
-        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             context.writeAndFlush(wrapOutboundOut(ByteBuffer(bytes: bytes))).assumeIsolated().whenComplete { _ in
                 context.close(promise: nil)
             }

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import CLITestSupport
 import Foundation
+import GatewayTestSupport
 import NIOCore
 import ServerSupport
 import Testing
@@ -116,7 +117,7 @@ struct ReferenceUpstreamTests {
 
     @Test("samlgate upstream --exchange-log N keeps the last N exchanges, oldest dropped; a bad N exits 2")
     func exchangeLog() async throws {
-        let (process, url, _, output) = try ServeCommandTests.start(["--port", "0", "--exchange-log", "2"], command: "upstream")
+        let (process, url, _, output) = try ServerProcess.start(["--port", "0", "--exchange-log", "2"], command: "upstream")
         defer {
             process.terminate()
             process.waitUntilExit()

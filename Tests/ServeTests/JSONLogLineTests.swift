@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import CLITestSupport
 import Foundation
+import GatewayTestSupport
 import NIOCore
 import NIOPosix
 import Testing
@@ -10,75 +11,26 @@ import Testing
 /// reload errors, and the errors that stop start-up.
 @Suite("JSON log lines", .serialized)
 struct JSONLogLineTests {
-    /// Parses every line of `text` as a log object; records an issue for any that is not.
-    static func objects(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) -> [[String: Any]] {
-        text.split(separator: "\n").compactMap { line in
-            let object = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
-            #expect(object != nil, "not a JSON line: \(line)", sourceLocation: sourceLocation)
-            if let object {
-                for key in ["ts", "level", "label", "msg"] {
-                    #expect(object[key] is String, "\(key) missing: \(line)", sourceLocation: sourceLocation)
-                }
-            }
-            return object
-        }
-    }
-
-    /// A running server process with both streams captured.
-    final class Server {
-        let process = Process()
-        let output = Pipe()
-        let errors = Pipe()
-        var firstLine = ""
-
-        init(_ arguments: [String]) throws {
-            process.executableURL = SamlgateProcess.executable
-            process.arguments = arguments
-            process.standardOutput = output
-            process.standardError = errors
-            try process.run()
-            firstLine = SamlgateProcess.firstLine(of: output.fileHandleForReading)
-        }
-
-        deinit {
-            if process.isRunning { process.terminate() }
-        }
-
-        var url: String? {
-            let object = (try? JSONSerialization.jsonObject(with: Data(firstLine.utf8))) as? [String: Any]
-            return object?["url"] as? String
-        }
-
-        /// Stops with SIGTERM and returns everything written on both streams.
-        func finish() -> (stdout: String, stderr: String, status: Int32) {
-            if process.isRunning { kill(process.processIdentifier, SIGTERM) }
-            process.waitUntilExit()
-            let rest = output.fileHandleForReading.readDataToEndOfFile()
-            let errorText = errors.fileHandleForReading.readDataToEndOfFile()
-            return (firstLine + String(decoding: rest, as: UTF8.self), String(decoding: errorText, as: UTF8.self), process.terminationStatus)
-        }
-    }
-
     @Test("serve: the start-up line, request logs, a failed reload and the shutdown are all JSON")
     func serveRunning() async throws {
         let trust = try GatewayHarness.makeTrustStore()
         defer { try? FileManager.default.removeItem(atPath: trust) }
-        let server = try Server([
+        let server = try CapturedServerProcess([
             "serve", "--port", "0", "--upstream", "http://127.0.0.1:1", "--trust-store", trust, "--workers", "1",
             "--log-format", "json",
         ])
         let url = try #require(server.url, "start-up line: \(server.firstLine)")
-        let head = try #require(Self.objects(server.firstLine).first)
+        let head = try #require(JSONLogLines.objects(server.firstLine).first)
         #expect(head["msg"] as? String == "listening" && head["mvpds"] as? String == "1" && head["label"] as? String == "samlgate.gateway")
-        #expect(try await ServeCommandTests.get(url + "/healthz").0 == 200)
+        #expect(try await ServerProcess.get(url + "/healthz").0 == 200)
         // A pass-through to an upstream that refuses: request, warning and refusal log lines.
-        #expect(try await ServeCommandTests.get(url + "/api/v1/config/REF").0 == 502)
+        #expect(try await ServerProcess.get(url + "/api/v1/config/REF").0 == 502)
         try "not a pem".write(toFile: trust + "/\(GatewayHarness.mvpd)/cert.pem", atomically: true, encoding: .utf8)
         kill(server.process.processIdentifier, SIGHUP)
         try await Task.sleep(for: .milliseconds(300))
         let (stdout, stderr, status) = server.finish()
         #expect(status == 0)
-        let lines = Self.objects(stdout) + Self.objects(stderr)
+        let lines = JSONLogLines.objects(stdout) + JSONLogLines.objects(stderr)
         let messages = lines.compactMap { $0["msg"] as? String }
         #expect(messages.contains("request") && messages.contains("refused"), "\(messages)")
         // A refusal names where samlgate raised it (never anything of the request).
@@ -94,11 +46,11 @@ struct JSONLogLineTests {
         defer { try? FileManager.default.removeItem(atPath: trust) }
         let badValue = try SamlgateProcess.run(["serve", "--queue", "lots", "--upstream", "http://x:1", "--trust-store", trust])
         #expect(badValue.status == 2)
-        #expect(Self.objects(badValue.stderr).first?["msg"] as? String == "--queue: queue must be an integer in 0...1000000, got \"lots\"")
-        #expect(Self.objects(badValue.stderr).first?["level"] as? String == "critical")
+        #expect(JSONLogLines.objects(badValue.stderr).first?["msg"] as? String == "--queue: queue must be an integer in 0...1000000, got \"lots\"")
+        #expect(JSONLogLines.objects(badValue.stderr).first?["level"] as? String == "critical")
         let noTrust = try SamlgateProcess.run(["serve", "--port", "0", "--upstream", "http://x:1", "--trust-store", "/nonexistent"])
         #expect(noTrust.status == 2)
-        #expect((Self.objects(noTrust.stderr).first?["msg"] as? String)?.contains("/nonexistent") == true, "\(noTrust.stderr)")
+        #expect((JSONLogLines.objects(noTrust.stderr).first?["msg"] as? String)?.contains("/nonexistent") == true, "\(noTrust.stderr)")
         #expect(noTrust.stdout.isEmpty)
         // Port in use: the server's own error, after the logger is set up.
         let listener = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: 0).get()
@@ -108,8 +60,8 @@ struct JSONLogLineTests {
         ])
         try await listener.close()
         #expect(busy.status != 0)
-        #expect(!Self.objects(busy.stderr).isEmpty)
-        _ = Self.objects(busy.stdoutText)
+        #expect(!JSONLogLines.objects(busy.stderr).isEmpty)
+        _ = JSONLogLines.objects(busy.stdoutText)
         // The file's log-format applies when the rest of the configuration is broken.
         let file = try SamlgateProcess.temporaryFile("text.yaml", Data("log-format: text\nqueue: lots\n".utf8))
         let text = try SamlgateProcess.run(["serve", "--config", file])
@@ -119,14 +71,14 @@ struct JSONLogLineTests {
 
     @Test("upstream: the start-up line and a configuration error are JSON")
     func upstream() throws {
-        let server = try Server(["upstream", "--port", "0", "--log-format", "json"])
+        let server = try CapturedServerProcess(["upstream", "--port", "0", "--log-format", "json"])
         #expect(server.url?.hasPrefix("http://127.0.0.1:") == true, "\(server.firstLine)")
         let (stdout, stderr, status) = server.finish()
         #expect(status == 0)
-        _ = Self.objects(stdout) + Self.objects(stderr)
+        _ = JSONLogLines.objects(stdout) + JSONLogLines.objects(stderr)
         let broken = try SamlgateProcess.temporaryFile("reference.yaml", Data("requestors: 3\nmvpds: []\n".utf8))
         let failed = try SamlgateProcess.run(["upstream", "--port", "0", "--config", broken, "--log-format", "json"])
         #expect(failed.status == 2)
-        #expect((Self.objects(failed.stderr).first?["msg"] as? String)?.contains(broken) == true, "\(failed.stderr)")
+        #expect((JSONLogLines.objects(failed.stderr).first?["msg"] as? String)?.contains(broken) == true, "\(failed.stderr)")
     }
 }

@@ -5,7 +5,7 @@ import NIOHTTP1
 extension GatewayHarness {
     /// Sends to the reference upstream itself, with no gateway in between: what the backend
     /// answers a client that talks to it directly.
-    func sendUpstream(
+    package func sendUpstream(
         _ method: HTTPMethod = .POST, _ path: String, body: String? = nil,
         headers: [(String, String)] = [("Content-Type", "application/x-www-form-urlencoded")]
     ) async throws -> Reply {
@@ -13,7 +13,7 @@ extension GatewayHarness {
     }
 
     /// One request to `url` with the harness's client, the whole answer collected.
-    static func request(_ method: HTTPMethod, _ url: String, body: String?, headers: [(String, String)]) async throws -> Reply {
+    package static func request(_ method: HTTPMethod, _ url: String, body: String?, headers: [(String, String)]) async throws -> Reply {
         var request = HTTPClientRequest(url: url)
         request.method = method
         for (name, value) in headers { request.headers.add(name: name, value: value) }

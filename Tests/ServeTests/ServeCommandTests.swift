@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import CLITestSupport
 import Foundation
+import GatewayTestSupport
 import TestIdP
 import Testing
 
@@ -8,42 +9,12 @@ import Testing
 /// SIGTERM graceful exit.
 @Suite("samlgate serve process", .serialized)
 struct ServeCommandTests {
-    /// Starts `samlgate serve` (or another server `command`) with `arguments`, waits for its
-    /// "listening on" line, returns the process, URL, that line and the output pipe (hold it
-    /// while the process runs).
-    static func start(_ arguments: [String], command: String = "serve") throws -> (Process, String, String, Pipe) {
-        let process = Process()
-        process.executableURL = SamlgateProcess.executable
-        process.arguments = [command] + arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let text = SamlgateProcess.firstLine(of: output.fileHandleForReading)
-        // The json log format's start-up line has the listening URL in `url` (the upstreams'
-        // URLs are fields too); the text one starts with it.
-        let json = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any]
-        let listening = json?["url"] as? String ?? text
-        guard let range = listening.range(of: "http://127.0.0.1:"),
-            let port = Int(listening[range.upperBound...].prefix { $0.isNumber })
-        else {
-            process.terminate()
-            throw CocoaError(.fileReadCorruptFile, userInfo: [NSDebugDescriptionErrorKey: "no listening line: \(text)"])
-        }
-        return (process, "http://127.0.0.1:\(port)", text, output)
-    }
-
-    static func get(_ url: String) async throws -> (Int, [String: Any]) {
-        let response = try await GatewayHarness.client.execute(HTTPClientRequest(url: url), timeout: .seconds(10))
-        let body = try await response.body.collect(upTo: 1 << 20)
-        let json = (try? JSONSerialization.jsonObject(with: Data(buffer: body))) as? [String: Any] ?? [:]
-        return (Int(response.status.code), json)
-    }
-
     @Test("SIGHUP reloads the trust store; SIGTERM exits 0")
     func reloadAndTerminate() async throws {
         let trust = try GatewayHarness.makeTrustStore()
-        let (process, url, line, _) = try Self.start(["--port", "0", "--upstream", "http://127.0.0.1:1", "--trust-store", trust, "--workers", "1"])
+        let (process, url, line, _) = try ServerProcess.start([
+            "--port", "0", "--upstream", "http://127.0.0.1:1", "--trust-store", trust, "--workers", "1",
+        ])
         defer { if process.isRunning { process.terminate() } }
         // The binary runs with the allocator it links (checked inside the process, not assumed).
         // (`make sanitize` builds without jemalloc: a sanitizer brings its own allocator.)
@@ -53,7 +24,7 @@ struct ServeCommandTests {
         let tasks = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.processIdentifier)/task")
         let names = tasks.compactMap { try? String(contentsOfFile: "/proc/\(process.processIdentifier)/task/\($0)/comm", encoding: .utf8) }
         #expect(names.contains("saml-worker-0\n"), "\(names)")
-        #expect(try await Self.get(url + "/readyz").1["mvpds"] as? Int == 1)
+        #expect(try await ServerProcess.get(url + "/readyz").1["mvpds"] as? Int == 1)
         let second = URL(fileURLWithPath: trust).appendingPathComponent("Second")
         try FileManager.default.createDirectory(at: second, withIntermediateDirectories: true)
         // Another IdP's key: one key shared by two MVPDs needs an issuer file in each.
@@ -63,14 +34,14 @@ struct ServeCommandTests {
         var mvpds = 1
         for _ in 0..<100 where mvpds != 2 {
             try await Task.sleep(for: .milliseconds(50))
-            mvpds = try await Self.get(url + "/readyz").1["mvpds"] as? Int ?? 0
+            mvpds = try await ServerProcess.get(url + "/readyz").1["mvpds"] as? Int ?? 0
         }
         #expect(mvpds == 2)
         // A broken reload keeps the previous store.
         try "not a pem".write(to: second.appendingPathComponent("cert.pem"), atomically: true, encoding: .utf8)
         kill(process.processIdentifier, SIGHUP)
         try await Task.sleep(for: .milliseconds(300))
-        #expect(try await Self.get(url + "/readyz").1["mvpds"] as? Int == 2)
+        #expect(try await ServerProcess.get(url + "/readyz").1["mvpds"] as? Int == 2)
         kill(process.processIdentifier, SIGTERM)
         process.waitUntilExit()
         #expect(process.terminationStatus == 0)
@@ -82,7 +53,7 @@ struct ServeCommandTests {
         let trust = try GatewayHarness.makeTrustStore()
         defer { try? FileManager.default.removeItem(atPath: trust) }
         let slow = try await FaultyUpstream.start(.slow(.milliseconds(1500)))
-        let (process, url, _, _) = try Self.start(["--port", "0", "--upstream", slow.url, "--trust-store", trust, "--workers", "1"])
+        let (process, url, _, _) = try ServerProcess.start(["--port", "0", "--upstream", slow.url, "--trust-store", trust, "--workers", "1"])
         defer { if process.isRunning { process.terminate() } }
         let port = Int(url.split(separator: ":").last!)!
         let idle = try RawConnection(port: port)
@@ -155,14 +126,14 @@ struct ServeCommandTests {
         let trust = try GatewayHarness.makeTrustStore()
         defer { try? FileManager.default.removeItem(atPath: trust) }
         try await RedisServerProcess.with(arguments: ["--requirepass", "topsecret"]) { redis in
-            let (process, url, line, _) = try Self.start([
+            let (process, url, line, _) = try ServerProcess.start([
                 "--port", "0", "--upstream", "http://127.0.0.1:1", "--trust-store", trust, "--workers", "1", "--log-format", "text",
                 "--replay-store", "redis://:topsecret@127.0.0.1:\(redis.port)/2",
             ])
             defer { if process.isRunning { process.terminate() } }
             #expect(line.contains("replay store redis://:***@127.0.0.1:\(redis.port)/2"), "\(line)")
             #expect(!line.contains("topsecret"))
-            #expect(try await Self.get(url + "/readyz").1["replayStore"] as? String != "memory")
+            #expect(try await ServerProcess.get(url + "/readyz").1["replayStore"] as? String != "memory")
             kill(process.processIdentifier, SIGTERM)
             process.waitUntilExit()
             #expect(process.terminationStatus == 0)
@@ -209,17 +180,17 @@ struct ServeCommandTests {
         try await RedisServerProcess.with(arguments: ["--requirepass", "topsecret"]) { redis in
             let nobody = try RedisServerProcess.freePort()
             for store in ["redis://127.0.0.1:\(nobody)", "redis://:wrong@127.0.0.1:\(redis.port)"] {
-                let (process, url, line, _) = try Self.start([
+                let (process, url, line, _) = try ServerProcess.start([
                     "--port", "0", "--upstream", "http://127.0.0.1:1", "--trust-store", trust, "--workers", "1", "--log-format", "text",
                     "--replay-store", store,
                 ])
                 defer { if process.isRunning { process.terminate() } }
                 #expect(line.contains("listening"), "\(line)")
-                let (status, ready) = try await Self.get(url + "/readyz")
+                let (status, ready) = try await ServerProcess.get(url + "/readyz")
                 #expect(status == 200)
                 // The start-up check asked: `down`, where nothing asked would be `unknown`.
                 #expect(ready["replayStore"] as? String == "down", "\(store): \(ready)")
-                #expect(try await Self.get(url + "/healthz").0 == 200)
+                #expect(try await ServerProcess.get(url + "/healthz").0 == 200)
                 kill(process.processIdentifier, SIGTERM)
                 try await SamlgateProcess.waitForExit(process)
                 #expect(process.terminationStatus == 0)

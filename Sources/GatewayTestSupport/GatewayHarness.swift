@@ -11,13 +11,13 @@ import TestIdP
 
 /// A reference upstream and a gateway on loopback ephemeral ports, in this process, plus an
 /// HTTP client: every test speaks real HTTP to them.
-final class GatewayHarness: Sendable {
-    static let mvpd = "Cablevision"
-    static let platformMappingID = "cablevision-apple"
-    static let idpPair = try! IdPKeyPair.generate(.rsa2048, commonName: "harness IdP")
-    static let idp = try! TestIdentityProvider(keyPair: idpPair)
-    static let attackerIdP = try! TestIdentityProvider(keyPair: try! IdPKeyPair.generate(.rsa2048, commonName: "attacker"))
-    static let client = HTTPClient(
+package final class GatewayHarness: Sendable {
+    package static let mvpd = "Cablevision"
+    package static let platformMappingID = "cablevision-apple"
+    package static let idpPair = try! IdPKeyPair.generate(.rsa2048, commonName: "harness IdP")
+    package static let idp = try! TestIdentityProvider(keyPair: idpPair)
+    package static let attackerIdP = try! TestIdentityProvider(keyPair: try! IdPKeyPair.generate(.rsa2048, commonName: "attacker"))
+    package static let client = HTTPClient(
         eventLoopGroupProvider: .singleton,
         configuration: {
             var configuration = HTTPClient.Configuration()
@@ -26,17 +26,17 @@ final class GatewayHarness: Sendable {
             return configuration
         }())
 
-    let upstream: ReferenceUpstreamServer?
-    let gateway: GatewayServer
-    let gatewayURL: String
-    let upstreamURL: String
-    let trustDirectory: String
+    package let upstream: ReferenceUpstreamServer?
+    package let gateway: GatewayServer
+    package let gatewayURL: String
+    package let upstreamURL: String
+    package let trustDirectory: String
     private let tasks: [Task<Void, any Error>]
 
     /// - Parameters:
     ///   - upstreamURL: use this instead of a fresh reference upstream (a faulty one).
     ///   - gatewayLogger: the gateway's logger (a ``CapturedLog``'s), instead of none.
-    init(
+    package init(
         upstreamURL fixedUpstream: String? = nil, gatewayLogger: Logger? = nil,
         configure: (inout GatewayConfiguration) -> Void = { _ in }
     ) async throws {
@@ -69,7 +69,7 @@ final class GatewayHarness: Sendable {
         self.tasks = tasks
     }
 
-    func stop() async {
+    package func stop() async {
         await gateway.stop()
         await upstream?.stop()
         for task in tasks { _ = try? await task.value }
@@ -78,7 +78,7 @@ final class GatewayHarness: Sendable {
 
     /// The standard reference configuration with the harness's platform-mapping id, and the
     /// harness's bearer token accepted without registration.
-    static let upstreamConfiguration: ReferenceConfiguration = {
+    package static let upstreamConfiguration: ReferenceConfiguration = {
         var configuration = ReferenceConfiguration.standard
         configuration.mvpds[0].platformMappingId = platformMappingID
         configuration.staticAccessTokens = ["token-1"]
@@ -86,7 +86,7 @@ final class GatewayHarness: Sendable {
     }()
 
     /// `<tmp>/Cablevision/cert.pem` + `platform-mapping-id`.
-    static func makeTrustStore() throws -> String {
+    package static func makeTrustStore() throws -> String {
         let root = TestScratch.directory("samlgate-trust")
         let dir = root.appendingPathComponent(mvpd)
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
@@ -97,7 +97,7 @@ final class GatewayHarness: Sendable {
 
     // MARK: responses
 
-    static func issue(_ configure: (inout IssueOptions) -> Void = { _ in }) -> [UInt8] {
+    package static func issue(_ configure: (inout IssueOptions) -> Void = { _ in }) -> [UInt8] {
         var options = IssueOptions(mvpd: mvpd, user: "alice@example.com", attributes: [SAMLAttribute("zip", "10001")])
         configure(&options)
         return try! idp.issue(options)
@@ -105,44 +105,44 @@ final class GatewayHarness: Sendable {
 
     /// What the cookbook makes of `xml` (the encoder is checked against the cookbook's own code
     /// in SAMLEncodingTests).
-    static func cookbook(_ xml: [UInt8]) -> String {
+    package static func cookbook(_ xml: [UInt8]) -> String {
         var buffer = ByteBuffer()
         try! xml.withUnsafeBytes { try CookbookEncoder.encode($0, into: &buffer) }
         return String(buffer: buffer)
     }
 
-    static func base64(_ xml: [UInt8]) -> String { Data(xml).base64EncodedString() }
+    package static func base64(_ xml: [UInt8]) -> String { Data(xml).base64EncodedString() }
 
     // MARK: requests
 
-    struct Reply {
-        var status: Int
-        var headers: HTTPHeaders
-        var raw: [UInt8]
-        var body: String { String(decoding: raw, as: UTF8.self) }
+    package struct Reply {
+        package var status: Int
+        package var headers: HTTPHeaders
+        package var raw: [UInt8]
+        package var body: String { String(decoding: raw, as: UTF8.self) }
 
         /// The `code` of an error body.
-        var code: String? {
+        package var code: String? {
             guard let data = body.data(using: .utf8),
                 let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
             else { return nil }
             return object["code"] as? String
         }
 
-        var json: [String: Any]? {
+        package var json: [String: Any]? {
             (try? JSONSerialization.jsonObject(with: Data(body.utf8))) as? [String: Any]
         }
 
         /// samlgate's reason of a refusal: the first part of its `details`.
-        var reason: String? { Self.reason(details: json?["details"] as? String) }
+        package var reason: String? { Self.reason(details: json?["details"] as? String) }
 
         /// `signature_invalid` of `signature_invalid; parameter=SAMLResponse`.
-        static func reason(details: String?) -> String? {
+        package static func reason(details: String?) -> String? {
             details.map { String($0.prefix(while: { $0 != ";" })) }
         }
 
         /// The value of `key=` in a refusal's `details` (`parameter`, `header`, `limit`).
-        func detail(_ key: String) -> String? {
+        package func detail(_ key: String) -> String? {
             guard let details = json?["details"] as? String else { return nil }
             for part in details.split(separator: ";").dropFirst() {
                 let pair = part.trimmingCharacters(in: .whitespaces).split(separator: "=", maxSplits: 1)
@@ -153,11 +153,11 @@ final class GatewayHarness: Sendable {
     }
 
     /// Form-encodes `fields` (every byte but unreserved ones escaped, space as `%20`).
-    static func form(_ fields: [(String, String)]) -> String {
+    package static func form(_ fields: [(String, String)]) -> String {
         fields.map { escape($0.0) + "=" + escape($0.1) }.joined(separator: "&")
     }
 
-    static func escape(_ text: String) -> String {
+    package static func escape(_ text: String) -> String {
         var out = ""
         for byte in text.utf8 {
             switch byte {
@@ -171,11 +171,11 @@ final class GatewayHarness: Sendable {
         return out
     }
 
-    static func v1Fields(_ saml: String, mvpd: String = mvpd, device: String = "device-1") -> [(String, String)] {
+    package static func v1Fields(_ saml: String, mvpd: String = mvpd, device: String = "device-1") -> [(String, String)] {
         [("requestor", "REF"), ("deviceId", device), ("mvpd", mvpd), ("deviceType", "iOS"), ("SAMLResponse", saml)]
     }
 
-    func send(
+    package func send(
         _ method: HTTPMethod = .POST, _ path: String, body: String? = nil, bytes: [UInt8]? = nil,
         headers: [(String, String)] = [("Content-Type", "application/x-www-form-urlencoded")]
     ) async throws -> Reply {
@@ -189,19 +189,19 @@ final class GatewayHarness: Sendable {
         return Reply(status: Int(response.status.code), headers: response.headers, raw: Array(buffer: data))
     }
 
-    func exchangeV1(_ saml: String, mvpd: String = mvpd, device: String = "device-1") async throws -> Reply {
+    package func exchangeV1(_ saml: String, mvpd: String = mvpd, device: String = "device-1") async throws -> Reply {
         try await send(.POST, "/api/v1/tokens/authn", body: Self.form(Self.v1Fields(saml, mvpd: mvpd, device: device)))
     }
 
     /// The value of the metric line starting with `prefix` (labels included) in `/metrics`, or 0.
-    func metric(_ prefix: String) async throws -> Double {
+    package func metric(_ prefix: String) async throws -> Double {
         let body = try await send(.GET, "/metrics").body
         guard let line = body.split(separator: "\n").first(where: { $0.hasPrefix(prefix + " ") }) else { return 0 }
         return Double(line.split(separator: " ").last ?? "") ?? 0
     }
 
     /// The `AP-Partner-Framework-Status` header value.
-    static func partnerStatus(
+    package static func partnerStatus(
         access: String = "granted", provider: String? = platformMappingID, expires: Date = Date().addingTimeInterval(3600),
         permissionError: Bool = false, providerError: Bool = false
     ) -> String {
@@ -215,7 +215,7 @@ final class GatewayHarness: Sendable {
         return json.base64EncodedString()
     }
 
-    func exchangeV2(_ saml: String, status: String? = partnerStatus(), extraHeaders: [(String, String)] = []) async throws -> Reply {
+    package func exchangeV2(_ saml: String, status: String? = partnerStatus(), extraHeaders: [(String, String)] = []) async throws -> Reply {
         var headers = [
             ("Content-Type", "application/x-www-form-urlencoded"), ("Authorization", "Bearer token-1"),
             ("AP-Device-Identifier", "fingerprint device-2"), ("X-Device-Info", "eyJwcmltYXJ5SGFyZHdhcmVUeXBlIjoiU2V0VG9wQm94In0="),
@@ -228,7 +228,7 @@ final class GatewayHarness: Sendable {
 
 extension GatewayHarness {
     /// Base64 then the cookbook's percent-encoding, without normalization.
-    static func escapeFree(base64Percent xml: [UInt8]) -> String {
+    package static func escapeFree(base64Percent xml: [UInt8]) -> String {
         base64(xml).replacingOccurrences(of: "+", with: "%2B").replacingOccurrences(of: "/", with: "%2F")
             .replacingOccurrences(of: "=", with: "%3D")
     }

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import CLITestSupport
 import Foundation
+import GatewayTestSupport
 import Testing
 
 /// A private key in the trust store is refused, naming the file: at start-up (`serve`,
@@ -43,7 +44,7 @@ struct PrivateKeyTrustTests {
     func reload() async throws {
         let directory = try GatewayHarness.makeTrustStore()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let (process, url, _, output) = try ServeCommandTests.start(
+        let (process, url, _, output) = try ServerProcess.start(
             ["--port", "0", "--upstream", "http://127.0.0.1:1", "--trust-store", directory, "--workers", "1"])
         defer {
             if process.isRunning { process.terminate() }
@@ -63,6 +64,6 @@ struct PrivateKeyTrustTests {
             failed = body.contains("samlgate_trust_store_reloads_total{result=\"failed\"} 1")
         }
         #expect(failed)
-        #expect(try await ServeCommandTests.get(url + "/readyz").1["mvpds"] as? Int == 1)
+        #expect(try await ServerProcess.get(url + "/readyz").1["mvpds"] as? Int == 1)
     }
 }

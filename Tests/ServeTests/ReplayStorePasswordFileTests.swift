@@ -1,5 +1,6 @@
 import CLITestSupport
 import Foundation
+import GatewayTestSupport
 import Testing
 
 /// `replay-store-password-file`: the Redis password from a file (a mounted secret, a systemd
@@ -12,7 +13,7 @@ struct ReplayStorePasswordFileTests {
         defer { try? FileManager.default.removeItem(atPath: trust) }
         let file = try SamlgateProcess.temporaryFile("redis-password", Data("topsecret\n".utf8))
         try await RedisServerProcess.with(arguments: ["--requirepass", "topsecret"]) { redis in
-            let (process, url, line, _) = try ServeCommandTests.start([
+            let (process, url, line, _) = try ServerProcess.start([
                 "--port", "0", "--upstream", "http://127.0.0.1:1", "--trust-store", trust, "--workers", "1", "--log-format", "text",
                 "--replay-store", "redis://127.0.0.1:\(redis.port)/0", "--replay-store-password-file", file,
             ])
@@ -20,7 +21,7 @@ struct ReplayStorePasswordFileTests {
             #expect(!line.contains("topsecret"), "\(line)")
             var state: String?
             for _ in 0..<50 where state != "up" {
-                state = try await ServeCommandTests.get(url + "/readyz").1["replayStore"] as? String
+                state = try await ServerProcess.get(url + "/readyz").1["replayStore"] as? String
                 if state != "up" { try await Task.sleep(for: .milliseconds(100)) }
             }
             #expect(state == "up")

@@ -7,25 +7,27 @@ import Glibc
 /// Sends bytes as they are over one TCP connection and reads the answer until the server
 /// closes it: for request targets and headers an HTTP client library would rewrite or refuse
 /// (`#fragment`, `*`, backslashes, lower-case methods).
-enum RawHTTP {
-    struct Answer {
-        var status: Int
-        var head: String
-        var body: String
+package enum RawHTTP {
+    package struct Answer {
+        package var status: Int
+        package var head: String
+        package var body: String
 
         /// The `code` of an error body.
-        var code: String? {
+        package var code: String? {
             (try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])?["code"] as? String
         }
 
         /// samlgate's reason of a refusal: the first part of its `details`.
-        var reason: String? {
+        package var reason: String? {
             GatewayHarness.Reply.reason(details: (try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])?["details"] as? String)
         }
     }
 
     /// `method target HTTP/1.1` with `headers` and a `body`; reads one answer.
-    static func send(port: Int, method: String = "POST", target: String, headers: [(String, String)] = [], body: String = "") async throws -> Answer {
+    package static func send(
+        port: Int, method: String = "POST", target: String, headers: [(String, String)] = [], body: String = ""
+    ) async throws -> Answer {
         var request = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n"
         for (name, value) in headers { request += "\(name): \(value)\r\n" }
         if !body.isEmpty || method == "POST" { request += "Content-Length: \(body.utf8.count)\r\n" }
@@ -34,7 +36,7 @@ enum RawHTTP {
     }
 
     /// Sends `bytes` exactly and reads one answer.
-    static func send(port: Int, raw bytes: [UInt8]) async throws -> Answer {
+    package static func send(port: Int, raw bytes: [UInt8]) async throws -> Answer {
         // Blocking socket calls run on a thread of their own: on Swift concurrency's small pool
         // they could starve the in-process gateway that has to answer them.
         return try await withCheckedThrowingContinuation { continuation in
@@ -66,7 +68,7 @@ enum RawHTTP {
         return answer(received)
     }
 
-    static func complete(_ received: [UInt8]) -> Bool {
+    package static func complete(_ received: [UInt8]) -> Bool {
         let text = String(decoding: received, as: UTF8.self)
         guard let end = text.range(of: "\r\n\r\n") else { return false }
         let head = text[..<end.lowerBound].lowercased()
@@ -80,7 +82,7 @@ enum RawHTTP {
         return false
     }
 
-    static func answer(_ received: [UInt8]) -> Answer {
+    package static func answer(_ received: [UInt8]) -> Answer {
         let text = String(decoding: received, as: UTF8.self)
         let parts = text.components(separatedBy: "\r\n\r\n")
         let head = parts.first ?? ""

@@ -1,4 +1,5 @@
 import Foundation
+import GatewayTestSupport
 import Testing
 
 /// The user id the reference upstream gives an exchange comes from the verified Assertion's

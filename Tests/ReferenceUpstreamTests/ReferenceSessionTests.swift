@@ -1,4 +1,5 @@
 import Foundation
+import GatewayTestSupport
 import ServerSupport
 import Testing
 
