@@ -10,11 +10,11 @@
             blocks, which are not read. docs/cli.md has a section for every verb that documents
             each of its flags; docs/configuration.md has a row for every `samlgate serve` setting.
 3. codes    docs/errors.md lists exactly the reasons the program can produce. The reasons are
-            read from the sources (see `produced_codes`): the cases of the private
-            `enum Base: String` behind each typed code (the encoder's, the verifier's, the trust
-            store's in `TrustStoreError*.swift`, which never reach an HTTP client, the gateway's
-            and the batch tool's; the typed codes cannot be made from a string) and the CLI's
-            reported codes. A client of the gateway gets the backend's published codes
+            read from the sources (see `produced_codes`): the `static let name = ErrorCode("…")`
+            constants each module declares in its `Errors/ErrorCode+….swift` (the encoder's, the
+            verifier's, the trust store's in `ErrorCode+TrustStore.swift`, which never reach an
+            HTTP client, the gateway's and the batch tool's; an `ErrorCode` made any other way
+            fails the check) and the CLI's reported codes. A client of the gateway gets the backend's published codes
             (`BackendErrorCode.swift`) instead: errors.md's table "The mapping" has a row for
             every reason the gateway answers, names only published codes, gives each the body
             `status` and `action` the sources document for it (and 401 for the codes whose action
@@ -554,19 +554,41 @@ def collect(files, pattern, target, argument_index=0, typed=None):
             target.update(codes)
 
 
-def enum_codes(files, target):
-    """Adds the raw values of every `enum Base: String` (the private backing enum of a typed
-    code: the verifier's, the encoder's, the trust store's, the gateway's, the batch tool's).
-    A code no other source file names (`.name`) is never raised: a failure, so the pages cannot
-    document a code the program cannot produce."""
+CODE_DECLARATION = re.compile(r"\bstatic let\s+(\w+)\s*=\s*ErrorCode\(\s*\"([a-z0-9_]+)\"\s*\)")
+CODE_MADE = re.compile(r"(?:\bErrorCode|(?<!\w)Code)\s*\(")
+_DECLARED = {}
+
+
+def declared_codes(files, target):
+    """Adds the wire form of every `static let name = ErrorCode("wire")` (the named constants
+    each module declares in its `Errors/ErrorCode+….swift`: the verifier's, the encoder's, the
+    trust store's, the gateway's, the batch tool's). A code no other source file names
+    (`.name`) is never raised: a failure, so the pages cannot document a code the program cannot
+    produce. A name or a wire form declared twice fails too."""
     for path in files:
         text = without_comments(path.read_text(encoding="utf-8"))
-        for block in re.finditer(r"enum Base\s*:\s*String[^{]*\{(.*?)\n\s*\}", text, re.S):
-            for case in re.finditer(r"case\s+(\w+)(?:\s*=\s*\"([^\"]+)\")?", block.group(1)):
-                target.add(case.group(2) or case.group(1))
-                if not any(re.search(r"\." + case.group(1) + r"\b", other) for other in other_sources(path)):
-                    line = text.count("\n", 0, block.start(1) + case.start()) + 1
-                    fail(path, line, f"code '{case.group(2) or case.group(1)}' is declared but never raised")
+        for match in CODE_DECLARATION.finditer(text):
+            name, wire = match.group(1), match.group(2)
+            line = text.count("\n", 0, match.start()) + 1
+            target.add(wire)
+            for key in (("name", name), ("code", wire)):
+                if key in _DECLARED:
+                    fail(path, line, f"{key[0]} '{key[1]}' is already declared at {_DECLARED[key]}")
+                _DECLARED[key] = f"{os.path.relpath(path, ROOT)}:{line}"
+            if not any(re.search(r"\." + name + r"\b", other) for other in other_sources(path)):
+                fail(path, line, f"code '{wire}' is declared but never raised")
+
+
+def codes_made_elsewhere():
+    """An `ErrorCode(…)` (or `Code(…)`, through an error type's alias) anywhere but a
+    declaration that `declared_codes` reads: a code this check would not see."""
+    for path in swift_files("Sources"):
+        text = without_comments(path.read_text(encoding="utf-8"))
+        declarations = {match.start(0) + match.group(0).index("ErrorCode") for match in CODE_DECLARATION.finditer(text)}
+        for match in CODE_MADE.finditer(text):
+            if match.start() not in declarations:
+                line = text.count("\n", 0, match.start()) + 1
+                fail(path, line, "an error code made outside a `static let name = ErrorCode(\"code\")` declaration")
 
 
 _SOURCES = {}
@@ -582,17 +604,19 @@ def other_sources(path):
 
 def produced_codes():
     produced = Produced()
-    # Typed codes: the cases of each `private enum Base: String`. The trust store's own codes
-    # (loading a store: start-up, reload, the CLI) are kept apart from the verifier's. A code is
-    # made no other way: the typed codes have no public initialiser from a string.
+    # Typed codes: the `static let … = ErrorCode("…")` of each module. The trust store's own
+    # codes (loading a store: start-up, reload, the CLI) are kept apart from the verifier's. A
+    # code is made no other way: outside the package `ErrorCode` has no initialiser, and inside
+    # it codes_made_elsewhere fails any other construction.
     verification = swift_files("Sources/SAMLVerification")
-    trust_files = [path for path in verification if path.name.startswith("TrustStoreError")]
-    enum_codes([path for path in verification if path not in trust_files], produced.verifier)
-    enum_codes(trust_files, produced.trust)
-    enum_codes(swift_files("Sources/SAMLEncoding"), produced.encoding)
+    trust_files = [path for path in verification if path.name == "ErrorCode+TrustStore.swift"]
+    declared_codes([path for path in verification if path not in trust_files], produced.verifier)
+    declared_codes(trust_files, produced.trust)
+    declared_codes(swift_files("Sources/SAMLEncoding"), produced.encoding)
     # The gateway's and the batch tool's own codes (they also pass on the verifier's and encoder's).
-    enum_codes(swift_files("Sources/Gateway"), produced.gateway)
-    enum_codes(swift_files("Sources/SAMLBatch"), produced.batch)
+    declared_codes(swift_files("Sources/Gateway"), produced.gateway)
+    declared_codes(swift_files("Sources/SAMLBatch"), produced.batch)
+    codes_made_elsewhere()
     # The command line: `code:` arguments, `static let code = "…"`, and `describe`'s fallback tuple.
     collect(swift_files("Sources/samlgate"), r"\bcode:\s*", produced.cli)
     collect(swift_files("Sources/samlgate"), r"\bstatic let code\s*=\s*", produced.cli)

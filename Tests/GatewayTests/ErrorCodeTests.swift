@@ -144,7 +144,7 @@ struct ErrorCodeTests {
             #expect(error.backendCode(api: .v1, exchange: true) == v1, "\(code)")
             #expect(error.backendCode(api: .v2, exchange: true) == v2, "\(code)")
             #expect(error.retryAfter == retryAfter, "\(code)")
-            #expect(error.code == GatewayError.Code(code) && error.code.rawValue == code.rawValue)
+            #expect(error.code == code && error.code.rawValue == code.rawValue)
             #expect(error.isVerificationFailure)
         }
         #expect(!GatewayError.missingParameter("mvpd").isVerificationFailure)

@@ -25,7 +25,7 @@ extension GatewayError {
         // An encoding failure is the field's it was found in (bad UTF-8 in `mvpd`), most often
         // `SAMLResponse`.
         if underlying is SAMLEncodingError { return parameter ?? .invalidParameterSAMLResponse }
-        if code == Code(VerificationError.Code.unknownMVPD) { return Self.backendCode(verification: .unknownMVPD, api: api) }
+        if code == .unknownMVPD { return Self.backendCode(verification: .unknownMVPD, api: api) }
         switch code {
         case .missingParameter, .invalidParameterValue, .duplicateParameter, .duplicateHeader:
             return parameter ?? (exchange ? .invalidParameterSAMLResponse : .generic(api: api))
@@ -56,7 +56,7 @@ extension GatewayError {
     /// `SAMLResponse` parameter's; a provider the trust store does not know is an unknown
     /// integration (v1, the `mvpd` field) or an undetermined partner provider (v2, the partner
     /// status names it); the gateway's own trouble is a server error or a `retry`.
-    static func backendCode(verification code: VerificationError.Code, api: BackendAPI) -> BackendErrorCode {
+    static func backendCode(verification code: ErrorCode, api: BackendAPI) -> BackendErrorCode {
         switch code {
         case .unknownMVPD: api == .v1 ? .unknownIntegration : .invalidHeaderPFSProviderIDNotDetermined
         case .replayCacheFull: .maximumExecutionTimeExceeded

@@ -11,9 +11,14 @@ import ServerSupport
 /// HTTP status each of the verifier's and encoder's codes answers is decided here, not by them:
 /// the status the backend answers the same case with, or the one HTTP needs (413, 503, 504 …).
 @_spi(Benchmarks) public struct GatewayError: Error, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+    /// The codes are ``ErrorCode``'s; `GatewayError.Code.duplicateHeader` reads as before.
+    public typealias Code = ErrorCode
+
     /// The HTTP status of the answer.
     public var status: Int
-    public var code: Code
+    /// The gateway's own code (`ErrorCode+Gateway.swift`), or the encoder's or verifier's code
+    /// of the failure it reports, taken as it is.
+    public var code: ErrorCode
     public var message: String
     /// Machine-readable context: `parameter`, `header`, `offset`, `limit` (strings or integers);
     /// decides the backend's code of a parameter's refusal and is shown in `details`.
@@ -29,7 +34,8 @@ import ServerSupport
     public var location: ErrorLocation
 
     public init(
-        status: Int, code: Code, message: String, details: [(String, Detail)] = [], retryAfter: Int? = nil, underlying: (any Error & Sendable)? = nil,
+        status: Int, code: ErrorCode, message: String, details: [(String, Detail)] = [], retryAfter: Int? = nil,
+        underlying: (any Error & Sendable)? = nil,
         fileID: String = #fileID, line: Int = #line
     ) {
         self.status = status
@@ -154,7 +160,7 @@ import ServerSupport
         var details: [(String, Detail)] = [("parameter", .string(parameter))]
         if let offset = error.offset { details.append(("offset", .integer(offset))) }
         self.init(
-            status: 400, code: Code(error.code), message: "\(parameter): \(error.message)", details: details, underlying: error,
+            status: 400, code: error.code, message: "\(parameter): \(error.message)", details: details, underlying: error,
             fileID: fileID, line: line)
     }
 
@@ -177,7 +183,7 @@ import ServerSupport
             status = 400
         }
         self.init(
-            status: status, code: Code(error.code), message: error.message, retryAfter: retryAfter, underlying: error, fileID: fileID,
+            status: status, code: error.code, message: error.message, retryAfter: retryAfter, underlying: error, fileID: fileID,
             line: line)
     }
 }

@@ -64,7 +64,7 @@ import SAMLVerification
             mvpd = try text("mvpd")
             guard store.provider(for: mvpd) != nil else {
                 throw GatewayError(
-                    status: 400, code: .init(VerificationError.Code.unknownMVPD), message: "no trust configuration for this MVPD",
+                    status: 400, code: .unknownMVPD, message: "no trust configuration for this MVPD",
                     details: [("parameter", .string("mvpd"))])
             }
         case .v2(let named):

@@ -33,7 +33,7 @@ import SAMLVerification
         let id = try grantedProvider(verdict)
         guard let mvpd = trustStore.mvpd(forPlatformMappingID: id) else {
             throw GatewayError(
-                status: 400, code: .init(VerificationError.Code.unknownMVPD),
+                status: 400, code: .unknownMVPD,
                 message: "no trust configuration for the provider the partner status names",
                 details: [("header", .string(name))])
         }

@@ -24,7 +24,7 @@ import SAMLVerification
         let all = verifier.trustStore.mvpds
         if all.count == 1 { return all[0] }
         throw RecordError(
-            .init(VerificationError.Code.unknownMVPD),
+            .unknownMVPD,
             "the record names no MVPD and the trust store has \(all.count): give --mvpd or carry an mvpd field")
     }
 }

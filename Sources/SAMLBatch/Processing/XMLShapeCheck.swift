@@ -150,6 +150,6 @@ struct XMLShapeCheck {
     }
 
     private static func failure(_ what: String, at offset: Int) -> RecordError {
-        RecordError(.init(VerificationError.Code.malformedXML), "\(what) (byte \(offset))")
+        RecordError(.malformedXML, "\(what) (byte \(offset))")
     }
 }

@@ -1,11 +1,14 @@
-/// A failure of the encoding core: a stable ``Code`` for machines and a message for people.
+/// A failure of the encoding core: a stable ``ErrorCode`` for machines and a message for people.
 ///
 /// The code is what HTTP error bodies, CLI output, metric labels and tests use; the message may
 /// change between releases. `offset`, when set, is the byte offset in the input where the problem
 /// was found, so an operator can locate it in a capture.
 public struct SAMLEncodingError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The codes are ``ErrorCode``'s (this module's in `ErrorCode+Encoding.swift`).
+    public typealias Code = ErrorCode
+
     /// The stable, machine-readable reason.
-    public var code: Code
+    public var code: ErrorCode
     /// A human-readable explanation, never containing the input's content.
     public var message: String
     /// Byte offset of the first offending byte in the input, when the problem has a location.
@@ -13,7 +16,7 @@ public struct SAMLEncodingError: Error, Hashable, Sendable, CustomStringConverti
     /// Where the error was raised.
     public var location: ErrorLocation
 
-    public init(_ code: Code, _ message: String, offset: Int? = nil, fileID: String = #fileID, line: Int = #line) {
+    public init(_ code: ErrorCode, _ message: String, offset: Int? = nil, fileID: String = #fileID, line: Int = #line) {
         self.code = code
         self.message = message
         self.offset = offset

@@ -1,0 +1,32 @@
+import SAMLEncoding
+
+/// The batch tool's own codes (``RecordError``). A record that fails in the encoder or the
+/// verifier carries that failure's code (`malformed_xml` and `unknown_mvpd` are the
+/// verifier's), so these are only what the batch tool adds.
+extension ErrorCode {
+    /// An input file or directory cannot be opened or read.
+    package static let unreadableInput = ErrorCode("unreadable_input")
+    /// A gzip stream ends before its end marker.
+    package static let truncatedGzip = ErrorCode("truncated_gzip")
+    /// A gzip stream is damaged (bad header, checksum or data).
+    package static let corruptGzip = ErrorCode("corrupt_gzip")
+    /// Bytes after the last gzip member that are neither another member nor zero padding.
+    package static let trailingGzipData = ErrorCode("trailing_gzip_data")
+    /// An entry found in a directory input that is not read: a FIFO, socket or device, or a
+    /// symbolic link to a directory.
+    package static let skippedInput = ErrorCode("skipped_input")
+    /// A JSON Lines record or HAR file is not valid JSON.
+    package static let invalidJSON = ErrorCode("invalid_json")
+    /// A JSON object repeats a key (also when one copy is spelled with escapes), or a HAR
+    /// form repeats `SAMLResponse` or `mvpd`: parsers disagree on which copy counts.
+    package static let duplicateKey = ErrorCode("duplicate_key")
+    /// A JSON Lines record has no string field with the response (`--field`), or an
+    /// exchange request in a HAR file carries no `SAMLResponse`.
+    package static let missingField = ErrorCode("missing_field")
+    /// A record is larger than `--max-record-bytes`.
+    package static let recordTooLarge = ErrorCode("record_too_large")
+    /// A HAR file holds no request with a `SAMLResponse`.
+    package static let harWithoutSAML = ErrorCode("har_without_saml")
+    /// An output (file, directory entry, standard output) cannot be written.
+    package static let outputFailed = ErrorCode("output_failed")
+}

@@ -1,0 +1,35 @@
+import SAMLEncoding
+
+/// The trust store's codes (``TrustStoreError``). They never reach an HTTP client: they stop
+/// start-up, fail a reload, or show in `samlgate trust list`. Fetched metadata already past its
+/// `validUntil` is ``ErrorCode/metadataExpired``, the verifier's code of the same name.
+extension ErrorCode {
+    /// The directory or a file in it is unusable: unreadable, no key for an MVPD, not a PEM
+    /// certificate or public key, a private key, two MVPDs sharing a platform-mapping id.
+    public static let trustStoreInvalid = ErrorCode("trust_store_invalid")
+    /// A metadata file is not XML the hardened parser accepts (DOCTYPE, size, markup limits),
+    /// or not SAML metadata of the expected shape (root, `entityID`, a certificate's base64,
+    /// a `validUntil` that is not a date).
+    public static let metadataMalformed = ErrorCode("metadata_malformed")
+    /// An entity's metadata offers no certificate for signing (every `KeyDescriptor` is
+    /// `use="encryption"`, or none carries an `X509Certificate`).
+    public static let metadataNoSigningKey = ErrorCode("metadata_no_signing_key")
+    /// A pinned metadata signer (`metadata-signer.pem`) is configured and the metadata's
+    /// enveloped signature is missing, does not verify with it, or fails the verifier's
+    /// defences (the verifier's code is in the message).
+    public static let metadataSignatureInvalid = ErrorCode("metadata_signature_invalid")
+    /// The aggregate's mapping file is malformed, names an entity the aggregate does not hold,
+    /// or there is an aggregate without a mapping file.
+    public static let metadataEntityMissing = ErrorCode("metadata_entity_missing")
+    /// A `metadata.url` (or `metadata.refresh`) is unusable: not an `https://` URL (plain
+    /// `http://` only with a pinned signer), credentials in it, beside a `metadata.xml`, a
+    /// refresh interval out of range, or no metadata cache configured for fetched copies.
+    public static let metadataSourceInvalid = ErrorCode("metadata_source_invalid")
+    /// A refresh of fetched metadata failed (network, timeout, HTTP status, size, the cache
+    /// not writable); the last good copy stays. Logged and counted by the gateway only.
+    public static let metadataFetchFailed = ErrorCode("metadata_fetch_failed")
+    /// A trusted key is too weak to rely on: RSA under 2048 bits, or EC on another curve than
+    /// P-256, P-384 or P-521. An `allow-weak-keys` file in the MVPD's directory accepts its
+    /// keys anyway (listed and logged as weak); metadata signers never are.
+    public static let weakKey = ErrorCode("weak_key")
+}
