@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import ServerSupport
 
 /// The `trusted-proxies` setting: the peers whose `X-Forwarded-Host`, `X-Forwarded-Proto` and
 /// `X-Forwarded-For` the gateway passes on (see ``ProxyHeaders``).
@@ -13,22 +14,18 @@ import NIOCore
     public init() {}
 
     /// Parses a comma-separated list of CIDR blocks (`10.0.0.0/8, ::1/128`; a bare address is
-    /// one host). Throws a message naming the first malformed block.
-    public init(parsing list: String) throws(TrustedProxies.ParseError) {
+    /// one host). Throws a message naming the first malformed block (the caller adds where the
+    /// setting came from).
+    package init(parsing list: String) throws(ConfigurationError) {
         for item in list.split(separator: ",") {
             let block = item.trimmingCharacters(in: .whitespaces)
             guard !block.isEmpty else { continue }
             do {
                 blocks.append(try AddressBlock(cidr: Substring(block)))
             } catch {
-                throw ParseError(message: "\"\(block)\" is not a CIDR block (\(error.reason))")
+                throw ConfigurationError("\"\(block)\" is not a CIDR block (\(error.reason))")
             }
         }
-    }
-
-    /// Why `trusted-proxies` could not be read; names the value.
-    public struct ParseError: Error, Sendable {
-        public var message: String
     }
 
     public var isEmpty: Bool { blocks.isEmpty }
