@@ -72,12 +72,7 @@ package struct ReferenceConfiguration: Codable, Sendable {
     /// unique, a requestor's platform-mapping ids are unique, lifetimes are 1 s … 10 years.
     package static func load(path: String) throws(ConfigurationError) -> ReferenceConfiguration {
         // Size, anchors, aliases and depth are checked before Yams builds anything.
-        let text: String
-        do {
-            text = try ConfigurationFile.read(path)
-        } catch {
-            throw ConfigurationError(error.message)
-        }
+        let text = try ConfigurationFile.read(path)
         let configuration: ReferenceConfiguration
         do {
             configuration = try YAMLDecoder().decode(ReferenceConfiguration.self, from: text)

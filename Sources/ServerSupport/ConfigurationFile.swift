@@ -11,34 +11,30 @@ import Foundation
 /// events of libyaml (the parser Yams itself runs on), which report anchors and aliases as
 /// YAML means them: an `&` or `*` inside a quoted string or a comment is text, not an anchor,
 /// which a byte scan could not tell. The walk allocates nothing per node and also bounds the
-/// nesting depth (Yams builds values recursively) and the file size.
+/// nesting depth (Yams builds values recursively) and the file size. A refusal is a
+/// ``ConfigurationError`` naming the file and, when known, the line.
 package enum ConfigurationFile {
     /// A configuration is a few kilobytes; a larger file is a mistake or an attack.
     package static let maximumSize = 1 << 20
     /// Sequences and mappings nest at most this deep.
     package static let maximumDepth = 64
 
-    /// Why a file was refused; the message names the file and, when known, the line.
-    package struct Refusal: Error, Sendable {
-        package var message: String
-    }
-
     /// The text of the file at `path`, checked with ``check(yaml:path:)``. At most
     /// ``maximumSize`` + 1 bytes are read, whatever the file is.
-    package static func read(_ path: String) throws(Refusal) -> String {
-        guard let handle = FileHandle(forReadingAtPath: path) else { throw Refusal(message: "cannot read configuration file \(path)") }
+    package static func read(_ path: String) throws(ConfigurationError) -> String {
+        guard let handle = FileHandle(forReadingAtPath: path) else { throw ConfigurationError("cannot read configuration file \(path)") }
         defer { try? handle.close() }
         let data: Data
         do {
             data = try handle.read(upToCount: maximumSize + 1) ?? Data()
         } catch {
-            throw Refusal(message: "cannot read configuration file \(path)")
+            throw ConfigurationError("cannot read configuration file \(path)")
         }
         guard data.count <= maximumSize else {
-            throw Refusal(message: "\(path): larger than \(maximumSize) bytes")
+            throw ConfigurationError("\(path): larger than \(maximumSize) bytes")
         }
         guard let text = String(data: data, encoding: .utf8) else {
-            throw Refusal(message: "\(path): not UTF-8 text")
+            throw ConfigurationError("\(path): not UTF-8 text")
         }
         try check(yaml: text, path: path)
         return text
@@ -46,15 +42,15 @@ package enum ConfigurationFile {
 
     /// Throws when `text` is larger than ``maximumSize``, is not YAML, uses an anchor (`&name`)
     /// or an alias (`*name`, including `<<: *name` merges), or nests deeper than ``maximumDepth``.
-    package static func check(yaml text: String, path: String) throws(Refusal) {
+    package static func check(yaml text: String, path: String) throws(ConfigurationError) {
         let count = text.utf8.count
-        guard count <= maximumSize else { throw Refusal(message: "\(path): larger than \(maximumSize) bytes") }
+        guard count <= maximumSize else { throw ConfigurationError("\(path): larger than \(maximumSize) bytes") }
         // libyaml reads from this buffer until the parser is deleted.
         let input = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(count, 1))
         defer { input.deallocate() }
         _ = input.initialize(from: text.utf8)
         var parser = yaml_parser_t()
-        guard yaml_parser_initialize(&parser) == 1 else { throw Refusal(message: "\(path): out of memory") }
+        guard yaml_parser_initialize(&parser) == 1 else { throw ConfigurationError("\(path): out of memory") }
         defer { yaml_parser_delete(&parser) }
         yaml_parser_set_input_string(&parser, input.baseAddress, count)
         var depth = 0
@@ -62,7 +58,7 @@ package enum ConfigurationFile {
             var event = yaml_event_t()
             guard yaml_parser_parse(&parser, &event) == 1 else {
                 let problem = parser.problem.map { String(cString: $0) } ?? "syntax error"
-                throw Refusal(message: "\(path): line \(parser.problem_mark.line + 1): not valid YAML (\(problem))")
+                throw ConfigurationError("\(path): line \(parser.problem_mark.line + 1): not valid YAML (\(problem))")
             }
             defer { yaml_event_delete(&event) }
             let line = event.start_mark.line + 1
@@ -71,7 +67,7 @@ package enum ConfigurationFile {
             case YAML_STREAM_END_EVENT:
                 return
             case YAML_ALIAS_EVENT:
-                throw Refusal(message: "\(path): line \(line): YAML aliases (*name) are not accepted; write the value out")
+                throw ConfigurationError("\(path): line \(line): YAML aliases (*name) are not accepted; write the value out")
             case YAML_SCALAR_EVENT:
                 anchor = event.data.scalar.anchor
             case YAML_SEQUENCE_START_EVENT:
@@ -86,10 +82,10 @@ package enum ConfigurationFile {
                 break
             }
             if anchor != nil {
-                throw Refusal(message: "\(path): line \(line): YAML anchors (&name) are not accepted; write the value out")
+                throw ConfigurationError("\(path): line \(line): YAML anchors (&name) are not accepted; write the value out")
             }
             if depth > maximumDepth {
-                throw Refusal(message: "\(path): line \(line): nested deeper than \(maximumDepth) levels")
+                throw ConfigurationError("\(path): line \(line): nested deeper than \(maximumDepth) levels")
             }
         }
     }

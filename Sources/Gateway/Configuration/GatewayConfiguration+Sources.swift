@@ -145,11 +145,7 @@ extension GatewayConfiguration {
     /// Anchors, aliases, deep nesting and large files are refused before Yams builds anything
     /// (see ``ConfigurationFile``).
     package mutating func apply(yaml text: String, path: String) throws(ConfigurationError) {
-        do {
-            try ConfigurationFile.check(yaml: text, path: path)
-        } catch {
-            throw ConfigurationError(error.message)
-        }
+        try ConfigurationFile.check(yaml: text, path: path)
         let root: Any?
         do {
             root = try Yams.load(yaml: text)
@@ -182,13 +178,7 @@ extension GatewayConfiguration {
 
     /// Reads and applies the file at `path`.
     package mutating func apply(file path: String) throws(ConfigurationError) {
-        let text: String
-        do {
-            text = try ConfigurationFile.read(path)
-        } catch {
-            throw ConfigurationError(error.message)
-        }
-        try apply(yaml: text, path: path)
+        try apply(yaml: ConfigurationFile.read(path), path: path)
     }
 
     /// The `log-format` the file at `path` sets, when the file is readable and the value valid:
