@@ -58,6 +58,8 @@ let package = Package(
                 "SAMLEncoding",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                // ByteBuffer: a verified document encodes itself into the caller's buffer.
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "X509", package: "swift-certificates"),
             ]
         ),

@@ -45,13 +45,22 @@ public enum WhitespaceNormalizer {
     public static func normalizeValidating(
         _ input: UnsafeRawBufferPointer, decodedFrom form: SAMLForm, into output: UnsafeMutableRawBufferPointer
     ) throws(SAMLEncodingError) -> Int? {
-        if form != .raw, isNormalizationResult(input) {
-            if let offset = UTF8Validator.firstInvalidOffset(in: input) {
-                throw CookbookEncoder.invalidUTF8(at: offset, in: input)
-            }
-            return nil
-        }
+        if try keepsValidating(input, decodedFrom: form) { return nil }
         return try normalizeValidating(input, into: output)
+    }
+
+    /// Whether ``normalizeValidating(_:decodedFrom:into:)`` keeps a document decoded from a value
+    /// that arrived in `form` byte for byte (it arrived base64 or encoded, and is a normalization
+    /// result), validating its UTF-8 then: lets a caller that keeps the normalization in memory of
+    /// its own allocate that memory only when normalization writes.
+    ///
+    /// - Throws: `invalid_utf8` with the offset of the first ill-formed sequence, when kept.
+    public static func keepsValidating(_ input: UnsafeRawBufferPointer, decodedFrom form: SAMLForm) throws(SAMLEncodingError) -> Bool {
+        guard form != .raw, isNormalizationResult(input) else { return false }
+        if let offset = UTF8Validator.firstInvalidOffset(in: input) {
+            throw CookbookEncoder.invalidUTF8(at: offset, in: input)
+        }
+        return true
     }
 
     /// Whether the cookbook's normalization can produce `input` — it has no tab, none of the

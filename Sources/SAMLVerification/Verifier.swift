@@ -64,8 +64,8 @@ public struct Verifier: Sendable {
     }
 
     /// Verifies exactly these raw XML bytes for `mvpd`. The bytes are only read during the call.
-    /// Use ``verify(original:normalized:fallback:mvpd:now:expectedInResponseTo:)`` when the
-    /// document will be forwarded in the cookbook's normalized form.
+    /// Use ``verifyForForwarding(_:fallback:mvpd:now:expectedInResponseTo:)`` when the document
+    /// will be forwarded in the cookbook's normalized form.
     public func verify(
         _ bytes: UnsafeRawBufferPointer, mvpd: String, now: Date = Date(), expectedInResponseTo: String? = nil
     ) throws(VerificationError) -> VerifiedResponse {
@@ -76,11 +76,10 @@ public struct Verifier: Sendable {
         return try accept(checked, provider: provider, mvpd: mvpd, normalization: nil, now: now)
     }
 
-    /// Verifies a response **as it will be forwarded**: `normalized` is the cookbook's
-    /// whitespace normalization of `original` (``WhitespaceNormalizer``), and the verdict holds
-    /// for the document the caller forwards: the normalized one, or the original when the
-    /// result's ``VerifiedResponse/normalization`` says ``NormalizationOutcome/forwardsOriginal``
-    /// — never another one.
+    /// Verifies a response **as it will be forwarded**, and returns exactly the bytes to forward
+    /// with the verdict on them: the cookbook normalization the ``UnverifiedDocument`` holds, or
+    /// its original when ``NormalizationOutcome/forwardsOriginal`` — never another document.
+    /// The gateway, the batch tool and `samlgate verify` all verify through here.
     ///
     /// The normalized document is verified first (one verification in the common case; when
     /// normalization changes no byte, the only one). When it does not verify, the original is:
@@ -94,9 +93,31 @@ public struct Verifier: Sendable {
     /// Cost: the first attempt on a changed document skips the libxml2 canonicalization retry
     /// (the original's attempt has it, up to ``VerificationOptions/largeDocumentSize``), so a
     /// failing response costs at most two parses and three canonicalizations, two past that size.
-    public func verify(
+    public func verifyForForwarding(
+        _ document: UnverifiedDocument, fallback: NormalizationFallback, mvpd: String, now: Date = Date(),
+        expectedInResponseTo: String? = nil
+    ) throws(VerificationError) -> VerifiedDocument {
+        let original = document.original
+        let normalized = document.normalized ?? original
+        let verdict: Result<VerifiedResponse, VerificationError> = original.withUnsafeBytes { originalBytes in
+            normalized.withUnsafeBytes { normalizedBytes in
+                Result { () throws(VerificationError) in
+                    try verify(
+                        original: originalBytes, normalized: normalizedBytes, fallback: fallback, mvpd: mvpd, now: now,
+                        expectedInResponseTo: expectedInResponseTo)
+                }
+            }
+        }
+        let response = try verdict.get()
+        let outcome = response.normalization ?? .unchanged
+        return VerifiedDocument(response: response, normalization: outcome, bytes: outcome.forwardsOriginal ? original : normalized)
+    }
+
+    /// ``verifyForForwarding(_:fallback:mvpd:now:expectedInResponseTo:)`` on the two documents;
+    /// the result's ``VerifiedResponse/normalization`` (never `nil`) tells which one it covers.
+    private func verify(
         original: UnsafeRawBufferPointer, normalized: UnsafeRawBufferPointer, fallback: NormalizationFallback,
-        mvpd: String, now: Date = Date(), expectedInResponseTo: String? = nil
+        mvpd: String, now: Date, expectedInResponseTo: String?
     ) throws(VerificationError) -> VerifiedResponse {
         let provider = try admit(original.count, mvpd: mvpd, now: now)
         let context = try VerificationThreadContext.current()

@@ -58,8 +58,10 @@ struct VerifyCommand: ParsableCommand {
             var line = JSONLine()
             line.add("file", path.description)
             do {
-                let (document, form) = try Self.readDocument(path, inputLimit: inputLimit)
-                let verified = try Self.verifyAsForwarded(document, decodedFrom: form, verifier: verifier, mvpd: mvpdID)
+                // The verdict on the document the gateway forwards in its default `cookbook` form.
+                let (xml, form) = try Self.readDocument(path, inputLimit: inputLimit)
+                let document = try UnverifiedDocument(Array(xml.readableBytesView), decodedFrom: form)
+                let verified = try verifier.verifyForForwarding(document, fallback: .equivalentTree, mvpd: mvpdID).response
                 line.add("valid", true)
                 line.add("error", json: nil)
                 line.add("issuer", verified.issuer)
@@ -83,26 +85,9 @@ struct VerifyCommand: ParsableCommand {
         if !allValid { throw ExitCode.failure }
     }
 
-    /// The verdict on the document the gateway forwards in its default `cookbook` form: the
-    /// normalized response (or the decoded one, when the cookbook already normalized it),
-    /// verified itself or proven the same tree as the verified original.
-    static func verifyAsForwarded(
-        _ document: ByteBuffer, decodedFrom form: SAMLForm, verifier: Verifier,
-        mvpd: String
-    ) throws -> VerifiedResponse {
-        try document.withUnsafeReadableBytes { original in
-            let normalized = UnsafeMutableRawBufferPointer.allocate(byteCount: max(original.count, 1), alignment: 16)
-            defer { normalized.deallocate() }
-            let count = try WhitespaceNormalizer.normalizeValidating(original, decodedFrom: form, into: normalized)
-            return try verifier.verify(
-                original: original,
-                normalized: count.map { UnsafeRawBufferPointer(rebasing: normalized[..<$0]) } ?? original,
-                fallback: .equivalentTree, mvpd: mvpd)
-        }
-    }
-
-    /// Reads an input and, when it is base64 or cookbook-encoded, decodes it to XML; returns the
-    /// form it was in too.
+    /// Reads an input and, when it is base64 or cookbook-encoded, decodes it to XML (the file's
+    /// surrounding whitespace trimmed first, see ``UnverifiedDocument``); returns the form it was
+    /// in too.
     static func readDocument(_ path: RawPath, inputLimit: Int) throws -> (ByteBuffer, SAMLForm) {
         var input = try InputReader.read(path, limit: inputLimit)
         let form = try input.withUnsafeReadableBytes { bytes throws(SAMLEncodingError) in try SAMLForm.detect(bytes) }
@@ -119,8 +104,8 @@ struct VerifyCommand: ParsableCommand {
         switch error {
         case let error as VerificationError: return (error.code.rawValue, error.message)
         case let error as SAMLEncodingError: return (error.code.rawValue, error.message)
-        case let error as InputReader.Failure: return (error.code, error.message)
-        default: return ("internal_error", "\(error)")
+        case let error as InputReader.Failure: return (error.code.rawValue, error.message)
+        default: return (ErrorCode.internalError.rawValue, "\(error)")
         }
     }
 

@@ -67,15 +67,9 @@ enum Fixtures {
     )
         -> Result<VerifiedResponse, VerificationError>
     {
-        let original = Array(xml.utf8)
-        var normalized = [UInt8](repeating: 0, count: original.count)
-        return original.withUnsafeBytes { raw in
-            normalized.withUnsafeMutableBytes { output in
-                let count = WhitespaceNormalizer.normalize(raw, into: output)
-                return Result { () throws(VerificationError) in
-                    try verifier.verify(original: raw, normalized: UnsafeRawBufferPointer(rebasing: output[..<count]), fallback: fallback, mvpd: mvpd)
-                }
-            }
+        let document = try! UnverifiedDocument(Array(xml.utf8), decodedFrom: .raw)
+        return Result { () throws(VerificationError) in
+            try verifier.verifyForForwarding(document, fallback: fallback, mvpd: mvpd).response
         }
     }
 

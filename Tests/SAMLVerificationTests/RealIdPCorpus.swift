@@ -73,17 +73,11 @@ enum RealIdPCorpus {
         -> Result<VerifiedResponse, VerificationError>
     {
         let verifier = try verifier(entry)
-        let original = try document(entry)
-        var normalized = [UInt8](repeating: 0, count: original.count)
-        return original.withUnsafeBytes { raw in
-            normalized.withUnsafeMutableBytes { output in
-                let count = WhitespaceNormalizer.normalize(raw, into: output)
-                return Result { () throws(VerificationError) in
-                    try verifier.verify(
-                        original: raw, normalized: UnsafeRawBufferPointer(rebasing: output[..<count]), fallback: fallback, mvpd: mvpd,
-                        now: entry.now, expectedInResponseTo: entry.inResponseTo)
-                }
-            }
+        let unverified = try UnverifiedDocument(try document(entry), decodedFrom: .raw)
+        return Result { () throws(VerificationError) in
+            try verifier.verifyForForwarding(
+                unverified, fallback: fallback, mvpd: mvpd, now: entry.now, expectedInResponseTo: entry.inResponseTo
+            ).response
         }
     }
 

@@ -74,51 +74,28 @@ import SAMLVerification
             throw GatewayError.missingParameter(Self.samlField)
         }
 
-        // Scratch: the form-decoded value, then (for base64/encoded forms) the XML, in place.
-        let valueBytes = UnsafeRawBufferPointer(rebasing: body[saml.value])
-        let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: valueBytes.count + 4, alignment: 16)
-        defer { scratch.deallocate() }
-        let decodedCount = try FormBody.decode(valueBytes, into: scratch, field: Self.samlField)
-        let value = UnsafeRawBufferPointer(rebasing: scratch[..<decodedCount])
-        let form: SAMLForm
-        let xml: UnsafeRawBufferPointer
-        do throws(SAMLEncodingError) {
-            form = try SAMLForm.detect(value)
-            xml = try CookbookDecoder.xml(of: value, form: form, scratch: scratch)
-        } catch {
-            throw GatewayError(error, parameter: Self.samlField)
-        }
+        let (xml, form) = try Self.decodeSAMLResponse(UnsafeRawBufferPointer(rebasing: body[saml.value]))
         let parsed = DispatchTime.now().uptimeNanoseconds
 
-        // The cookbook's normalization comes first: the document verified is the one forwarded
-        // (see ``Verifier/verify(original:normalized:fallback:mvpd:now:expectedInResponseTo:)``).
-        // A value that arrived base64 or encoded and is already a normalization result is kept as
-        // it is: the app ran the cookbook, and normalizing again could change its bytes.
-        let normalizedScratch = UnsafeMutableRawBufferPointer.allocate(byteCount: max(xml.count, 1), alignment: 16)
-        defer { normalizedScratch.deallocate() }
-        let normalized: UnsafeRawBufferPointer
+        // The cookbook's normalization comes first, then the verdict on the document forwarded
+        // (see ``Verifier/verifyForForwarding(_:fallback:mvpd:now:expectedInResponseTo:)``).
+        let unverified: UnverifiedDocument
         do throws(SAMLEncodingError) {
-            let count = try WhitespaceNormalizer.normalizeValidating(xml, decodedFrom: form, into: normalizedScratch)
-            normalized = count.map { UnsafeRawBufferPointer(rebasing: normalizedScratch[..<$0]) } ?? xml
+            unverified = try UnverifiedDocument(xml, decodedFrom: form)
         } catch {
             throw GatewayError(error, parameter: Self.samlField)
         }
-
         let verifier = Verifier(trustStore: store, options: options, replayCache: replayCache)
-        let verified: VerifiedResponse
+        let verified: VerifiedDocument
         do throws(VerificationError) {
-            verified = try verifier.verify(
-                original: xml, normalized: normalized,
-                fallback: forwardForm == .signaturePreserving ? .original : .equivalentTree,
-                mvpd: mvpd, now: now)
+            verified = try verifier.verifyForForwarding(
+                unverified, fallback: forwardForm == .signaturePreserving ? .original : .equivalentTree, mvpd: mvpd, now: now)
         } catch {
             throw GatewayError(error)
         }
         let checked = DispatchTime.now().uptimeNanoseconds
 
-        let outcome = verified.normalization ?? .unchanged
-        let forwarded = outcome.forwardsOriginal ? xml : normalized
-        var out = ByteBufferAllocator().buffer(capacity: body.count + CookbookEncoder.maximumEncodedCount(forwarded.count) + 16)
+        var out = ByteBufferAllocator().buffer(capacity: body.count + verified.maximumEncodedCount + 16)
         var first = true
         for item in fields {
             if !first { out.writeInteger(UInt8(ascii: "&")) }
@@ -126,16 +103,40 @@ import SAMLVerification
             if item.name == Self.samlField {
                 out.writeString(Self.samlField)
                 out.writeInteger(UInt8(ascii: "="))
-                // Base64 and percent-encoding of exactly the verified bytes (already normalized,
-                // or the original): normalizing again could change them.
-                CookbookEncoder.encodeWithoutNormalizing(forwarded, into: &out)
+                verified.encode(into: &out)
             } else {
                 out.writeBytes(UnsafeRawBufferPointer(rebasing: body[item.pair]))
             }
         }
         let encoded = DispatchTime.now().uptimeNanoseconds
         return PreparedExchange(
-            upstreamBody: out, mvpd: mvpd, form: form, normalization: outcome, keyFingerprint: verified.keyFingerprint,
-            replayClaim: verified.replayClaim, parseNanos: parsed - start, verifyNanos: checked - parsed, encodeNanos: encoded - checked)
+            upstreamBody: out, mvpd: mvpd, form: form, normalization: verified.normalization,
+            keyFingerprint: verified.response.keyFingerprint, replayClaim: verified.response.replayClaim, parseNanos: parsed - start,
+            verifyNanos: checked - parsed, encodeNanos: encoded - checked)
+    }
+
+    /// `SAMLResponse` form-decoded, then (base64 and encoded forms) decoded to XML in place, in
+    /// one array: the request's only copy of the document, encoded from directly when it is
+    /// forwarded as decoded (already the cookbook's normalization, or the signature-preserving
+    /// fallback); normalization, when it changes anything, writes one more.
+    private static func decodeSAMLResponse(_ field: UnsafeRawBufferPointer) throws(GatewayError) -> (xml: [UInt8], form: SAMLForm) {
+        var outcome: Result<SAMLForm, GatewayError> = .success(.raw)
+        let xml = [UInt8](unsafeUninitializedCapacity: field.count + 4) { storage, count in
+            outcome = Result { () throws(GatewayError) in
+                let scratch = UnsafeMutableRawBufferPointer(storage)
+                let value = UnsafeRawBufferPointer(rebasing: scratch[..<(try FormBody.decode(field, into: scratch, field: samlField))])
+                do throws(SAMLEncodingError) {
+                    let form = try SAMLForm.detect(value)
+                    // The value itself, or its decoding written from the front of `scratch`.
+                    let decoded = try CookbookDecoder.xml(of: value, form: form, scratch: scratch)
+                    assert(decoded.baseAddress == UnsafeRawPointer(scratch.baseAddress), "the XML starts at the front")
+                    count = decoded.count
+                    return form
+                } catch {
+                    throw GatewayError(error, parameter: samlField)
+                }
+            }
+        }
+        return (xml, try outcome.get())
     }
 }

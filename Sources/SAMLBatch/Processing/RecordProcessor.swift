@@ -27,14 +27,11 @@ struct RecordProcessor: Sendable {
         let largest = chunk.records.reduce(0) { max($0, $1.payload.count) }
         var out = ByteBufferAllocator().buffer(
             capacity: directory == nil ? chunk.storage.readableBytes * 7 / 5 + chunk.records.count * 256 : 0)
-        // Per chunk, reused by every record: the decoded XML, the document to encode, and (with
-        // `--verify`) the verifier's normalized copy.
+        // Per chunk, reused by every record: the decoded XML and the document to encode.
         let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: largest + 16, alignment: 16)
         defer { scratch.deallocate() }
         let documentScratch = UnsafeMutableRawBufferPointer.allocate(byteCount: largest + 16, alignment: 16)
         defer { documentScratch.deallocate() }
-        let normalized = UnsafeMutableRawBufferPointer.allocate(byteCount: verification == nil ? 0 : largest + 16, alignment: 16)
-        defer { normalized.deallocate() }
         var shape = XMLShapeCheck()
         var fileBuffer = ByteBuffer()
 
@@ -42,8 +39,7 @@ struct RecordProcessor: Sendable {
             for record in chunk.records {
                 let value = UnsafeRawBufferPointer(rebasing: storage[record.payload])
                 var outcome = self.outcome(
-                    of: record, value: value, scratch: scratch, documentScratch: documentScratch, normalizedScratch: normalized,
-                    shape: &shape)
+                    of: record, value: value, scratch: scratch, documentScratch: documentScratch, shape: &shape)
                 // Written once, now that the outcome is settled.
                 var bytesOut = 0
                 if let directory {
@@ -67,7 +63,7 @@ struct RecordProcessor: Sendable {
     /// the record encoded, with the reason.
     private func outcome(
         of record: BatchRecord, value: UnsafeRawBufferPointer, scratch: UnsafeMutableRawBufferPointer,
-        documentScratch: UnsafeMutableRawBufferPointer, normalizedScratch: UnsafeMutableRawBufferPointer, shape: inout XMLShapeCheck
+        documentScratch: UnsafeMutableRawBufferPointer, shape: inout XMLShapeCheck
     ) -> RecordOutcome {
         let form: SAMLForm
         do throws(RecordError) {
@@ -87,7 +83,7 @@ struct RecordProcessor: Sendable {
         }
         guard let verification else { return .encoded(form: form, document: document, verification: nil, error: nil) }
         do throws(RecordError) {
-            let fields = try verify(xml, decodedFrom: form, record: record, verification, normalizedScratch: normalizedScratch)
+            let fields = try verify(xml, decodedFrom: form, record: record, verification)
             return .encoded(form: form, document: document, verification: fields, error: nil)
         } catch {
             return .encoded(form: form, document: document, verification: .invalid, error: error)
@@ -128,25 +124,19 @@ struct RecordProcessor: Sendable {
         }
     }
 
-    /// Verifies the document the record's encoded value stands for: the normalized response (or
-    /// the decoded one, when the cookbook already normalized it), verified itself or proven the
-    /// same tree as the verified original (never a verdict on other bytes than those encoded).
-    /// `xml` is valid UTF-8 (the encoder checked it).
+    /// Verifies the document the record's encoded value stands for, as the gateway forwards it
+    /// in its default `cookbook` form (``Verifier/verifyForForwarding(_:fallback:mvpd:now:expectedInResponseTo:)``):
+    /// the verified bytes are the normalization ``documentToEncode(_:decodedFrom:scratch:)`` encodes.
     private func verify(
-        _ xml: UnsafeRawBufferPointer, decodedFrom form: SAMLForm, record: BatchRecord,
-        _ verification: BatchVerification,
-        normalizedScratch: UnsafeMutableRawBufferPointer
+        _ xml: UnsafeRawBufferPointer, decodedFrom form: SAMLForm, record: BatchRecord, _ verification: BatchVerification
     ) throws(RecordError) -> VerificationFields {
         let mvpd = try verification.mvpd(for: record.mvpd)
-        let count = try wrap { () throws(SAMLEncodingError) in
-            try WhitespaceNormalizer.normalizeValidating(xml, decodedFrom: form, into: normalizedScratch)
-        }
+        let document = try wrap { () throws(SAMLEncodingError) in try UnverifiedDocument(Array(xml), decodedFrom: form) }
         let verified: VerifiedResponse
         do {
-            verified = try verification.verifier.verify(
-                original: xml, normalized: count.map { UnsafeRawBufferPointer(rebasing: normalizedScratch[..<$0]) } ?? xml,
-                fallback: .equivalentTree,
-                mvpd: mvpd, now: verification.now ?? Date())
+            verified = try verification.verifier.verifyForForwarding(
+                document, fallback: .equivalentTree, mvpd: mvpd, now: verification.now ?? Date()
+            ).response
         } catch {
             throw RecordError(error)
         }

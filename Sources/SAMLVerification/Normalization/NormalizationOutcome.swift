@@ -1,5 +1,5 @@
 /// How the document a verdict covers relates to the cookbook's normalization of the response
-/// (see ``Verifier/verify(original:normalized:fallback:mvpd:now:expectedInResponseTo:)``).
+/// (see ``Verifier/verifyForForwarding(_:fallback:mvpd:now:expectedInResponseTo:)``).
 public enum NormalizationOutcome: String, Sendable {
     /// Normalization changes no byte: there is one document, and it verified.
     case unchanged
