@@ -14,7 +14,7 @@
             constants each module declares in its `Errors/ErrorCode+….swift` (the encoder's, the
             verifier's, the trust store's in `ErrorCode+TrustStore.swift`, which never reach an
             HTTP client, the gateway's and the batch tool's; an `ErrorCode` made any other way
-            fails the check) and the CLI's reported codes. A client of the gateway gets the backend's published codes
+            fails the check), the CLI's among them. A client of the gateway gets the backend's published codes
             (`BackendErrorCode.swift`) instead: errors.md's table "The mapping" has a row for
             every reason the gateway answers, names only published codes, gives each the body
             `status` and `action` the sources document for it (and 401 for the codes whose action
@@ -22,8 +22,8 @@
             (`GatewayError+Backend.swift`) spells out; docs/openapi.yaml's `code` enums are
             exactly the codes of that table. The reference upstream's refusals (`.code` of
             `BackendErrorCode`, or OAuth strings) are its table's. A code passed as anything but a
-            literal in the CLI or the reference upstream fails the check (so a new way of making
-            codes cannot slip past it).
+            literal in the reference upstream fails the check (so a new way of making codes cannot
+            slip past it).
 
 Each failure is printed as `FILE:LINE: message`; the exit status is 1 when there is any.
 Usage: check_docs.py [--samlgate PATH] [--only links,cli,codes]
@@ -364,7 +364,7 @@ class Produced:
 
 # Expressions that pass on a code already counted elsewhere (a parameter, a typed code's raw value).
 FORWARDED = {"code", "String", "error.code", "error.code.rawValue",
-             "InputReader.Failure.code", "code.rawValue", "Code"}
+             "code.rawValue", "Code"}
 
 BACKEND_CODES = "Sources/ServerSupport/Errors/BackendErrorCode.swift"
 ERROR_ACTIONS = "Sources/ServerSupport/Errors/ErrorAction.swift"
@@ -617,10 +617,8 @@ def produced_codes():
     declared_codes(swift_files("Sources/Gateway"), produced.gateway)
     declared_codes(swift_files("Sources/SAMLBatch"), produced.batch)
     codes_made_elsewhere()
-    # The command line: `code:` arguments, `static let code = "…"`, and `describe`'s fallback tuple.
-    collect(swift_files("Sources/samlgate"), r"\bcode:\s*", produced.cli)
-    collect(swift_files("Sources/samlgate"), r"\bstatic let code\s*=\s*", produced.cli)
-    collect(swift_files("Sources/samlgate"), r"\breturn \((?=\")", produced.cli)
+    # The command line's own codes (it also reports the batch tool's and the verifier's).
+    declared_codes(swift_files("Sources/samlgate"), produced.cli)
     # The reference upstream: Refusal(status, .code, …), ReferenceReply.error(Object)(status, .code, …)
     # with published codes (BackendErrorCode), .oauth("code").
     reference = swift_files("Sources/ReferenceUpstream")

@@ -80,7 +80,7 @@ struct IdPIssueCommand: ParsableCommand {
                 StandardStreams.write(out)
             }
         } catch {
-            StandardStreams.reportFailure(input: key, code: "issue_failed", message: "\(error)")
+            StandardStreams.reportFailure(input: key, code: .issueFailed, message: "\(error)")
             throw ExitCode.failure
         }
     }

@@ -28,7 +28,7 @@ struct IdPKeygenCommand: ParsableCommand {
             let paths = try pair.write(to: out)
             StandardStreams.write("\(paths.key)\n\(paths.certificate)\n")
         } catch {
-            StandardStreams.reportFailure(input: out, code: "keygen_failed", message: "\(error)")
+            StandardStreams.reportFailure(input: out, code: .keygenFailed, message: "\(error)")
             throw ExitCode.failure
         }
     }

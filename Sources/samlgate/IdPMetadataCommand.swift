@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import SAMLBatch
 import TestIdP
 
 /// `samlgate idp metadata`: prints the test IdP's SAML metadata, as an MVPD publishes its own,
@@ -47,12 +48,12 @@ struct IdPMetadataCommand: ParsableCommand {
         var certificates: [String] = []
         for path in cert {
             guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
-                StandardStreams.reportFailure(input: path, code: "unreadable_input", message: "cannot read the file")
+                StandardStreams.reportFailure(input: path, code: .unreadableInput, message: "cannot read the file")
                 throw ExitCode.failure
             }
             guard text.contains("-----BEGIN CERTIFICATE-----"), !text.contains("PRIVATE KEY-----") else {
                 StandardStreams.reportFailure(
-                    input: path, code: "unreadable_input", message: "not a PEM certificate (metadata publishes certificates only)")
+                    input: path, code: .unreadableInput, message: "not a PEM certificate (metadata publishes certificates only)")
                 throw ExitCode.failure
             }
             certificates.append(text)
@@ -72,7 +73,7 @@ struct IdPMetadataCommand: ParsableCommand {
             let signer = try TestIdentityProvider(privateKeyPEM: keyPEM, certificatePEM: certPEM)
             StandardStreams.write(try metadata.render(signedBy: signer))
         } catch {
-            StandardStreams.reportFailure(input: signerKey, code: "issue_failed", message: "\(error)")
+            StandardStreams.reportFailure(input: signerKey, code: .issueFailed, message: "\(error)")
             throw ExitCode.failure
         }
     }

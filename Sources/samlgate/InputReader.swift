@@ -1,4 +1,7 @@
 import NIOCore
+import SAMLBatch
+import SAMLEncoding
+import SAMLVerification
 import ServerSupport
 
 #if canImport(Glibc)
@@ -11,8 +14,7 @@ enum InputReader {
     /// The error for an input that cannot be read (code `unreadable_input`) or is over the
     /// caller's limit (code `too_large`).
     struct Failure: Error {
-        static let code = "unreadable_input"
-        var code = Failure.code
+        var code: ErrorCode = .unreadableInput
         var message: String
     }
 
@@ -37,7 +39,7 @@ enum InputReader {
     }
 
     private static func tooLarge(_ limit: Int) -> Failure {
-        Failure(code: "too_large", message: "input larger than \(limit) bytes")
+        Failure(code: .tooLarge, message: "input larger than \(limit) bytes")
     }
 
     /// Reads to end of file; invariant: the buffer never holds more than `limit + 1` bytes.

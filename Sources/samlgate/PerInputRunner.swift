@@ -24,10 +24,10 @@ enum PerInputRunner {
                 StandardStreams.write(output)
             } catch let error as InputReader.Failure {
                 failed = true
-                StandardStreams.reportFailure(input: name, code: InputReader.Failure.code, message: error.message)
+                StandardStreams.reportFailure(input: name, code: error.code, message: error.message)
             } catch let error as SAMLEncodingError {
                 failed = true
-                StandardStreams.reportFailure(input: name, code: error.code.rawValue, message: error.message)
+                StandardStreams.reportFailure(input: name, code: error.code, message: error.message)
             }
         }
         if failed { throw ExitCode.failure }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Gateway
 import Logging
+import SAMLEncoding
 import ServerSupport
 
 /// `samlgate serve`: the gateway. Settings: defaults < `--config` file < `SAMLGATE_*`
@@ -93,7 +94,7 @@ struct ServeCommand: AsyncParsableCommand {
         // gateway sends would refuse (or leave unrecorded) every exchange, so start-up stops;
         // one that is merely down or refusing for now is logged, and the gateway starts.
         if let shared = server.core.sharedReplayStore, case .unsupported(let why) = await shared.checkAtStartUp() {
-            console.fail("replay-store: \(Self.code): \(why)")
+            console.fail("replay-store: \(ErrorCode.replayStoreUnsupported): \(why)")
             await server.core.shutdown()
             throw ExitCode(2)
         }
@@ -120,10 +121,6 @@ struct ServeCommand: AsyncParsableCommand {
             throw ExitCode.failure
         }
     }
-
-    /// The code of a start-up refused because Redis rejects the replay store's command or
-    /// database (docs/errors.md).
-    static let code = "replay_store_unsupported"
 
     func console(json: Bool) -> ServerConsole {
         ServerConsole(json: json, label: "samlgate.gateway", command: "samlgate: serve")

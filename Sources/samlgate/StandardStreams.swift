@@ -1,4 +1,5 @@
 import NIOCore
+import SAMLEncoding
 import ServerSupport
 
 #if canImport(Glibc)
@@ -24,7 +25,7 @@ enum StandardStreams {
 
     /// Reports one failed input the way every verb does: `samlgate: <file>: <code>: <message>`,
     /// the message escaped (it may quote the input).
-    static func reportFailure(input: String, code: String, message: String) {
+    static func reportFailure(input: String, code: ErrorCode, message: String) {
         writeError("samlgate: \(input): \(code): \(DisplayText.escape(message))\n")
     }
 

@@ -35,7 +35,7 @@ struct TrustListCommand: ParsableCommand {
             let cache = metadataCache ?? ProcessInfo.processInfo.environment["SAMLGATE_METADATA_CACHE"]
             store = try TrustStore.load(directory: directory, metadataCache: cache)
         } catch {
-            StandardStreams.reportFailure(input: directory, code: error.code.rawValue, message: error.message)
+            StandardStreams.reportFailure(input: directory, code: error.code, message: error.message)
             throw ExitCode.failure
         }
         let now = Date()
