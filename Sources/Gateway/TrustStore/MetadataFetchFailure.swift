@@ -1,3 +1,4 @@
+import SAMLEncoding
 import SAMLVerification
 
 /// Why a metadata fetch left the last good copy in place: the `reason` label of
@@ -28,10 +29,10 @@ struct MetadataFetchFailure: Error, Sendable {
 
     let reason: Reason
     /// The trust store's code for ``Reason/invalid``; `metadata_fetch_failed` otherwise.
-    let code: String
+    let code: ErrorCode
     let message: String
 
-    init(_ reason: Reason, _ message: String, code: String = TrustStoreError.Code.metadataFetchFailed.rawValue) {
+    init(_ reason: Reason, _ message: String, code: ErrorCode = .metadataFetchFailed) {
         self.reason = reason
         self.code = code
         self.message = message

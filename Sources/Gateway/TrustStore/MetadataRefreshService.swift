@@ -72,7 +72,7 @@ struct MetadataRefreshService: Service {
                 do throws(TrustStoreError) {
                     publication = try source.check(bytes)
                 } catch {
-                    throw MetadataFetchFailure(.invalid, error.message, code: error.code.rawValue)
+                    throw MetadataFetchFailure(.invalid, error.message, code: error.code)
                 }
                 let unchanged = FileManager.default.contents(atPath: source.cachePath).map { Array($0) == bytes } ?? false
                 // The cached copy is the one in use, also after a restart: a replayed older copy
@@ -94,7 +94,7 @@ struct MetadataRefreshService: Service {
             core.logger.warning(
                 "metadata refresh failed; keeping the last good copy",
                 metadata: [
-                    "code": .string(error.code), "source": .string(source.name), "reason": .string(error.reason.rawValue),
+                    "code": .string(error.code.rawValue), "source": .string(source.name), "reason": .string(error.reason.rawValue),
                     "error": .string(error.message), "cached": .stringConvertible(source.hasCachedCopy),
                 ])
             return false
