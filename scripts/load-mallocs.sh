@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# make load-mallocs: heap allocations per proxied request and per v1 exchange, end to end.
+# The gateway runs with jemalloc's thread caches off (every malloc reaches the arena, so the
+# arena's nmalloc counts each one) and prints its statistics at exit. For each binary (BIN, and
+# BASELINE_BIN when given, alternated) and each kind (pass-through, exchange): a gateway started
+# afresh, REQUESTS requests over 16 connections, stopped; minus an idle start and stop of the
+# same binary. Counts do not drift with the machine's load, so one round is enough; ROUNDS (2)
+# shows the spread. Prints one table; every run in $DIR/mallocs.csv.
+# Knobs: BIN, BASELINE_BIN, ROUNDS, REQUESTS (a duration in seconds for wrk: DURATION, 3).
+set -euo pipefail
+BIN=${BIN:-.build/release/samlgate}
+DIR=${LOAD_DIR:-.run/load}
+ROUNDS=${ROUNDS:-2}
+DURATION=${DURATION:-3}
+MVPD=Cablevision
+PASS_LINES=4000
+
+command -v wrk >/dev/null || { echo "wrk is not installed (make deps-load installs it)" >&2; exit 1; }
+mkdir -p "$DIR"
+. scripts/load/mint.sh
+mint_responses "${RESPONSES:-$(( DURATION * 10000 ))}"
+
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+UPSTREAM_PORT=$(free_port)
+GATEWAY_PORT=$(free_port)
+
+upstream=""
+gateway=""
+cleanup() {
+    [ -n "$gateway" ] && kill -TERM "$gateway" 2>/dev/null || true
+    [ -n "$upstream" ] && kill -TERM "$upstream" 2>/dev/null || true
+    wait 2>/dev/null || true
+}
+trap cleanup EXIT INT TERM
+
+wait_for() {
+    for _ in $(seq 1 100); do
+        [ "$(curl -sS -o /dev/null -w '%{http_code}' "$1" 2>/dev/null)" != "000" ] && return 0
+        sleep 0.1
+    done
+    echo "not answering: $1" >&2
+    return 1
+}
+
+"$BIN" upstream --port "$UPSTREAM_PORT" --log-level error >/dev/null 2>&1 &
+upstream=$!
+wait_for "http://127.0.0.1:$UPSTREAM_PORT/"
+
+# gateway_mallocs BINARY KIND: prints "requests mallocs" for one gateway life; KIND idle sends nothing.
+gateway_mallocs() {
+    local binary=$1 kind=$2 requests=0 path lines stats mallocs
+    stats=$(mktemp "$DIR/jemalloc.XXXXXX")
+    MALLOC_CONF=tcache:false,stats_print:true "$binary" serve --port "$GATEWAY_PORT" \
+        --upstream "http://127.0.0.1:$UPSTREAM_PORT" --trust-store "$DIR/trust" --log-level warning >/dev/null 2>"$stats" &
+    gateway=$!
+    wait_for "http://127.0.0.1:$GATEWAY_PORT/readyz"
+    if [ "$kind" != idle ]; then
+        if [ "$kind" = exchange ]; then path=/api/v1/tokens/authn lines=0; else path=/load/pass-through lines=$PASS_LINES; fi
+        wrk -t1 -c16 -d"${DURATION}s" -s scripts/load/exchange.lua "http://127.0.0.1:$GATEWAY_PORT" \
+            -- "$DIR/responses.txt" "$MVPD" 1 "$path" "$lines" > "$DIR/wrk.out" 2>&1
+        requests=$(grep '^LOAD ' "$DIR/wrk.out" | sed -E 's/.* requests=([0-9]+).*/\1/')
+        # The reference upstream answers the pass-through path 404 (proxied all the same); every
+        # exchange must be accepted, or the count would be a refusal's.
+        if [ "$kind" = exchange ] && grep -q 'errors_status=[1-9]' "$DIR/wrk.out"; then
+            echo "exchange: refused answers" >&2
+            cat "$DIR/wrk.out" >&2
+            return 1
+        fi
+    fi
+    kill -TERM "$gateway"
+    wait "$gateway" 2>/dev/null || true
+    gateway=""
+    mallocs=$(awk '$1 == "total:" { print $3; exit }' "$stats")
+    rm -f "$stats"
+    [ -n "$mallocs" ] || { echo "$binary printed no allocation statistics at exit" >&2; return 1; }
+    echo "$requests $mallocs"
+}
+
+CSV="$DIR/mallocs.csv"
+echo "round,binary,kind,requests,mallocs,idle_mallocs,mallocs_per_request" > "$CSV"
+binaries=("samlgate=$BIN")
+[ -n "${BASELINE_BIN:-}" ] && binaries+=("baseline=$BASELINE_BIN")
+for round in $(seq 1 "$ROUNDS"); do
+    for entry in "${binaries[@]}"; do
+        name=${entry%%=*} binary=${entry#*=}
+        read -r _ idle < <(gateway_mallocs "$binary" idle)
+        for kind in pass-through exchange; do
+            read -r requests mallocs < <(gateway_mallocs "$binary" "$kind")
+            awk -v r="$round" -v b="$name" -v k="$kind" -v n="$requests" -v m="$mallocs" -v i="$idle" \
+                'BEGIN { printf "%d,%s,%s,%d,%d,%d,%.1f\n", r, b, k, n, m, i, (m - i) / n }' | tee -a "$CSV"
+        done
+    done
+done
+echo
+echo "mallocs per request (median over rounds):"
+python3 - "$CSV" <<'PY'
+import csv, statistics, sys
+runs = {}
+for row in csv.DictReader(open(sys.argv[1])):
+    runs.setdefault((row["binary"], row["kind"]), []).append(float(row["mallocs_per_request"]))
+for (binary, kind), values in sorted(runs.items()):
+    print(f"  {binary:10} {kind:13} {statistics.median(values):8.1f}   (runs: {', '.join(f'{v:.1f}' for v in values)})")
+PY
