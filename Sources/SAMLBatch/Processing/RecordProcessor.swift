@@ -38,55 +38,75 @@ struct RecordProcessor: Sendable {
         chunk.storage.withUnsafeReadableBytes { storage in
             for record in chunk.records {
                 let value = UnsafeRawBufferPointer(rebasing: storage[record.payload])
-                var outcome = self.outcome(
-                    of: record, value: value, scratch: scratch, documentScratch: documentScratch, shape: &shape)
-                // Written once, now that the outcome is settled.
-                var bytesOut = 0
-                if let directory {
-                    do throws(RecordError) {
-                        bytesOut = try EncodedFileWriter.write(outcome, of: record, directory: directory, buffer: &fileBuffer)
-                    } catch {
-                        outcome = .failed(form: outcome.form, error: error)
+                withOutcome(of: record, value: value, scratch: scratch, documentScratch: documentScratch, shape: &shape) { outcome in
+                    // Written once, now that the outcome is settled.
+                    var outcome = outcome
+                    var bytesOut = 0
+                    if let directory {
+                        do throws(RecordError) {
+                            bytesOut = try EncodedFileWriter.write(outcome, of: record, directory: directory, buffer: &fileBuffer)
+                        } catch {
+                            outcome = .failed(form: outcome.form, error: error)
+                        }
+                    } else {
+                        bytesOut = formatter.write(outcome, of: record, into: &out)
                     }
-                } else {
-                    bytesOut = formatter.write(outcome, of: record, into: &out)
+                    Self.count(outcome, of: record, bytesOut: bytesOut, statistics: &statistics, reports: &reports)
                 }
-                Self.count(outcome, of: record, bytesOut: bytesOut, statistics: &statistics, reports: &reports)
             }
         }
         return ChunkResult(sequence: chunk.sequence, output: out, statistics: statistics, reports: reports)
     }
 
-    /// What a record comes to, with nothing written yet. Encoding errors come first: normalizing
-    /// validates UTF-8, so invalid text is reported as such rather than as the broken XML it
-    /// also is; then the shape screen, then (with `--verify`) the verifier, whose refusal leaves
-    /// the record encoded, with the reason.
-    private func outcome(
+    /// What a record comes to, with nothing written yet, given to `write` (the outcome's document
+    /// is valid only inside it). Encoding errors come first: normalizing validates UTF-8, so
+    /// invalid text is reported as such rather than as the broken XML it also is; then the shape
+    /// screen, then (with `--verify`) the verifier, whose refusal leaves the record encoded, with
+    /// the reason. A record to verify is normalized once, by the verifier's
+    /// ``UnverifiedDocument``, whose normalization is also what the record encodes to.
+    private func withOutcome(
         of record: BatchRecord, value: UnsafeRawBufferPointer, scratch: UnsafeMutableRawBufferPointer,
-        documentScratch: UnsafeMutableRawBufferPointer, shape: inout XMLShapeCheck
-    ) -> RecordOutcome {
+        documentScratch: UnsafeMutableRawBufferPointer, shape: inout XMLShapeCheck, _ write: (RecordOutcome) -> Void
+    ) {
         let form: SAMLForm
         do throws(RecordError) {
             if let failure = record.failure { throw failure }
             form = try wrap { () throws(SAMLEncodingError) in try SAMLForm.detect(value) }
         } catch {
-            return .failed(form: nil, error: error)
+            return write(.failed(form: nil, error: error))
         }
         let xml: UnsafeRawBufferPointer
-        let document: UnsafeRawBufferPointer
         do throws(RecordError) {
             xml = try xmlBytes(value, form: form, scratch: scratch)
-            document = try documentToEncode(xml, decodedFrom: form, scratch: documentScratch)
+        } catch {
+            return write(.failed(form: form, error: error))
+        }
+        guard let verification else {
+            do throws(RecordError) {
+                let document = try documentToEncode(xml, decodedFrom: form, scratch: documentScratch)
+                try shape.check(xml)
+                write(.encoded(form: form, document: document, verification: nil, error: nil))
+            } catch {
+                write(.failed(form: form, error: error))
+            }
+            return
+        }
+        let unverified: UnverifiedDocument
+        do throws(RecordError) {
+            unverified = try wrap { () throws(SAMLEncodingError) in try UnverifiedDocument(Array(xml), decodedFrom: form) }
             try shape.check(xml)
         } catch {
-            return .failed(form: form, error: error)
+            return write(.failed(form: form, error: error))
         }
-        guard let verification else { return .encoded(form: form, document: document, verification: nil, error: nil) }
+        var fields = VerificationFields.invalid
+        var refusal: RecordError?
         do throws(RecordError) {
-            let fields = try verify(xml, decodedFrom: form, record: record, verification)
-            return .encoded(form: form, document: document, verification: fields, error: nil)
+            fields = try verify(unverified, record: record, verification)
         } catch {
-            return .encoded(form: form, document: document, verification: .invalid, error: error)
+            refusal = error
+        }
+        unverified.withNormalizedBytes { document in
+            write(.encoded(form: form, document: document, verification: fields, error: refusal))
         }
     }
 
@@ -126,12 +146,11 @@ struct RecordProcessor: Sendable {
 
     /// Verifies the document the record's encoded value stands for, as the gateway forwards it
     /// in its default `cookbook` form (``Verifier/verifyForForwarding(_:fallback:mvpd:now:expectedInResponseTo:)``):
-    /// the verified bytes are the normalization ``documentToEncode(_:decodedFrom:scratch:)`` encodes.
+    /// the verified bytes are the normalization the record encodes.
     private func verify(
-        _ xml: UnsafeRawBufferPointer, decodedFrom form: SAMLForm, record: BatchRecord, _ verification: BatchVerification
+        _ document: UnverifiedDocument, record: BatchRecord, _ verification: BatchVerification
     ) throws(RecordError) -> VerificationFields {
         let mvpd = try verification.mvpd(for: record.mvpd)
-        let document = try wrap { () throws(SAMLEncodingError) in try UnverifiedDocument(Array(xml), decodedFrom: form) }
         let verified: VerifiedResponse
         do {
             verified = try verification.verifier.verifyForForwarding(

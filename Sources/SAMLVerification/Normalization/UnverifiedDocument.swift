@@ -53,4 +53,11 @@ public struct UnverifiedDocument: Sendable {
         self.original = xml
         self.normalized = try normalization.get()
     }
+
+    /// Calls `body` with the document's cookbook normalization, verified or not: what the value
+    /// encodes to in the `cookbook` form. The batch tool writes every record's encoding, also a
+    /// record that does not verify, and takes it from here rather than normalizing twice.
+    public func withNormalizedBytes<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+        (normalized ?? original).withUnsafeBytes(body)
+    }
 }
