@@ -6,8 +6,9 @@ import SAMLEncoding
 enum RecordOutcome {
     /// The value was brought to the cookbook form. `document` is the normalized document the
     /// encoded value stands for: the writer encodes it straight into its output, so the value is
-    /// never encoded twice nor copied. It points into the chunk's storage or the processor's
-    /// scratch, valid only while the record is being written. With `--verify`, `verification`
+    /// never encoded twice nor copied. It points into the chunk's storage, the processor's
+    /// scratch or (with `--verify`) the verifier's `UnverifiedDocument`: valid only while the
+    /// record is being written. With `--verify`, `verification`
     /// holds the columns and `error` says why a record that encodes did not verify.
     case encoded(form: SAMLForm, document: UnsafeRawBufferPointer, verification: VerificationFields?, error: RecordError?)
     /// The record could not be brought to the cookbook form: it is written with its error and no
