@@ -63,14 +63,15 @@ let package = Package(
                 .product(name: "X509", package: "swift-certificates"),
             ]
         ),
-        // The fixed set of threads for CPU-bound work, shared by the gateway and the batch tool.
+        // The fixed set of threads for CPU-bound work, shared by the gateway and the batch tool, and
+        // how many CPUs the process may use (the default size of its threads).
         .target(
             name: "Workers",
             dependencies: [
                 "CThreadName", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
-        // pthread_setname_np, which Swift's Glibc module does not declare (it needs _GNU_SOURCE).
+        // pthread_setname_np and sched_getaffinity, which Swift's Glibc module does not declare (they need _GNU_SOURCE).
         .target(name: "CThreadName"),
         // zlib, for gzip-compressed batch inputs.
         .systemLibrary(
@@ -193,6 +194,7 @@ let package = Package(
                 "ServerSupport",
                 "SAMLBatch",
                 "Demo",
+                "Workers",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ] + (sanitizing ? [] : ["CJemalloc"]),

@@ -7,11 +7,21 @@ import Foundation
 package enum ServerProcess {
     /// Starts `samlgate serve` (or another server `command`) with `arguments`, waits for its
     /// "listening on" line, returns the process, URL, that line and the output pipe (hold it
-    /// while the process runs).
-    package static func start(_ arguments: [String], command: String = "serve") throws -> (Process, String, String, Pipe) {
+    /// while the process runs). `pinnedTo`: the CPU list `taskset` pins it to (it execs samlgate,
+    /// so the process is samlgate's).
+    package static func start(
+        _ arguments: [String], command: String = "serve", pinnedTo cpus: String? = nil
+    ) throws -> (
+        Process, String, String, Pipe
+    ) {
         let process = Process()
-        process.executableURL = SamlgateProcess.executable
-        process.arguments = [command] + arguments
+        if let cpus {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/taskset")
+            process.arguments = ["-c", cpus, SamlgateProcess.executable.path, command] + arguments
+        } else {
+            process.executableURL = SamlgateProcess.executable
+            process.arguments = [command] + arguments
+        }
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice

@@ -1,4 +1,5 @@
 import Foundation
+import Workers
 
 /// Everything a batch run is told on the command line.
 @_spi(Benchmarks) public struct BatchOptions: Sendable {
@@ -9,8 +10,8 @@ import Foundation
     public var format: OutputFormat = .jsonl
     public var output: BatchOutput = .standardOutput
     public var verification: BatchVerification?
-    /// Worker threads (`--jobs`, default: all cores).
-    public var jobs = ProcessInfo.processInfo.activeProcessorCount
+    /// Worker threads (`--jobs`, default: one per CPU the process may use).
+    public var jobs = UsableCPUs.count
     public var shard: Shard = .all
     /// A record (a file, a JSON line, a HAR entry) larger than this is reported, not read.
     public var maxRecordBytes = 16 << 20

@@ -3,6 +3,7 @@ import Foundation
 @_spi(Benchmarks) import SAMLBatch
 import SAMLVerification
 import ServerSupport
+import Workers
 
 #if canImport(Glibc)
 import Glibc
@@ -61,8 +62,8 @@ struct BatchCommand: ParsableCommand {
     )
     var replayCheck = false
 
-    @Option(help: "Worker threads (default: all cores).")
-    var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
+    @Option(help: "Worker threads (default: one per CPU the process may use).")
+    var jobs: Int = UsableCPUs.count
 
     @Option(help: "Take only records whose index mod N is I (I/N, 0-based).")
     var shard: String?

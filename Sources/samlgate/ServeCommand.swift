@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Gateway
 import Logging
+import NIOCore
 import SAMLEncoding
 import ServerSupport
 
@@ -24,7 +25,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Required audience (default https://saml.sp.auth.adobe.com).") var audience: String?
     @Option(help: "Clock skew in seconds (default 120).") var skew: String?
     @Flag(name: .customLong("allow-sha1"), help: "Accept SHA-1 signatures and digests.") var allowSHA1 = false
-    @Option(help: "Verification worker threads; 0 = one per core (default 0).") var workers: String?
+    @Option(help: "Verification worker threads; 0 = one per CPU the process may use (default 0).") var workers: String?
+    @Option(name: .customLong("event-loops"), help: "Event loops serving connections; 0 = one per CPU the process may use (default 0).")
+    var eventLoops: String?
     @Option(help: "Requests that may wait for a worker before 503 overloaded (default 256).") var queue: String?
     @Option(name: .customLong("body-limit"), help: "Largest request body in bytes (default 1048576).") var bodyLimit: String?
     @Option(name: .customLong("connect-timeout"), help: "Upstream connect timeout, seconds (default 2).") var connectTimeout: String?
@@ -83,6 +86,9 @@ struct ServeCommand: AsyncParsableCommand {
         let console = console(json: configuration.logFormat == .json)
         ServerLogging.bootstrap(level: configuration.logLevel, format: configuration.logFormat.rawValue)
         let logger = Logger(label: "samlgate.gateway")
+        // Before anything uses NIO's shared event-loop group, which the server runs on: NIO sizes
+        // it by the cgroup's quota and cpuset but not the affinity mask (see `UsableCPUs`).
+        NIOSingletons.groupLoopCountSuggestion = configuration.eventLoopCount
         let server: GatewayServer
         do {
             server = try GatewayServer(configuration: configuration, logger: logger, signals: true)
@@ -102,15 +108,18 @@ struct ServeCommand: AsyncParsableCommand {
             let port = await server.port.value()
             let url = "http://\(configuration.host):\(port)"
             let upstreams = configuration.upstreams.joined(separator: ", ")
-            let workers = configuration.workerCount, mvpds = server.core.trustStore.current.providers.count
+            let workers = configuration.workerCount, eventLoops = configuration.eventLoopCount
+            let mvpds = server.core.trustStore.current.providers.count
             let allocator = MemoryAllocator.description
             // The replay store as configured, its password masked; named only when shared.
             let replayStore = configuration.replayStore.description
             let shared = configuration.replayStore == .memory ? "" : ", replay store \(replayStore)"
             console.listening(
-                "samlgate gateway listening on \(url) -> \(upstreams) (\(workers) workers, \(mvpds) MVPDs\(shared), allocator \(allocator))",
+                "samlgate gateway listening on \(url) -> \(upstreams) (\(eventLoops) event loops, \(workers) workers, \(mvpds) MVPDs\(shared), "
+                    + "allocator \(allocator))",
                 fields: [
                     "url": .string(url), "upstreams": .string(upstreams), "workers": .stringConvertible(workers),
+                    "eventLoops": .stringConvertible(eventLoops),
                     "mvpds": .stringConvertible(mvpds), "replayStore": .string(replayStore), "allocator": .string(allocator),
                 ])
         }
@@ -149,7 +158,7 @@ struct ServeCommand: AsyncParsableCommand {
         try configuration.apply(environment: environment)
         let flags: [(GatewaySetting, String?)] = [
             (.host, host), (.port, port), (.trustStore, trustStore), (.audience, audience), (.skew, skew),
-            (.allowSHA1, allowSHA1 ? "true" : nil), (.workers, workers), (.queue, queue), (.bodyLimit, bodyLimit),
+            (.allowSHA1, allowSHA1 ? "true" : nil), (.workers, workers), (.eventLoops, eventLoops), (.queue, queue), (.bodyLimit, bodyLimit),
             (.connectTimeout, connectTimeout), (.readTimeout, readTimeout), (.totalTimeout, totalTimeout), (.idleTimeout, idleTimeout),
             (.headerTimeout, headerTimeout), (.poolSize, poolSize),
             (.upstreamCooldown, upstreamCooldown), (.replayCapacity, replayCapacity), (.replayStore, replayStore),

@@ -55,6 +55,7 @@ extension GatewayConfiguration {
         case .allowUnderscoreHeaders:
             allowUnderscoreHeaders = try boolean()
         case .workers: workers = try integer(0...1024)
+        case .eventLoops: eventLoops = try integer(0...1024)
         case .queue: queue = try integer(0...1_000_000)
         case .bodyLimit: bodyLimit = try integer(1024...(64 << 20))
         case .connectTimeout: connectTimeout = try seconds()

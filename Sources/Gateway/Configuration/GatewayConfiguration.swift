@@ -1,6 +1,7 @@
 import Logging
 import NIOCore
 import ServerSupport
+import Workers
 
 /// Every setting of `samlgate serve`, with its default.
 ///
@@ -23,8 +24,10 @@ package struct GatewayConfiguration: Sendable {
     package var skew: Double = 120
     /// Accept SHA-1 signatures and digests.
     package var allowSHA1: Bool = false
-    /// Verification worker threads; 0 means one per core.
+    /// Verification worker threads; 0 means one per CPU the process may use.
     package var workers: Int = 0
+    /// Event loops (the threads that serve connections); 0 means one per CPU the process may use.
+    package var eventLoops: Int = 0
     /// Requests that may wait for a worker before the gateway answers 503 `overloaded`.
     package var queue: Int = 256
     /// Largest accepted request body, bytes (413 `body_too_large` above).
@@ -98,8 +101,14 @@ package struct GatewayConfiguration: Sendable {
 
     package init() {}
 
-    /// Resolved worker count.
+    /// Resolved worker count: by default one per CPU the process may use (``UsableCPUs``: its
+    /// affinity mask and its cgroup's CPU quota, not the machine's core count).
     package var workerCount: Int {
-        workers > 0 ? workers : max(1, System.coreCount)
+        workers > 0 ? workers : UsableCPUs.count
+    }
+
+    /// Resolved event-loop count, by default sized like ``workerCount``.
+    package var eventLoopCount: Int {
+        eventLoops > 0 ? eventLoops : UsableCPUs.count
     }
 }

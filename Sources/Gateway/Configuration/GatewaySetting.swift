@@ -1,6 +1,7 @@
 /// The names of the settings, shared by the YAML file, the environment and the flags.
 package enum GatewaySetting: String, Sendable, CaseIterable {
     case host, port, upstream, audience, skew, workers, queue
+    case eventLoops = "event-loops"
     case trustStore = "trust-store"
     case allowSHA1 = "allow-sha1"
     case bodyLimit = "body-limit"

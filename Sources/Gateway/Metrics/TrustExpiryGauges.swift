@@ -25,7 +25,8 @@ final class TrustExpiryGauges: Sendable {
     }
     static var unreadable: MetricNameDescriptor {
         MetricNameDescriptor(
-            namespace: "samlgate", metricName: "trust_certificate_expiry_unreadable",
+            // A count has no unit: the empty unit adds no suffix to the name.
+            namespace: "samlgate", metricName: "trust_certificate_expiry_unreadable", unitName: "",
             helpText: "1 for each trusted certificate whose notAfter cannot be read (no expiry gauge for it)")
     }
     static var metadata: MetricNameDescriptor {
