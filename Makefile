@@ -7,7 +7,7 @@ BIN := .build/release/samlgate
 # What make format-check lints and make format rewrites.
 FORMATTED := Package.swift Sources Tests Benchmarks/Package.swift Benchmarks/Benchmarks Benchmarks/Drivers Fuzz/Package.swift Fuzz/Sources
 
-.PHONY: deps deps-load build release test format-check format openapi-check docs-check deploy-check run demo load load-compare load-mallocs load-replay-store soak faults sanitize cluster-check stream-check bench bench-check bench-thresholds bench-verify fuzz-build fuzz fuzz-all clean
+.PHONY: deps deps-load build release test format-check format openapi-check docs-check deploy-check run demo load load-compare load-mallocs load-scale load-replay-store soak faults sanitize cluster-check stream-check bench bench-check bench-thresholds bench-verify fuzz-build fuzz fuzz-all clean
 
 ## deps: install the system libraries (apt-get) when xmlsec1-openssl, zlib or jemalloc is not found,
 ## and redis-server (the shared replay store's tests start their own).
@@ -84,6 +84,11 @@ load-compare: release deps-load
 ## statistics, thread caches off); BASELINE_BIN=<another build> alternated with it (ROUNDS=2).
 load-mallocs: release deps-load
 	./scripts/load-mallocs.sh
+
+## load-scale: nginx and the gateway pinned to K = 1, 2, 4 … cores (the load on the rest), in
+## interleaved rounds; .run/load/scale.csv and scale.png (ROUNDS=3 DURATION=5 CONNECTIONS=64).
+load-scale: release deps-load
+	./scripts/load-scale.sh
 
 ## soak: gateway + reference upstream under a steady mix (proxied, exchanges, replays, forged and
 ## broken responses, local answers) for SOAK_SECONDS (600); RSS, descriptors, threads sampled

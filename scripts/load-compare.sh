@@ -23,11 +23,11 @@ PASS_LINES=4000
 command -v wrk >/dev/null || { echo "wrk is not installed (make deps-load installs it)" >&2; exit 1; }
 command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || { echo "nginx is not installed (make deps-load installs it)" >&2; exit 1; }
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
+. scripts/load/common.sh
 . scripts/load/mint.sh
 # An exchange run sees at most ~10k verifications/s on this class of machine.
 mint_responses "${RESPONSES:-$(( DURATION * 10000 ))}"
 
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 UPSTREAM_PORT=$(free_port)
 NGINX_PORT=$(free_port)
 GATEWAY_PORT=$(free_port)
@@ -43,16 +43,6 @@ cleanup() {
     wait 2>/dev/null || true
 }
 trap cleanup EXIT INT TERM
-
-# Until the server answers HTTP at all (any status).
-wait_for() {
-    for _ in $(seq 1 100); do
-        [ "$(curl -sS -o /dev/null -w '%{http_code}' "$1" 2>/dev/null)" != "000" ] && return 0
-        sleep 0.1
-    done
-    echo "not answering: $1" >&2
-    return 1
-}
 
 "$BIN" upstream --port "$UPSTREAM_PORT" --log-level error >/dev/null 2>&1 &
 pids+=($!)
@@ -73,10 +63,8 @@ start_gateway() {
 }
 stop_gateway() { kill -TERM "$gateway" 2>/dev/null || true; wait "$gateway" 2>/dev/null || true; gateway=""; }
 
-# CPU ticks (user + system) of a process and its threads, or of nginx's master and workers.
-ticks_of() { local total=0 pid; for pid in "$@"; do total=$(( total + $(awk '{print $14 + $15}' "/proc/$pid/stat") )); done; echo "$total"; }
+# The processes whose CPU a run counts: the gateway's, or nginx's master and workers.
 proxy_pids() { if [ "$1" = nginx ]; then echo "$nginx_master $(pgrep -P "$nginx_master" | tr '\n' ' ')"; else echo "$gateway"; fi; }
-HZ=$(getconf CLK_TCK)
 
 CSV="$DIR/compare.csv"
 echo "round,proxy,connections,requests,seconds,requests_per_s,non_2xx_or_3xx,p50_ms,p99_ms,cpu_us_per_request" > "$CSV"

@@ -17,10 +17,10 @@ PASS_LINES=4000
 
 command -v wrk >/dev/null || { echo "wrk is not installed (make deps-load installs it)" >&2; exit 1; }
 mkdir -p "$DIR"
+. scripts/load/common.sh
 . scripts/load/mint.sh
 mint_responses "${RESPONSES:-$(( DURATION * 10000 ))}"
 
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 UPSTREAM_PORT=$(free_port)
 GATEWAY_PORT=$(free_port)
 
@@ -32,15 +32,6 @@ cleanup() {
     wait 2>/dev/null || true
 }
 trap cleanup EXIT INT TERM
-
-wait_for() {
-    for _ in $(seq 1 100); do
-        [ "$(curl -sS -o /dev/null -w '%{http_code}' "$1" 2>/dev/null)" != "000" ] && return 0
-        sleep 0.1
-    done
-    echo "not answering: $1" >&2
-    return 1
-}
 
 "$BIN" upstream --port "$UPSTREAM_PORT" --log-level error >/dev/null 2>&1 &
 upstream=$!

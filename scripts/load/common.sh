@@ -1,0 +1,18 @@
+# Sourced by the load scripts (load-compare, load-mallocs, load-scale): the small helpers they share.
+
+# A free TCP port on the loopback interface.
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+# Until the server answers HTTP at all (any status).
+wait_for() {
+    for _ in $(seq 1 100); do
+        [ "$(curl -sS -o /dev/null -w '%{http_code}' "$1" 2>/dev/null)" != "000" ] && return 0
+        sleep 0.1
+    done
+    echo "not answering: $1" >&2
+    return 1
+}
+
+# CPU ticks (user + system) of processes and their threads.
+ticks_of() { local total=0 pid; for pid in "$@"; do total=$(( total + $(awk '{print $14 + $15}' "/proc/$pid/stat") )); done; echo "$total"; }
+HZ=$(getconf CLK_TCK)
