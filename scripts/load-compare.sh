@@ -20,10 +20,8 @@ MVPD=Cablevision
 VENV=.build/tools-venv
 PASS_LINES=4000
 
-command -v wrk >/dev/null || { echo "wrk is not installed (make deps-load installs it)" >&2; exit 1; }
-command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || { echo "nginx is not installed (make deps-load installs it)" >&2; exit 1; }
-NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 . scripts/load/common.sh
+require_load_tools nginx
 . scripts/load/mint.sh
 # An exchange run sees at most ~10k verifications/s on this class of machine.
 mint_responses "${RESPONSES:-$(( DURATION * 10000 ))}"
@@ -31,9 +29,7 @@ mint_responses "${RESPONSES:-$(( DURATION * 10000 ))}"
 UPSTREAM_PORT=$(free_port)
 NGINX_PORT=$(free_port)
 GATEWAY_PORT=$(free_port)
-NGINX_DIR="$DIR/nginx"
-rm -rf "$NGINX_DIR" && mkdir -p "$NGINX_DIR"
-NGINX_DIR=$(cd "$NGINX_DIR" && pwd)
+NGINX_DIR=$(fresh_dir "$DIR/nginx")
 
 pids=()
 gateway=""

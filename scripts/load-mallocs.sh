@@ -15,9 +15,9 @@ DURATION=${DURATION:-3}
 MVPD=Cablevision
 PASS_LINES=4000
 
-command -v wrk >/dev/null || { echo "wrk is not installed (make deps-load installs it)" >&2; exit 1; }
 mkdir -p "$DIR"
 . scripts/load/common.sh
+require_load_tools
 . scripts/load/mint.sh
 mint_responses "${RESPONSES:-$(( DURATION * 10000 ))}"
 

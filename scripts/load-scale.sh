@@ -17,22 +17,18 @@ MVPD=Cablevision
 VENV=.build/tools-venv
 PASS_LINES=4000
 
-command -v wrk >/dev/null || { echo "wrk is not installed (make deps-load installs it)" >&2; exit 1; }
-command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || { echo "nginx is not installed (make deps-load installs it)" >&2; exit 1; }
-NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 CPUS=$(nproc)
 [ "$CPUS" -ge 2 ] || { echo "load-scale needs at least 2 CPUs (one for the proxy, one for the load)" >&2; exit 1; }
 mkdir -p "$DIR"
 . scripts/load/common.sh
+require_load_tools nginx
 . scripts/load/mint.sh
 mint_responses "${RESPONSES:-$(( DURATION * 10000 ))}"
 
 UPSTREAM_PORT=$(free_port)
 NGINX_PORT=$(free_port)
 GATEWAY_PORT=$(free_port)
-NGINX_DIR="$DIR/nginx-scale"
-rm -rf "$NGINX_DIR" && mkdir -p "$NGINX_DIR"
-NGINX_DIR=$(cd "$NGINX_DIR" && pwd)
+NGINX_DIR=$(fresh_dir "$DIR/nginx-scale")
 
 upstream=""
 nginx_master=""

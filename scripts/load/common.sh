@@ -16,3 +16,14 @@ wait_for() {
 # CPU ticks (user + system) of processes and their threads.
 ticks_of() { local total=0 pid; for pid in "$@"; do total=$(( total + $(awk '{print $14 + $15}' "/proc/$pid/stat") )); done; echo "$total"; }
 HZ=$(getconf CLK_TCK)
+
+# wrk, and with the argument `nginx` nginx too (then NGINX is its path), or a pointer to make deps-load.
+require_load_tools() {
+    command -v wrk >/dev/null || { echo "wrk is not installed (make deps-load installs it)" >&2; exit 1; }
+    [ "${1:-}" = nginx ] || return 0
+    command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || { echo "nginx is not installed (make deps-load installs it)" >&2; exit 1; }
+    NGINX=$(command -v nginx || echo /usr/sbin/nginx)
+}
+
+# An empty directory (made afresh), printed as an absolute path: nginx's prefix.
+fresh_dir() { rm -rf "$1" && mkdir -p "$1" && (cd "$1" && pwd); }

@@ -3,37 +3,20 @@
 Usage: compare_report.py CSV OUT_DIR — prints a Markdown table (also written to OUT_DIR/compare.md)
 and writes throughput.png, p99.png and cpu.png to OUT_DIR.
 """
-import csv
-import statistics
 import sys
-from collections import defaultdict
 
 import matplotlib
+
+from runs import LABELS, Runs
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-PROXIES = ["nginx", "samlgate-pass-through", "samlgate-exchange", "baseline-pass-through", "baseline-exchange"]
-LABELS = {
-    "nginx": "nginx pass-through",
-    "samlgate-pass-through": "samlgate pass-through",
-    "samlgate-exchange": "samlgate v1 exchange",
-    "baseline-pass-through": "baseline build pass-through",
-    "baseline-exchange": "baseline build v1 exchange",
-}
-
 
 def main(path, out):
-    runs = defaultdict(list)
-    with open(path) as f:
-        for row in csv.DictReader(f):
-            runs[(row["proxy"], int(row["connections"]))].append(row)
-    connections = sorted({c for _, c in runs})
-    rounds = max(len(v) for v in runs.values())
-
-    def median(proxy, c, field):
-        rows = runs.get((proxy, c), [])
-        return statistics.median(float(r[field]) for r in rows) if rows else float("nan")
+    runs = Runs(path, "connections")
+    connections, rounds = runs.keys, runs.rounds
+    median = runs.median
 
     lines = [
         f"Medians of {rounds} interleaved rounds; CPU is the proxy's own (user + system) per request.",
@@ -43,8 +26,8 @@ def main(path, out):
     ]
     for c in connections:
         anchor = median("nginx", c, "cpu_us_per_request")
-        for proxy in PROXIES:
-            if (proxy, c) not in runs:
+        for proxy in runs.proxies:
+            if not runs.has(proxy, c):
                 continue
             cpu = median(proxy, c, "cpu_us_per_request")
             lines.append(
@@ -63,9 +46,7 @@ def main(path, out):
         ("cpu_us_per_request", "cpu", "proxy CPU per request (µs)", False),
     ]:
         fig, ax = plt.subplots(figsize=(6, 4))
-        for proxy in PROXIES:
-            if not any((proxy, c) in runs for c in connections):
-                continue
+        for proxy in runs.proxies:
             ax.plot(connections, [median(proxy, c, field) for c in connections], marker="o", label=LABELS[proxy])
         ax.set_xscale("log", base=2)
         if log:

@@ -3,41 +3,20 @@
 Usage: scale_report.py CSV OUT_DIR — prints a Markdown table (also written to OUT_DIR/scale.md) and
 writes OUT_DIR/scale.png (requests/s and proxy CPU per request against the cores).
 """
-import csv
-import statistics
 import sys
-from collections import defaultdict
 
 import matplotlib
+
+from runs import LABELS, Runs
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-LABELS = {
-    "nginx": "nginx pass-through",
-    "samlgate-pass-through": "samlgate pass-through",
-    "samlgate-exchange": "samlgate v1 exchange",
-    "baseline-pass-through": "baseline build pass-through",
-    "baseline-exchange": "baseline build v1 exchange",
-}
-
 
 def main(path, out):
-    runs = defaultdict(list)
-    with open(path) as f:
-        for row in csv.DictReader(f):
-            runs[(row["proxy"], int(row["k"]))].append(row)
-    cores = sorted({k for _, k in runs})
-    proxies = [p for p in LABELS if any((p, k) in runs for k in cores)]
-    rounds = max(len(v) for v in runs.values())
-
-    def median(proxy, k, field):
-        rows = runs.get((proxy, k), [])
-        return statistics.median(float(r[field]) for r in rows) if rows else float("nan")
-
-    def spread(proxy, k, field):
-        values = [float(r[field]) for r in runs.get((proxy, k), [])]
-        return f"{min(values):.0f}–{max(values):.0f}" if values else ""
+    runs = Runs(path, "k")
+    cores, proxies, rounds = runs.keys, runs.proxies, runs.rounds
+    median, spread = runs.median, runs.spread
 
     lines = [
         f"Medians of {rounds} interleaved rounds (min–max); each proxy pinned to K cores, the load on the others; "
@@ -49,7 +28,7 @@ def main(path, out):
     for k in cores:
         anchor = median("nginx", k, "cpu_us_per_request")
         for proxy in proxies:
-            if (proxy, k) not in runs:
+            if not runs.has(proxy, k):
                 continue
             cpu = median(proxy, k, "cpu_us_per_request")
             lines.append(
