@@ -1,5 +1,4 @@
 import NIOCore
-import SAMLEncoding
 import ServerSupport
 
 #if canImport(Glibc)
@@ -27,17 +26,12 @@ enum EncodedFileWriter {
     }
 
     /// Writes the file of a record that encoded (with `--verify`, only of one that also
-    /// verified): its document encoded into `buffer`, reused from record to record, then written
-    /// whole. Returns the encoded length, counted also for a record that did not verify and gets
-    /// no file.
-    static func write(
-        _ outcome: RecordOutcome, of record: BatchRecord, directory: RawPath, buffer: inout ByteBuffer
-    ) throws(RecordError) -> Int {
-        guard case .encoded(_, let document, _, let error) = outcome else { return 0 }
-        buffer.clear()
-        CookbookEncoder.encodeWithoutNormalizing(document, into: &buffer)
-        if error == nil { try write(buffer, directory: directory, record: record) }
-        return buffer.readableBytes
+    /// verified): its encoded value, whole. Returns the encoded length, counted also for a record
+    /// that did not verify and gets no file.
+    static func write(_ outcome: RecordOutcome, of record: BatchRecord, directory: RawPath) throws(RecordError) -> Int {
+        guard case .encoded(_, let value, _, let error) = outcome else { return 0 }
+        if error == nil { try write(value, directory: directory, record: record) }
+        return value.readableBytes
     }
 
     /// Writes the file through an ``ExclusiveFile``: the names are predictable, so a link or

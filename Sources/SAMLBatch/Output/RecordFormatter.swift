@@ -4,9 +4,8 @@ import SAMLEncoding
 import ServerSupport
 
 /// Writes output records in the documented field order straight into the chunk's output
-/// buffer, each once, from its settled ``RecordOutcome``. The encoder writes the encoded value
-/// between the record's head and tail: the cookbook alphabet (`A–Z a–z 0–9 %`) needs no escaping
-/// in JSON or CSV, so it is never copied.
+/// buffer, each once, from its settled ``RecordOutcome``: head, the encoded value copied as it
+/// is (the cookbook alphabet `A–Z a–z 0–9 %` needs no escaping in JSON or CSV), tail.
 struct RecordFormatter: Sendable {
     let format: OutputFormat
     let verify: Bool
@@ -22,11 +21,9 @@ struct RecordFormatter: Sendable {
     /// value's length.
     func write(_ outcome: RecordOutcome, of record: BatchRecord, into out: inout ByteBuffer) -> Int {
         switch outcome {
-        case .encoded(let form, let document, let verification, let error):
+        case .encoded(let form, let value, let verification, let error):
             writeHead(&out, source: record.source, form: form, encoded: true)
-            let start = out.writerIndex
-            CookbookEncoder.encodeWithoutNormalizing(document, into: &out)
-            let bytesOut = out.writerIndex - start
+            let bytesOut = out.writeImmutableBuffer(value)
             writeTail(
                 &out, encoded: true, bytesIn: record.payload.count, bytesOut: bytesOut, error: error, meta: record.meta,
                 verification: verification)

@@ -1,16 +1,15 @@
+import NIOCore
 import SAMLEncoding
 
 /// What processing made of one batch record, settled before any of it is written: the output
 /// record (``RecordFormatter``) or the `--out DIR` file (``EncodedFileWriter``) is written once,
 /// whole, from this value.
 enum RecordOutcome {
-    /// The value was brought to the cookbook form. `document` is the normalized document the
-    /// encoded value stands for: the writer encodes it straight into its output, so the value is
-    /// never encoded twice nor copied. It points into the chunk's storage, the processor's
-    /// scratch or (with `--verify`) the verifier's `UnverifiedDocument`: valid only while the
-    /// record is being written. With `--verify`, `verification`
-    /// holds the columns and `error` says why a record that encodes did not verify.
-    case encoded(form: SAMLForm, document: UnsafeRawBufferPointer, verification: VerificationFields?, error: RecordError?)
+    /// The value was brought to the cookbook form: `value` is it, encoded (the processor's
+    /// buffer for the chunk, cleared for the next record once this one is written). With
+    /// `--verify`, `verification` holds the columns and `error` says why a record that encodes
+    /// did not verify.
+    case encoded(form: SAMLForm, value: ByteBuffer, verification: VerificationFields?, error: RecordError?)
     /// The record could not be brought to the cookbook form: it is written with its error and no
     /// value (`form` is known when detection got that far; with `--verify` it is not valid).
     case failed(form: SAMLForm?, error: RecordError)

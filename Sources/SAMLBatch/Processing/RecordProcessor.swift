@@ -27,86 +27,77 @@ struct RecordProcessor: Sendable {
         let largest = chunk.records.reduce(0) { max($0, $1.payload.count) }
         var out = ByteBufferAllocator().buffer(
             capacity: directory == nil ? chunk.storage.readableBytes * 7 / 5 + chunk.records.count * 256 : 0)
-        // Per chunk, reused by every record: the decoded XML and the document to encode.
+        // Per chunk, reused by every record: the decoded XML, and the encoded value (a record's
+        // outcome holds it until written, then the next record clears it in place).
         let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: largest + 16, alignment: 16)
         defer { scratch.deallocate() }
-        let documentScratch = UnsafeMutableRawBufferPointer.allocate(byteCount: largest + 16, alignment: 16)
-        defer { documentScratch.deallocate() }
+        var encoded = ByteBufferAllocator().buffer(capacity: CookbookEncoder.maximumEncodedCount(largest))
         var shape = XMLShapeCheck()
-        var fileBuffer = ByteBuffer()
 
         chunk.storage.withUnsafeReadableBytes { storage in
             for record in chunk.records {
                 let value = UnsafeRawBufferPointer(rebasing: storage[record.payload])
-                withOutcome(of: record, value: value, scratch: scratch, documentScratch: documentScratch, shape: &shape) { outcome in
-                    // Written once, now that the outcome is settled.
-                    var outcome = outcome
-                    var bytesOut = 0
-                    if let directory {
-                        do throws(RecordError) {
-                            bytesOut = try EncodedFileWriter.write(outcome, of: record, directory: directory, buffer: &fileBuffer)
-                        } catch {
-                            outcome = .failed(form: outcome.form, error: error)
-                        }
-                    } else {
-                        bytesOut = formatter.write(outcome, of: record, into: &out)
+                var outcome = self.outcome(of: record, value: value, scratch: scratch, encoded: &encoded, shape: &shape)
+                // Written once, now that the outcome is settled.
+                var bytesOut = 0
+                if let directory {
+                    do throws(RecordError) {
+                        bytesOut = try EncodedFileWriter.write(outcome, of: record, directory: directory)
+                    } catch {
+                        outcome = .failed(form: outcome.form, error: error)
                     }
-                    Self.count(outcome, of: record, bytesOut: bytesOut, statistics: &statistics, reports: &reports)
+                } else {
+                    bytesOut = formatter.write(outcome, of: record, into: &out)
                 }
+                Self.count(outcome, of: record, bytesOut: bytesOut, statistics: &statistics, reports: &reports)
             }
         }
         return ChunkResult(sequence: chunk.sequence, output: out, statistics: statistics, reports: reports)
     }
 
-    /// What a record comes to, with nothing written yet, given to `write` (the outcome's document
-    /// is valid only inside it). Encoding errors come first: normalizing validates UTF-8, so
-    /// invalid text is reported as such rather than as the broken XML it also is; then the shape
-    /// screen, then (with `--verify`) the verifier, whose refusal leaves the record encoded, with
-    /// the reason. A record to verify is normalized once, by the verifier's
-    /// ``UnverifiedDocument``, whose normalization is also what the record encodes to.
-    private func withOutcome(
-        of record: BatchRecord, value: UnsafeRawBufferPointer, scratch: UnsafeMutableRawBufferPointer,
-        documentScratch: UnsafeMutableRawBufferPointer, shape: inout XMLShapeCheck, _ write: (RecordOutcome) -> Void
-    ) {
+    /// What a record comes to, with nothing written yet: its value encoded into `encoded`, or its
+    /// failure. Encoding comes first: it validates UTF-8, so invalid text is reported as such
+    /// rather than as the broken XML it also is; then the shape screen, then (with `--verify`)
+    /// the verifier, whose refusal leaves the record encoded, with the reason. Without
+    /// `--verify` the cookbook's fused encoder normalizes while it encodes (one pass); a record
+    /// to verify is normalized once, by the verifier's ``UnverifiedDocument``, and exactly that
+    /// normalization is encoded.
+    private func outcome(
+        of record: BatchRecord, value: UnsafeRawBufferPointer, scratch: UnsafeMutableRawBufferPointer, encoded: inout ByteBuffer,
+        shape: inout XMLShapeCheck
+    ) -> RecordOutcome {
         let form: SAMLForm
+        let xml: UnsafeRawBufferPointer
         do throws(RecordError) {
             if let failure = record.failure { throw failure }
             form = try wrap { () throws(SAMLEncodingError) in try SAMLForm.detect(value) }
         } catch {
-            return write(.failed(form: nil, error: error))
+            return .failed(form: nil, error: error)
         }
-        let xml: UnsafeRawBufferPointer
-        do throws(RecordError) {
-            xml = try xmlBytes(value, form: form, scratch: scratch)
-        } catch {
-            return write(.failed(form: form, error: error))
-        }
+        encoded.clear()
         guard let verification else {
             do throws(RecordError) {
-                let document = try documentToEncode(xml, decodedFrom: form, scratch: documentScratch)
+                xml = try xmlBytes(value, form: form, scratch: scratch)
+                try wrap { () throws(SAMLEncodingError) in try CookbookEncoder.encode(xml, decodedFrom: form, into: &encoded) }
                 try shape.check(xml)
-                write(.encoded(form: form, document: document, verification: nil, error: nil))
             } catch {
-                write(.failed(form: form, error: error))
+                return .failed(form: form, error: error)
             }
-            return
+            return .encoded(form: form, value: encoded, verification: nil, error: nil)
         }
         let unverified: UnverifiedDocument
         do throws(RecordError) {
+            xml = try xmlBytes(value, form: form, scratch: scratch)
             unverified = try wrap { () throws(SAMLEncodingError) in try UnverifiedDocument(Array(xml), decodedFrom: form) }
             try shape.check(xml)
         } catch {
-            return write(.failed(form: form, error: error))
+            return .failed(form: form, error: error)
         }
-        var fields = VerificationFields.invalid
-        var refusal: RecordError?
+        unverified.withNormalizedBytes { CookbookEncoder.encodeWithoutNormalizing($0, into: &encoded) }
         do throws(RecordError) {
-            fields = try verify(unverified, record: record, verification)
+            return .encoded(form: form, value: encoded, verification: try verify(unverified, record: record, verification), error: nil)
         } catch {
-            refusal = error
-        }
-        unverified.withNormalizedBytes { document in
-            write(.encoded(form: form, document: document, verification: fields, error: refusal))
+            return .encoded(form: form, value: encoded, verification: .invalid, error: error)
         }
     }
 
@@ -165,18 +156,6 @@ struct RecordProcessor: Sendable {
             nameIDHash: verified.nameID.map(Self.sha256Hex),
             notOnOrAfter: verified.notOnOrAfter.map(UTCTimestamp.string),
             survivesNormalization: verified.survivesNormalization)
-    }
-
-    /// The document the encoded value stands for: `xml` normalized into `scratch`, or `xml` itself
-    /// when it arrived base64 or encoded and the cookbook already normalized it — exactly what
-    /// ``CookbookEncoder/encode(_:decodedFrom:into:)`` would encode. Validates UTF-8.
-    private func documentToEncode(
-        _ xml: UnsafeRawBufferPointer, decodedFrom form: SAMLForm, scratch: UnsafeMutableRawBufferPointer
-    ) throws(RecordError) -> UnsafeRawBufferPointer {
-        let count = try wrap { () throws(SAMLEncodingError) in
-            try WhitespaceNormalizer.normalizeValidating(xml, decodedFrom: form, into: scratch)
-        }
-        return count.map { UnsafeRawBufferPointer(rebasing: scratch[..<$0]) } ?? xml
     }
 
     /// The line naming a failed record on standard error. The source is printable already; the
