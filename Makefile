@@ -7,7 +7,7 @@ BIN := .build/release/samlgate
 # What make format-check lints and make format rewrites.
 FORMATTED := Package.swift Sources Tests Benchmarks/Package.swift Benchmarks/Benchmarks Benchmarks/Drivers Fuzz/Package.swift Fuzz/Sources
 
-.PHONY: deps deps-load build release test format-check format openapi-check docs-check deploy-check run demo load load-compare load-mallocs load-scale load-replay-store soak faults sanitize cluster-check stream-check bench bench-check bench-thresholds bench-verify fuzz-build fuzz fuzz-all clean
+.PHONY: deps deps-load build release test format-check format openapi-check docs-check deploy-check run demo load load-compare load-mallocs load-scale load-replay-store soak faults sanitize cluster-check stream-check bench bench-compare bench-check bench-thresholds bench-verify fuzz-build fuzz fuzz-all clean
 
 ## deps: install the system libraries (apt-get) when xmlsec1-openssl, zlib or jemalloc is not found,
 ## and redis-server (the shared replay store's tests start their own).
@@ -123,6 +123,11 @@ stream-check: release
 ## bench: the benchmark package (separate, so tests never build ordo-one/benchmark).
 bench: deps
 	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark $(BENCH_ARGS)
+
+## bench-compare: this build against OLD=<binary or commit>, CPU time, the two alternated: batch
+## encode and verify per record (one worker), then load-compare's end-to-end runs (ROUNDS=5).
+bench-compare: release deps-load
+	OLD=$(OLD) ./scripts/bench-compare.sh
 
 ## bench-verify: samlgate's verifier against python-xmlsec, plus callgrind instruction counts.
 bench-verify: deps
