@@ -12,15 +12,16 @@ extension GatewayError {
     ///     request could not be read).
     ///   - exchange: the request is a token exchange (see ``answer(api:exchange:showReason:)``).
     ///   - accept: the client's `Accept`, which chooses XML on `/api/v1/…`.
-    func response(requestID: String, api: BackendAPI, exchange: Bool, accept: String?, core: GatewayCore) -> GatewayResponse {
+    /// - Parameter traceID: the request's W3C trace, for the log line (none for a head that never arrived whole).
+    func response(requestID: String, traceID: String?, api: BackendAPI, exchange: Bool, accept: String?, core: GatewayCore) -> GatewayResponse {
         let (status, enhanced) = answer(api: api, exchange: exchange, showReason: core.configuration.errorDetails == .reason)
         core.metrics.error(code: code.rawValue)
-        core.logger.notice(
-            "refused",
-            metadata: [
-                "request_id": .string(requestID), "code": .string(code.rawValue), "status": .stringConvertible(status),
-                "backend_code": .string(enhanced.code.rawValue), "raised_at": .stringConvertible(location),
-            ])
+        var metadata: Logger.Metadata = [
+            "request_id": .string(requestID), "code": .string(code.rawValue), "status": .stringConvertible(status),
+            "backend_code": .string(enhanced.code.rawValue), "raised_at": .stringConvertible(location),
+        ]
+        if let traceID { metadata["trace_id"] = .string(traceID) }
+        core.logger.notice("refused", metadata: metadata)
         var headers: [(String, String)] = []
         if let retryAfter { headers.append(("Retry-After", String(retryAfter))) }
         let format = ErrorFormat(api: api, accept: accept)

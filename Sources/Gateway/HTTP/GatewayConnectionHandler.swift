@@ -43,6 +43,7 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     private var context: ChannelHandlerContext?
     private var request: InFlightRequest?
     private var requestIDs = RequestIDSequence()
+    private var traceIDs = TraceIDSequence()
     private var reads = ReadGate()
     /// The client half-closed: no request follows the one in flight.
     private var inputClosed = false
@@ -142,7 +143,9 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     /// see ``RequestTarget``), its framing checked, its route decided, and the responder given it.
     private func begin(_ head: HTTPRequestHead) {
         deadlines.headComplete()
-        let current = InFlightRequest(head: head, requestID: RequestID.make(incoming: head.headers.first(name: "x-request-id"), fresh: &requestIDs))
+        let current = InFlightRequest(
+            head: head, requestID: RequestID.make(incoming: head.headers.first(name: "x-request-id"), fresh: &requestIDs),
+            trace: TraceContext.make(head.headers, ids: &traceIDs))
         request = current
         let target: RequestTarget
         do throws(GatewayError) {
@@ -311,7 +314,8 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         // Only a refusal of a target that could not be parsed reads the raw one.
         let api = current.api ?? BackendAPI(path: RequestTarget.pathPart(of: current.head.uri))
         var response = error.response(
-            requestID: current.requestID, api: api, exchange: current.isExchange, accept: current.head.headers.first(name: "accept"), core: core)
+            requestID: current.requestID, traceID: current.trace.traceID, api: api, exchange: current.isExchange,
+            accept: current.head.headers.first(name: "accept"), core: core)
         response.headers.insert(contentsOf: extraHeaders, at: 0)
         if closing || current.expectsContinue && !current.bodyEnded { current.closeAfterResponse = true }
         current.trip?.cancel()
@@ -386,7 +390,8 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         core.logger.info(
             "request",
             metadata: [
-                "request_id": .string(current.requestID), "route": .string(current.routeLabel), "method": .string(current.head.method.rawValue),
+                "request_id": .string(current.requestID), "trace_id": .string(current.trace.traceID), "route": .string(current.routeLabel),
+                "method": .string(current.head.method.rawValue),
                 "status": .stringConvertible(current.status), "duration_us": .stringConvertible(elapsed / 1000),
             ])
     }
@@ -496,7 +501,7 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         closing = true
         let error = GatewayError(status: 408, code: .headerTimeout, message: "the request head did not arrive whole within header-timeout")
         let requestID = RequestID.make(incoming: nil, fresh: &requestIDs)
-        let response = error.response(requestID: requestID, api: .v2, exchange: false, accept: nil, core: core)
+        let response = error.response(requestID: requestID, traceID: nil, api: .v2, exchange: false, accept: nil, core: core)
         core.metrics.request(route: GatewayRoute.headerTimeoutLabel, status: response.status)
         writeHeadAndBody(response, requestID: requestID, version: .http1_1, withBody: true, closing: true)
         context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in context.close(promise: nil) }

@@ -9,6 +9,8 @@ import ServerSupport
 final class InFlightRequest {
     let head: HTTPRequestHead
     let requestID: String
+    /// The W3C trace this request belongs to, continued or started here.
+    let trace: TraceContext
     let started: UInt64
     /// `nil` until routed, and for a request refused before it could be (its framing).
     var route: GatewayRoute?
@@ -30,9 +32,10 @@ final class InFlightRequest {
     /// vocabulary of its refusals. `nil` for a target that could not be parsed.
     var api: BackendAPI?
 
-    init(head: HTTPRequestHead, requestID: String) {
+    init(head: HTTPRequestHead, requestID: String, trace: TraceContext) {
         self.head = head
         self.requestID = requestID
+        self.trace = trace
         started = DispatchTime.now().uptimeNanoseconds
         closeAfterResponse = !head.isKeepAlive
         expectsContinue = !head.predatesHTTP11 && head.headers["expect"].contains { $0.lowercased() == "100-continue" }

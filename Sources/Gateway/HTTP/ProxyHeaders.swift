@@ -14,7 +14,8 @@ import NIOHTTP1
     /// Set by the gateway or the client library, never copied: `Host` and `Content-Length`
     /// follow the upstream URL and the body actually sent.
     /// `Expect` is answered by the gateway itself (it reads the body), so it is not passed on.
-    static let replaced: Set<String> = ["host", "content-length", "x-request-id", "expect"]
+    /// `traceparent` and `tracestate` are the gateway's hop of the trace (``TraceContext``).
+    static let replaced: Set<String> = ["host", "content-length", "x-request-id", "expect", "traceparent", "tracestate"]
 
     /// Headers that make some frameworks route a request to another path or method than its
     /// request line says (IIS URL Rewrite and Symfony read `X-Original-URL` / `X-Rewrite-URL`,
@@ -125,7 +126,9 @@ import NIOHTTP1
         let tokens = connectionTokens(fields["connection"])
         let trusted = peer.map(trustedProxies.contains) ?? false
         var headers = HTTPHeaders()
-        headers.reserveCapacity(fields.count + 3)
+        // Room for what is added after the copy, here and by the caller (X-Forwarded-Host, -For,
+        // -Proto, X-Request-Id; Content-Length, Content-Type; traceparent, tracestate): no regrowth.
+        headers.reserveCapacity(fields.count + 8)
         var forwardedFor: String?
         var keptHost = false
         var keptProto = false

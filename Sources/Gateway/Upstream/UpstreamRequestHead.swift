@@ -28,15 +28,19 @@ enum UpstreamRequestHead {
         return HTTPRequestHead(version: .http1_1, method: .POST, uri: path, headers: headers)
     }
 
-    /// The client's headers as the backend gets them (``ProxyHeaders``), on every route; names
+    /// The client's headers as the backend gets them (``ProxyHeaders``), with the trace's
+    /// `traceparent` and `tracestate` (``TraceContext``), on every route; names
     /// with `_` (unless `allow-underscore-headers`) or another character than letters, digits and
     /// `-` dropped, and counted.
     private static func proxied(_ request: InFlightRequest, peer: SocketAddress?, core: GatewayCore) -> HTTPHeaders {
         var dropped = 0
-        let headers = ProxyHeaders.upstreamRequest(
+        var headers = ProxyHeaders.upstreamRequest(
             request.head.headers, authority: request.authority, peer: peer, trusting: core.trustedProxies,
             requestID: request.requestID, allowingUnderscores: core.configuration.allowUnderscoreHeaders, droppedNames: &dropped)
         if dropped > 0 { core.metrics.headerNamesDropped(dropped) }
+        // The gateway's hop of the trace (the client's own headers were not copied).
+        headers.add(name: "traceparent", value: request.trace.traceparent)
+        if let state = request.trace.state { headers.add(name: "tracestate", value: state) }
         return headers
     }
 }

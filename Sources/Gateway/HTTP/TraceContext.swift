@@ -1,0 +1,89 @@
+import NIOHTTP1
+
+/// W3C Trace Context (`traceparent`, `tracestate`) through the gateway's hop: the client's trace
+/// is continued with a span id of the gateway's own as the parent the backend sees, so the
+/// backend's trace and the client's join; a request without a usable `traceparent` starts a new
+/// trace. Sent upstream on every request, pass-through included; the trace id is in the log
+/// lines beside the request id.
+///
+/// Read strictly, as the recommendation says a participant must: version `00` exactly
+/// (`00-<32 hex>-<16 hex>-<2 hex>`, lower-case, ids not all zeros), a later version by that
+/// prefix (`ff` is invalid), one `traceparent` header only. Anything else is a new trace, and
+/// the client's `tracestate` goes with its broken parent. A `tracestate` is forwarded when it is
+/// printable ASCII of at most 512 bytes (its header lines joined with `,`), else dropped. A trace
+/// the gateway starts is not marked sampled: it records no spans of its own.
+struct TraceContext {
+    /// 32 lower-case hex digits.
+    let traceID: String
+    /// The gateway's span: the parent id the backend gets.
+    let spanID: UInt64
+    /// The client's trace flags, kept as sent; `00` for a trace the gateway starts.
+    let flags: String
+    /// The client's `tracestate`, forwarded as it came.
+    let state: String?
+
+    /// The `traceparent` the backend gets, written in one piece (one allocation per request).
+    var traceparent: String {
+        String(unsafeUninitializedCapacity: 55) { buffer in
+            var index = 0
+            func append<Bytes: Sequence<UInt8>>(_ bytes: Bytes) {
+                for byte in bytes {
+                    buffer[index] = byte
+                    index += 1
+                }
+            }
+            append("00-".utf8)
+            append(traceID.utf8)
+            append(CollectionOfOne(UInt8(ascii: "-")))
+            TraceIDSequence.write(spanID, into: buffer, at: index)
+            index += 16
+            append(CollectionOfOne(UInt8(ascii: "-")))
+            append(flags.utf8)
+            return index
+        }
+    }
+
+    static let maximumStateLength = 512
+
+    /// The context of a request with these headers; `ids` makes the gateway's span id (and a
+    /// new trace id when the client sent no usable one).
+    static func make(_ headers: HTTPHeaders, ids: inout TraceIDSequence) -> TraceContext {
+        let parents = headers["traceparent"]
+        guard parents.count == 1, let (traceID, flags) = parse(parents[0]) else {
+            return TraceContext(traceID: ids.nextTraceID(), spanID: ids.nextSpanID(), flags: "00", state: nil)
+        }
+        return TraceContext(traceID: traceID, spanID: ids.nextSpanID(), flags: flags, state: state(headers["tracestate"]))
+    }
+
+    /// The trace id and flags of a valid `traceparent`, else `nil`.
+    static func parse(_ value: String) -> (traceID: String, flags: String)? {
+        var value = value
+        // In place (header values are native strings): no copy of the bytes.
+        return value.withUTF8 { parse(bytes: $0) }
+    }
+
+    private static func parse(bytes: UnsafeBufferPointer<UInt8>) -> (traceID: String, flags: String)? {
+        // version "-" trace-id "-" parent-id "-" flags: 2 + 1 + 32 + 1 + 16 + 1 + 2.
+        guard bytes.count >= 55, bytes[2] == UInt8(ascii: "-"), bytes[35] == UInt8(ascii: "-"), bytes[52] == UInt8(ascii: "-"),
+            bytes[0..<2].allSatisfy(isLowerHex), !(bytes[0] == UInt8(ascii: "f") && bytes[1] == UInt8(ascii: "f")),
+            bytes[3..<35].allSatisfy(isLowerHex), bytes[36..<52].allSatisfy(isLowerHex), bytes[53..<55].allSatisfy(isLowerHex),
+            !bytes[3..<35].allSatisfy({ $0 == UInt8(ascii: "0") }), !bytes[36..<52].allSatisfy({ $0 == UInt8(ascii: "0") })
+        else { return nil }
+        let version00 = bytes[0] == UInt8(ascii: "0") && bytes[1] == UInt8(ascii: "0")
+        // Version 00 is exactly 55 bytes; a later version may carry more after a "-".
+        guard version00 ? bytes.count == 55 : (bytes.count == 55 || bytes[55] == UInt8(ascii: "-")) else { return nil }
+        return (String(decoding: bytes[3..<35], as: UTF8.self), String(decoding: bytes[53..<55], as: UTF8.self))
+    }
+
+    /// The `tracestate` lines joined, when printable ASCII within the length limit.
+    static func state(_ values: [String]) -> String? {
+        guard !values.isEmpty else { return nil }
+        let joined = values.joined(separator: ",")
+        guard joined.utf8.count <= maximumStateLength, joined.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else { return nil }
+        return joined
+    }
+
+    private static func isLowerHex(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
+    }
+}
