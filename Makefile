@@ -159,3 +159,4 @@ fuzz-all: fuzz-build
 
 clean:
 	rm -rf .build Benchmarks/.build Fuzz/.build
+	git worktree prune

@@ -213,7 +213,10 @@ let package = Package(
         // PROVENANCE.md); CZlib inflates the few stored DEFLATE-compressed, as their peers do.
         .testTarget(
             name: "SAMLVerificationTests",
-            dependencies: ["SAMLVerification", "TestIdP", "CXMLSec", "SAMLEncoding", "CLITestSupport", "CZlib"],
+            dependencies: [
+                "SAMLVerification", "TestIdP", "CXMLSec", "SAMLEncoding", "CLITestSupport", "CZlib",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             resources: [.copy("RealIdP")]
         ),
         // The command line's verbs that no module's tests cover: encode, verify, the demo, and

@@ -3,10 +3,10 @@
 # The gateway runs with jemalloc's thread caches off (every malloc reaches the arena, so the
 # arena's nmalloc counts each one) and prints its statistics at exit. For each binary (BIN, and
 # BASELINE_BIN when given, alternated) and each kind (pass-through, exchange): a gateway started
-# afresh, REQUESTS requests over 16 connections, stopped; minus an idle start and stop of the
-# same binary. Counts do not drift with the machine's load, so one round is enough; ROUNDS (2)
-# shows the spread. Prints one table; every run in $DIR/mallocs.csv.
-# Knobs: BIN, BASELINE_BIN, ROUNDS, REQUESTS (a duration in seconds for wrk: DURATION, 3).
+# afresh, wrk over 16 connections for DURATION seconds, stopped; minus an idle start and stop of
+# the same binary. Counts do not drift with the machine's load, so one round is enough; ROUNDS
+# (2) shows the spread. Prints one table; every run in $DIR/mallocs.csv.
+# Knobs: BIN, BASELINE_BIN, ROUNDS (2), DURATION (3), RESPONSES (signed responses minted).
 set -euo pipefail
 BIN=${BIN:-.build/release/samlgate}
 DIR=${LOAD_DIR:-.run/load}
@@ -26,8 +26,10 @@ GATEWAY_PORT=$(free_port)
 
 upstream=""
 gateway=""
+stats=""
 cleanup() {
     [ -n "$gateway" ] && kill -TERM "$gateway" 2>/dev/null || true
+    [ -n "$stats" ] && rm -f "$stats"
     [ -n "$upstream" ] && kill -TERM "$upstream" 2>/dev/null || true
     wait 2>/dev/null || true
 }
@@ -37,9 +39,11 @@ trap cleanup EXIT INT TERM
 upstream=$!
 wait_for "http://127.0.0.1:$UPSTREAM_PORT/"
 
-# gateway_mallocs BINARY KIND: prints "requests mallocs" for one gateway life; KIND idle sends nothing.
+# gateway_mallocs BINARY KIND: sets REQUESTS and MALLOCS for one gateway life; KIND idle sends
+# nothing. Runs in this shell, so the cleanup trap sees the gateway it starts.
 gateway_mallocs() {
-    local binary=$1 kind=$2 requests=0 path lines stats mallocs
+    local binary=$1 kind=$2 path lines
+    REQUESTS=0
     stats=$(mktemp "$DIR/jemalloc.XXXXXX")
     MALLOC_CONF=tcache:false,stats_print:true "$binary" serve --port "$GATEWAY_PORT" \
         --upstream "http://127.0.0.1:$UPSTREAM_PORT" --trust-store "$DIR/trust" --log-level warning >/dev/null 2>"$stats" &
@@ -49,7 +53,7 @@ gateway_mallocs() {
         if [ "$kind" = exchange ]; then path=/api/v1/tokens/authn lines=0; else path=/load/pass-through lines=$PASS_LINES; fi
         wrk -t1 -c16 -d"${DURATION}s" -s scripts/load/exchange.lua "http://127.0.0.1:$GATEWAY_PORT" \
             -- "$DIR/responses.txt" "$MVPD" 1 "$path" "$lines" > "$DIR/wrk.out" 2>&1
-        requests=$(grep '^LOAD ' "$DIR/wrk.out" | sed -E 's/.* requests=([0-9]+).*/\1/')
+        REQUESTS=$(grep '^LOAD ' "$DIR/wrk.out" | sed -E 's/.* requests=([0-9]+).*/\1/')
         # The reference upstream answers the pass-through path 404 (proxied all the same); every
         # exchange must be accepted, or the count would be a refusal's.
         if [ "$kind" = exchange ] && grep -q 'errors_status=[1-9]' "$DIR/wrk.out"; then
@@ -61,10 +65,9 @@ gateway_mallocs() {
     kill -TERM "$gateway"
     wait "$gateway" 2>/dev/null || true
     gateway=""
-    mallocs=$(awk '$1 == "total:" { print $3; exit }' "$stats")
+    MALLOCS=$(awk '$1 == "total:" { print $3; exit }' "$stats")
     rm -f "$stats"
-    [ -n "$mallocs" ] || { echo "$binary printed no allocation statistics at exit" >&2; return 1; }
-    echo "$requests $mallocs"
+    [ -n "$MALLOCS" ] || { echo "$binary printed no allocation statistics at exit" >&2; return 1; }
 }
 
 CSV="$DIR/mallocs.csv"
@@ -74,10 +77,11 @@ binaries=("samlgate=$BIN")
 for round in $(seq 1 "$ROUNDS"); do
     for entry in "${binaries[@]}"; do
         name=${entry%%=*} binary=${entry#*=}
-        read -r _ idle < <(gateway_mallocs "$binary" idle)
+        gateway_mallocs "$binary" idle
+        idle=$MALLOCS
         for kind in pass-through exchange; do
-            read -r requests mallocs < <(gateway_mallocs "$binary" "$kind")
-            awk -v r="$round" -v b="$name" -v k="$kind" -v n="$requests" -v m="$mallocs" -v i="$idle" \
+            gateway_mallocs "$binary" "$kind"
+            awk -v r="$round" -v b="$name" -v k="$kind" -v n="$REQUESTS" -v m="$MALLOCS" -v i="$idle" \
                 'BEGIN { printf "%d,%s,%s,%d,%d,%d,%.1f\n", r, b, k, n, m, i, (m - i) / n }' | tee -a "$CSV"
         done
     done

@@ -12,7 +12,7 @@ public enum BearerCredentials {
     /// The token, or `nil` when the value is not exactly `Bearer <b64token>`.
     public static func token(in value: String) -> Substring? {
         let scheme = "bearer "
-        guard value.utf8.count > scheme.utf8.count, zip(value.utf8, scheme.utf8).allSatisfy({ $0 | 0x20 == $1 | 0x20 }) else {
+        guard value.utf8.count > scheme.utf8.count, SchemePrefix.matches(value.utf8, scheme) else {
             return nil
         }
         let token = value.utf8.dropFirst(scheme.utf8.count)

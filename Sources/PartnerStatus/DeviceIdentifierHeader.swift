@@ -11,9 +11,9 @@ public enum DeviceIdentifierHeader {
     /// — and nothing after it: what a backend decoding it with a standard decoder accepts.
     public static func isWellFormed(_ value: String) -> Bool {
         let bytes = Array(value.utf8)
-        let type = Array("fingerprint ".utf8)
-        guard bytes.count > type.count, zip(bytes, type).allSatisfy({ $0 | 0x20 == $1 | 0x20 }) else { return false }
-        let identifier = bytes.dropFirst(type.count)
+        let type = "fingerprint "
+        guard bytes.count > type.utf8.count, SchemePrefix.matches(bytes, type) else { return false }
+        let identifier = bytes.dropFirst(type.utf8.count)
         let body = identifier.prefix { $0 != UInt8(ascii: "=") }
         let padding = identifier.count - body.count
         guard !body.isEmpty, padding <= 2, identifier.dropFirst(body.count).allSatisfy({ $0 == UInt8(ascii: "=") }) else { return false }

@@ -121,7 +121,11 @@ public struct Verifier: Sendable {
     ) throws(VerificationError) -> VerifiedResponse {
         let provider = try admit(original.count, mvpd: mvpd, now: now)
         let context = try VerificationThreadContext.current()
-        if normalized.count == original.count && (original.isEmpty || memcmp(original.baseAddress!, normalized.baseAddress!, original.count) == 0) {
+        // The same bytes: the same storage (a document already in the cookbook's normalization,
+        // the usual case, compared no further), or equal ones.
+        if normalized.count == original.count
+            && (original.baseAddress == normalized.baseAddress || memcmp(original.baseAddress!, normalized.baseAddress!, original.count) == 0)
+        {
             let checked = try check(
                 original, provider: provider, retry: retries(original), now: now, expectedInResponseTo: expectedInResponseTo, context: context)
             return try accept(checked, provider: provider, mvpd: mvpd, normalization: .unchanged, now: now)

@@ -90,12 +90,9 @@ public struct RawPath: Sendable, Hashable, CustomStringConvertible {
 
     private static let hexDigits = Array("0123456789ABCDEF".utf8)
 
-    /// C0 and C1 controls, DEL, the backslash, U+2028/U+2029, and the bidirectional controls
-    /// U+061C, U+200E/U+200F, U+202A–U+202E, U+2066–U+2069.
+    /// What ``DisplayText/isUnsafe(_:)`` escapes (controls, line separators, bidirectional
+    /// controls), and the backslash.
     private static func isEscaped(_ scalar: UInt32) -> Bool {
-        switch scalar {
-        case 0x00..<0x20, 0x5C, 0x7F...0x9F, 0x061C, 0x200E, 0x200F, 0x2028...0x202E, 0x2066...0x2069: true
-        default: false
-        }
+        scalar == 0x5C || Unicode.Scalar(scalar).map(DisplayText.isUnsafe) == true
     }
 }

@@ -64,7 +64,7 @@ struct TraceContextTests {
         }
     }
 
-    @Test("a later version is read by its version-00 prefix; an oversized or non-ASCII tracestate is dropped")
+    @Test("a later version is read by its version-00 prefix; an oversized or non-printable tracestate is dropped, two lines joined")
     func laterVersionAndState() async throws {
         try await EchoUpstream.withGateway { h, echo, _ in
             let later = "cc-\(Self.traceID)-\(Self.clientParent)-01-what-comes-next"
@@ -72,6 +72,11 @@ struct TraceContextTests {
                 .GET, "/api/v2/REF/configuration", headers: [("traceparent", later), ("tracestate", String(repeating: "a", count: 513))])
             #expect(try Self.parts(echo.requests.last)[1] == Self.traceID)
             #expect(echo.requests.last?.header("tracestate").isEmpty == true)
+            _ = try await h.send(.GET, "/api/v2/REF/configuration", headers: [("traceparent", Self.incoming), ("tracestate", "a=\u{e9}")])
+            #expect(echo.requests.last?.header("tracestate").isEmpty == true)
+            _ = try await h.send(
+                .GET, "/api/v2/REF/configuration", headers: [("traceparent", Self.incoming), ("tracestate", "a=1"), ("tracestate", "b=2")])
+            #expect(echo.requests.last?.header("tracestate") == ["a=1,b=2"])
         }
     }
 

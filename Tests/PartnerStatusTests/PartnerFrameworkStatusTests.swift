@@ -108,7 +108,8 @@ struct PartnerFrameworkStatusTests {
         }
         for bad in [
             "", "fingerprint", "fingerprint ", "fingerprintabc", "device abc", "fingerprint abc def", "fingerprint ab\u{e9}", "abc",
-            "fingerprint  abc", "fingerprint\tabc", "fingerprint a=b", "fingerprint ab-+", "fingerprint ab=", "fingerprint a===",
+            "fingerprint  abc", "fingerprint\tabc", "fingerprint\u{0}abc", "fingerprint a=b", "fingerprint ab-+", "fingerprint ab=",
+            "fingerprint a===",
         ] {
             #expect(!DeviceIdentifierHeader.isWellFormed(bad), "\(bad)")
         }
@@ -120,7 +121,7 @@ struct PartnerFrameworkStatusTests {
         #expect(BearerCredentials.token(in: "bearer t") == "t")
         for bad in [
             "", "Bearer", "Bearer ", "Bearer  tok", "Bearer\ttok", "Bearer a b", "Bearer a,b", "Bearer \u{ff}", "Basic dXNlcg==", "Bearer =abc",
-            "Bearer a=b",
+            "Bearer a=b", "Bearer\u{0}tok",
         ] {
             #expect(BearerCredentials.token(in: bad) == nil, "\(bad)")
         }

@@ -56,6 +56,20 @@ struct BatchVerifyTests {
         #expect(BatchFixture.errorCode(record) == "normalization_changes_document")
     }
 
+    @Test("with --verify, invalid UTF-8 is still reported as such, before any verification, and the record is not valid")
+    func invalidUTF8UnderVerify() throws {
+        let fixture = try BatchFixture()
+        let pem = try fixture.write("idp.pem", BatchFixture.keyPair.certificatePEM)
+        var invalidUTF8 = BatchFixture.responses[0]
+        invalidUTF8.insert(contentsOf: [0xC3, 0x28], at: invalidUTF8.count - 20)
+        let file = try fixture.write("bad.jsonl", BatchFixture.jsonLine(BatchFixture.base64(invalidUTF8), ["id": 1]) + "\n")
+        let result = try fixture.batch([file, "--verify", "--trust", pem])
+        let record = try #require(BatchFixture.records(result).first)
+        #expect(BatchFixture.errorCode(record) == "invalid_utf8")
+        #expect(record["valid"] as? Bool == false)
+        #expect(record["encoded"] is NSNull)
+    }
+
     @Test("--now judges validity windows at another instant")
     func now() throws {
         let fixture = try BatchFixture()

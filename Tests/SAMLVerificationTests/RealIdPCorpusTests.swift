@@ -1,4 +1,5 @@
 import CLITestSupport
+import Crypto
 import Foundation
 import SAMLVerification
 import Testing
@@ -39,6 +40,9 @@ import Testing
             #expect(entry.expect == "accept" ? entry.nameID != nil : entry.nameID == nil, "\(entry.id)")
             #expect(entry.source.commit.count == 40 && !entry.peerTest.isEmpty, "\(entry.id)")
             #expect(entry.certificate != nil || entry.kind == .encrypted, "\(entry.id) names the certificate its peer trusts")
+            // The bytes are the peer's, as PROVENANCE.md records them.
+            let digest = SHA256.hash(data: try RealIdPCorpus.fileBytes(entry)).map { String(format: "%02x", $0) }.joined()
+            #expect(digest == entry.sha256, "\(entry.id): the file differs from the one recorded")
         }
         let present = (fm.enumerator(atPath: root)?.allObjects as? [String] ?? []).filter {
             var isDirectory: ObjCBool = false

@@ -1,4 +1,5 @@
-# Sourced by scripts/load.sh and scripts/load-compare.sh: the test IdP, the trust store and a file
+# Sourced by the load scripts (load, load-compare, load-mallocs, load-scale, bench-compare): the
+# test IdP, the trust store and a file
 # of unique, freshly signed ~8 KB responses (cookbook-encoded, one per line, valid for 2 hours),
 # minted in two parallel processes and reused while recent and large enough.
 # Needs BIN, DIR and MVPD; `mint_responses COUNT` leaves them in $DIR/responses.txt.

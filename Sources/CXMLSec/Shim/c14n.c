@@ -29,10 +29,6 @@ int cxmlsec_exc_c14n_libxml2(xmlSecTransformPtr transform, xmlSecNodeSetPtr node
                                 : xmlSecBufferCreateOutputBuffer(&(transform->outBuf)));
 }
 
-int cxmlsec_exc_c14n_to_buffer(xmlSecNodeSetPtr nodes, xmlChar **prefixes, int withComments, xmlBufferPtr out) {
-    return cxmlsec_c14n_to_buffer(nodes, XML_C14N_EXCLUSIVE_1_0, prefixes, withComments, out);
-}
-
 int cxmlsec_c14n_to_buffer(xmlSecNodeSetPtr nodes, int mode, xmlChar **prefixes, int withComments, xmlBufferPtr out) {
     if (nodes == NULL || nodes->doc == NULL || out == NULL) {
         return -1;

@@ -229,6 +229,7 @@ int cxmlsec_key_strength(xmlSecKeyDataPtr data, int *bits, char *group, size_t g
     size_t length = 0;
     if (groupSize == 0 || EVP_PKEY_get_group_name(pkey, group, groupSize, &length) != 1) {
         if (groupSize > 0) group[0] = '\0';
+        ERR_clear_error(); /* explicit parameters have no group name: not an error of the next call's */
     }
     return 2;
 }

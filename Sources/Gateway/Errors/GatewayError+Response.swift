@@ -16,16 +16,21 @@ extension GatewayError {
     func response(requestID: String, traceID: String?, api: BackendAPI, exchange: Bool, accept: String?, core: GatewayCore) -> GatewayResponse {
         let (status, enhanced) = answer(api: api, exchange: exchange, showReason: core.configuration.errorDetails == .reason)
         core.metrics.error(code: code.rawValue)
-        var metadata: Logger.Metadata = [
-            "request_id": .string(requestID), "code": .string(code.rawValue), "status": .stringConvertible(status),
-            "backend_code": .string(enhanced.code.rawValue), "raised_at": .stringConvertible(location),
-        ]
-        if let traceID { metadata["trace_id"] = .string(traceID) }
-        core.logger.notice("refused", metadata: metadata)
+        // Made inside the log call (an autoclosure): nothing is built when `notice` is filtered out.
+        core.logger.notice("refused", metadata: refusedMetadata(requestID: requestID, traceID: traceID, status: status, backendCode: enhanced.code))
         var headers: [(String, String)] = []
         if let retryAfter { headers.append(("Retry-After", String(retryAfter))) }
         let format = ErrorFormat(api: api, accept: accept)
         let body = enhanced.render(format, trace: requestID, helpURL: core.configuration.helpURL)
         return GatewayResponse(status: status, contentType: format.contentType, body: ByteBuffer(string: body), headers: headers)
+    }
+
+    private func refusedMetadata(requestID: String, traceID: String?, status: Int, backendCode: BackendErrorCode) -> Logger.Metadata {
+        var metadata: Logger.Metadata = [
+            "request_id": .string(requestID), "code": .string(code.rawValue), "status": .stringConvertible(status),
+            "backend_code": .string(backendCode.rawValue), "raised_at": .stringConvertible(location),
+        ]
+        if let traceID { metadata["trace_id"] = .string(traceID) }
+        return metadata
     }
 }

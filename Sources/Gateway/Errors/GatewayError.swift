@@ -11,9 +11,6 @@ import ServerSupport
 /// HTTP status each of the verifier's and encoder's codes answers is decided here, not by them:
 /// the status the backend answers the same case with, or the one HTTP needs (413, 503, 504 …).
 @_spi(Benchmarks) public struct GatewayError: Error, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
-    /// The codes are ``ErrorCode``'s; `GatewayError.Code.duplicateHeader` reads as before.
-    public typealias Code = ErrorCode
-
     /// The HTTP status of the answer.
     public var status: Int
     /// The gateway's own code (`ErrorCode+Gateway.swift`), or the encoder's or verifier's code

@@ -169,7 +169,7 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         }
         let route = GatewayRoute.classify(method: head.method, path: target.path)
         // A token check without a body is counted as the pass-through it is.
-        current.route = route == .tokenCheck && !head.hasBody ? .proxy : route
+        current.route = route == .tokenCheck && !current.hasBody ? .proxy : route
         responder.respond(to: current, route: route, target: target, on: self)
     }
 

@@ -15,8 +15,9 @@ extension HTTPRequestHead {
         return codings.isEmpty || (codings.count == 1 && codings[0].trimmingCharacters(in: .whitespaces).lowercased() == "chunked")
     }
 
-    /// Whether the request announces a body (a chunked one, or a `Content-Length` above 0).
-    var hasBody: Bool {
+    /// Whether the request announces a body (a chunked one, or a `Content-Length` above 0);
+    /// read once per request, as ``InFlightRequest/hasBody``.
+    var announcesBody: Bool {
         headers.contains(name: "transfer-encoding") || (headers.first(name: "content-length").flatMap(Int.init) ?? 0) > 0
     }
 

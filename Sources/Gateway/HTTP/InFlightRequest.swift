@@ -9,6 +9,8 @@ import ServerSupport
 final class InFlightRequest {
     let head: HTTPRequestHead
     let requestID: String
+    /// The request announces a body (``HTTPRequestHead/announcesBody``), read once.
+    let hasBody: Bool
     /// The W3C trace this request belongs to, continued or started here.
     let trace: TraceContext
     let started: UInt64
@@ -36,6 +38,7 @@ final class InFlightRequest {
         self.head = head
         self.requestID = requestID
         self.trace = trace
+        hasBody = head.announcesBody
         started = DispatchTime.now().uptimeNanoseconds
         closeAfterResponse = !head.isKeepAlive
         expectsContinue = !head.predatesHTTP11 && head.headers["expect"].contains { $0.lowercased() == "100-continue" }

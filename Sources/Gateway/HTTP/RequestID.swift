@@ -10,8 +10,21 @@ enum RequestID {
         return fresh.next()
     }
 
-    static func hex(_ value: UInt64) -> String {
-        let text = String(value, radix: 16)
-        return String(repeating: "0", count: 16 - text.count) + text
+    /// `high` then `low` as 32 lower-case hex digits, written into one string: one allocation
+    /// per id, not one per conversion and concatenation.
+    static func hex(_ high: UInt64, _ low: UInt64) -> String {
+        String(unsafeUninitializedCapacity: 32) { buffer in
+            write(high, into: buffer, at: 0)
+            write(low, into: buffer, at: 16)
+            return 32
+        }
+    }
+
+    /// `value` as 16 lower-case hex digits at `offset`.
+    static func write(_ value: UInt64, into buffer: UnsafeMutableBufferPointer<UInt8>, at offset: Int) {
+        let digits: StaticString = "0123456789abcdef"
+        for index in 0..<16 {
+            buffer[offset + index] = digits.utf8Start[Int((value >> UInt64(60 - 4 * index)) & 0xF)]
+        }
     }
 }

@@ -2,15 +2,11 @@
 /// connection and a counter. Drawing 128 random bits per request cost a `getrandom` system call
 /// each; ids only have to be unique and carry nothing about the request.
 struct RequestIDSequence {
-    private let prefix: String
+    private let prefix = UInt64.random(in: .min ... .max)
     private var counter: UInt64 = 0
-
-    init() {
-        prefix = RequestID.hex(UInt64.random(in: .min ... .max))
-    }
 
     mutating func next() -> String {
         counter &+= 1
-        return prefix + RequestID.hex(counter)
+        return RequestID.hex(prefix, counter)
     }
 }

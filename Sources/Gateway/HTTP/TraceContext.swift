@@ -35,7 +35,7 @@ struct TraceContext {
             append("00-".utf8)
             append(traceID.utf8)
             append(CollectionOfOne(UInt8(ascii: "-")))
-            TraceIDSequence.write(spanID, into: buffer, at: index)
+            RequestID.write(spanID, into: buffer, at: index)
             index += 16
             append(CollectionOfOne(UInt8(ascii: "-")))
             append(flags.utf8)

@@ -14,7 +14,7 @@ struct TraceIDSequence {
     /// 32 hex digits: the connection's random half, then the counter.
     mutating func nextTraceID() -> String {
         counter &+= 1
-        return Self.hex(traceHigh, counter)
+        return RequestID.hex(traceHigh, counter)
     }
 
     /// A span id (16 hex digits once written), distinct for each request of the connection.
@@ -22,23 +22,5 @@ struct TraceIDSequence {
         counter &+= 1
         let id = spanBase &+ counter
         return id == 0 ? 1 : id
-    }
-
-    /// `high` then `low` as 32 lower-case hex digits, written into one string: one allocation
-    /// per id, not one per conversion and concatenation.
-    static func hex(_ high: UInt64, _ low: UInt64) -> String {
-        String(unsafeUninitializedCapacity: 32) { buffer in
-            write(high, into: buffer, at: 0)
-            write(low, into: buffer, at: 16)
-            return 32
-        }
-    }
-
-    /// `value` as 16 lower-case hex digits at `offset`.
-    static func write(_ value: UInt64, into buffer: UnsafeMutableBufferPointer<UInt8>, at offset: Int) {
-        let digits: StaticString = "0123456789abcdef"
-        for index in 0..<16 {
-            buffer[offset + index] = digits.utf8Start[Int((value >> UInt64(60 - 4 * index)) & 0xF)]
-        }
     }
 }

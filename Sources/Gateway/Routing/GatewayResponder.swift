@@ -27,25 +27,25 @@ struct GatewayResponder {
                 let flow = try ExchangeFlow(head: head, target: target, partner: route == .exchangeV2, connection: connection, core: core)
                 connection.collect(for: flow)
             } catch {
-                connection.refuse(error, closing: head.hasBody)
+                connection.refuse(error, closing: request.hasBody)
             }
         case .exchangeMethodNotAllowed(let allow):
             connection.refuse(.methodNotAllowed(head.method.rawValue), extraHeaders: [("Allow", allow)])
         case .tokenCheck:
-            if head.hasBody {
+            if request.hasBody {
                 connection.refuse(GatewayError(status: 400, code: .invalidRequest, message: "a token check carries no body"))
             } else {
                 passThrough(request, target: target, on: connection)
             }
         case .partnerStatus:
             if let refusal = ExchangeAdmission.connectionRefusal(head.headers, needed: [PartnerStatusHeader.name]) {
-                connection.refuse(refusal, closing: head.hasBody)
+                connection.refuse(refusal, closing: request.hasBody)
                 return
             }
             ExchangeAdmission.readPartnerStatus(head.headers, route: route, metrics: core.metrics)
             passThrough(request, target: target, on: connection)
         case .proxy:
-            if head.method == .TRACE && head.hasBody {
+            if head.method == .TRACE && request.hasBody {
                 connection.refuse(GatewayError(status: 400, code: .invalidRequest, message: "a TRACE request carries no body"))
             } else {
                 passThrough(request, target: target, on: connection)
@@ -55,13 +55,13 @@ struct GatewayResponder {
                 GatewayError(
                     status: 400, code: .invalidRequestTarget,
                     message: "invalid request target: a look-alike of a token-exchange path, or more segments after one"),
-                closing: head.hasBody)
+                closing: request.hasBody)
         }
     }
 
     /// Streamed to the backend as it comes, the answer streamed back.
     private func passThrough(_ request: InFlightRequest, target: RequestTarget, on connection: GatewayConnectionHandler) {
         let head = UpstreamRequestHead.passThrough(request, target: target, peer: connection.peer, core: core)
-        connection.startTrip(head, body: request.head.hasBody ? nil : ByteBuffer())
+        connection.startTrip(head, body: request.hasBody ? nil : ByteBuffer())
     }
 }

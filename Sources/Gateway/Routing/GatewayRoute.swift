@@ -7,7 +7,7 @@ import NIOHTTP1
 /// The request's way: `GatewayConnectionHandler` parses the head's target, classifies it
 /// (``classify(method:path:)``), keeps the route with the request in flight and hands it to
 /// ``GatewayResponder``, which answers it locally (health, readiness, metrics, refusals), admits
-/// an exchange (``ExchangeFlow``), or streams it to the backend (``PassThrough``); the same route
+/// an exchange (``ExchangeFlow``), or streams it to the backend (``UpstreamRequestHead/passThrough(_:target:peer:core:)``); the same route
 /// names it in the metrics and the log (``label``).
 enum GatewayRoute: Equatable, Sendable {
     case healthz

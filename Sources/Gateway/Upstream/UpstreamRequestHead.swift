@@ -12,7 +12,7 @@ enum UpstreamRequestHead {
         var headers = proxied(request, peer: peer, core: core)
         if let length = head.headers.first(name: "content-length") {
             headers.add(name: "Content-Length", value: length)
-        } else if head.hasBody {
+        } else if request.hasBody {
             headers.add(name: "Transfer-Encoding", value: "chunked")
         }
         return HTTPRequestHead(version: .http1_1, method: head.method, uri: target.forwarded, headers: headers)

@@ -31,7 +31,7 @@ struct RecordProcessor: Sendable {
         // outcome holds it until written, then the next record clears it in place).
         let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: largest + 16, alignment: 16)
         defer { scratch.deallocate() }
-        var encoded = ByteBufferAllocator().buffer(capacity: CookbookEncoder.maximumEncodedCount(largest))
+        var encoded = ByteBufferAllocator().buffer(capacity: CookbookEncoder.requiredCapacity(forInputCount: largest))
         var shape = XMLShapeCheck()
 
         chunk.storage.withUnsafeReadableBytes { storage in
@@ -60,8 +60,9 @@ struct RecordProcessor: Sendable {
     /// rather than as the broken XML it also is; then the shape screen, then (with `--verify`)
     /// the verifier, whose refusal leaves the record encoded, with the reason. Without
     /// `--verify` the cookbook's fused encoder normalizes while it encodes (one pass); a record
-    /// to verify is normalized once, by the verifier's ``UnverifiedDocument``, and exactly that
-    /// normalization is encoded.
+    /// to verify is normalized once, by the verifier's ``UnverifiedDocument``: a valid one's
+    /// value is what its ``VerifiedDocument`` encodes (exactly the bytes verified, the only ones
+    /// an `--out DIR` replay file may hold), an invalid one's the same normalization, unverified.
     private func outcome(
         of record: BatchRecord, value: UnsafeRawBufferPointer, scratch: UnsafeMutableRawBufferPointer, encoded: inout ByteBuffer,
         shape: inout XMLShapeCheck
@@ -93,10 +94,12 @@ struct RecordProcessor: Sendable {
         } catch {
             return .failed(form: form, error: error)
         }
-        unverified.withNormalizedBytes { CookbookEncoder.encodeWithoutNormalizing($0, into: &encoded) }
         do throws(RecordError) {
-            return .encoded(form: form, value: encoded, verification: try verify(unverified, record: record, verification), error: nil)
+            let verified = try verify(unverified, record: record, verification)
+            verified.encode(into: &encoded)
+            return .encoded(form: form, value: encoded, verification: Self.fields(of: verified.response), error: nil)
         } catch {
+            unverified.withNormalizedBytes { CookbookEncoder.encodeWithoutNormalizing($0, into: &encoded) }
             return .encoded(form: form, value: encoded, verification: .invalid, error: error)
         }
     }
@@ -137,23 +140,24 @@ struct RecordProcessor: Sendable {
 
     /// Verifies the document the record's encoded value stands for, as the gateway forwards it
     /// in its default `cookbook` form (``Verifier/verifyForForwarding(_:fallback:mvpd:now:expectedInResponseTo:)``):
-    /// the verified bytes are the normalization the record encodes.
+    /// the cookbook normalization, verified itself or proven the same tree as the verified original.
     private func verify(
         _ document: UnverifiedDocument, record: BatchRecord, _ verification: BatchVerification
-    ) throws(RecordError) -> VerificationFields {
+    ) throws(RecordError) -> VerifiedDocument {
         let mvpd = try verification.mvpd(for: record.mvpd)
-        let verified: VerifiedResponse
         do {
-            verified = try verification.verifier.verifyForForwarding(
-                document, fallback: .equivalentTree, mvpd: mvpd, now: verification.now ?? Date()
-            ).response
+            return try verification.verifier.verifyForForwarding(document, fallback: .equivalentTree, mvpd: mvpd, now: verification.now ?? Date())
         } catch {
             throw RecordError(error)
         }
-        return VerificationFields(
+    }
+
+    /// The verification columns of a valid record (the NameID only as its hash).
+    private static func fields(of verified: VerifiedResponse) -> VerificationFields {
+        VerificationFields(
             valid: true,
             issuer: verified.issuer,
-            nameIDHash: verified.nameID.map(Self.sha256Hex),
+            nameIDHash: verified.nameID.map(sha256Hex),
             notOnOrAfter: verified.notOnOrAfter.map(UTCTimestamp.string),
             survivesNormalization: verified.survivesNormalization)
     }

@@ -18,9 +18,9 @@ import SAMLEncoding
 /// decoder in all three.
 ///
 /// **Storage.** The original document in the caller's array (no copy), and the normalized one
-/// in one array of its own only when normalization changes anything: a value that arrived
-/// base64 or encoded and is already a result of the cookbook's normalization is kept byte for
-/// byte and costs no allocation.
+/// in one array of its own — for raw XML always, for a value that arrived base64 or encoded
+/// only when it is not already a result of the cookbook's normalization (then it is kept byte
+/// for byte and costs no allocation).
 public struct UnverifiedDocument: Sendable {
     /// The document as decoded.
     let original: [UInt8]

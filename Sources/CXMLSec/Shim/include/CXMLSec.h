@@ -135,18 +135,13 @@ void cxmlsec_set_native_c14n_hook(cxmlsec_native_c14n_hook hook);
 xmlSecTransformId cxmlsec_exc_c14n_klass(void);
 xmlSecTransformId cxmlsec_exc_c14n_with_comments_klass(void);
 
-/// libxml2's exclusive canonicalization of the xmlsec node set `nodes`, exactly as xmlsec's own
-/// exclusive C14N transform runs it (`xmlC14NExecute` with `xmlSecNodeSetContains` as the
-/// visibility callback: a C function because that is a cast between C function types), into a
-/// caller-owned libxml2 buffer (tests compare it byte for byte with the native canonicalizer).
-/// `prefixes` is the NULL-terminated InclusiveNamespaces PrefixList, or NULL.
-/// Returns 0 on success, -1 on failure.
-int cxmlsec_exc_c14n_to_buffer(xmlSecNodeSetPtr nodes, xmlChar **prefixes, int withComments, xmlBufferPtr out);
-
-/// The same with libxml2's C14N `mode` (an xmlC14NMode: XML_C14N_1_0, XML_C14N_EXCLUSIVE_1_0,
-/// XML_C14N_1_1), as xmlsec's inclusive C14N transforms run it for inclusive modes; `prefixes`
-/// must be NULL unless `mode` is exclusive. Lets the verifier canonicalize an inclusive
-/// `SignedInfo` to choose the key before any digest. Returns 0 on success, -1 on failure.
+/// libxml2's canonicalization of the xmlsec node set `nodes` in `mode` (an xmlC14NMode:
+/// XML_C14N_1_0, XML_C14N_EXCLUSIVE_1_0, XML_C14N_1_1), exactly as xmlsec's own C14N transforms
+/// run it (`xmlC14NExecute` with `xmlSecNodeSetContains` as the visibility callback: a C
+/// function because that is a cast between C function types), into a caller-owned libxml2
+/// buffer. `prefixes` is the NULL-terminated InclusiveNamespaces PrefixList, or NULL; it must be
+/// NULL unless `mode` is exclusive. Lets the verifier canonicalize a `SignedInfo` to choose the
+/// key before any digest. Returns 0 on success, -1 on failure.
 int cxmlsec_c14n_to_buffer(xmlSecNodeSetPtr nodes, int mode, xmlChar **prefixes, int withComments, xmlBufferPtr out);
 
 /// Whether `signature` (the decoded SignatureValue) is the signature of `data` (the canonical
