@@ -25,6 +25,12 @@ import Testing
             Issue.record("\(entry.id): expected \(code), accepted")
         case (let code, .failure(let error)):
             #expect(error.code.rawValue == code, "\(entry.id): \(error.message)")
+            // Refused also as the gateway verifies what it forwards (the normalization first),
+            // with either fallback.
+            for fallback in [NormalizationFallback.equivalentTree, .original] {
+                let forwarded = try? RealIdPCorpus.forwarded(entry, fallback: fallback)
+                #expect((try? forwarded?.get()) == nil, "\(entry.id): accepted as forwarded (\(fallback))")
+            }
         }
     }
 

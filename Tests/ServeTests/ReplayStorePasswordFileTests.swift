@@ -43,7 +43,7 @@ struct ReplayStorePasswordFileTests {
         ]
         for (arguments, message) in cases {
             let run = try await SamlgateProcess.runOffPool(common + arguments, timeout: 30)
-            #expect(run.status != 0, "\(arguments)")
+            #expect(run.status == 2, "\(arguments)")
             #expect(run.stderr.contains("replay-store-password-file") && run.stderr.contains(message), "\(run.stderr)")
             #expect(!run.stderr.contains("topsecret") && !run.stderr.contains("other@"), "\(run.stderr)")
         }
