@@ -120,7 +120,20 @@ struct ErrorCodeTests {
             Self.expectError(try await h.exchangeV1(doctype), 400, "forbidden_dtd", .invalidParameterSAMLResponse)
             #expect(h.upstream?.store.exchanges.isEmpty == true)
             let metrics = try await h.send(.GET, "/metrics")
-            #expect(metrics.body.contains("samlgate_verification_failures_total{code=\"key_not_trusted\"} 1"))
+            #expect(metrics.body.contains("samlgate_verification_failures_total{code=\"key_not_trusted\",mvpd=\"\(GatewayHarness.mvpd)\"} 1"))
+            #expect(metrics.body.contains("samlgate_exchanges_total{mvpd=\"\(GatewayHarness.mvpd)\",outcome=\"refused\"} 6"))
+            #expect(!metrics.body.contains("outcome=\"forwarded\""))
+        }
+    }
+
+    @Test("an exchange for an MVPD the trust store does not hold is counted under mvpd unknown, never the client's value")
+    func unknownMVPDLabel() async throws {
+        try await withHarness { h in
+            let response = GatewayHarness.base64(GatewayHarness.issue())
+            Self.expectError(try await h.exchangeV1(response, mvpd: "Attacker-Chosen-Label"), 400, "unknown_mvpd", .unknownIntegration)
+            let metrics = try await h.send(.GET, "/metrics").body
+            #expect(metrics.contains("samlgate_exchanges_total{mvpd=\"unknown\",outcome=\"refused\"} 1"), "\(metrics)")
+            #expect(!metrics.contains("Attacker-Chosen-Label"))
         }
     }
 

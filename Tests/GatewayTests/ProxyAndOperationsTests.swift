@@ -61,9 +61,13 @@ struct ProxyAndOperationsTests {
             for name in [
                 "samlgate_requests_total{route=\"v1_tokens_authn\",status=\"204\"} 1", "samlgate_stage_duration_seconds_bucket",
                 "samlgate_worker_queue_depth", "samlgate_upstream_duration_seconds", "samlgate_saml_forms_total{form=\"base64\"} 1",
+                "samlgate_exchanges_total{mvpd=\"\(GatewayHarness.mvpd)\",outcome=\"forwarded\"} 1",
+                "samlgate_upstreams_configured 1", "samlgate_upstreams_healthy 1", "samlgate_workers ", "samlgate_worker_queue_limit ",
             ] {
                 #expect(metrics.body.contains(name), "metrics lack \(name)")
             }
+            // Without a shared replay store there is no such series for an alert to read as down.
+            #expect(!metrics.body.contains("samlgate_replay_store_up"))
         }
     }
 

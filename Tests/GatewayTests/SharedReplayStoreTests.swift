@@ -76,7 +76,9 @@ struct SharedReplayStoreTests {
                 #expect(left >= lowest && left <= highest, "PTTL \(left) outside \(lowest)...\(highest)")
                 let metrics = try await h.send(.GET, "/metrics").body
                 #expect(metrics.contains("samlgate_replay_store_duration_seconds_count 2"), "\(metrics)")
-                #expect(metrics.contains("samlgate_verification_failures_total{code=\"replayed\"} 1"))
+                #expect(metrics.contains("samlgate_verification_failures_total{code=\"replayed\",mvpd=\"\(GatewayHarness.mvpd)\"} 1"))
+                #expect(metrics.contains("samlgate_exchanges_total{mvpd=\"\(GatewayHarness.mvpd)\",outcome=\"refused\"} 1"))
+                #expect(metrics.contains("samlgate_replay_store_up 1"), "\(metrics)")
             }
         }
     }

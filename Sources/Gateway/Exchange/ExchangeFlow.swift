@@ -71,11 +71,11 @@ final class ExchangeFlow {
 
     /// Back from the worker: refused, or recorded (when a shared replay store is in use) and
     /// forwarded.
-    private func verified(_ outcome: Result<PreparedExchange, GatewayError>, queued: UInt64) {
+    private func verified(_ outcome: Result<PreparedExchange, ExchangeRefusal>, queued: UInt64) {
         guard connection.answering(self) != nil else { return }
         switch outcome {
-        case .failure(let error):
-            refuse(error)
+        case .failure(let refusal):
+            refuse(refusal.error, mvpd: refusal.mvpd)
         case .success(let prepared):
             core.metrics.exchange(prepared)
             core.metrics.stage(
@@ -94,7 +94,7 @@ final class ExchangeFlow {
         shared.admit(claim, on: connection.eventLoop).assumeIsolated().whenSuccess { refusal in
             guard self.connection.answering(self) != nil else { return }
             if let refusal {
-                self.refuse(refusal)
+                self.refuse(refusal, mvpd: prepared.mvpd)
             } else {
                 self.forward(prepared)
             }
@@ -104,13 +104,16 @@ final class ExchangeFlow {
     /// The verified body to the backend, under the client's headers.
     private func forward(_ prepared: PreparedExchange) {
         guard let request = connection.answering(self) else { return }
+        core.metrics.exchangeOutcome(mvpd: prepared.mvpd, forwarded: true)
         let head = UpstreamRequestHead.exchange(
             request, path: path, bodyLength: prepared.upstreamBody.readableBytes, peer: connection.peer, core: core)
         connection.startTrip(head, body: prepared.upstreamBody)
     }
 
-    private func refuse(_ error: GatewayError) {
-        if error.isVerificationFailure { core.metrics.verificationFailure(code: error.code.rawValue) }
+    /// - Parameter mvpd: the trust store's MVPD the exchange was for, when known.
+    private func refuse(_ error: GatewayError, mvpd: String?) {
+        if error.isVerificationFailure { core.metrics.verificationFailure(code: error.code.rawValue, mvpd: mvpd) }
+        core.metrics.exchangeOutcome(mvpd: mvpd, forwarded: false)
         connection.refuse(error)
     }
 }

@@ -34,15 +34,25 @@ import SAMLVerification
     public func prepare(
         body: ByteBuffer, route: ExchangeRoute, store: TrustStore? = nil, now: Date = Date()
     )
-        -> Result<PreparedExchange, GatewayError>
+        -> Result<PreparedExchange, ExchangeRefusal>
     {
         let store = store ?? trustStore.current
+        var named: String?
         return body.withUnsafeReadableBytes { bytes in
-            Result { () throws(GatewayError) in try prepare(bytes, route: route, store: store, now: now) }
+            Result { () throws(ExchangeRefusal) in
+                do throws(GatewayError) {
+                    return try prepare(bytes, route: route, store: store, now: now, named: &named)
+                } catch {
+                    throw ExchangeRefusal(error: error, mvpd: named)
+                }
+            }
         }
     }
 
-    func prepare(_ body: UnsafeRawBufferPointer, route: ExchangeRoute, store: TrustStore, now: Date) throws(GatewayError) -> PreparedExchange {
+    /// - Parameter named: set to the MVPD as soon as it is one of the trust store's.
+    func prepare(
+        _ body: UnsafeRawBufferPointer, route: ExchangeRoute, store: TrustStore, now: Date, named: inout String?
+    ) throws(GatewayError) -> PreparedExchange {
         let start = DispatchTime.now().uptimeNanoseconds
         let fields = try FormBody.parse(body, unique: Self.uniqueFields)
         func field(_ name: String) -> FormField? { fields.first { $0.name == name } }
@@ -67,9 +77,10 @@ import SAMLVerification
                     status: 400, code: .unknownMVPD, message: "no trust configuration for this MVPD",
                     details: [("parameter", .string("mvpd"))])
             }
-        case .v2(let named):
-            mvpd = named
+        case .v2(let partner):
+            mvpd = partner
         }
+        named = mvpd
         guard let saml = field(Self.samlField), !saml.value.isEmpty else {
             throw GatewayError.missingParameter(Self.samlField)
         }

@@ -7,15 +7,18 @@ import SAMLVerification
 /// (not the process-wide bootstrap, so several gateways — tests — never share counters).
 ///
 /// Names (all prefixed `samlgate_`): `requests_total{route,status}`, `errors_total{code}`,
-/// `verification_failures_total{code}`, `saml_forms_total{form}`,
+/// `exchanges_total{mvpd,outcome}` (every exchange whose SAML work ran: `forwarded` or `refused`),
+/// `verification_failures_total{code,mvpd}`, `saml_forms_total{form}`,
 /// `signature_preserving_forwards_total` (the original forwarded: normalization breaks the
 /// signature), `equivalent_normalized_forwards_total` (normalization breaks the signature, the
 /// normalized document is the same tree and is forwarded), `stage_duration_seconds{stage}` (parse, verify,
-/// encode, queue, total), `worker_queue_depth`, `upstream_duration_seconds{upstream}`,
+/// encode, queue, total), `worker_queue_depth`, `worker_queue_limit`, `workers`,
+/// `upstreams_healthy`, `upstreams_configured`, `upstream_duration_seconds{upstream}`,
 /// `upstream_errors_total{upstream,kind}`, `trust_store_reloads_total{result}`,
 /// `trust_store_mvpds`, `partner_status_total{route,verdict}`, `verifications_by_key_total{mvpd,key}`
 /// (which trusted key, by short fingerprint, verified each accepted response), the expiry
 /// gauges of ``TrustExpiryGauges``, and with a shared replay store
+/// `replay_store_up` (1 while the last command got a usable reply),
 /// `replay_store_duration_seconds` (one `SET NX` round trip), `replay_store_errors_total{kind}`
 /// (timeout, connect, closed, backoff, server, unavailable, unsupported, protocol, shutdown) and
 /// `replay_store_unrecorded_total` (accepted unrecorded under `replay-store-failure: open`),
@@ -28,6 +31,7 @@ package final class GatewayMetrics: Sendable {
     package let registry: PrometheusCollectorRegistry
     private let factory: PrometheusMetricsFactory
     private let queueDepth: CoreMetrics.Gauge
+    private let pointInTime: PointInTimeGauges
     private let mvpdCount: CoreMetrics.Gauge
     private let preservingForwards: CoreMetrics.Counter
     private let equivalentForwards: CoreMetrics.Counter
@@ -41,6 +45,8 @@ package final class GatewayMetrics: Sendable {
     private let upstreamDurations: MetricHandles<String, CoreMetrics.Timer>
     private let partnerStatuses: MetricHandles<PartnerStatusKey, CoreMetrics.Counter>
     private let verifyingKeys: MetricHandles<VerifyingKey, CoreMetrics.Counter>
+    private let outcomes: MetricHandles<OutcomeKey, CoreMetrics.Counter>
+    private let failures: MetricHandles<FailureKey, CoreMetrics.Counter>
     private let trustExpiry: TrustExpiryGauges
 
     struct RequestKey: Hashable, Sendable {
@@ -58,6 +64,20 @@ package final class GatewayMetrics: Sendable {
         let key: String
     }
 
+    struct OutcomeKey: Hashable, Sendable {
+        let mvpd: String
+        let forwarded: Bool
+    }
+
+    struct FailureKey: Hashable, Sendable {
+        let code: String
+        let mvpd: String
+    }
+
+    /// The `mvpd` label of an exchange refused before it named one of the trust store's MVPDs:
+    /// the label's values stay bounded by the trust store whatever clients send.
+    static let unknownMVPD = "unknown"
+
     package init() {
         registry = PrometheusCollectorRegistry()
         var factory = PrometheusMetricsFactory(registry: registry)
@@ -68,6 +88,7 @@ package final class GatewayMetrics: Sendable {
         ]
         self.factory = factory
         queueDepth = CoreMetrics.Gauge(label: "samlgate_worker_queue_depth", factory: factory)
+        pointInTime = PointInTimeGauges(factory: factory)
         mvpdCount = CoreMetrics.Gauge(label: "samlgate_trust_store_mvpds", factory: factory)
         preservingForwards = CoreMetrics.Counter(label: "samlgate_signature_preserving_forwards_total", factory: factory)
         equivalentForwards = CoreMetrics.Counter(label: "samlgate_equivalent_normalized_forwards_total", factory: factory)
@@ -90,6 +111,14 @@ package final class GatewayMetrics: Sendable {
         verifyingKeys = MetricHandles { key in
             CoreMetrics.Counter(label: "samlgate_verifications_by_key_total", dimensions: [("mvpd", key.mvpd), ("key", key.key)], factory: made)
         }
+        outcomes = MetricHandles { key in
+            CoreMetrics.Counter(
+                label: "samlgate_exchanges_total", dimensions: [("mvpd", key.mvpd), ("outcome", key.forwarded ? "forwarded" : "refused")],
+                factory: made)
+        }
+        failures = MetricHandles { key in
+            CoreMetrics.Counter(label: "samlgate_verification_failures_total", dimensions: [("code", key.code), ("mvpd", key.mvpd)], factory: made)
+        }
         trustExpiry = TrustExpiryGauges(registry: registry)
         upstreamDurations = MetricHandles { endpoint in
             CoreMetrics.Timer(label: "samlgate_upstream_duration_seconds", dimensions: [("upstream", endpoint)], factory: made)
@@ -110,8 +139,14 @@ package final class GatewayMetrics: Sendable {
         partnerStatuses[PartnerStatusKey(route: route, verdict: verdict)].increment()
     }
 
-    package func verificationFailure(code: String) {
-        CoreMetrics.Counter(label: "samlgate_verification_failures_total", dimensions: [("code", code)], factory: factory).increment()
+    /// - Parameter mvpd: the trust store's MVPD the exchange was for; `nil` counts as `unknown`.
+    package func verificationFailure(code: String, mvpd: String?) {
+        failures[FailureKey(code: code, mvpd: mvpd ?? Self.unknownMVPD)].increment()
+    }
+
+    /// An exchange whose SAML work ran: forwarded to the backend, or refused.
+    package func exchangeOutcome(mvpd: String?, forwarded: Bool) {
+        outcomes[OutcomeKey(mvpd: mvpd ?? Self.unknownMVPD, forwarded: forwarded)].increment()
     }
 
     package func exchange(_ prepared: PreparedExchange) {
@@ -189,8 +224,9 @@ package final class GatewayMetrics: Sendable {
     }
 
     /// The Prometheus text exposition, with the point-in-time gauges refreshed first.
-    package func exposition(queueDepth depth: Int) -> [UInt8] {
+    package func exposition(queueDepth depth: Int, state: PointInTimeGauges.State) -> [UInt8] {
         queueDepth.record(depth)
+        pointInTime.record(state)
         trustExpiry.refresh()
         var bytes: [UInt8] = []
         bytes.reserveCapacity(8192)

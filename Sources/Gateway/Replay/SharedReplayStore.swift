@@ -189,6 +189,10 @@ package final class SharedReplayStore: Sendable {
             + "hash slots, so most records would be refused or lost; name a single Redis or a Sentinel-managed primary"
     }
 
+    /// Whether the last command got a usable reply, without probing: `samlgate_replay_store_up`
+    /// (nothing asked yet counts as not up).
+    var isUp: Bool { client.isReachable == true }
+
     /// `up`, `down` or `unknown` (nothing asked yet), for `/readyz`: whether the last command got
     /// a usable reply (an error reply is `down`). When not `up`, ``probe`` goes out on
     /// `eventLoop` so that a Redis back from an outage is noticed without an exchange — the
