@@ -7,16 +7,22 @@ BIN := .build/release/samlgate
 # What make format-check lints and make format rewrites.
 FORMATTED := Package.swift Sources Tests Benchmarks/Package.swift Benchmarks/Benchmarks Benchmarks/Drivers Fuzz/Package.swift Fuzz/Sources
 
-.PHONY: deps deps-load build release test format-check format openapi-check docs-check deploy-check run demo load load-compare load-mallocs load-scale load-replay-store soak faults sanitize cluster-check stream-check bench bench-compare bench-check bench-thresholds bench-verify fuzz-build fuzz fuzz-all clean
+.PHONY: deps deps-load build release test format-check format openapi-check docs-check deploy-check monitoring-check run demo load load-compare load-mallocs load-scale load-replay-store soak faults sanitize cluster-check stream-check bench bench-compare bench-check bench-thresholds bench-verify fuzz-build fuzz fuzz-all clean
 
 ## deps: install the system libraries (apt-get) when xmlsec1-openssl, zlib or jemalloc is not found,
-## and redis-server (the shared replay store's tests start their own).
+## and redis-server (the shared replay store's tests start their own); promtool (Debian's
+## prometheus package) for make monitoring-check.
 deps:
 	@if ! pkg-config --exists xmlsec1-openssl zlib jemalloc 2>/dev/null || ! command -v gzip >/dev/null || ! python3 -c 'import ensurepip, venv' 2>/dev/null \
 		|| ! [ -x /usr/bin/redis-server ]; then \
 		echo "Installing $(APT_PACKAGES)"; \
 		$(SUDO) apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(APT_PACKAGES); \
+	fi
+	@if ! command -v promtool >/dev/null; then \
+		echo "Installing prometheus (promtool)"; \
+		$(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends prometheus; \
 	fi
 
 build: deps
@@ -33,13 +39,15 @@ deps-load: deps
 
 ## test: the whole test suite (what CI runs): Swift tests, the OpenAPI document check, the
 ## documentation check (links, command lines against the built CLI, error codes against the sources),
-## then the deployment check (Kubernetes manifests, checkov, hadolint; offline).
+## then the deployment check (Kubernetes manifests, checkov, hadolint; offline) and the monitoring
+## check (dashboard, alert rules and their promtool tests).
 test: deps
 	$(MAKE) format-check
 	$(SWIFT) test
 	$(MAKE) openapi-check
 	$(MAKE) docs-check
 	$(MAKE) deploy-check
+	$(MAKE) monitoring-check
 
 ## openapi-check: validate docs/openapi.yaml (openapi-spec-validator in .build/tools-venv).
 openapi-check:
@@ -49,6 +57,11 @@ openapi-check:
 ## deploy/Dockerfile through hadolint (tools in .build/tools-venv, installed once).
 deploy-check:
 	./scripts/check-deploy.sh
+
+## monitoring-check: deploy/monitoring's Grafana dashboard and Prometheus alert rules: structure,
+## metric names against docs/gateway.md, promtool check rules and promtool test rules (offline).
+monitoring-check:
+	./scripts/check-monitoring.sh
 
 ## format-check: swift format lint (.swift-format: line length 150, the rules we keep) over every
 ## Swift file; `make format` rewrites them.
