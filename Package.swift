@@ -35,6 +35,10 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
+        // OTLP/HTTP only: the gRPC exporter's dependencies (grpc-swift, its protobuf plugin)
+        // would double the first build for a protocol the OTLP collector also takes over HTTP.
+        .package(url: "https://github.com/swift-otel/swift-otel.git", from: "1.6.0", traits: ["OTLPHTTP"]),
     ],
     targets: [
         .target(
@@ -157,6 +161,19 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]
         ),
+        // Spans of the gateway's requests exported over OTLP/HTTP (swift-otel behind
+        // swift-distributed-tracing's API), plugged into the Gateway's ``RequestTracing`` by
+        // `samlgate serve`: the Gateway module itself depends on neither.
+        .target(
+            name: "GatewayTracing",
+            dependencies: [
+                "Gateway",
+                .product(name: "OTel", package: "swift-otel"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
         .target(
             name: "ReferenceUpstream",
             dependencies: [
@@ -190,6 +207,7 @@ let package = Package(
                 "SAMLVerification",
                 "TestIdP",
                 "Gateway",
+                "GatewayTracing",
                 "ReferenceUpstream",
                 "ServerSupport",
                 "SAMLBatch",
@@ -290,7 +308,7 @@ let package = Package(
         .target(
             name: "GatewayTestSupport",
             dependencies: [
-                "Gateway", "ReferenceUpstream", "TestIdP", "SAMLEncoding", "ServerSupport", "CLITestSupport",
+                "Gateway", "GatewayTracing", "ReferenceUpstream", "TestIdP", "SAMLEncoding", "ServerSupport", "CLITestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),

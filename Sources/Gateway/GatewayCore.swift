@@ -19,9 +19,13 @@ package final class GatewayCore: Sendable {
     package let logger: Logger
     /// `configuration.trustedProxies`, kept at hand for the per-request header rewrite.
     package let trustedProxies: TrustedProxies
+    /// Where the requests' spans go; `nil` (no span work at all) unless `tracing-endpoint` is set.
+    package let tracing: (any RequestTracing)?
 
     /// Loads the trust store (failing start-up when it cannot be read) and starts the workers.
-    package init(configuration: GatewayConfiguration, logger: Logger, eventLoopGroup: any EventLoopGroup) throws(ConfigurationError) {
+    package init(
+        configuration: GatewayConfiguration, logger: Logger, eventLoopGroup: any EventLoopGroup, tracing: (any RequestTracing)? = nil
+    ) throws(ConfigurationError) {
         let configuration = try configuration.validated()
         self.configuration = configuration
         do {
@@ -54,6 +58,7 @@ package final class GatewayCore: Sendable {
         upstream = try UpstreamClient(configuration: configuration, metrics: metrics, eventLoopGroup: eventLoopGroup)
         self.logger = logger
         trustedProxies = configuration.trustedProxies
+        self.tracing = tracing
         trustStoreLoaded(trustStore.current)
     }
 

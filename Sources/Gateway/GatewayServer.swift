@@ -16,10 +16,16 @@ package final class GatewayServer: Sendable {
     private let group: ServiceGroup
     package let port = ListeningPort()
 
-    /// - Parameter signals: handle SIGTERM/SIGINT (drain) and SIGHUP (reload); off in tests.
-    package init(configuration: GatewayConfiguration, logger: Logger, signals: Bool) throws(ConfigurationError) {
+    /// - Parameters:
+    ///   - signals: handle SIGTERM/SIGINT (drain) and SIGHUP (reload); off in tests.
+    ///   - tracing: the span exporter, when `tracing-endpoint` is set.
+    package init(
+        configuration: GatewayConfiguration, logger: Logger, signals: Bool, tracing: TracingBackend? = nil
+    )
+        throws(ConfigurationError)
+    {
         let eventLoopGroup = MultiThreadedEventLoopGroup.singleton
-        let core = try GatewayCore(configuration: configuration, logger: logger, eventLoopGroup: eventLoopGroup)
+        let core = try GatewayCore(configuration: configuration, logger: logger, eventLoopGroup: eventLoopGroup, tracing: tracing?.tracing)
         self.core = core
         var services: [any Service] = [ResourcesService(core: core)]
         if signals { services.append(TrustStoreReloadService(core: core)) }
@@ -30,9 +36,15 @@ package final class GatewayServer: Sendable {
             services.append(MetadataRefreshService(core: core, eventLoopGroup: eventLoopGroup))
         }
         services.append(GatewayHTTPServer(core: core, port: port, eventLoopGroup: eventLoopGroup))
+        var configured = services.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) }
+        if let tracing {
+            // First, so shut down last (the group goes last to first): after everything that
+            // records spans. An exporter that stops, whatever the reason, never stops the gateway.
+            configured.insert(.init(service: tracing.service, successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore), at: 0)
+        }
         group = ServiceGroup(
             configuration: .init(
-                services: services.map { .init(service: $0) },
+                services: configured,
                 gracefulShutdownSignals: signals ? [.sigterm, .sigint] : [],
                 logger: logger))
     }

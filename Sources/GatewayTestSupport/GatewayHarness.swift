@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import CLITestSupport
 import Foundation
 import Gateway
+import GatewayTracing
 import Logging
 import NIOCore
 import NIOHTTP1
@@ -62,7 +63,9 @@ package final class GatewayHarness: Sendable {
         configuration.readTimeout *= TestTiming.scale
         configuration.totalTimeout *= TestTiming.scale
         configure(&configuration)
-        let gateway = try GatewayServer(configuration: configuration, logger: gatewayLogger ?? logger, signals: false)
+        // Tracing as `serve` sets it up: off unless `configure` names an endpoint.
+        let tracing = try OTLPTracing.backend(for: configuration, logger: logger)
+        let gateway = try GatewayServer(configuration: configuration, logger: gatewayLogger ?? logger, signals: false, tracing: tracing)
         tasks.append(Task { try await gateway.run() })
         self.gateway = gateway
         gatewayURL = "http://127.0.0.1:\(await gateway.port.value())"

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Gateway
+import GatewayTracing
 import Logging
 import NIOCore
 import SAMLEncoding
@@ -74,6 +75,15 @@ struct ServeCommand: AsyncParsableCommand {
         help: "Forward request headers with _ in the name (dropped by default: some backends read X_Forwarded_For as X-Forwarded-For).")
     var allowUnderscoreHeaders = false
 
+    @Option(
+        name: .customLong("tracing-endpoint"),
+        help: "Export spans over OTLP/HTTP to this traces URL, e.g. http://127.0.0.1:4318/v1/traces (default none: tracing off).")
+    var tracingEndpoint: String?
+    @Option(name: .customLong("tracing-sample-ratio"), help: "Share of new traces recorded, 0...1 (default 1).")
+    var tracingSampleRatio: String?
+    @Option(name: .customLong("tracing-service-name"), help: "service.name of the exported spans (default samlgate).")
+    var tracingServiceName: String?
+
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
         let configuration: GatewayConfiguration
@@ -91,7 +101,8 @@ struct ServeCommand: AsyncParsableCommand {
         NIOSingletons.groupLoopCountSuggestion = configuration.eventLoopCount
         let server: GatewayServer
         do {
-            server = try GatewayServer(configuration: configuration, logger: logger, signals: true)
+            let tracing = try OTLPTracing.backend(for: configuration, logger: Logger(label: "samlgate.tracing"))
+            server = try GatewayServer(configuration: configuration, logger: logger, signals: true, tracing: tracing)
         } catch {
             console.fail(error.message)
             throw ExitCode(2)
@@ -114,13 +125,15 @@ struct ServeCommand: AsyncParsableCommand {
             // The replay store as configured, its password masked; named only when shared.
             let replayStore = configuration.replayStore.description
             let shared = configuration.replayStore == .memory ? "" : ", replay store \(replayStore)"
+            let tracing = configuration.tracingEndpoint.map { ", tracing to \($0) at ratio \(configuration.tracingSampleRatio)" } ?? ""
             console.listening(
-                "samlgate gateway listening on \(url) -> \(upstreams) (\(eventLoops) event loops, \(workers) workers, \(mvpds) MVPDs\(shared), "
+                "samlgate gateway listening on \(url) -> \(upstreams) (\(eventLoops) event loops, \(workers) workers, \(mvpds) MVPDs\(shared)\(tracing), "
                     + "allocator \(allocator))",
                 fields: [
                     "url": .string(url), "upstreams": .string(upstreams), "workers": .stringConvertible(workers),
                     "eventLoops": .stringConvertible(eventLoops),
                     "mvpds": .stringConvertible(mvpds), "replayStore": .string(replayStore), "allocator": .string(allocator),
+                    "tracing": .string(configuration.tracingEndpoint ?? "off"),
                 ])
         }
         do {
@@ -169,6 +182,7 @@ struct ServeCommand: AsyncParsableCommand {
             (.logFormat, logFormat), (.forwardForm, forwardForm), (.helpURL, helpURL), (.errorDetails, errorDetails),
             (.trustedProxies, trustedProxies),
             (.allowUnderscoreHeaders, allowUnderscoreHeaders ? "true" : nil),
+            (.tracingEndpoint, tracingEndpoint), (.tracingSampleRatio, tracingSampleRatio), (.tracingServiceName, tracingServiceName),
         ]
         for case let (setting, value?) in flags {
             try configuration.apply(setting, value: value, source: "--\(setting.rawValue)")

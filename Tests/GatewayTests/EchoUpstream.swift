@@ -15,6 +15,8 @@ final class EchoUpstream: Sendable {
         var target: String
         var headers: [(String, String)]
         var body: String
+        /// The body's bytes, for a body that is not text (an OTLP export).
+        var bytes: [UInt8]
 
         func header(_ name: String) -> [String] {
             headers.filter { $0.0.lowercased() == name.lowercased() }.map(\.1)
@@ -67,7 +69,8 @@ private struct EchoResponder: HTTPResponder {
         let body = try await request.collectBody(upTo: 16 << 20)
         let entry = EchoUpstream.Received(
             method: request.method.rawValue, target: request.head.path ?? "",
-            headers: request.headers.map { ($0.name.rawName, $0.value) }, body: String(buffer: body))
+            headers: request.headers.map { ($0.name.rawName, $0.value) }, body: String(buffer: body),
+            bytes: Array(buffer: body))
         log.entries.withLock { $0.append(entry) }
         return Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "{\"echo\":true}")))
     }

@@ -112,6 +112,8 @@ struct ServeCommandTests {
         #expect(badCA.stderr.contains("replay-store-ca: /nonexistent/ca.pem"), "\(badCA.stderr)")
         for (flag, value, expected) in [
             ("--help-url", "javascript:alert(1)", "an absolute http(s) URL, or none"), ("--error-details", "verbose", "reason or none"),
+            ("--tracing-endpoint", "grpc://collector:4317", "an OTLP/HTTP traces URL"), ("--tracing-sample-ratio", "2", "a ratio in 0...1"),
+            ("--tracing-service-name", "two words", "printable ASCII without spaces"),
         ] {
             let bad = try SamlgateProcess.run([
                 "serve", flag, value, "--upstream", "http://x:1", "--trust-store", trust, "--log-format", "text",
@@ -119,6 +121,25 @@ struct ServeCommandTests {
             #expect(bad.status == 2, "\(flag)")
             #expect(bad.stderr.contains(flag) && bad.stderr.contains(expected), "\(bad.stderr)")
         }
+    }
+
+    @Test("with tracing on, the start-up line names the endpoint and ratio; a collector that cannot be reached fails no request; SIGTERM exits 0")
+    func tracingStartUpLine() async throws {
+        let trust = try GatewayHarness.makeTrustStore()
+        defer { try? FileManager.default.removeItem(atPath: trust) }
+        // Port 1 on loopback: nothing listens, every export fails.
+        let (process, url, line, _) = try ServerProcess.start([
+            "--port", "0", "--upstream", "http://127.0.0.1:1", "--trust-store", trust, "--workers", "1", "--log-format", "text",
+            "--tracing-endpoint", "http://127.0.0.1:1/v1/traces", "--tracing-sample-ratio", "0.5",
+        ])
+        defer { if process.isRunning { process.terminate() } }
+        #expect(line.contains("tracing to http://127.0.0.1:1/v1/traces at ratio 0.5"), "\(line)")
+        // Traced requests (the upstream is down too: 502) and a probe all answered.
+        for _ in 0..<4 { #expect(try await ServerProcess.get(url + "/api/v2/REF/configuration").0 == 502) }
+        #expect(try await ServerProcess.get(url + "/healthz").0 == 200)
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
     }
 
     @Test("the start-up line names a shared replay store with its password masked; SIGTERM still exits 0")

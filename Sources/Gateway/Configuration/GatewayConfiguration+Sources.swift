@@ -131,6 +131,23 @@ extension GatewayConfiguration {
         case .errorDetails:
             guard let details = ErrorDetails(rawValue: value.lowercased()) else { throw bad("reason or none") }
             errorDetails = details
+        case .tracingEndpoint:
+            if value.lowercased() == "none" || value.isEmpty {
+                tracingEndpoint = nil
+            } else {
+                guard let url = URL(string: value), url.scheme == "http" || url.scheme == "https", url.host != nil else {
+                    throw bad("an OTLP/HTTP traces URL such as http://127.0.0.1:4318/v1/traces, or none")
+                }
+                tracingEndpoint = value
+            }
+        case .tracingSampleRatio:
+            guard let number = Double(value), number >= 0, number <= 1 else { throw bad("a ratio in 0...1") }
+            tracingSampleRatio = number
+        case .tracingServiceName:
+            guard !value.isEmpty, value.utf8.count <= 255, value.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+                throw bad("a name of printable ASCII without spaces, at most 255 bytes")
+            }
+            tracingServiceName = value
         case .trustedProxies:
             // One value is the whole list (comma-separated): a higher layer replaces it.
             do {

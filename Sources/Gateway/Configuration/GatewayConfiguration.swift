@@ -84,6 +84,14 @@ package struct GatewayConfiguration: Sendable {
     package var logLevel: Logger.Level = .info
     package var logFormat: LogFormat = .json
     package var forwardForm: ForwardForm = .cookbook
+    /// Where spans are exported, an OTLP/HTTP traces URL (`http://collector:4318/v1/traces`);
+    /// `nil` is tracing off, the default: no span is made.
+    package var tracingEndpoint: String?
+    /// The share of new traces recorded (0…1). A trace the client marked sampled or not keeps
+    /// its parent's decision.
+    package var tracingSampleRatio: Double = 1
+    /// The `service.name` of the exported spans.
+    package var tracingServiceName: String = "samlgate"
     /// Peers (CIDR blocks) whose `X-Forwarded-Host`/`-Proto` are kept and whose
     /// `X-Forwarded-For` is extended; from any other peer the gateway writes its own.
     package var trustedProxies = TrustedProxies()

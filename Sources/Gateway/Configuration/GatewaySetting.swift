@@ -30,6 +30,9 @@ package enum GatewaySetting: String, Sendable, CaseIterable {
     case errorDetails = "error-details"
     case trustedProxies = "trusted-proxies"
     case allowUnderscoreHeaders = "allow-underscore-headers"
+    case tracingEndpoint = "tracing-endpoint"
+    case tracingSampleRatio = "tracing-sample-ratio"
+    case tracingServiceName = "tracing-service-name"
 
     /// `SAMLGATE_TRUST_STORE` for `trust-store`. `SAMLGATE_UPSTREAM` and `SAMLGATE_TRUSTED_PROXIES`
     /// take comma-separated lists.

@@ -63,24 +63,30 @@ final class ExchangeFlow {
         self.body = ByteBuffer()
         let flow = NIOLoopBound(self, eventLoop: eventLoop)
         let refused = core.pool.enqueue {
+            let began = DispatchTime.now().uptimeNanoseconds
             let outcome = processor.prepare(body: body, route: route, store: store)
-            eventLoop.execute { flow.value.verified(outcome, queued: queued) }
+            let ended = DispatchTime.now().uptimeNanoseconds
+            eventLoop.execute { flow.value.verified(outcome, queued: queued, began: began, ended: ended) }
         }
         if let refused { connection.refuse(.overloaded(shuttingDown: refused == .stopped)) }
     }
 
     /// Back from the worker: refused, or recorded (when a shared replay store is in use) and
-    /// forwarded.
-    private func verified(_ outcome: Result<PreparedExchange, ExchangeRefusal>, queued: UInt64) {
-        guard connection.answering(self) != nil else { return }
+    /// forwarded. `queued`, `began` and `ended`: when the body was queued for a worker, and when
+    /// the worker took it up and was done with it.
+    private func verified(_ outcome: Result<PreparedExchange, ExchangeRefusal>, queued: UInt64, began: UInt64, ended: UInt64) {
+        guard let request = connection.answering(self) else { return }
+        core.metrics.stage("queue", nanos: began - queued)
+        if let span = request.span, span.isRecording {
+            span.stage("worker_wait", from: queued, to: began, attributes: [])
+            let verdict = (try? outcome.get()).map { _ in "verified" } ?? "refused"
+            span.stage("verification", from: began, to: ended, attributes: [("samlgate.verdict", verdict)])
+        }
         switch outcome {
         case .failure(let refusal):
             refuse(refusal.error, mvpd: refusal.mvpd)
         case .success(let prepared):
             core.metrics.exchange(prepared)
-            core.metrics.stage(
-                "queue",
-                nanos: DispatchTime.now().uptimeNanoseconds - queued - prepared.parseNanos - prepared.verifyNanos - prepared.encodeNanos)
             if let shared = core.sharedReplayStore, let claim = prepared.replayClaim {
                 record(claim, in: shared, then: prepared)
             } else {
@@ -91,8 +97,14 @@ final class ExchangeFlow {
 
     /// The shared replay store, asked from this loop: forwarded only once recorded.
     private func record(_ claim: ReplayClaim, in shared: SharedReplayStore, then prepared: PreparedExchange) {
+        let asked = DispatchTime.now().uptimeNanoseconds
         shared.admit(claim, on: connection.eventLoop).assumeIsolated().whenSuccess { refusal in
-            guard self.connection.answering(self) != nil else { return }
+            guard let request = self.connection.answering(self) else { return }
+            if let span = request.span, span.isRecording {
+                span.stage(
+                    "replay_record", from: asked, to: DispatchTime.now().uptimeNanoseconds,
+                    attributes: [("samlgate.replay", refusal?.code.rawValue ?? "recorded")])
+            }
             if let refusal {
                 self.refuse(refusal, mvpd: prepared.mvpd)
             } else {
@@ -105,6 +117,7 @@ final class ExchangeFlow {
     private func forward(_ prepared: PreparedExchange) {
         guard let request = connection.answering(self) else { return }
         core.metrics.exchangeOutcome(mvpd: prepared.mvpd, forwarded: true)
+        Self.annotate(request, mvpd: prepared.mvpd, outcome: "forwarded")
         let head = UpstreamRequestHead.exchange(
             request, path: path, bodyLength: prepared.upstreamBody.readableBytes, peer: connection.peer, core: core)
         connection.startTrip(head, body: prepared.upstreamBody)
@@ -114,6 +127,14 @@ final class ExchangeFlow {
     private func refuse(_ error: GatewayError, mvpd: String?) {
         if error.isVerificationFailure { core.metrics.verificationFailure(code: error.code.rawValue, mvpd: mvpd) }
         core.metrics.exchangeOutcome(mvpd: mvpd, forwarded: false)
+        if let request = connection.answering(self) { Self.annotate(request, mvpd: mvpd, outcome: "refused") }
         connection.refuse(error)
+    }
+
+    /// The MVPD (as in the metrics: the trust store's, else `unknown`) and the outcome on the request's span.
+    private static func annotate(_ request: InFlightRequest, mvpd: String?, outcome: String) {
+        guard let span = request.span, span.isRecording else { return }
+        span.setAttribute("samlgate.mvpd", mvpd ?? GatewayMetrics.unknownMVPD)
+        span.setAttribute("samlgate.outcome", outcome)
     }
 }

@@ -143,9 +143,16 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     /// see ``RequestTarget``), its framing checked, its route decided, and the responder given it.
     private func begin(_ head: HTTPRequestHead) {
         deadlines.headComplete()
+        let started = DispatchTime.now().uptimeNanoseconds
+        let trace: TraceContext, span: (any RequestSpan)?
+        if let tracing = core.tracing, !GatewayRoute.isPlainOperational(uri: head.uri) {
+            (trace, span) = TraceContext.traced(head.headers, tracing: tracing, at: started)
+        } else {
+            (trace, span) = (TraceContext.make(head.headers, ids: &traceIDs), nil)
+        }
         let current = InFlightRequest(
             head: head, requestID: RequestID.make(incoming: head.headers.first(name: "x-request-id"), fresh: &requestIDs),
-            trace: TraceContext.make(head.headers, ids: &traceIDs))
+            trace: trace, span: span, started: started)
         request = current
         let target: RequestTarget
         do throws(GatewayError) {
@@ -237,6 +244,7 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         guard let current = request, context != nil else { return }
         let trip = UpstreamTrip(client: core.upstream, pool: pool, head: head, body: body, delegate: self, logger: core.logger)
         current.trip = trip
+        if current.span != nil { current.tripStarted = DispatchTime.now().uptimeNanoseconds }
         if !current.bodyEnded { current.body = body == nil ? .forward(trip) : .discard }
         continueIfExpected()
         trip.start(flushingLater: readBatchOpen)
@@ -273,6 +281,7 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
 
     func tripFinished() {
         request?.trip = nil
+        tripSpan(failure: nil)
         // A backend may answer before it has read the whole body: the rest of it is dropped, and
         // the request is complete once it has arrived (``endOfBody()``).
         if let current = request, !current.bodyEnded { current.body = .discard }
@@ -281,6 +290,7 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
 
     func tripFailed(_ failure: UpstreamFailure, responseStarted: Bool) {
         request?.trip = nil
+        tripSpan(failure: failure)
         let error = failure.gatewayError
         guard responseStarted else {
             refuse(error, closing: request.map { !$0.bodyEnded } ?? false)
@@ -291,6 +301,14 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         // answered failure (the trip counts the backend's failures).
         if failure.kind == .clientTimeout { core.metrics.error(code: error.code.rawValue) }
         closeConnection()
+    }
+
+    /// The trip's stage span (`upstream`), from the request sent to the answer's end or the failure.
+    private func tripSpan(failure: UpstreamFailure?) {
+        guard let current = request, let span = current.span, span.isRecording else { return }
+        var attributes = [("http.response.status_code", String(current.status))]
+        if let failure { attributes = [("samlgate.upstream_failure", failure.kind.rawValue)] }
+        span.stage("upstream", from: current.tripStarted, to: DispatchTime.now().uptimeNanoseconds, attributes: attributes)
     }
 
     func tripWantsBody() {
@@ -311,6 +329,7 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     /// - Parameter closing: close after the answer (a body the gateway will not read follows).
     func refuse(_ error: GatewayError, closing: Bool = false, extraHeaders: [(String, String)] = []) {
         guard let current = request else { return }
+        if let span = current.span, span.isRecording { span.setAttribute("samlgate.reason", error.code.rawValue) }
         // Only a refusal of a target that could not be parsed reads the raw one.
         let api = current.api ?? BackendAPI(path: RequestTarget.pathPart(of: current.head.uri))
         var response = error.response(
@@ -384,8 +403,10 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     /// The request's metrics and log line.
     private func record(_ current: InFlightRequest) {
         core.metrics.request(route: current.routeLabel, status: current.status)
+        let now = DispatchTime.now().uptimeNanoseconds
+        current.span?.end(name: current.head.method.rawValue + " " + current.routeLabel, status: current.status, at: now)
         guard current.route?.isOperational != true else { return }
-        let elapsed = DispatchTime.now().uptimeNanoseconds - current.started
+        let elapsed = now - current.started
         core.metrics.stage("total", nanos: elapsed)
         core.logger.info(
             "request",

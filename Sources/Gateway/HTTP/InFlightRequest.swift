@@ -13,6 +13,8 @@ final class InFlightRequest {
     let hasBody: Bool
     /// The W3C trace this request belongs to, continued or started here.
     let trace: TraceContext
+    /// The gateway's span of this request, when tracing is on.
+    let span: (any RequestSpan)?
     let started: UInt64
     /// `nil` until routed, and for a request refused before it could be (its framing).
     var route: GatewayRoute?
@@ -26,6 +28,8 @@ final class InFlightRequest {
     /// Close once the answer is written (no keep-alive, or an unread body left behind).
     var closeAfterResponse: Bool
     var trip: UpstreamTrip?
+    /// When the current trip to the backend began (`DispatchTime` nanoseconds): the start of its span.
+    var tripStarted: UInt64 = 0
     /// The client's `Expect: 100-continue` not yet answered.
     var expectsContinue: Bool
     /// The absolute-form target's authority, else `Host`: what `X-Forwarded-Host` reports.
@@ -34,12 +38,13 @@ final class InFlightRequest {
     /// vocabulary of its refusals. `nil` for a target that could not be parsed.
     var api: BackendAPI?
 
-    init(head: HTTPRequestHead, requestID: String, trace: TraceContext) {
+    init(head: HTTPRequestHead, requestID: String, trace: TraceContext, span: (any RequestSpan)?, started: UInt64) {
         self.head = head
         self.requestID = requestID
         self.trace = trace
+        self.span = span
+        self.started = started
         hasBody = head.announcesBody
-        started = DispatchTime.now().uptimeNanoseconds
         closeAfterResponse = !head.isKeepAlive
         expectsContinue = !head.predatesHTTP11 && head.headers["expect"].contains { $0.lowercased() == "100-continue" }
     }

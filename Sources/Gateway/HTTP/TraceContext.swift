@@ -11,7 +11,9 @@ import NIOHTTP1
 /// prefix (`ff` is invalid), one `traceparent` header only. Anything else is a new trace, and
 /// the client's `tracestate` goes with its broken parent. A `tracestate` is forwarded when it is
 /// printable ASCII of at most 512 bytes (its header lines joined with `,`), else dropped. A trace
-/// the gateway starts is not marked sampled: it records no spans of its own.
+/// the gateway starts is not marked sampled when tracing is off (it records no spans then);
+/// with tracing on, the ids and the sampled flag are those of the gateway's span
+/// (``traced(_:tracing:at:)``).
 struct TraceContext {
     /// 32 lower-case hex digits.
     let traceID: String
@@ -53,6 +55,28 @@ struct TraceContext {
             return TraceContext(traceID: ids.nextTraceID(), spanID: ids.nextSpanID(), flags: "00", state: nil)
         }
         return TraceContext(traceID: traceID, spanID: ids.nextSpanID(), flags: flags, state: state(headers["tracestate"]))
+    }
+
+    /// The context of a request when tracing is on: the ids are those of the span `tracing`
+    /// starts, which continues the client's trace when its `traceparent` is accepted here
+    /// (the same rules as ``make(_:ids:)``).
+    static func traced(_ headers: HTTPHeaders, tracing: any RequestTracing, at uptime: UInt64) -> (TraceContext, any RequestSpan) {
+        let parents = headers["traceparent"]
+        let parent = parents.count == 1 ? continued(parents[0]) : nil
+        let span = tracing.startRequest(parent: parent?.traceparent, at: uptime)
+        // The client's tracestate belongs to its trace: kept only when the span continues it.
+        let kept = parent != nil && parent?.traceID == span.traceID ? state(headers["tracestate"]) : nil
+        return (TraceContext(traceID: span.traceID, spanID: span.spanID, flags: span.flags, state: kept), span)
+    }
+
+    /// A valid `traceparent` in its version-00 form (a later version is read for the fields
+    /// version 00 defines, as the recommendation says), and its trace id; else `nil`.
+    static func continued(_ value: String) -> (traceparent: String, traceID: String)? {
+        var value = value
+        return value.withUTF8 { bytes in
+            guard let (traceID, flags) = parse(bytes: bytes) else { return nil }
+            return ("00-" + traceID + "-" + String(decoding: bytes[36..<52], as: UTF8.self) + "-" + flags, traceID)
+        }
     }
 
     /// The trace id and flags of a valid `traceparent`, else `nil`.

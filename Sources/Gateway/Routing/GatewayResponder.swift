@@ -1,3 +1,4 @@
+import Dispatch
 import NIOCore
 import NIOHTTP1
 
@@ -25,8 +26,10 @@ struct GatewayResponder {
         case .exchangeV1, .exchangeV2:
             do throws(GatewayError) {
                 let flow = try ExchangeFlow(head: head, target: target, partner: route == .exchangeV2, connection: connection, core: core)
+                admissionSpan(request)
                 connection.collect(for: flow)
             } catch {
+                admissionSpan(request)
                 connection.refuse(error, closing: request.hasBody)
             }
         case .exchangeMethodNotAllowed(let allow):
@@ -57,6 +60,12 @@ struct GatewayResponder {
                     message: "invalid request target: a look-alike of a token-exchange path, or more segments after one"),
                 closing: request.hasBody)
         }
+    }
+
+    /// An exchange's first stage: its head checked (``ExchangeAdmission``), from the head's arrival.
+    private func admissionSpan(_ request: InFlightRequest) {
+        guard let span = request.span, span.isRecording else { return }
+        span.stage("admission", from: request.started, to: DispatchTime.now().uptimeNanoseconds, attributes: [])
     }
 
     /// Streamed to the backend as it comes, the answer streamed back.

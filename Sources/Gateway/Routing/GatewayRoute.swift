@@ -63,6 +63,14 @@ enum GatewayRoute: Equatable, Sendable {
         }
     }
 
+    /// Whether a request line names an operational endpoint in its plain spelling, read before
+    /// the target is parsed: such requests (probes, scrapes, every few seconds) get no span.
+    /// Another spelling that ``classify(method:path:)`` also routes there is merely traced.
+    static func isPlainOperational(uri: String) -> Bool {
+        let path = uri.utf8.firstIndex(of: UInt8(ascii: "?")).map { String(uri[..<$0]) } ?? uri
+        return path == "/healthz" || path == "/readyz" || path == "/metrics"
+    }
+
     /// Look-alikes of an exchange path are never passed through: backends that match a format
     /// or another suffix (Rails' `authn.json`, Spring's suffix patterns, `;` matrix parameters,
     /// `:` custom methods) route `authn.json`, `authn~` or `authn%3Ax` to the exchange's handler.

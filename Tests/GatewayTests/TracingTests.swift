@@ -1,0 +1,110 @@
+import Foundation
+import Gateway
+import GatewayTestSupport
+import Testing
+
+/// Spans through the real gateway, exported over OTLP/HTTP to a receiver on loopback (the echo
+/// upstream, which records every request: the backend's and the exporter's alike).
+@Suite("OpenTelemetry tracing")
+struct TracingTests {
+    static let traceID = TraceContextTests.traceID
+    static let clientParent = TraceContextTests.clientParent
+
+    /// Runs `body` against a gateway exporting to the echo upstream's `/v1/traces`, then stops
+    /// the gateway (its exporter flushes at shutdown) and returns every span exported and every
+    /// request the backend got.
+    static func traced(
+        ratio: Double = 1, _ body: (GatewayHarness) async throws -> Void
+    ) async throws -> (spans: [OTLPExport.Span], resource: [String: String], backend: [EchoUpstream.Received]) {
+        let echo = try await EchoUpstream.start()
+        do {
+            try await withHarness(upstreamURL: echo.url) {
+                $0.tracingEndpoint = echo.url + "/v1/traces"
+                $0.tracingServiceName = "samlgate-test"
+                $0.tracingSampleRatio = ratio
+            } _: { h in
+                try await body(h)
+            }
+        } catch {
+            await echo.stop()
+            throw error
+        }
+        await echo.stop()
+        let exports = echo.requests.filter { $0.target == "/v1/traces" }
+        for export in exports { #expect(export.header("content-type") == ["application/x-protobuf"]) }
+        var spans: [OTLPExport.Span] = []
+        var resource: [String: String] = [:]
+        for export in exports {
+            let decoded = try OTLPExport(export.bytes)
+            spans += decoded.spans
+            resource.merge(decoded.resourceAttributes) { $1 }
+        }
+        return (spans, resource, echo.requests.filter { $0.target != "/v1/traces" })
+    }
+
+    @Test("an exchange continues the client's trace: the backend's parent is the exported server span, with a span per stage under it")
+    func exchange() async throws {
+        let (spans, resource, backend) = try await Self.traced { h in
+            let body = GatewayHarness.form(GatewayHarness.v1Fields(GatewayHarness.base64(GatewayHarness.issue())))
+            let reply = try await h.send(
+                .POST, "/api/v1/tokens/authn", body: body,
+                headers: [("Content-Type", "application/x-www-form-urlencoded"), ("traceparent", TraceContextTests.incoming)])
+            #expect(reply.status == 200, "\(reply.body)")
+        }
+        #expect(resource["service.name"] == "samlgate-test")
+        let server = try #require(spans.first { $0.name == "POST v1_tokens_authn" }, "\(spans.map(\.name))")
+        #expect(server.kind == 2 && server.traceID == Self.traceID && server.parentSpanID == Self.clientParent)
+        #expect(server.attributes["samlgate.mvpd"] == GatewayHarness.mvpd && server.attributes["samlgate.outcome"] == "forwarded")
+        #expect(server.attributes["http.response.status_code"] == "200")
+        // The backend's parent is the span exported, in the client's trace, sampled as the client said.
+        let parts = try TraceContextTests.parts(backend.last)
+        #expect(parts[1] == Self.traceID && parts[2] == server.spanID && parts[3] == "01", "\(parts)")
+        let stages = spans.filter { $0.parentSpanID == server.spanID }
+        #expect(Set(stages.map(\.name)) == ["admission", "worker_wait", "verification", "upstream"], "\(stages.map(\.name))")
+        for stage in stages {
+            #expect(stage.traceID == Self.traceID && stage.kind == 1)
+            #expect(stage.start >= server.start && stage.end <= server.end && stage.start <= stage.end, "\(stage.name)")
+        }
+        #expect(stages.first { $0.name == "verification" }?.attributes["samlgate.verdict"] == "verified")
+    }
+
+    @Test("a refused exchange carries its reason; pass-through gets one span; probes and scrapes none; nothing of the SAML or the device in any span")
+    func refusalPassThroughAndPrivacy() async throws {
+        let (spans, _, backend) = try await Self.traced { h in
+            let forged = try GatewayHarness.attackerIdP.issue(.init(mvpd: GatewayHarness.mvpd, user: "mallory@example.com"))
+            let refused = try await h.exchangeV1(GatewayHarness.base64(forged), device: "device-secret-42")
+            #expect(refused.status == 400)
+            let pass = try await h.send(.GET, "/api/v1/tokens/authn?requestor=REF&deviceId=device-secret-42")
+            #expect(pass.status == 200)
+            for path in ["/healthz", "/readyz", "/metrics"] { _ = try await h.send(.GET, path) }
+        }
+        let refusal = try #require(spans.first { $0.name == "POST v1_tokens_authn" }, "\(spans.map(\.name))")
+        #expect(refusal.attributes["samlgate.reason"] == "key_not_trusted" && refusal.attributes["samlgate.outcome"] == "refused")
+        #expect(refusal.attributes["samlgate.mvpd"] == GatewayHarness.mvpd && refusal.statusCode == 0)
+        #expect(spans.first { $0.parentSpanID == refusal.spanID && $0.name == "verification" }?.attributes["samlgate.verdict"] == "refused")
+        #expect(!spans.contains { $0.parentSpanID == refusal.spanID && $0.name == "upstream" })
+        // A token check without a body is passed through, and counted and named as such.
+        let check = try #require(spans.first { $0.name == "GET proxy" }, "\(spans.map { ($0.name, $0.attributes) })")
+        #expect(try TraceContextTests.parts(backend.last)[2] == check.spanID)
+        #expect(spans.filter { $0.parentSpanID == check.spanID }.map(\.name) == ["upstream"])
+        #expect(!spans.contains { ["GET healthz", "GET readyz", "GET metrics"].contains($0.name) }, "\(spans.map(\.name))")
+        let everything = spans.flatMap { [$0.name] + $0.attributes.keys + $0.attributes.values }.joined(separator: " ")
+        for secret in ["device-secret-42", "mallory", "SAMLResponse", "Assertion", "requestor=REF"] {
+            #expect(!everything.contains(secret), "\(secret) in a span")
+        }
+    }
+
+    @Test("sample ratio 0: a new trace is told to the backend unsampled and nothing is exported; a client's sampled trace still is")
+    func sampling() async throws {
+        let (spans, _, backend) = try await Self.traced(ratio: 0) { h in
+            _ = try await h.send(.GET, "/api/v2/REF/configuration")
+            _ = try await h.send(.GET, "/api/v2/REF/configuration", headers: [("traceparent", TraceContextTests.incoming)])
+        }
+        let fresh = try TraceContextTests.parts(backend.first)
+        #expect(fresh[3] == "00" && fresh[1] != Self.traceID)
+        let continued = try TraceContextTests.parts(backend.last)
+        #expect(continued[1] == Self.traceID && continued[3] == "01")
+        #expect(!spans.isEmpty && spans.allSatisfy { $0.traceID == Self.traceID }, "\(spans.map(\.name))")
+        #expect(spans.first { $0.name == "GET proxy" }?.spanID == continued[2], "\(spans.map(\.name))")
+    }
+}
