@@ -1,3 +1,4 @@
+import CLITestSupport
 import Foundation
 import Gateway
 import GatewayTestSupport
@@ -14,7 +15,7 @@ struct TracingTests {
     /// the gateway (its exporter flushes at shutdown) and returns every span exported and every
     /// request the backend got.
     static func traced(
-        ratio: Double = 1, _ body: (GatewayHarness) async throws -> Void
+        ratio: Double = 1, configure: @escaping (inout GatewayConfiguration) -> Void = { _ in }, _ body: (GatewayHarness) async throws -> Void
     ) async throws -> (spans: [OTLPExport.Span], resource: [String: String], backend: [EchoUpstream.Received]) {
         let echo = try await EchoUpstream.start()
         do {
@@ -22,6 +23,7 @@ struct TracingTests {
                 $0.tracingEndpoint = echo.url + "/v1/traces"
                 $0.tracingServiceName = "samlgate-test"
                 $0.tracingSampleRatio = ratio
+                configure(&$0)
             } _: { h in
                 try await body(h)
             }
@@ -91,6 +93,21 @@ struct TracingTests {
         let everything = spans.flatMap { [$0.name] + $0.attributes.keys + $0.attributes.values }.joined(separator: " ")
         for secret in ["device-secret-42", "mallory", "SAMLResponse", "Assertion", "requestor=REF"] {
             #expect(!everything.contains(secret), "\(secret) in a span")
+        }
+    }
+
+    @Test("with a shared replay store: the SET NX round trip is a stage span, recorded or the replay's reason")
+    func replayRecord() async throws {
+        try await RedisServerProcess.with { redis in
+            let (spans, _, _) = try await Self.traced(configure: SharedReplayStoreTests.redisStore(redis.url)) { (h: GatewayHarness) async throws in
+                let saml = GatewayHarness.base64(GatewayHarness.issue())
+                #expect(try await h.exchangeV1(saml).status == 200)
+                #expect(try await h.exchangeV1(saml).status == 400)
+            }
+            let records = spans.filter { $0.name == "replay_record" }.map { $0.attributes["samlgate.replay"] ?? "" }
+            #expect(records.sorted() == ["recorded", "replayed"], "\(spans.map(\.name))")
+            let refused = spans.first { $0.name == "POST v1_tokens_authn" && $0.attributes["samlgate.outcome"] == "refused" }
+            #expect(refused?.attributes["samlgate.reason"] == "replayed")
         }
     }
 

@@ -1,0 +1,91 @@
+import CLITestSupport
+import Foundation
+import Gateway
+import GatewayTestSupport
+import Testing
+
+/// The shipped dashboard and alert rules (`deploy/monitoring/`) name only metrics the gateway
+/// produces: one gateway taken through every state they watch (exchanges forwarded and refused,
+/// a dead upstream beside a live one, fetched metadata and a failing refresh, a trust-store
+/// reload, a shared replay store that goes down under `replay-store-failure: open`), then every
+/// `samlgate_…` name the two files use must be a metric of its `/metrics`.
+@Suite("Monitoring names produced metrics", .serialized)
+struct MonitoringMetricsTests {
+    static let monitoring = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../deploy/monitoring")
+
+    /// Every `samlgate_…` name in the dashboard and the alert rules.
+    static func namedMetrics() throws -> Set<String> {
+        var names: Set<String> = []
+        for file in ["samlgate-dashboard.json", "samlgate-alerts.yaml"] {
+            let text = try String(contentsOf: monitoring.appendingPathComponent(file), encoding: .utf8)
+            names.formUnion(text.matches(of: /samlgate_[a-z0-9_]*[a-z0-9]/).map { String($0.output) })
+        }
+        return names
+    }
+
+    /// The metric names of a Prometheus text exposition: each sample's name, and each family's
+    /// (`# TYPE`), so a histogram counts by its base name as well as by `_bucket`, `_sum`, `_count`.
+    static func exposed(_ exposition: String) -> Set<String> {
+        var names: Set<String> = []
+        for line in exposition.split(separator: "\n") {
+            if line.hasPrefix("# TYPE ") {
+                names.insert(String(line.dropFirst(7).prefix { $0 != " " }))
+            } else if !line.hasPrefix("#") {
+                names.insert(String(line.prefix { $0 != "{" && $0 != " " }))
+            }
+        }
+        return names
+    }
+
+    @Test("every metric the dashboard and the alert rules name is in /metrics once the gateway has been through the states they watch")
+    func everyNamedMetricIsProduced() async throws {
+        let named = try Self.namedMetrics()
+        #expect(named.count >= 20, "\(named.sorted())")
+        let metadata = try await MetadataServer.start(document: RemoteMetadataTests.document([GatewayHarness.idpPair]))
+        let (store, cache) = try RemoteMetadataTests.store(url: metadata.url)
+        defer {
+            try? FileManager.default.removeItem(atPath: store)
+            try? FileManager.default.removeItem(atPath: cache)
+        }
+        var exposition = ""
+        do {
+            try await RedisServerProcess.with { redis in
+                try await withHarness(configure: {
+                    $0.trustStore = store
+                    $0.metadataCache = cache
+                    // A second upstream nobody listens on: its connect failures are counted.
+                    $0.upstreams.append("http://127.0.0.1:1")
+                    SharedReplayStoreTests.redisStore(redis.url, failure: .open)(&$0)
+                }) { h async throws in
+                    // Metadata fetched, the response verified, recorded in Redis, forwarded.
+                    #expect(
+                        try await RemoteMetadataTests.eventually {
+                            try await h.exchangeV1(RemoteMetadataTests.signed(GatewayHarness.idp)).status == 204
+                        })
+                    for _ in 0..<3 { _ = try await h.exchangeV1(RemoteMetadataTests.signed(GatewayHarness.idp)) }
+                    let forged = try GatewayHarness.attackerIdP.issue(.init(mvpd: GatewayHarness.mvpd, user: "mallory@example.com"))
+                    #expect(try await h.exchangeV1(GatewayHarness.base64(forged)).status == 400)
+                    h.gateway.core.reloadTrustStore()
+                    metadata.set(mode: .status(500))
+                    #expect(
+                        try await RemoteMetadataTests.eventually {
+                            try await h.send(.GET, "/metrics").body.contains("samlgate_metadata_refresh_failures_total{")
+                        })
+                    // Redis gone, failure policy open: accepted unrecorded, the error counted.
+                    redis.stop()
+                    #expect(try await h.exchangeV1(RemoteMetadataTests.signed(GatewayHarness.idp)).status == 204)
+                    exposition = try await h.send(.GET, "/metrics").body
+                }
+            }
+        } catch {
+            await metadata.stop()
+            throw error
+        }
+        await metadata.stop()
+        let exposed = Self.exposed(exposition)
+        for name in named.sorted() {
+            #expect(exposed.contains(name), "\(name) is named in deploy/monitoring but not produced")
+        }
+        #expect(exposition.contains("samlgate_replay_store_up 0"), "\(exposition)")
+    }
+}
