@@ -19,6 +19,11 @@ package final class GatewayCore: Sendable {
     package let logger: Logger
     /// `configuration.trustedProxies`, kept at hand for the per-request header rewrite.
     package let trustedProxies: TrustedProxies
+    /// The token buckets per client (`throttle-exchanges`, `throttle-pass-through`); `nil` when off.
+    package let exchangeThrottle: ClientThrottle?
+    package let passThroughThrottle: ClientThrottle?
+    /// `max-connections`, `max-connections-per-client`.
+    package let connections: ConnectionCaps
     /// Where the requests' spans go; `nil` (no span work at all) unless `tracing-endpoint` is set.
     package let tracing: (any RequestTracing)?
 
@@ -59,6 +64,9 @@ package final class GatewayCore: Sendable {
         self.logger = logger
         trustedProxies = configuration.trustedProxies
         self.tracing = tracing
+        exchangeThrottle = configuration.throttleExchanges.map(ClientThrottle.init)
+        passThroughThrottle = configuration.throttlePassThrough.map(ClientThrottle.init)
+        connections = ConnectionCaps(total: configuration.maxConnections, perClient: configuration.maxConnectionsPerClient)
         trustStoreLoaded(trustStore.current)
     }
 

@@ -62,6 +62,9 @@ package final class GatewayHarness: Sendable {
         // The upstream timeouts are waits here (tests about them set their own in `configure`).
         configuration.readTimeout *= TestTiming.scale
         configuration.totalTimeout *= TestTiming.scale
+        // Every request of a test comes from 127.0.0.1, dozens a second: the tests of the
+        // throttle set their own.
+        configuration.throttleExchanges = nil
         configure(&configuration)
         // Tracing as `serve` sets it up: off unless `configure` names an endpoint.
         let tracing = try OTLPTracing.backend(for: configuration, logger: logger)

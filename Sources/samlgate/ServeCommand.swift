@@ -76,6 +76,18 @@ struct ServeCommand: AsyncParsableCommand {
     var allowUnderscoreHeaders = false
 
     @Option(
+        name: .customLong("throttle-exchanges"),
+        help: "Token bucket per client on the exchanges: RATE/BURST (requests a second / beyond it at once), or off (default 1/10).")
+    var throttleExchanges: String?
+    @Option(name: .customLong("throttle-pass-through"), help: "The same on every other request passed through (default off).")
+    var throttlePassThrough: String?
+    @Option(name: .customLong("max-connections"), help: "Open client connections beyond which new ones are closed; 0 = no limit (default 16384).")
+    var maxConnections: String?
+    @Option(
+        name: .customLong("max-connections-per-client"),
+        help: "Open connections from one peer address beyond which its new ones are closed; 0 = no limit (default 0).")
+    var maxConnectionsPerClient: String?
+    @Option(
         name: .customLong("tracing-endpoint"),
         help: "Export spans over OTLP/HTTP to this traces URL, e.g. http://127.0.0.1:4318/v1/traces (default none: tracing off).")
     var tracingEndpoint: String?
@@ -182,6 +194,8 @@ struct ServeCommand: AsyncParsableCommand {
             (.logFormat, logFormat), (.forwardForm, forwardForm), (.helpURL, helpURL), (.errorDetails, errorDetails),
             (.trustedProxies, trustedProxies),
             (.allowUnderscoreHeaders, allowUnderscoreHeaders ? "true" : nil),
+            (.throttleExchanges, throttleExchanges), (.throttlePassThrough, throttlePassThrough), (.maxConnections, maxConnections),
+            (.maxConnectionsPerClient, maxConnectionsPerClient),
             (.tracingEndpoint, tracingEndpoint), (.tracingSampleRatio, tracingSampleRatio), (.tracingServiceName, tracingServiceName),
         ]
         for case let (setting, value?) in flags {

@@ -114,6 +114,8 @@ struct ServeCommandTests {
             ("--help-url", "javascript:alert(1)", "an absolute http(s) URL, or none"), ("--error-details", "verbose", "reason or none"),
             ("--tracing-endpoint", "grpc://collector:4317", "an OTLP/HTTP traces URL"), ("--tracing-sample-ratio", "2", "a ratio in 0...1"),
             ("--tracing-service-name", "two words", "printable ASCII without spaces"),
+            ("--throttle-exchanges", "10", "RATE/BURST"), ("--throttle-pass-through", "0/5", "RATE/BURST"),
+            ("--max-connections", "lots", "an integer in 0...10000000"),
         ] {
             let bad = try SamlgateProcess.run([
                 "serve", flag, value, "--upstream", "http://x:1", "--trust-store", trust, "--log-format", "text",

@@ -76,6 +76,12 @@ struct AddressBlock: Sendable, Equatable {
         }
     }
 
+    /// A textual address (an `X-Forwarded-For` entry) as 128 bits (IPv4 mapped); `nil` when it
+    /// is neither a dotted quad nor an IPv6 address.
+    static func bits(text: String) -> (high: UInt64, low: UInt64)? {
+        text.contains(":") ? parseV6(text) : parseV4(text)
+    }
+
     /// `inet_pton` accepts only the dotted quad (no octal, hex or short forms).
     private static func parseV4(_ text: String) -> (high: UInt64, low: UInt64)? {
         var address = in_addr()

@@ -131,6 +131,12 @@ extension GatewayConfiguration {
         case .errorDetails:
             guard let details = ErrorDetails(rawValue: value.lowercased()) else { throw bad("reason or none") }
             errorDetails = details
+        case .throttleExchanges, .throttlePassThrough:
+            let (rate, valid) = ThrottleRate.parse(value)
+            guard valid else { throw bad("RATE/BURST (requests a second / requests at once beyond it, e.g. 1/10) or off") }
+            if setting == .throttleExchanges { throttleExchanges = rate } else { throttlePassThrough = rate }
+        case .maxConnections: maxConnections = try integer(0...10_000_000)
+        case .maxConnectionsPerClient: maxConnectionsPerClient = try integer(0...10_000_000)
         case .tracingEndpoint:
             if value.lowercased() == "none" || value.isEmpty {
                 tracingEndpoint = nil

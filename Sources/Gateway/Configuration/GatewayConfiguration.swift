@@ -84,6 +84,17 @@ package struct GatewayConfiguration: Sendable {
     package var logLevel: Logger.Level = .info
     package var logFormat: LogFormat = .json
     package var forwardForm: ForwardForm = .cookbook
+    /// The token bucket per client on the exchanges (``ClientThrottle``); `nil` is off. The
+    /// backend's own throttle by default: a client it lets through is never refused here.
+    package var throttleExchanges: ThrottleRate? = .backend
+    /// The same on every other request passed through; off by default (cheap requests, and the
+    /// backend throttles them itself).
+    package var throttlePassThrough: ThrottleRate?
+    /// Open client connections beyond which new ones are closed at accept; 0 is no limit.
+    package var maxConnections: Int = 16_384
+    /// Open connections from one peer address beyond which its new ones are closed at accept; 0
+    /// is no limit, the default: behind a load balancer every connection has the balancer's address.
+    package var maxConnectionsPerClient: Int = 0
     /// Where spans are exported, an OTLP/HTTP traces URL (`http://collector:4318/v1/traces`);
     /// `nil` is tracing off, the default: no span is made.
     package var tracingEndpoint: String?

@@ -36,7 +36,12 @@ import ServerSupport
     /// Whether the TCP peer `address` is inside one of the blocks.
     public func contains(_ address: SocketAddress) -> Bool {
         guard !blocks.isEmpty, let bits = AddressBlock.bits(of: address) else { return false }
-        for block in blocks where block.contains(high: bits.high, low: bits.low) { return true }
+        return contains(high: bits.high, low: bits.low)
+    }
+
+    /// Whether the address of 128 bits (IPv4 mapped) is inside one of the blocks.
+    func contains(high: UInt64, low: UInt64) -> Bool {
+        for block in blocks where block.contains(high: high, low: low) { return true }
         return false
     }
 }

@@ -16,6 +16,9 @@ import SAMLEncoding
     public static let bodyTooLarge = ErrorCode("body_too_large")
     /// Every worker busy and the queue full, or the gateway shutting down.
     public static let overloaded = ErrorCode("overloaded")
+    /// The client's token bucket is empty (`throttle-exchanges`, `throttle-pass-through`): 429
+    /// as the backend answers it.
+    public static let throttled = ErrorCode("throttled")
     /// The shared replay store cannot record the assertion (`replay-store-failure: closed`).
     public static let replayStoreUnavailable = ErrorCode("replay_store_unavailable")
     /// The backend could not be reached, or broke the connection.

@@ -20,10 +20,18 @@ extension GatewayError {
         core.logger.notice("refused", metadata: refusedMetadata(requestID: requestID, traceID: traceID, status: status, backendCode: enhanced.code))
         var headers: [(String, String)] = []
         if let retryAfter { headers.append(("Retry-After", String(retryAfter))) }
+        if code == .throttled {
+            // The backend's throttle answers with its proxy's HTML page, not an enhanced error:
+            // clients know it by the status alone.
+            return GatewayResponse(status: status, contentType: "text/html", body: ByteBuffer(string: Self.throttledPage), headers: headers)
+        }
         let format = ErrorFormat(api: api, accept: accept)
         let body = enhanced.render(format, trace: requestID, helpURL: core.configuration.helpURL)
         return GatewayResponse(status: status, contentType: format.contentType, body: ByteBuffer(string: body), headers: headers)
     }
+
+    /// The body of a 429, an HTML page as the backend's throttle answers.
+    static let throttledPage = "<html><head><title>429 Too Many Requests</title></head><body><h1>429 Too Many Requests</h1></body></html>\n"
 
     private func refusedMetadata(requestID: String, traceID: String?, status: Int, backendCode: BackendErrorCode) -> Logger.Metadata {
         var metadata: Logger.Metadata = [

@@ -118,6 +118,14 @@ import ServerSupport
             retryAfter: 1, fileID: fileID, line: line)
     }
 
+    /// The client's token bucket is empty: `Retry-After` the whole seconds until its next
+    /// token, at least one (the backend asks clients to wait a second after a 429).
+    static func throttled(wait seconds: Double, fileID: String = #fileID, line: Int = #line) -> GatewayError {
+        GatewayError(
+            status: 429, code: .throttled, message: "too many requests from this client; retry after the time given",
+            retryAfter: max(1, Int(seconds.rounded(.up))), fileID: fileID, line: line)
+    }
+
     /// The shared replay store could not record the assertion and `replay-store-failure` is
     /// `closed`: nothing was forwarded, and the same response may be sent again shortly.
     static func replayStoreUnavailable(_ cause: any Error & Sendable, fileID: String = #fileID, line: Int = #line) -> GatewayError {

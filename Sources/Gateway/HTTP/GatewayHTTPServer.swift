@@ -41,7 +41,13 @@ struct GatewayHTTPServer: Service {
             .childChannelOption(.allowRemoteHalfClosure, value: true)
             .childChannelOption(.recvAllocator, value: Self.readBuffers)
             .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
+                let (client, refusal) = core.connections.admit(channel.remoteAddress)
+                if let refusal {
+                    core.metrics.connectionRefused(refusal)
+                    return channel.close()
+                }
+                channel.closeFuture.whenComplete { _ in core.connections.release(client) }
+                return channel.eventLoop.makeCompletedFuture {
                     let pipeline = channel.pipeline.syncOperations
                     try pipeline.configureHTTPServerPipeline(withPipeliningAssistance: false, withErrorHandling: false)
                     try pipeline.addHandler(GatewayConnectionHandler(core: core, pool: core.upstream.pool(on: channel.eventLoop)))

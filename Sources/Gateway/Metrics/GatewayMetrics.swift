@@ -22,6 +22,8 @@ import SAMLVerification
 /// `replay_store_duration_seconds` (one `SET NX` round trip), `replay_store_errors_total{kind}`
 /// (timeout, connect, closed, backoff, server, unavailable, unsupported, protocol, shutdown) and
 /// `replay_store_unrecorded_total` (accepted unrecorded under `replay-store-failure: open`),
+/// `throttled_total{route}` (refused by the throttle), `connections_refused_total{reason}`
+/// (closed at accept by a cap: `total`, `per_client`), `open_connections`,
 /// `dropped_header_names_total` (request headers not forwarded for a `_` or another character
 /// than letters, digits and `-` in the name), and
 /// for fetched metadata `metadata_refresh_total{source,result}` (updated, not_modified, failed),
@@ -45,6 +47,8 @@ package final class GatewayMetrics: Sendable {
     private let upstreamDurations: MetricHandles<String, CoreMetrics.Timer>
     private let partnerStatuses: MetricHandles<PartnerStatusKey, CoreMetrics.Counter>
     private let verifyingKeys: MetricHandles<VerifyingKey, CoreMetrics.Counter>
+    private let throttledRequests: MetricHandles<String, CoreMetrics.Counter>
+    private let refusedConnections: MetricHandles<String, CoreMetrics.Counter>
     private let outcomes: MetricHandles<OutcomeKey, CoreMetrics.Counter>
     private let failures: MetricHandles<FailureKey, CoreMetrics.Counter>
     private let trustExpiry: TrustExpiryGauges
@@ -110,6 +114,12 @@ package final class GatewayMetrics: Sendable {
         }
         verifyingKeys = MetricHandles { key in
             CoreMetrics.Counter(label: "samlgate_verifications_by_key_total", dimensions: [("mvpd", key.mvpd), ("key", key.key)], factory: made)
+        }
+        throttledRequests = MetricHandles { route in
+            CoreMetrics.Counter(label: "samlgate_throttled_total", dimensions: [("route", route)], factory: made)
+        }
+        refusedConnections = MetricHandles { reason in
+            CoreMetrics.Counter(label: "samlgate_connections_refused_total", dimensions: [("reason", reason)], factory: made)
         }
         outcomes = MetricHandles { key in
             CoreMetrics.Counter(
@@ -181,6 +191,16 @@ package final class GatewayMetrics: Sendable {
 
     package func replayStoreError(kind: String) {
         CoreMetrics.Counter(label: "samlgate_replay_store_errors_total", dimensions: [("kind", kind)], factory: factory).increment()
+    }
+
+    /// A request refused by the throttle (``ClientThrottle``).
+    package func throttled(route: String) {
+        throttledRequests[route].increment()
+    }
+
+    /// A connection closed at accept by a cap (``ConnectionCaps``).
+    func connectionRefused(_ reason: ConnectionCaps.Refusal) {
+        refusedConnections[reason.rawValue].increment()
     }
 
     /// Request headers not forwarded for their names (`_`, `.`, …; see ``ProxyHeaders``).

@@ -3,14 +3,15 @@ import Prometheus
 
 /// Gauges read off the running gateway each time `/metrics` is asked, so that a dashboard and
 /// an alert see the state without a request passing: `samlgate_workers`,
-/// `samlgate_worker_queue_limit`, `samlgate_upstreams_configured`, `samlgate_upstreams_healthy`
-/// and, with a shared replay store, `samlgate_replay_store_up`.
+/// `samlgate_worker_queue_limit`, `samlgate_upstreams_configured`, `samlgate_upstreams_healthy`,
+/// `samlgate_open_connections` and, with a shared replay store, `samlgate_replay_store_up`.
 package struct PointInTimeGauges: Sendable {
     package struct State: Sendable {
         package var workers: Int
         package var queueLimit: Int
         package var upstreams: Int
         package var upstreamsHealthy: Int
+        package var openConnections: Int
         /// Whether the shared replay store answered its last command; `nil` without one.
         package var replayStoreUp: Bool?
     }
@@ -19,6 +20,7 @@ package struct PointInTimeGauges: Sendable {
     private let queueLimit: CoreMetrics.Gauge
     private let upstreams: CoreMetrics.Gauge
     private let upstreamsHealthy: CoreMetrics.Gauge
+    private let openConnections: CoreMetrics.Gauge
     private let factory: PrometheusMetricsFactory
 
     init(factory: PrometheusMetricsFactory) {
@@ -27,6 +29,7 @@ package struct PointInTimeGauges: Sendable {
         queueLimit = CoreMetrics.Gauge(label: "samlgate_worker_queue_limit", factory: factory)
         upstreams = CoreMetrics.Gauge(label: "samlgate_upstreams_configured", factory: factory)
         upstreamsHealthy = CoreMetrics.Gauge(label: "samlgate_upstreams_healthy", factory: factory)
+        openConnections = CoreMetrics.Gauge(label: "samlgate_open_connections", factory: factory)
     }
 
     func record(_ state: State) {
@@ -34,6 +37,7 @@ package struct PointInTimeGauges: Sendable {
         queueLimit.record(state.queueLimit)
         upstreams.record(state.upstreams)
         upstreamsHealthy.record(state.upstreamsHealthy)
+        openConnections.record(state.openConnections)
         // Created on the first exposition with a shared store, so a gateway without one has no
         // such series for an alert to misread as down.
         if let up = state.replayStoreUp {

@@ -24,6 +24,11 @@ struct GatewayResponder {
         case .metrics:
             connection.answer(local.metrics())
         case .exchangeV1, .exchangeV2:
+            // Before anything of the exchange is read or checked: a throttled client costs no verification.
+            if let refusal = throttled(request, by: core.exchangeThrottle, on: connection) {
+                connection.refuse(refusal, closing: request.hasBody)
+                return
+            }
             do throws(GatewayError) {
                 let flow = try ExchangeFlow(head: head, target: target, partner: route == .exchangeV2, connection: connection, core: core)
                 admissionSpan(request)
@@ -68,8 +73,23 @@ struct GatewayResponder {
         span.stage("admission", from: request.started, to: DispatchTime.now().uptimeNanoseconds, attributes: [])
     }
 
-    /// Streamed to the backend as it comes, the answer streamed back.
+    /// The refusal of a request whose client has no token left in `throttle`, counted in
+    /// `samlgate_throttled_total{route}`; `nil` when it may go on (or no throttle is set).
+    private func throttled(_ request: InFlightRequest, by throttle: ClientThrottle?, on connection: GatewayConnectionHandler) -> GatewayError? {
+        guard let throttle, let client = ClientKey(peer: connection.peer, headers: request.head.headers, trusting: core.trustedProxies),
+            let wait = throttle.take(client)
+        else { return nil }
+        core.metrics.throttled(route: request.routeLabel)
+        return .throttled(wait: wait)
+    }
+
+    /// Streamed to the backend as it comes, the answer streamed back (after the pass-through
+    /// throttle, when one is set).
     private func passThrough(_ request: InFlightRequest, target: RequestTarget, on connection: GatewayConnectionHandler) {
+        if let refusal = throttled(request, by: core.passThroughThrottle, on: connection) {
+            connection.refuse(refusal, closing: request.hasBody)
+            return
+        }
         let head = UpstreamRequestHead.passThrough(request, target: target, peer: connection.peer, core: core)
         connection.startTrip(head, body: request.hasBody ? nil : ByteBuffer())
     }

@@ -37,7 +37,8 @@ struct LocalEndpoints {
     func metrics() -> GatewayResponse {
         let state = PointInTimeGauges.State(
             workers: core.pool.threadCount, queueLimit: core.pool.queueLimit, upstreams: core.upstream.endpoints.count,
-            upstreamsHealthy: core.upstream.healthyCount, replayStoreUp: core.sharedReplayStore?.isUp)
+            upstreamsHealthy: core.upstream.healthyCount, openConnections: core.connections.open,
+            replayStoreUp: core.sharedReplayStore?.isUp)
         let bytes = core.metrics.exposition(queueDepth: core.pool.queueDepth, state: state)
         return GatewayResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: ByteBuffer(bytes: bytes))
     }

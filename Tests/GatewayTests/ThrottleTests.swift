@@ -1,0 +1,136 @@
+import Foundation
+@_spi(Benchmarks) import Gateway
+import GatewayTestSupport
+import Testing
+
+/// The backend's throttle at the edge (a token bucket per client, checked before any SAML work)
+/// and the connection caps, through real HTTP on loopback.
+@Suite("Throttle and connection caps")
+struct ThrottleTests {
+    static func port(_ h: GatewayHarness) -> Int { Int(h.gatewayURL.split(separator: ":").last!)! }
+
+    @Test("past the burst an exchange gets 429 as the backend answers it, with Retry-After, before its body is read or verified")
+    func exchangePastTheBurst() async throws {
+        try await withHarness(configure: { $0.throttleExchanges = ThrottleRate(rate: 0.001, burst: 1) }) { h in
+            let genuine = GatewayHarness.base64(GatewayHarness.issue())
+            #expect(try await h.exchangeV1(genuine).status == 204)
+            #expect(try await h.exchangeV1(GatewayHarness.base64(GatewayHarness.issue())).status == 204)
+            // The third, forged: refused for the rate, not for its signature (never verified).
+            let forged = try GatewayHarness.attackerIdP.issue(.init(mvpd: GatewayHarness.mvpd, user: "mallory@example.com"))
+            let refused = try await h.exchangeV1(GatewayHarness.base64(forged))
+            #expect(refused.status == 429)
+            #expect(refused.headers.first(name: "Content-Type") == "text/html")
+            #expect(refused.body.contains("429 Too Many Requests"))
+            // 0.001 a second: the next token is ~1000 s away.
+            let retry = try #require(refused.headers.first(name: "Retry-After").flatMap(Int.init))
+            #expect(retry > 900 && retry <= 1000, "\(retry)")
+            #expect(try await h.metric("samlgate_throttled_total{route=\"v1_tokens_authn\"}") == 1)
+            #expect(try await h.metric("samlgate_errors_total{code=\"throttled\"}") == 1)
+            #expect(try await h.metric("samlgate_stage_duration_seconds_count{stage=\"verify\"}") == 2)
+            #expect(try await h.metric("samlgate_verification_failures_total{code=\"key_not_trusted\",mvpd=\"\(GatewayHarness.mvpd)\"}") == 0)
+            #expect(h.upstream?.store.exchanges.count == 2)
+            // Pass-through is not throttled by default, nor are the gateway's own endpoints.
+            for _ in 0..<20 { #expect(try await h.send(.GET, "/api/v2/REF/configuration").status != 429) }
+            #expect(try await h.send(.GET, "/healthz").status == 200)
+        }
+    }
+
+    @Test("tokens come back at the rate: refused, then let through once one has accrued")
+    func refill() async throws {
+        try await withHarness(configure: { $0.throttlePassThrough = ThrottleRate(rate: 1, burst: 0) }) { h in
+            #expect(try await h.send(.GET, "/api/v2/REF/configuration").status != 429)
+            let refused = try await h.send(.GET, "/api/v2/REF/configuration")
+            #expect(refused.status == 429 && refused.headers.first(name: "Retry-After") == "1")
+            try await Task.sleep(for: .milliseconds(1100))
+            #expect(try await h.send(.GET, "/api/v2/REF/configuration").status != 429)
+            #expect(try await h.metric("samlgate_throttled_total{route=\"proxy\"}") == 1)
+        }
+    }
+
+    @Test(
+        "behind a trusted proxy each X-Forwarded-For client has its own bucket; addresses a client prepends make no new one; untrusted peers' X-Forwarded-For is ignored"
+    )
+    func keyedByClient() async throws {
+        func get(_ h: GatewayHarness, _ forwardedFor: String) async throws -> Int {
+            try await h.send(.GET, "/api/v2/REF/configuration", headers: [("X-Forwarded-For", forwardedFor)]).status
+        }
+        try await withHarness(configure: {
+            $0.throttlePassThrough = ThrottleRate(rate: 0.001, burst: 0)
+            $0.trustedProxies = try! TrustedProxies(parsing: "127.0.0.1/32, 10.0.0.0/8")
+        }) { (h: GatewayHarness) async throws in
+            #expect(try await get(h, "203.0.113.1") != 429)
+            #expect(try await get(h, "203.0.113.2") != 429)
+            #expect(try await get(h, "203.0.113.1") == 429)
+            // What a client writes left of the address a trusted proxy appended does not count.
+            #expect(try await get(h, "198.51.100.7, 203.0.113.1") == 429)
+            #expect(try await get(h, "garbage, 203.0.113.2") == 429)
+            // A trusted proxy's own hop is skipped: the client is the one before it.
+            #expect(try await get(h, "203.0.113.1, 10.1.2.3") == 429)
+            // One IPv6 client is its /64.
+            #expect(try await get(h, "2001:db8:1:2::1") != 429)
+            #expect(try await get(h, "2001:db8:1:2:ffff::9") == 429)
+            #expect(try await get(h, "2001:db8:1:3::1") != 429)
+        }
+        try await withHarness(configure: { $0.throttlePassThrough = ThrottleRate(rate: 0.001, burst: 0) }) { (h: GatewayHarness) async throws in
+            #expect(try await get(h, "203.0.113.1") != 429)
+            #expect(try await get(h, "203.0.113.2") == 429)
+        }
+    }
+
+    @Test("the table stays bounded whatever addresses arrive, dropping refilled buckets first")
+    func boundedTable() {
+        let throttle = ClientThrottle(ThrottleRate(rate: 1, burst: 10))
+        var now: UInt64 = 1_000_000_000
+        for index in 0..<300_000 {
+            #expect(throttle.take(ClientKey(high: 0, low: 0x0000_FFFF_0000_0000 | UInt64(index)), now: now) == nil)
+            now += 1000
+        }
+        #expect(throttle.clientCount <= ClientThrottle.shardCount * ClientThrottle.shardCapacity)
+        // A client that emptied its bucket keeps it while the others come and go within its refill time.
+        let hammering = ClientKey(high: 0x2001_0db8_0000_0001, low: 0)
+        for _ in 0..<11 { #expect(throttle.take(hammering, now: now) == nil) }
+        #expect(throttle.take(hammering, now: now) != nil)
+        for index in 0..<20_000 { _ = throttle.take(ClientKey(high: 1, low: UInt64(index)), now: now + UInt64(index)) }
+        #expect(throttle.take(hammering, now: now + 20_000) != nil)
+    }
+
+    /// Opens connections, each asking `/healthz`, until one is closed unanswered (or `limit`
+    /// were answered): the ones answered, still open, and whether one was refused.
+    static func openUntilRefused(_ h: GatewayHarness, limit: Int) async throws -> (held: [RawConnection], refused: Bool) {
+        var held: [RawConnection] = []
+        while held.count < limit {
+            let connection = try RawConnection(port: port(h), readTimeout: 5)
+            try? await connection.write("GET /healthz HTTP/1.1\r\nHost: h\r\n\r\n")
+            guard let answer = try? await connection.readAnswer(), answer.status == 200 else { return (held, true) }
+            held.append(connection)
+        }
+        return (held, false)
+    }
+
+    @Test("connections past max-connections-per-client or max-connections are closed at accept, and counted; a closed one frees its place")
+    func connectionCaps() async throws {
+        for perClient in [true, false] {
+            try await withHarness(configure: {
+                if perClient { $0.maxConnectionsPerClient = 3 } else { $0.maxConnections = 3 }
+            }) { (h: GatewayHarness) async throws in
+                // The harness's own client may hold a connection: at most three in all are answered.
+                let (held, refused) = try await Self.openUntilRefused(h, limit: 4)
+                #expect(refused && !held.isEmpty && held.count <= 3, "\(held.count) held")
+                let reason = perClient ? "per_client" : "total"
+                try await held[0].write("GET /metrics HTTP/1.1\r\nHost: h\r\n\r\n")
+                let metrics = try #require(try await held[0].readAnswer()).body
+                #expect(metrics.contains("samlgate_connections_refused_total{reason=\"\(reason)\"} 1"), "\(metrics)")
+                #expect(metrics.contains("samlgate_open_connections \(held.count)") || metrics.contains("samlgate_open_connections 3"))
+                // Closing the held ones frees their places.
+                for connection in held { connection.shutdownWrite() }
+                for connection in held { _ = try? await connection.closedByServer() }
+                var admitted = false
+                for _ in 0..<50 where !admitted {
+                    admitted = !(try await Self.openUntilRefused(h, limit: 1).refused)
+                    if !admitted { try await Task.sleep(for: .milliseconds(50)) }
+                }
+                #expect(admitted)
+            }
+        }
+    }
+}
