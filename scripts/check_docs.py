@@ -442,6 +442,11 @@ def catalogue():
 # neither the gateway nor the CLI can produce them.
 LIBRARY_ONLY = {"in_response_to_mismatch", "destination_mismatch"}
 
+# HTTP statuses the gateway answers without an enhanced error, as the backend does: its throttle
+# answers 429 with an HTML page from its proxy. A mapping row with one of these statuses names no
+# code on either API and has `—` for the body's status and action; every other row names a code.
+WITHOUT_ENHANCED_ERROR = {429}
+
 
 def swift_files(directory):
     return sorted((ROOT / directory).rglob("*.swift"))
@@ -783,6 +788,10 @@ def check_mapping(page, mapping, index, http):
         for reason in row.reasons:
             if reason in index and str(row.http) not in index[reason][1]:
                 fail(page, row.line, f"{reason}: HTTP {row.http} here, but the index says '{index[reason][1]}'")
+        if row.http in WITHOUT_ENHANCED_ERROR:
+            if row.code["v2"] is not None or row.code["v1"] is not None or set(row.status.values()) | set(row.action.values()) != {"—"}:
+                fail(page, row.line, f"HTTP {row.http} is answered without an enhanced error: no code, `—` for status and action")
+            continue
         if row.code["v2"] is None and row.code["v1"] is None:
             fail(page, row.line, "a mapping row needs a code for at least one API")
         for api, code in row.code.items():

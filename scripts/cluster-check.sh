@@ -9,6 +9,7 @@
 # Exits 1 on the first failed check. Knobs: BIN, CLUSTER_DIR (.run/cluster), LOAD_SECONDS (6).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/load/common.sh
 BIN=${BIN:-.build/release/samlgate}
 DIR=${CLUSTER_DIR:-.run/cluster}
 LOAD_SECONDS=${LOAD_SECONDS:-6}
@@ -18,7 +19,6 @@ for tool in redis-server curl wrk "$NGINX" "$BIN"; do
     command -v "$tool" >/dev/null || [ -x "$tool" ] || { echo "cluster-check: $tool is missing (make release deps-load)" >&2; exit 1; }
 done
 
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 REDIS_PORT=$(free_port) UPSTREAM_PORT=$(free_port) G1=$(free_port) G2=$(free_port) G3=$(free_port) NGINX_PORT=$(free_port)
 
 rm -rf "$DIR" && mkdir -p "$DIR/trust/$MVPD" "$DIR/nginx"
@@ -45,7 +45,7 @@ stop_redis() { kill -TERM "$redis"; wait "$redis" 2>/dev/null || true; redis="";
 
 gateway() {  # PORT FAILURE-POLICY: starts a replica, prints its pid
     "$BIN" serve --port "$1" --upstream "http://127.0.0.1:$UPSTREAM_PORT" --trust-store "$DIR/trust" --log-level warning \
-        --replay-store "redis://127.0.0.1:$REDIS_PORT" --replay-store-failure "$2" >/dev/null 2>>"$DIR/gateway-$1.log" &
+        --replay-store "redis://127.0.0.1:$REDIS_PORT" --replay-store-failure "$2" $(throttle_args "$BIN") >/dev/null 2>>"$DIR/gateway-$1.log" &
     echo $!
 }
 wait_ready() { for _ in $(seq 1 100); do curl -fsS "http://127.0.0.1:$1/readyz" >/dev/null 2>&1 && return; sleep 0.1; done; echo "cluster-check: port $1 not ready" >&2; exit 1; }

@@ -10,6 +10,7 @@
 # Prints one line per fault with its figures; exit 1 when the gateway crashed or did not recover.
 set -uo pipefail
 BIN=${BIN:-.build/release/samlgate}
+. "$(dirname "$0")/load/common.sh"
 DIR=${FAULTS_DIR:-.run/faults}
 MVPD=Cablevision
 GATEWAY_PORT=${GATEWAY_PORT:-18680}
@@ -49,7 +50,7 @@ start_upstream() {
 }
 start_gateway() {
     "$BIN" serve --port "$GATEWAY_PORT" --upstream "http://127.0.0.1:$UPSTREAM_PORT" --trust-store "$DIR/trust" \
-        --upstream-cooldown 1 --log-level error >/dev/null 2>>"$DIR/gateway.log" &
+        --upstream-cooldown 1 --log-level error $(throttle_args "$BIN") >/dev/null 2>>"$DIR/gateway.log" &
     gateway=$!
     pids+=($gateway)
     for _ in $(seq 1 100); do curl -fsS "$URL/readyz" >/dev/null 2>&1 && break; sleep 0.05; done

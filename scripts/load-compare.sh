@@ -53,7 +53,7 @@ wait_for "http://127.0.0.1:$NGINX_PORT/"
 # start_gateway [BINARY]
 start_gateway() {
     "${1:-$BIN}" serve --port "$GATEWAY_PORT" --upstream "http://127.0.0.1:$UPSTREAM_PORT" --trust-store "$DIR/trust" \
-        --log-level warning ${WORKERS:+--workers "$WORKERS"} >/dev/null 2>>"$DIR/gateway.log" &
+        --log-level warning ${WORKERS:+--workers "$WORKERS"} $(throttle_args "${1:-$BIN}") >/dev/null 2>>"$DIR/gateway.log" &
     gateway=$!
     wait_for "http://127.0.0.1:$GATEWAY_PORT/readyz"
 }

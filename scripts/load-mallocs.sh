@@ -46,7 +46,7 @@ gateway_mallocs() {
     REQUESTS=0
     stats=$(mktemp "$DIR/jemalloc.XXXXXX")
     MALLOC_CONF=tcache:false,stats_print:true "$binary" serve --port "$GATEWAY_PORT" \
-        --upstream "http://127.0.0.1:$UPSTREAM_PORT" --trust-store "$DIR/trust" --log-level warning >/dev/null 2>"$stats" &
+        --upstream "http://127.0.0.1:$UPSTREAM_PORT" --trust-store "$DIR/trust" --log-level warning $(throttle_args "$binary") >/dev/null 2>"$stats" &
     gateway=$!
     wait_for "http://127.0.0.1:$GATEWAY_PORT/readyz"
     if [ "$kind" != idle ]; then

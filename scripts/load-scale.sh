@@ -56,7 +56,7 @@ start_nginx() { # K
 stop_nginx() { kill -TERM "$nginx_master" 2>/dev/null || true; wait "$nginx_master" 2>/dev/null || true; nginx_master=""; }
 start_gateway() { # K BINARY
     taskset -c "0-$(( $1 - 1 ))" "$2" serve --port "$GATEWAY_PORT" --upstream "http://127.0.0.1:$UPSTREAM_PORT" \
-        --trust-store "$DIR/trust" --log-level warning >/dev/null 2>>"$DIR/gateway.log" &
+        --trust-store "$DIR/trust" --log-level warning $(throttle_args "$2") >/dev/null 2>>"$DIR/gateway.log" &
     gateway=$!
     wait_for "http://127.0.0.1:$GATEWAY_PORT/readyz"
 }

@@ -21,6 +21,7 @@ LOAD_PATH=/api/v1/tokens/authn
 
 command -v wrk >/dev/null || { echo "wrk is not installed (make deps-load installs it)"; exit 1; }
 . scripts/load/mint.sh
+. scripts/load/common.sh
 mint_responses "$RESPONSES"
 
 pids=()
@@ -30,7 +31,7 @@ trap cleanup EXIT INT TERM
 upstream=$!
 pids+=($upstream)
 "$BIN" serve --port "$GATEWAY_PORT" --upstream "http://127.0.0.1:$UPSTREAM_PORT" --trust-store "$DIR/trust" \
-    --log-level warning ${WORKERS:+--workers "$WORKERS"} ${REPLAY_STORE:+--replay-store "$REPLAY_STORE"} >/dev/null 2>"$DIR/gateway.log" &
+    --log-level warning ${WORKERS:+--workers "$WORKERS"} ${REPLAY_STORE:+--replay-store "$REPLAY_STORE"} $(throttle_args "$BIN") >/dev/null 2>"$DIR/gateway.log" &
 gateway=$!
 pids+=($gateway)
 for _ in $(seq 1 100); do curl -fsS "http://127.0.0.1:$GATEWAY_PORT/readyz" >/dev/null 2>&1 && break; sleep 0.1; done

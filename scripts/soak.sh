@@ -29,6 +29,7 @@ command -v wrk >/dev/null || { echo "wrk is not installed (make deps-load instal
 command -v redis-server >/dev/null || { echo "redis-server is not installed (make deps installs it)"; exit 1; }
 mkdir -p "$DIR"
 . scripts/load/mint.sh
+. scripts/load/common.sh
 mint_responses "$RESPONSES"
 # Responses signed by a key the trust store does not hold: refused with 401, never forwarded.
 if [ ! -s "$DIR/forged.txt" ]; then
@@ -46,7 +47,7 @@ for _ in $(seq 1 50); do redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && brea
 "$BIN" upstream --port "$UPSTREAM_PORT" --log-level error >/dev/null 2>&1 &
 pids+=($!)
 "$BIN" serve --port "$GATEWAY_PORT" --upstream "http://127.0.0.1:$UPSTREAM_PORT" --trust-store "$DIR/trust" \
-    --replay-store "redis://127.0.0.1:$REDIS_PORT" --log-level error >/dev/null 2>"$DIR/gateway.log" &
+    --replay-store "redis://127.0.0.1:$REDIS_PORT" --log-level error $(throttle_args "$BIN") >/dev/null 2>"$DIR/gateway.log" &
 gateway=$!
 pids+=($gateway)
 for _ in $(seq 1 100); do curl -fsS "http://127.0.0.1:$GATEWAY_PORT/readyz" >/dev/null 2>&1 && break; sleep 0.1; done

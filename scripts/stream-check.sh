@@ -6,6 +6,7 @@
 # Knobs: SIZE (bytes, 200 MB), RATE (bytes/s on the slow side, 40 MB/s).
 set -euo pipefail
 BIN=${BIN:-.build/release/samlgate}
+. "$(dirname "$0")/load/common.sh"
 DIR=${LOAD_DIR:-.run/stream}
 SIZE=${SIZE:-209715200}
 RATE=${RATE:-41943040}
@@ -14,7 +15,6 @@ mkdir -p "$DIR/trust/Cablevision"
 cp "$DIR/idp/cert.pem" "$DIR/trust/Cablevision/cert.pem"
 [ "$(stat -c %s "$DIR/upload.bin" 2>/dev/null || echo 0)" = "$SIZE" ] || head -c "$SIZE" /dev/zero > "$DIR/upload.bin"
 
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 UPSTREAM_PORT=$(free_port)
 GATEWAY_PORT=$(free_port)
 pids=()
@@ -25,7 +25,7 @@ pids+=($!)
 # The backend must be up before the gateway's first request: a refused connection cools it down.
 for _ in $(seq 1 100); do curl -sS -o /dev/null -I "http://127.0.0.1:$UPSTREAM_PORT/" 2>/dev/null && break; sleep 0.1; done
 "$BIN" serve --port "$GATEWAY_PORT" --upstream "http://127.0.0.1:$UPSTREAM_PORT" --trust-store "$DIR/trust" \
-    --log-level warning --body-limit 1048576 --read-timeout 60 --total-timeout 120 >/dev/null 2>"$DIR/gateway.log" &
+    --log-level warning --body-limit 1048576 --read-timeout 60 --total-timeout 120 $(throttle_args "$BIN") >/dev/null 2>"$DIR/gateway.log" &
 gateway=$!
 pids+=($gateway)
 for _ in $(seq 1 100); do curl -fsS -o /dev/null "http://127.0.0.1:$GATEWAY_PORT/healthz" 2>/dev/null && break; sleep 0.1; done

@@ -1,4 +1,5 @@
-# Sourced by the load scripts (load-compare, load-mallocs, load-scale): the small helpers they share.
+# Sourced by the load scripts (load, load-compare, load-mallocs, load-scale, soak, faults,
+# cluster-check, stream-check): the small helpers they share.
 
 # A free TCP port on the loopback interface.
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
@@ -27,3 +28,14 @@ require_load_tools() {
 
 # An empty directory (made afresh), printed as an absolute path: nginx's prefix.
 fresh_dir() { rm -rf "$1" && mkdir -p "$1" && (cd "$1" && pwd); }
+
+# The throttle flags for `BINARY serve` in a load run: every request comes from one loopback
+# client, which the default throttle-exchanges (1/10: one exchange a second per client) would
+# refuse nearly always. A bucket this large keeps the throttle enabled, so its cost per request is
+# in the figures, but never refuses. Prints nothing for a build that predates the setting (an
+# older binary run for comparison), which has no throttle to pay for.
+throttle_args() {
+    case "$("$1" serve --help 2>/dev/null || true)" in
+        *--throttle-exchanges*) echo "--throttle-exchanges 1000000/1000000" ;;
+    esac
+}
