@@ -258,6 +258,7 @@ let package = Package(
                 "Gateway", "GatewayTestSupport", "ReferenceUpstream", "ServerSupport", "TestIdP", "SAMLEncoding", "SAMLVerification",
                 "samlgate", "CLITestSupport", "RESP",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -24,6 +24,8 @@ package final class GatewayCore: Sendable {
     package let passThroughThrottle: ClientThrottle?
     /// `max-connections`, `max-connections-per-client`.
     package let connections: ConnectionCaps
+    /// The audit trail's sink (`audit-log`); `nil` when there is none.
+    package let audit: AuditLog?
     /// Where the requests' spans go; `nil` (no span work at all) unless `tracing-endpoint` is set.
     package let tracing: (any RequestTracing)?
 
@@ -45,6 +47,11 @@ package final class GatewayCore: Sendable {
         options.maxSize = configuration.bodyLimit
         metrics = GatewayMetrics()
         metrics.setTrustStoreSize(trustStore.current.providers.count)
+        if let path = configuration.auditLog {
+            audit = try AuditLog(path: path, metrics: metrics, logger: logger)
+        } else {
+            audit = nil
+        }
         let replayCache: (any ReplayCache)?
         switch configuration.replayStore {
         case .memory:
@@ -57,8 +64,10 @@ package final class GatewayCore: Sendable {
             sharedReplayStore = try SharedReplayStore(
                 url: url, configuration: configuration, metrics: metrics, logger: logger, eventLoopGroup: eventLoopGroup)
         }
-        processor = ExchangeProcessor(
+        var processor = ExchangeProcessor(
             trustStore: trustStore, options: options, replayCache: replayCache, forwardForm: configuration.forwardForm)
+        processor.audit = configuration.auditLog == nil ? nil : ExchangeAudit(key: configuration.auditKey)
+        self.processor = processor
         pool = WorkerPool(threads: configuration.workerCount, queueLimit: configuration.queue)
         upstream = try UpstreamClient(configuration: configuration, metrics: metrics, eventLoopGroup: eventLoopGroup)
         self.logger = logger

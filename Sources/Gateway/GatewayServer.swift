@@ -68,10 +68,12 @@ struct ResourcesService: Service {
     func run() async throws {
         try? await gracefulShutdown()
         await core.shutdown()
+        // After the last request: its audit line is written, then the file synced and closed.
+        await core.audit?.close()
     }
 }
 
-/// Reloads the trust store on SIGHUP.
+/// Reloads the trust store on SIGHUP, and reopens the audit log (after a rotation).
 struct TrustStoreReloadService: Service {
     let core: GatewayCore
 
@@ -79,6 +81,7 @@ struct TrustStoreReloadService: Service {
         let signals = await UnixSignalsSequence(trapping: .sighup)
         for await _ in signals.cancelOnGracefulShutdown() {
             core.reloadTrustStore()
+            core.audit?.reopen()
         }
     }
 }

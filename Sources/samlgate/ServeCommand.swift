@@ -95,6 +95,14 @@ struct ServeCommand: AsyncParsableCommand {
     var tracingSampleRatio: String?
     @Option(name: .customLong("tracing-service-name"), help: "service.name of the exported spans (default samlgate).")
     var tracingServiceName: String?
+    @Option(
+        name: .customLong("audit-log"),
+        help: "Append one JSON line per token exchange decided to this file, or - for standard output (default none). Reopened on SIGHUP.")
+    var auditLog: String?
+    @Option(
+        name: .customLong("audit-key-file"),
+        help: "File holding the audit key (at least 32 bytes): lines then carry the NameID's HMAC as subject. Or SAMLGATE_AUDIT_KEY.")
+    var auditKeyFile: String?
 
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
@@ -197,6 +205,7 @@ struct ServeCommand: AsyncParsableCommand {
             (.throttleExchanges, throttleExchanges), (.throttlePassThrough, throttlePassThrough), (.maxConnections, maxConnections),
             (.maxConnectionsPerClient, maxConnectionsPerClient),
             (.tracingEndpoint, tracingEndpoint), (.tracingSampleRatio, tracingSampleRatio), (.tracingServiceName, tracingServiceName),
+            (.auditLog, auditLog), (.auditKeyFile, auditKeyFile),
         ]
         for case let (setting, value?) in flags {
             try configuration.apply(setting, value: value, source: "--\(setting.rawValue)")

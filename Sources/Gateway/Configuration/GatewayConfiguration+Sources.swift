@@ -154,6 +154,12 @@ extension GatewayConfiguration {
                 throw bad("a name of printable ASCII without spaces, at most 255 bytes")
             }
             tracingServiceName = value
+        case .auditLog:
+            guard !value.isEmpty else { throw bad("a file to append the audit trail to, or - for standard output") }
+            auditLog = value
+        case .auditKeyFile:
+            guard !value.isEmpty else { throw bad("a file holding the audit key") }
+            auditKeyFile = value
         case .trustedProxies:
             // One value is the whole list (comma-separated): a higher layer replaces it.
             do {
@@ -221,6 +227,7 @@ extension GatewayConfiguration {
             if setting == .upstream { upstreams = [] }
             try apply(setting, value: value, source: "environment \(setting.environmentName)")
         }
+        if let key = environment[AuditKey.environmentName] { auditKeyFromEnvironment = key }
     }
 
     /// Checks the combination once every layer is applied.
@@ -245,6 +252,12 @@ extension GatewayConfiguration {
             url.password = try Self.password(inFile: file)
             result.replayStore = .redis(url)
         }
+        if let file = auditKeyFile {
+            result.auditKey = try AuditKey(file: file)
+        } else if let key = auditKeyFromEnvironment {
+            result.auditKey = try AuditKey(bytes: Array(key.utf8), source: "environment \(AuditKey.environmentName)")
+        }
+        result.auditKeyFromEnvironment = nil
         return result
     }
 

@@ -103,6 +103,18 @@ package struct GatewayConfiguration: Sendable {
     package var tracingSampleRatio: Double = 1
     /// The `service.name` of the exported spans.
     package var tracingServiceName: String = "samlgate"
+    /// Where the audit trail is appended, one JSON line per exchange decided (``AuditLog``); `-`
+    /// is standard output; `nil` (the default) is no audit trail.
+    package var auditLog: String?
+    /// A file holding the audit key (``AuditKey``): the `subject` of an audit line is the
+    /// NameID's HMAC under it. Read by ``validated()``; wins over ``auditKeyFromEnvironment``.
+    package var auditKeyFile: String?
+    /// The key itself, from `SAMLGATE_AUDIT_KEY` (a key has no flag nor file entry: a command
+    /// line or a configuration file is seen by too many). Cleared by ``validated()``.
+    package var auditKeyFromEnvironment: String?
+    /// The audit key, set by ``validated()`` from the file or the environment; `nil`: lines
+    /// carry no `subject`.
+    package var auditKey: AuditKey?
     /// Peers (CIDR blocks) whose `X-Forwarded-Host`/`-Proto` are kept and whose
     /// `X-Forwarded-For` is extended; from any other peer the gateway writes its own.
     package var trustedProxies = TrustedProxies()

@@ -37,6 +37,8 @@ package enum GatewaySetting: String, Sendable, CaseIterable {
     case tracingEndpoint = "tracing-endpoint"
     case tracingSampleRatio = "tracing-sample-ratio"
     case tracingServiceName = "tracing-service-name"
+    case auditLog = "audit-log"
+    case auditKeyFile = "audit-key-file"
 
     /// `SAMLGATE_TRUST_STORE` for `trust-store`. `SAMLGATE_UPSTREAM` and `SAMLGATE_TRUSTED_PROXIES`
     /// take comma-separated lists.

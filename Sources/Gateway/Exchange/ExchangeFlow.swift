@@ -87,6 +87,7 @@ final class ExchangeFlow {
             refuse(refusal.error, mvpd: refusal.mvpd)
         case .success(let prepared):
             core.metrics.exchange(prepared)
+            request.noteVerified(prepared)
             if let shared = core.sharedReplayStore, let claim = prepared.replayClaim {
                 record(claim, in: shared, then: prepared)
             } else {
@@ -133,6 +134,7 @@ final class ExchangeFlow {
 
     /// The MVPD (as in the metrics: the trust store's, else `unknown`) and the outcome on the request's span.
     private static func annotate(_ request: InFlightRequest, mvpd: String?, outcome: String) {
+        request.noteDecision(mvpd: mvpd, forwarded: outcome == "forwarded")
         guard let span = request.span, span.isRecording else { return }
         span.setAttribute("samlgate.mvpd", mvpd ?? GatewayMetrics.unknownMVPD)
         span.setAttribute("samlgate.outcome", outcome)

@@ -13,6 +13,9 @@ import SAMLVerification
     public let options: VerificationOptions
     public let replayCache: (any ReplayCache)?
     public let forwardForm: ForwardForm
+    /// Set when there is an audit trail (`audit-log`): each verified exchange then carries its
+    /// assertion's digest and, with a key, its subject's HMAC (``ExchangeAudit``).
+    var audit: ExchangeAudit?
 
     public static let samlField = "SAMLResponse"
     static let v1Required = ["requestor", "deviceId", "mvpd", "deviceType", samlField]
@@ -120,10 +123,11 @@ import SAMLVerification
             }
         }
         let encoded = DispatchTime.now().uptimeNanoseconds
+        let (assertionHash, subjectHMAC) = audit?.facts(of: verified.response) ?? (nil, nil)
         return PreparedExchange(
             upstreamBody: out, mvpd: mvpd, form: form, normalization: verified.normalization,
             keyFingerprint: verified.response.keyFingerprint, replayClaim: verified.response.replayClaim, parseNanos: parsed - start,
-            verifyNanos: checked - parsed, encodeNanos: encoded - checked)
+            verifyNanos: checked - parsed, encodeNanos: encoded - checked, assertionHash: assertionHash, subjectHMAC: subjectHMAC)
     }
 
     /// `SAMLResponse` form-decoded, then (base64 and encoded forms) decoded to XML in place, in

@@ -22,4 +22,8 @@ import SAMLVerification
     public var parseNanos: UInt64
     public var verifyNanos: UInt64
     public var encodeNanos: UInt64
+    /// With an audit trail: the hex SHA-256 of the replay claim's key (``AuditDigest``).
+    public var assertionHash: String?
+    /// With an audit key: the hex HMAC of the NameID (``AuditKey``), never the NameID itself.
+    public var subjectHMAC: String?
 }

@@ -330,6 +330,7 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     func refuse(_ error: GatewayError, closing: Bool = false, extraHeaders: [(String, String)] = []) {
         guard let current = request else { return }
         if let span = current.span, span.isRecording { span.setAttribute("samlgate.reason", error.code.rawValue) }
+        current.reason = error.code.rawValue
         // Only a refusal of a target that could not be parsed reads the raw one.
         let api = current.api ?? BackendAPI(path: RequestTarget.pathPart(of: current.head.uri))
         var response = error.response(
@@ -400,9 +401,10 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         if !queued.isEmpty { takeUpQueued() }
     }
 
-    /// The request's metrics and log line.
+    /// The request's metrics and log line, and an exchange's audit line.
     private func record(_ current: InFlightRequest) {
         core.metrics.request(route: current.routeLabel, status: current.status)
+        if current.isExchange, let audit = core.audit { audit.write(current.auditRecord()) }
         let now = DispatchTime.now().uptimeNanoseconds
         current.span?.end(name: current.head.method.rawValue + " " + current.routeLabel, status: current.status, at: now)
         guard current.route?.isOperational != true else { return }
@@ -591,6 +593,7 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
                 // Gone mid-body before any answer: counted like a broken body.
                 core.metrics.error(code: GatewayError.unreadableBody.code.rawValue)
                 current.status = 400
+                current.reason = GatewayError.unreadableBody.code.rawValue
             }
             record(current)
         }

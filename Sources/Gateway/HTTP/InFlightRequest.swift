@@ -37,6 +37,14 @@ final class InFlightRequest {
     /// The backend API the request is for, from its canonical path (the one routed on): the
     /// vocabulary of its refusals. `nil` for a target that could not be parsed.
     var api: BackendAPI?
+    /// What the audit line of an exchange says (``AuditRecord``): the MVPD once the exchange
+    /// named one of the trust store's, whether it was forwarded, the refusal's code, and the
+    /// verified response's digests.
+    var mvpd: String?
+    var forwarded = false
+    var reason: String?
+    var assertionHash: String?
+    var subjectHMAC: String?
 
     init(head: HTTPRequestHead, requestID: String, trace: TraceContext, span: (any RequestSpan)?, started: UInt64) {
         self.head = head

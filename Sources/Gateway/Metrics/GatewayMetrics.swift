@@ -22,6 +22,7 @@ import SAMLVerification
 /// `replay_store_duration_seconds` (one `SET NX` round trip), `replay_store_errors_total{kind}`
 /// (timeout, connect, closed, backoff, server, unavailable, unsupported, protocol, shutdown) and
 /// `replay_store_unrecorded_total` (accepted unrecorded under `replay-store-failure: open`),
+/// `audit_lines_total` and `audit_errors_total` (with `audit-log`: lines written, writes that failed),
 /// `throttled_total{route}` (refused by the throttle), `connections_refused_total{reason}`
 /// (closed at accept by a cap: `total`, `per_client`), `open_connections`,
 /// `dropped_header_names_total` (request headers not forwarded for a `_` or another character
@@ -191,6 +192,16 @@ package final class GatewayMetrics: Sendable {
 
     package func replayStoreError(kind: String) {
         CoreMetrics.Counter(label: "samlgate_replay_store_errors_total", dimensions: [("kind", kind)], factory: factory).increment()
+    }
+
+    /// Lines of the audit trail written (``AuditLog``).
+    func auditLines(_ count: Int) {
+        CoreMetrics.Counter(label: "samlgate_audit_lines_total", factory: factory).increment(by: count)
+    }
+
+    /// Audit lines (or a reopen, a sync) that failed.
+    func auditErrors(_ count: Int) {
+        CoreMetrics.Counter(label: "samlgate_audit_errors_total", factory: factory).increment(by: count)
     }
 
     /// A request refused by the throttle (``ClientThrottle``).

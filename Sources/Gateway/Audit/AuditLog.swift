@@ -1,0 +1,146 @@
+import Dispatch
+import Logging
+import NIOConcurrencyHelpers
+import ServerSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The audit trail's sink (`audit-log`): its own file, one JSON line per exchange decided
+/// (``AuditRecord``), apart from the operational log, so it can be kept, shipped and access
+/// controlled on its own terms.
+///
+/// Lines are written on a serial queue of their own, never on an event loop: a slow or full
+/// disk delays the trail, not the requests, and a failed write is counted
+/// (`samlgate_audit_errors_total`) and logged at most once a second, never answered to a client.
+/// Each line is one `write(2)` on a descriptor opened `O_APPEND`, so lines never interleave.
+///
+/// Durability: a line reaches the operating system as soon as the queue takes it up; the file is
+/// `fsync`ed when it is reopened (SIGHUP, after a rotation) and at shutdown. A host crash can lose
+/// what the system had not yet written to disk; a crash of the gateway alone loses nothing written.
+package final class AuditLog: Sendable {
+    /// `-` for standard output.
+    package static let standardOutput = "-"
+
+    /// The file, or ``standardOutput``.
+    package let path: String
+    private let queue = DispatchQueue(label: "samlgate.audit")
+    /// The open descriptor (-1 once closed). Only the queue reads or changes it; the box makes
+    /// that safe to say to the compiler, at the cost of an uncontended lock.
+    private let descriptor: NIOLockedValueBox<Int32>
+    private let metrics: GatewayMetrics
+    private let logger: Logger
+    private let warnings = WarningThrottle()
+
+    /// Opens the file (created `0600`; an existing file keeps its mode): a path that cannot be
+    /// opened stops start-up rather than leaving the gateway without its trail.
+    package init(path: String, metrics: GatewayMetrics, logger: Logger) throws(ConfigurationError) {
+        self.path = path
+        self.metrics = metrics
+        self.logger = logger
+        if path == Self.standardOutput {
+            descriptor = NIOLockedValueBox(STDOUT_FILENO)
+        } else {
+            let opened = Self.openAppending(path)
+            guard opened >= 0 else {
+                throw ConfigurationError("\(GatewaySetting.auditLog.rawValue) \(path): cannot be opened for appending (\(Self.describe(errno)))")
+            }
+            descriptor = NIOLockedValueBox(opened)
+        }
+        metrics.auditLines(0)
+        metrics.auditErrors(0)
+    }
+
+    private static func openAppending(_ path: String) -> Int32 {
+        var fd: Int32
+        repeat {
+            fd = Glibc.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
+        } while fd < 0 && errno == EINTR
+        return fd
+    }
+
+    private static func describe(_ code: Int32) -> String {
+        String(cString: strerror(code))
+    }
+
+    /// Queues the record's line. Returns at once.
+    package func write(_ record: AuditRecord) {
+        queue.async { self.writeNow(record.line()) }
+    }
+
+    private func writeNow(_ line: [UInt8]) {
+        let fd = descriptor.withLockedValue { $0 }
+        guard fd >= 0 else { return }
+        var written: Int
+        repeat {
+            written = line.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+        } while written < 0 && errno == EINTR
+        if written == line.count {
+            metrics.auditLines(1)
+        } else {
+            // A short write (a full disk) leaves a partial line: counted as a failure too.
+            failed("audit line not written", error: written < 0 ? Self.describe(errno) : "short write")
+        }
+    }
+
+    private func failed(_ message: Logger.Message, error: String) {
+        metrics.auditErrors(1)
+        guard let suppressed = warnings.admit() else { return }
+        logger.error(
+            message,
+            metadata: ["audit_log": .string(path), "error": .string(error), "suppressed": .stringConvertible(suppressed)])
+    }
+
+    /// Reopens the path (SIGHUP), after a rotation renamed the file: the old one is synced and
+    /// closed, lines go on into a new file at the path. When the path cannot be opened, lines go
+    /// on into the old file and the failure is logged. Queued behind the lines before it.
+    package func reopen() {
+        guard path != Self.standardOutput else { return }
+        queue.async {
+            let old = self.descriptor.withLockedValue { $0 }
+            guard old >= 0 else { return }
+            let opened = Self.openAppending(self.path)
+            guard opened >= 0 else {
+                self.metrics.auditErrors(1)
+                self.logger.error(
+                    "audit log not reopened; lines go on into the file already open",
+                    metadata: ["audit_log": .string(self.path), "error": .string(Self.describe(errno))])
+                return
+            }
+            self.sync(old)
+            _ = Glibc.close(old)
+            self.descriptor.withLockedValue { $0 = opened }
+            self.logger.notice("audit log reopened", metadata: ["audit_log": .string(self.path)])
+        }
+    }
+
+    /// Waits for every line queued so far to be written.
+    package func drain() async {
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            queue.async { done.resume() }
+        }
+    }
+
+    /// Writes what is queued, syncs and closes the file (at shutdown, after the last request).
+    /// Later lines are dropped.
+    package func close() async {
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            queue.async {
+                let fd = self.descriptor.withLockedValue { fd in
+                    defer { fd = -1 }
+                    return fd
+                }
+                if fd >= 0 && self.path != Self.standardOutput {
+                    self.sync(fd)
+                    _ = Glibc.close(fd)
+                }
+                done.resume()
+            }
+        }
+    }
+
+    private func sync(_ fd: Int32) {
+        if fsync(fd) != 0 { failed("audit log not synced to disk", error: Self.describe(errno)) }
+    }
+}
