@@ -22,6 +22,9 @@ package final class GatewayCore: Sendable {
     /// The token buckets per client (`throttle-exchanges`, `throttle-pass-through`); `nil` when off.
     package let exchangeThrottle: ClientThrottle?
     package let passThroughThrottle: ClientThrottle?
+    /// Fetched metadata refreshed out of turn after a key is not trusted; `nil` without a
+    /// `metadata-cache` (no metadata is fetched then).
+    package let metadataRefetch: MetadataRefetch?
     /// `max-connections`, `max-connections-per-client`.
     package let connections: ConnectionCaps
     /// The audit trail's sink (`audit-log`); `nil` when there is none.
@@ -75,6 +78,8 @@ package final class GatewayCore: Sendable {
         self.tracing = tracing
         exchangeThrottle = configuration.throttleExchanges.map(ClientThrottle.init)
         passThroughThrottle = configuration.throttlePassThrough.map(ClientThrottle.init)
+        metadataRefetch =
+            configuration.metadataCache == nil ? nil : MetadataRefetch(minimumInterval: configuration.metadataMinRefetch, metrics: metrics)
         connections = ConnectionCaps(total: configuration.maxConnections, perClient: configuration.maxConnectionsPerClient)
         trustStoreLoaded(trustStore.current)
     }

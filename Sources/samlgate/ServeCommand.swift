@@ -61,6 +61,10 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("metadata-refresh"), help: "Seconds between fetches of a metadata.url without metadata.refresh (default 3600).")
     var metadataRefresh: String?
     @Option(name: .customLong("metadata-timeout"), help: "Deadline of one metadata fetch, seconds (default 30).") var metadataTimeout: String?
+    @Option(
+        name: .customLong("metadata-min-refetch"),
+        help: "Shortest time between two fetches of a source out of turn (a key not trusted), seconds (default 60).")
+    var metadataMinRefetch: String?
     @Option(name: .customLong("log-level"), help: "trace|debug|info|notice|warning|error|critical (default info).") var logLevel: String?
     @Option(name: .customLong("log-format"), help: "json|text (default json).") var logFormat: String?
     @Option(name: .customLong("forward-form"), help: "cookbook|signature-preserving (default cookbook).") var forwardForm: String?
@@ -198,7 +202,8 @@ struct ServeCommand: AsyncParsableCommand {
             (.replayStoreFailure, replayStoreFailure), (.replayStoreTimeout, replayStoreTimeout),
             (.replayStoreConnections, replayStoreConnections), (.replayStoreCA, replayStoreCA),
             (.replayStorePasswordFile, replayStorePasswordFile), (.trustStorePoll, trustStorePoll),
-            (.metadataCache, metadataCache), (.metadataRefresh, metadataRefresh), (.metadataTimeout, metadataTimeout), (.logLevel, logLevel),
+            (.metadataCache, metadataCache), (.metadataRefresh, metadataRefresh), (.metadataTimeout, metadataTimeout),
+            (.metadataMinRefetch, metadataMinRefetch), (.logLevel, logLevel),
             (.logFormat, logFormat), (.forwardForm, forwardForm), (.helpURL, helpURL), (.errorDetails, errorDetails),
             (.trustedProxies, trustedProxies),
             (.allowUnderscoreHeaders, allowUnderscoreHeaders ? "true" : nil),

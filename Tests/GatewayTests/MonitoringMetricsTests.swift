@@ -1,13 +1,14 @@
 import CLITestSupport
 import Foundation
-import Gateway
+@_spi(Benchmarks) import Gateway
 import GatewayTestSupport
 import Testing
 
 /// The shipped dashboard and alert rules (`deploy/monitoring/`) name only metrics the gateway
 /// produces: one gateway taken through every state they watch (exchanges forwarded and refused,
-/// a dead upstream beside a live one, fetched metadata and a failing refresh, a trust-store
-/// reload, a shared replay store that goes down under `replay-store-failure: open`), then every
+/// a dead upstream beside a live one, fetched metadata fetched out of turn and then failing, a
+/// trust-store reload, a shared replay store that goes down under `replay-store-failure: open`,
+/// the throttle and the connection cap reached), then every
 /// `samlgate_…` name the two files use must be a metric of its `/metrics`.
 @Suite("Monitoring names produced metrics", .serialized)
 struct MonitoringMetricsTests {
@@ -56,6 +57,8 @@ struct MonitoringMetricsTests {
                     // A second upstream nobody listens on: its connect failures are counted.
                     $0.upstreams.append("http://127.0.0.1:1")
                     SharedReplayStoreTests.redisStore(redis.url, failure: .open)(&$0)
+                    $0.throttlePassThrough = ThrottleRate(rate: 0.001, burst: 0)
+                    $0.maxConnectionsPerClient = 8
                 }) { h async throws in
                     // Metadata fetched, the response verified, recorded in Redis, forwarded.
                     #expect(
@@ -74,7 +77,12 @@ struct MonitoringMetricsTests {
                     // Redis gone, failure policy open: accepted unrecorded, the error counted.
                     redis.stop()
                     #expect(try await h.exchangeV1(RemoteMetadataTests.signed(GatewayHarness.idp)).status == 204)
-                    exposition = try await h.send(.GET, "/metrics").body
+                    // The throttle (pass-through, one token) and the connection cap, reached.
+                    for _ in 0..<2 { _ = try await h.send(.GET, "/api/v2/REF/configuration") }
+                    let (held, refused) = try await ThrottleTests.openUntilRefused(h, limit: 16)
+                    #expect(refused && !held.isEmpty)
+                    try await held[0].write("GET /metrics HTTP/1.1\r\nHost: h\r\n\r\n")
+                    exposition = try #require(try await held[0].readAnswer()).body
                 }
             }
         } catch {

@@ -105,6 +105,9 @@ extension GatewayConfiguration {
         case .metadataTimeout:
             guard let number = Double(value), number > 0, number <= 600 else { throw bad("seconds in (0, 600]") }
             metadataTimeout = number
+        case .metadataMinRefetch:
+            guard let number = Double(value), number >= 1, number <= 86_400 else { throw bad("seconds in 1...86400") }
+            metadataMinRefetch = number
         case .logLevel:
             guard let level = Logger.Level(rawValue: value.lowercased()) else {
                 throw bad("one of " + Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))

@@ -81,6 +81,10 @@ package struct GatewayConfiguration: Sendable {
     package var metadataRefresh: Double = 3600
     /// Deadline for one metadata fetch, connect to last byte, seconds.
     package var metadataTimeout: Double = 30
+    /// The shortest time between two out-of-turn fetches of one metadata source, seconds: a
+    /// response refused only for a key not trusted fetches its MVPD's metadata at once (an
+    /// unannounced rotation), and forged responses must not turn that into a flood.
+    package var metadataMinRefetch: Double = 60
     package var logLevel: Logger.Level = .info
     package var logFormat: LogFormat = .json
     package var forwardForm: ForwardForm = .cookbook

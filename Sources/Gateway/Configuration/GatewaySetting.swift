@@ -23,6 +23,7 @@ package enum GatewaySetting: String, Sendable, CaseIterable {
     case metadataCache = "metadata-cache"
     case metadataRefresh = "metadata-refresh"
     case metadataTimeout = "metadata-timeout"
+    case metadataMinRefetch = "metadata-min-refetch"
     case logLevel = "log-level"
     case logFormat = "log-format"
     case forwardForm = "forward-form"

@@ -16,8 +16,12 @@ final class ExchangeFlow {
     private let core: GatewayCore
     private let route: ExchangeRoute
     /// One trust snapshot for the whole request, so a reload cannot split it: the v2 partner
-    /// status was resolved against it, and the worker verifies against it.
-    private let store: TrustStore
+    /// status was resolved against it, and the worker verifies against it. Replaced only by the
+    /// reload an out-of-turn metadata fetch made (``refetched(_:refusal:asked:)``).
+    private var store: TrustStore
+    /// The metadata of this exchange's MVPD was fetched out of turn once already: a response is
+    /// verified at most twice.
+    private var refetchedOnce = false
     /// The exchange path, in its canonical spelling: where the verified body is forwarded.
     private let path: String
     private var body = ByteBuffer()
@@ -54,13 +58,13 @@ final class ExchangeFlow {
         }
     }
 
-    /// The body is complete: verified and encoded on a worker, then ``verified(_:queued:)`` on
-    /// this loop.
+    /// The body is complete: verified and encoded on a worker, then
+    /// ``verified(_:queued:began:ended:)`` on this loop. The body is kept (a reference, not a
+    /// copy) for a second verification after an out-of-turn metadata fetch.
     func bodyComplete(on eventLoop: any EventLoop) {
         let queued = DispatchTime.now().uptimeNanoseconds
         let processor = core.processor
         let (body, route, store) = (body, route, store)
-        self.body = ByteBuffer()
         let flow = NIOLoopBound(self, eventLoop: eventLoop)
         let refused = core.pool.enqueue {
             let began = DispatchTime.now().uptimeNanoseconds
@@ -84,6 +88,18 @@ final class ExchangeFlow {
         }
         switch outcome {
         case .failure(let refusal):
+            // Refused only for a key not trusted, from an MVPD whose metadata is fetched: maybe
+            // a rotation the next scheduled refresh would bring. Fetched now, verified again if
+            // the copy changed.
+            if refusal.error.code == .keyNotTrusted, !refetchedOnce, let refetch = core.metadataRefetch, let mvpd = refusal.mvpd,
+                let source = store.provider(for: mvpd)?.metadataSource
+            {
+                refetchedOnce = true
+                let (asked, loop) = (DispatchTime.now().uptimeNanoseconds, connection.eventLoop)
+                let flow = NIOLoopBound(self, eventLoop: loop)
+                refetch.request(source) { result in loop.execute { flow.value.refetched(result, refusal: refusal, asked: asked) } }
+                return
+            }
             refuse(refusal.error, mvpd: refusal.mvpd)
         case .success(let prepared):
             core.metrics.exchange(prepared)
@@ -94,6 +110,21 @@ final class ExchangeFlow {
                 forward(prepared)
             }
         }
+    }
+
+    /// Back from an out-of-turn metadata fetch: verified again against the reloaded store when
+    /// the copy changed, else refused as the first verification decided.
+    private func refetched(_ result: MetadataRefreshResult, refusal: ExchangeRefusal, asked: UInt64) {
+        guard let request = connection.answering(self) else { return }
+        if let span = request.span, span.isRecording {
+            span.stage("metadata_refetch", from: asked, to: DispatchTime.now().uptimeNanoseconds, attributes: [("samlgate.refetch", result.rawValue)])
+        }
+        guard result == .updated else {
+            refuse(refusal.error, mvpd: refusal.mvpd)
+            return
+        }
+        store = core.trustStore.current
+        bodyComplete(on: connection.eventLoop)
     }
 
     /// The shared replay store, asked from this loop: forwarded only once recorded.

@@ -29,7 +29,8 @@ import SAMLVerification
 /// than letters, digits and `-` in the name), and
 /// for fetched metadata `metadata_refresh_total{source,result}` (updated, not_modified, failed),
 /// `metadata_refresh_failures_total{source,reason}` and
-/// `metadata_last_refresh_timestamp_seconds{source}` (Unix time of the last fetch that succeeded).
+/// `metadata_last_refresh_timestamp_seconds{source}` (Unix time of the last fetch that succeeded),
+/// `metadata_refetch_total{source,result}` (fetched out of turn for a key not trusted).
 package final class GatewayMetrics: Sendable {
     package let registry: PrometheusCollectorRegistry
     private let factory: PrometheusMetricsFactory
@@ -192,6 +193,13 @@ package final class GatewayMetrics: Sendable {
 
     package func replayStoreError(kind: String) {
         CoreMetrics.Counter(label: "samlgate_replay_store_errors_total", dimensions: [("kind", kind)], factory: factory).increment()
+    }
+
+    /// An out-of-turn fetch of a metadata source (``MetadataRefetch``): `updated`, `unchanged`,
+    /// `failed`, or `suppressed` (within `metadata-min-refetch` of the last).
+    func metadataRefetch(source: String, result: String) {
+        CoreMetrics.Counter(label: "samlgate_metadata_refetch_total", dimensions: [("source", source), ("result", result)], factory: factory)
+            .increment()
     }
 
     /// Lines of the audit trail written (``AuditLog``).

@@ -35,6 +35,9 @@ struct MetadataRefreshService: Service {
         configuration.timeout = .init(connect: .milliseconds(min(5000, timeout / 2)), read: .milliseconds(timeout))
         let client = HTTPClient(eventLoopGroup: eventLoopGroup, configuration: configuration)
         let fetcher = MetadataFetcher(client: client, eventLoopGroup: eventLoopGroup, configuration: configuration, timeout: .milliseconds(timeout))
+        // Out-of-turn fetches (a key not trusted: ``MetadataRefetch``) go through the same client and checks.
+        core.metadataRefetch?.attach { source in await refresh(source, with: fetcher) }
+        defer { core.metadataRefetch?.attach(nil) }
         await cancelWhenGracefulShutdown {
             // When each source (by MVPD and URL, so a changed URL is fetched at once) is due.
             var due: [String: Date] = [:]
@@ -48,7 +51,7 @@ struct MetadataRefreshService: Service {
                         continue
                     }
                     let interval = source.refresh ?? core.configuration.metadataRefresh
-                    let succeeded = await refresh(source, with: fetcher)
+                    let succeeded = await refresh(source, with: fetcher).succeeded
                     let when = Date().addingTimeInterval(succeeded ? interval : min(interval, Self.retryCeiling))
                     due[key] = when
                     next = min(next, when)
@@ -59,14 +62,15 @@ struct MetadataRefreshService: Service {
         try? await client.shutdown()
     }
 
-    /// One fetch of `source`; whether it succeeded (a new copy, or `304`).
-    func refresh(_ source: MetadataSource, with fetcher: MetadataFetcher) async -> Bool {
+    /// One fetch of `source`: a new copy (the trust store reloaded with it), none, or a failure.
+    func refresh(_ source: MetadataSource, with fetcher: MetadataFetcher) async -> MetadataRefreshResult {
         let validators = MetadataValidators.read(for: source.cachePath)
         do throws(MetadataFetchFailure) {
             switch try await fetcher.fetch(source, validators: validators) {
             case .notModified:
                 core.metrics.metadataRefresh(source: source.name, result: "not_modified", at: Date().timeIntervalSince1970)
                 core.logger.debug("metadata not modified", metadata: ["source": .string(source.name)])
+                return .unchanged
             case .fetched(let bytes, let fresh):
                 let publication: MetadataPublication
                 do throws(TrustStoreError) {
@@ -83,12 +87,10 @@ struct MetadataRefreshService: Service {
                 if !unchanged { try MetadataCacheFile.write(bytes, to: source.cachePath) }
                 try? MetadataCacheFile.write(Array(fresh.text.utf8), to: MetadataValidators.path(for: source.cachePath))
                 core.metrics.metadataRefresh(source: source.name, result: unchanged ? "not_modified" : "updated", at: Date().timeIntervalSince1970)
-                if !unchanged {
-                    core.logger.notice("metadata fetched; reloading the trust store", metadata: ["source": .string(source.name)])
-                    core.reloadTrustStore()
-                }
+                guard !unchanged else { return .unchanged }
+                core.logger.notice("metadata fetched; reloading the trust store", metadata: ["source": .string(source.name)])
+                return core.reloadTrustStore() ? .updated : .failed
             }
-            return true
         } catch {
             core.metrics.metadataRefresh(source: source.name, result: "failed", reason: error.reason.rawValue, at: 0)
             core.logger.warning(
@@ -97,7 +99,7 @@ struct MetadataRefreshService: Service {
                     "code": .string(error.code.rawValue), "source": .string(source.name), "reason": .string(error.reason.rawValue),
                     "error": .string(error.message), "cached": .stringConvertible(source.hasCachedCopy),
                 ])
-            return false
+            return .failed
         }
     }
 }

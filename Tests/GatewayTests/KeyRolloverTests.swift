@@ -1,0 +1,63 @@
+import Foundation
+import GatewayTestSupport
+import TestIdP
+import Testing
+
+/// An IdP that rotates its signing key without notice: the first response signed with the new
+/// key fetches the MVPD's metadata at once (not at the next scheduled refresh, an hour away
+/// here) and is verified again against it — no outage — while forged responses cannot turn that
+/// into a flood of fetches.
+@Suite("Key rollover by an out-of-turn metadata fetch", .serialized)
+struct KeyRolloverTests {
+    static let rotated = try! IdPKeyPair.generate(.rsa2048, commonName: "harness IdP, rotated")
+
+    @Test("a key rotated between two requests is trusted within one request; a forged response then fetches nothing more within metadata-min-refetch")
+    func rotationWithinOneRequest() async throws {
+        let metadata = try await MetadataServer.start(document: RemoteMetadataTests.document([GatewayHarness.idpPair]))
+        let (store, cache) = try RemoteMetadataTests.store(url: metadata.url, refresh: "3600")
+        defer {
+            try? FileManager.default.removeItem(atPath: store)
+            try? FileManager.default.removeItem(atPath: cache)
+        }
+        do {
+            try await withHarness(configure: {
+                $0.trustStore = store
+                $0.metadataCache = cache
+            }) { h in
+                let old = RemoteMetadataTests.signed(GatewayHarness.idp)
+                #expect(try await RemoteMetadataTests.eventually { try await h.exchangeV1(old).status == 204 })
+                // The IdP publishes the new key only and signs with it from now on.
+                // A later validUntil: a copy that cannot be shown newer is refused as a rollback.
+                metadata.set(document: RemoteMetadataTests.document([Self.rotated], validUntil: Date().addingTimeInterval(8 * 86_400)))
+                let fresh = try await h.exchangeV1(RemoteMetadataTests.signed(try TestIdentityProvider(keyPair: Self.rotated)))
+                #expect(fresh.status == 204, "\(fresh.body)")
+                #expect(try await h.metric("samlgate_metadata_refetch_total{source=\"\(GatewayHarness.mvpd)\",result=\"updated\"}") == 1)
+                #expect(
+                    try await h.metric(
+                        "samlgate_verifications_by_key_total{mvpd=\"\(GatewayHarness.mvpd)\",key=\"\(MetadataTrustTests.fingerprint(Self.rotated))\"}"
+                    ) == 1)
+                // The old key is gone with the rotation; a forged response is refused at once,
+                // with no second fetch within the interval.
+                let forged = try GatewayHarness.attackerIdP.issue(.init(mvpd: GatewayHarness.mvpd, user: "mallory@example.com"))
+                let refused = try await h.exchangeV1(GatewayHarness.base64(forged))
+                #expect(refused.status == 400 && refused.body.contains("key_not_trusted"), "\(refused.body)")
+                #expect(try await h.exchangeV1(old).status == 400)
+                #expect(try await h.metric("samlgate_metadata_refetch_total{source=\"\(GatewayHarness.mvpd)\",result=\"suppressed\"}") == 2)
+                #expect(metadata.requests == 2, "the fetch at start-up and one out of turn, not \(metadata.requests)")
+            }
+        } catch {
+            await metadata.stop()
+            throw error
+        }
+        await metadata.stop()
+    }
+
+    @Test("a key not trusted for an MVPD whose keys are files fetches nothing: refused as before")
+    func staticTrustFetchesNothing() async throws {
+        try await withHarness { h in
+            let forged = try GatewayHarness.attackerIdP.issue(.init(mvpd: GatewayHarness.mvpd, user: "mallory@example.com"))
+            #expect(try await h.exchangeV1(GatewayHarness.base64(forged)).status == 400)
+            #expect(!(try await h.send(.GET, "/metrics").body.contains("samlgate_metadata_refetch_total")))
+        }
+    }
+}
