@@ -140,6 +140,31 @@ struct AuditTrailTests {
         }
     }
 
+    @Test("a replay found in a shared replay store: refused with replayed, with the first time's subject; assertion is the Redis key")
+    func replayedShared() async throws {
+        let (log, keyFile) = try Self.files()
+        try await RedisServerProcess.with { redis in
+            try await withHarness(configure: {
+                SharedReplayStoreTests.redisStore(redis.url)(&$0)
+                $0.auditLog = log
+                $0.auditKeyFile = keyFile
+            }) { h in
+                let saml = GatewayHarness.base64(GatewayHarness.issue())
+                #expect(try await h.exchangeV1(saml).status == 204)
+                #expect(try await h.exchangeV1(saml, device: "other-device").status == 400)
+                let lines = try await Self.lines(h, log, count: 2)
+                #expect(lines.count == 2)
+                #expect(lines.last?["reason"] as? String == "replayed")
+                #expect(lines.last?["outcome"] as? String == "refused")
+                let subject = try #require(lines.first?["subject"] as? String)
+                #expect(lines.last?["subject"] as? String == subject)
+                let assertion = try #require(lines.first?["assertion"] as? String)
+                #expect(lines.last?["assertion"] as? String == assertion)
+                #expect(try await SharedReplayStoreTests.keys(redis.url) == ["samlgate:replay:" + assertion])
+            }
+        }
+    }
+
     @Test("throttled exchanges and v2 exchanges are audited under their routes")
     func throttledAndV2() async throws {
         let (log, keyFile) = try Self.files()
