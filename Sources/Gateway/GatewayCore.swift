@@ -70,6 +70,7 @@ package final class GatewayCore: Sendable {
         var processor = ExchangeProcessor(
             trustStore: trustStore, options: options, replayCache: replayCache, forwardForm: configuration.forwardForm)
         processor.audit = configuration.auditLog == nil ? nil : ExchangeAudit(key: configuration.auditKey)
+        processor.mode = configuration.mode
         self.processor = processor
         pool = WorkerPool(threads: configuration.workerCount, queueLimit: configuration.queue)
         upstream = try UpstreamClient(configuration: configuration, metrics: metrics, eventLoopGroup: eventLoopGroup)
@@ -111,8 +112,23 @@ package final class GatewayCore: Sendable {
     /// MVPD whose metadata has expired (not ready), a warning per certificate or metadata that
     /// expires within 30 days, per weak key an `allow-weak-keys` file admits and per certificate
     /// whose expiry cannot be read. Names MVPDs, key fingerprints and dates only.
+    /// The MVPDs whose verdicts are reported, not enforced (their `mode` file, else the
+    /// gateway's `mode`), sorted.
+    package func reportOnlyMVPDs(in store: TrustStore) -> [String] {
+        store.mvpds.filter { processor.reporting($0, in: store) }
+    }
+
     func trustStoreLoaded(_ store: TrustStore, now: Date = Date()) {
         metrics.trustStoreLoaded(store)
+        let reporting = reportOnlyMVPDs(in: store)
+        if !reporting.isEmpty || configuration.mode == .reportOnly {
+            // Loud on purpose: in report-only a forged response reaches the backend.
+            logger.warning(
+                "report-only: what fails verification is forwarded and reported, not refused",
+                metadata: [
+                    "mvpds": .string(reporting.joined(separator: ",")), "mode": .string(configuration.mode.rawValue),
+                ])
+        }
         for mvpd in store.mvpds {
             guard let provider = store.provider(for: mvpd) else { continue }
             if provider.notReadyCode(at: now) == .metadataUnavailable {

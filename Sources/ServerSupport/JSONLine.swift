@@ -34,6 +34,11 @@ package struct JSONLine {
         text += json ?? "null"
     }
 
+    package mutating func add(_ name: String, _ values: [String]) {
+        key(name)
+        text += "[" + values.map(Self.quote).joined(separator: ",") + "]"
+    }
+
     package mutating func add(_ name: String, _ values: [String: [String]]) {
         key(name)
         text +=

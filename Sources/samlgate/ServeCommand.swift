@@ -80,6 +80,10 @@ struct ServeCommand: AsyncParsableCommand {
     var allowUnderscoreHeaders = false
 
     @Option(
+        name: .customLong("mode"),
+        help: "enforce (refuse what fails verification) or report-only (forward it and report it), for MVPDs without a mode file (default enforce).")
+    var mode: String?
+    @Option(
         name: .customLong("throttle-exchanges"),
         help: "Token bucket per client on the exchanges: RATE/BURST (requests a second / beyond it at once), or off (default 1/10).")
     var throttleExchanges: String?
@@ -207,7 +211,7 @@ struct ServeCommand: AsyncParsableCommand {
             (.logFormat, logFormat), (.forwardForm, forwardForm), (.helpURL, helpURL), (.errorDetails, errorDetails),
             (.trustedProxies, trustedProxies),
             (.allowUnderscoreHeaders, allowUnderscoreHeaders ? "true" : nil),
-            (.throttleExchanges, throttleExchanges), (.throttlePassThrough, throttlePassThrough), (.maxConnections, maxConnections),
+            (.mode, mode), (.throttleExchanges, throttleExchanges), (.throttlePassThrough, throttlePassThrough), (.maxConnections, maxConnections),
             (.maxConnectionsPerClient, maxConnectionsPerClient),
             (.tracingEndpoint, tracingEndpoint), (.tracingSampleRatio, tracingSampleRatio), (.tracingServiceName, tracingServiceName),
             (.auditLog, auditLog), (.auditKeyFile, auditKeyFile),

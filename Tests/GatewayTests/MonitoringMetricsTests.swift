@@ -8,7 +8,7 @@ import Testing
 /// produces: one gateway taken through every state they watch (exchanges forwarded and refused,
 /// a dead upstream beside a live one, fetched metadata fetched out of turn and then failing, a
 /// trust-store reload, a shared replay store that goes down under `replay-store-failure: open`,
-/// the throttle and the connection cap reached), then every
+/// an MVPD in report-only, the throttle and the connection cap reached), then every
 /// `samlgate_…` name the two files use must be a metric of its `/metrics`.
 @Suite("Monitoring names produced metrics", .serialized)
 struct MonitoringMetricsTests {
@@ -77,6 +77,11 @@ struct MonitoringMetricsTests {
                     // Redis gone, failure policy open: accepted unrecorded, the error counted.
                     redis.stop()
                     #expect(try await h.exchangeV1(RemoteMetadataTests.signed(GatewayHarness.idp)).status == 204)
+                    // The MVPD in report-only (its mode file): a forged response forwarded and reported.
+                    let mode = URL(fileURLWithPath: store).appendingPathComponent(GatewayHarness.mvpd).appendingPathComponent("mode")
+                    try "report-only".write(to: mode, atomically: true, encoding: .utf8)
+                    #expect(h.gateway.core.reloadTrustStore())
+                    _ = try await h.exchangeV1(GatewayHarness.base64(forged))
                     // The throttle (pass-through, one token) and the connection cap, reached.
                     for _ in 0..<2 { _ = try await h.send(.GET, "/api/v2/REF/configuration") }
                     let (held, refused) = try await ThrottleTests.openUntilRefused(h, limit: 16)

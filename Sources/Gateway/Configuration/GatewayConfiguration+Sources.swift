@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import RESP
+import SAMLVerification
 import ServerSupport
 import Yams
 
@@ -134,6 +135,9 @@ extension GatewayConfiguration {
         case .errorDetails:
             guard let details = ErrorDetails(rawValue: value.lowercased()) else { throw bad("reason or none") }
             errorDetails = details
+        case .mode:
+            guard let parsed = EnforcementMode(rawValue: value.lowercased()) else { throw bad("enforce or report-only") }
+            mode = parsed
         case .throttleExchanges, .throttlePassThrough:
             let (rate, valid) = ThrottleRate.parse(value)
             guard valid else { throw bad("RATE/BURST (requests a second / requests at once beyond it, e.g. 1/10) or off") }

@@ -1,5 +1,6 @@
 import Logging
 import NIOCore
+import SAMLVerification
 import ServerSupport
 import Workers
 
@@ -88,6 +89,9 @@ package struct GatewayConfiguration: Sendable {
     package var logLevel: Logger.Level = .info
     package var logFormat: LogFormat = .json
     package var forwardForm: ForwardForm = .cookbook
+    /// `enforce` (refuse what fails verification) or `report-only` (forward it, and report
+    /// it), for the MVPDs without a `mode` file of their own.
+    package var mode: EnforcementMode = .enforce
     /// The token bucket per client on the exchanges (``ClientThrottle``); `nil` is off. The
     /// backend's own throttle by default: a client it lets through is never refused here.
     package var throttleExchanges: ThrottleRate? = .backend

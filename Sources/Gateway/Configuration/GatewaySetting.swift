@@ -31,6 +31,7 @@ package enum GatewaySetting: String, Sendable, CaseIterable {
     case errorDetails = "error-details"
     case trustedProxies = "trusted-proxies"
     case allowUnderscoreHeaders = "allow-underscore-headers"
+    case mode
     case throttleExchanges = "throttle-exchanges"
     case throttlePassThrough = "throttle-pass-through"
     case maxConnections = "max-connections"

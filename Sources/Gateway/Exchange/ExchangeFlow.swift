@@ -102,6 +102,10 @@ final class ExchangeFlow {
             }
             refuse(refusal.error, mvpd: refusal.mvpd)
         case .success(let prepared):
+            if let wouldRefuse = prepared.wouldRefuse {
+                reported(wouldRefuse, prepared: prepared)
+                return
+            }
             core.metrics.exchange(prepared)
             request.noteVerified(prepared)
             if let shared = core.sharedReplayStore, let claim = prepared.replayClaim {
@@ -110,6 +114,23 @@ final class ExchangeFlow {
                 forward(prepared)
             }
         }
+    }
+
+    /// Report-only (the gateway's `mode`, or the MVPD's `mode` file): what enforcing would have
+    /// refused is forwarded, and reported — `samlgate_report_only_total{mvpd,reason}`, the
+    /// `would_refuse` log line, the span — so the dashboard shows what enforcing would change.
+    private func reported(_ error: GatewayError, prepared: PreparedExchange) {
+        guard let request = connection.answering(self) else { return }
+        if error.isVerificationFailure { core.metrics.verificationFailure(code: error.code.rawValue, mvpd: prepared.mvpd) }
+        core.metrics.reportOnly(mvpd: prepared.mvpd, reason: error.code.rawValue)
+        core.logger.notice(
+            "would_refuse",
+            metadata: [
+                "request_id": .string(request.requestID), "trace_id": .string(request.trace.traceID), "mvpd": .string(prepared.mvpd),
+                "code": .string(error.code.rawValue), "raised_at": .stringConvertible(error.location),
+            ])
+        if let span = request.span, span.isRecording { span.setAttribute("samlgate.would_refuse", error.code.rawValue) }
+        forward(prepared)
     }
 
     /// Back from an out-of-turn metadata fetch: verified again against the reloaded store when
@@ -137,7 +158,9 @@ final class ExchangeFlow {
                     "replay_record", from: asked, to: DispatchTime.now().uptimeNanoseconds,
                     attributes: [("samlgate.replay", refusal?.code.rawValue ?? "recorded")])
             }
-            if let refusal {
+            if let refusal, self.core.processor.reporting(prepared.mvpd, in: self.store) {
+                self.reported(refusal, prepared: prepared)
+            } else if let refusal {
                 self.refuse(refusal, mvpd: prepared.mvpd)
             } else {
                 self.forward(prepared)

@@ -16,6 +16,9 @@ import SAMLVerification
     /// Set when there is an audit trail (`audit-log`): each verified exchange then carries its
     /// assertion's digest and, with a key, its subject's HMAC (``ExchangeAudit``).
     var audit: ExchangeAudit?
+    /// The gateway's `mode`, for the MVPDs without a `mode` file of their own (and requests
+    /// that name none).
+    public var mode: EnforcementMode = .enforce
 
     public static let samlField = "SAMLResponse"
     static let v1Required = ["requestor", "deviceId", "mvpd", "deviceType", samlField]
@@ -46,10 +49,20 @@ import SAMLVerification
                 do throws(GatewayError) {
                     return try prepare(bytes, route: route, store: store, now: now, named: &named)
                 } catch {
-                    throw ExchangeRefusal(error: error, mvpd: named)
+                    // Report-only, and nothing of the document could be encoded: the client's body as it came.
+                    guard reporting(named, in: store) else { throw ExchangeRefusal(error: error, mvpd: named) }
+                    return PreparedExchange(
+                        upstreamBody: body, mvpd: named ?? GatewayMetrics.unknownMVPD, form: .raw, normalization: .unchanged,
+                        keyFingerprint: "", replayClaim: nil, parseNanos: 0, verifyNanos: 0, encodeNanos: 0, wouldRefuse: error)
                 }
             }
         }
+    }
+
+    /// Whether the verdicts for `mvpd` are reported rather than enforced: its `mode` file, else
+    /// the gateway's `mode`.
+    func reporting(_ mvpd: String?, in store: TrustStore) -> Bool {
+        (mvpd.flatMap { store.provider(for: $0)?.mode } ?? mode) == .reportOnly
     }
 
     /// - Parameter named: set to the MVPD as soon as it is one of the trust store's.
@@ -105,29 +118,50 @@ import SAMLVerification
             verified = try verifier.verifyForForwarding(
                 unverified, fallback: forwardForm == .signaturePreserving ? .original : .equivalentTree, mvpd: mvpd, now: now)
         } catch {
-            throw GatewayError(error)
+            guard reporting(mvpd, in: store) else { throw GatewayError(error) }
+            // Report-only: forwarded as enforcing would have forwarded a valid one, encoded once
+            // the cookbook's way from the normalized document.
+            let checked = DispatchTime.now().uptimeNanoseconds
+            let out = unverified.withNormalizedBytes { normalized in
+                Self.upstreamBody(fields, body, capacity: CookbookEncoder.maximumEncodedCount(normalized.count)) {
+                    CookbookEncoder.encodeWithoutNormalizing(normalized, into: &$0)
+                }
+            }
+            return PreparedExchange(
+                upstreamBody: out, mvpd: mvpd, form: form, normalization: .unchanged, keyFingerprint: "", replayClaim: nil,
+                parseNanos: parsed - start, verifyNanos: checked - parsed, encodeNanos: DispatchTime.now().uptimeNanoseconds - checked,
+                wouldRefuse: GatewayError(error))
         }
         let checked = DispatchTime.now().uptimeNanoseconds
 
-        var out = ByteBufferAllocator().buffer(capacity: body.count + verified.maximumEncodedCount + 16)
-        var first = true
-        for item in fields {
-            if !first { out.writeInteger(UInt8(ascii: "&")) }
-            first = false
-            if item.name == Self.samlField {
-                out.writeString(Self.samlField)
-                out.writeInteger(UInt8(ascii: "="))
-                verified.encode(into: &out)
-            } else {
-                out.writeBytes(UnsafeRawBufferPointer(rebasing: body[item.pair]))
-            }
-        }
+        let out = Self.upstreamBody(fields, body, capacity: verified.maximumEncodedCount) { verified.encode(into: &$0) }
         let encoded = DispatchTime.now().uptimeNanoseconds
         let (assertionHash, subjectHMAC) = audit?.facts(of: verified.response) ?? (nil, nil)
         return PreparedExchange(
             upstreamBody: out, mvpd: mvpd, form: form, normalization: verified.normalization,
             keyFingerprint: verified.response.keyFingerprint, replayClaim: verified.response.replayClaim, parseNanos: parsed - start,
             verifyNanos: checked - parsed, encodeNanos: encoded - checked, assertionHash: assertionHash, subjectHMAC: subjectHMAC)
+    }
+
+    /// The body for the upstream: the client's fields byte for byte, `SAMLResponse`'s value
+    /// written by `encode` (at most `capacity` bytes).
+    private static func upstreamBody(
+        _ fields: [FormField], _ body: UnsafeRawBufferPointer, capacity: Int, encode: (inout ByteBuffer) -> Void
+    ) -> ByteBuffer {
+        var out = ByteBufferAllocator().buffer(capacity: body.count + capacity + 16)
+        var first = true
+        for item in fields {
+            if !first { out.writeInteger(UInt8(ascii: "&")) }
+            first = false
+            if item.name == samlField {
+                out.writeString(samlField)
+                out.writeInteger(UInt8(ascii: "="))
+                encode(&out)
+            } else {
+                out.writeBytes(UnsafeRawBufferPointer(rebasing: body[item.pair]))
+            }
+        }
+        return out
     }
 
     /// `SAMLResponse` form-decoded, then (base64 and encoded forms) decoded to XML in place, in

@@ -22,6 +22,11 @@ import SAMLVerification
     public var parseNanos: UInt64
     public var verifyNanos: UInt64
     public var encodeNanos: UInt64
+    /// In report-only mode: the refusal enforcing would have answered. The body is then the
+    /// client's fields with `SAMLResponse` encoded the cookbook's way from the normalized
+    /// document (or, when it could not be decoded, the client's body unchanged), and
+    /// ``normalization``, ``keyFingerprint`` and ``replayClaim`` say nothing.
+    public var wouldRefuse: GatewayError?
     /// With an audit trail: the hex SHA-256 of the replay claim's key (``AuditDigest``).
     public var assertionHash: String?
     /// With an audit key: the hex HMAC of the NameID (``AuditKey``), never the NameID itself.

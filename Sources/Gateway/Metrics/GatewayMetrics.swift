@@ -23,6 +23,7 @@ import SAMLVerification
 /// (timeout, connect, closed, backoff, server, unavailable, unsupported, protocol, shutdown) and
 /// `replay_store_unrecorded_total` (accepted unrecorded under `replay-store-failure: open`),
 /// `audit_lines_total` and `audit_errors_total` (with `audit-log`: lines written, writes that failed),
+/// `report_only_total{mvpd,reason}` (forwarded in report-only mode, enforcing would have refused),
 /// `throttled_total{route}` (refused by the throttle), `connections_refused_total{reason}`
 /// (closed at accept by a cap: `total`, `per_client`), `open_connections`,
 /// `dropped_header_names_total` (request headers not forwarded for a `_` or another character
@@ -49,6 +50,7 @@ package final class GatewayMetrics: Sendable {
     private let upstreamDurations: MetricHandles<String, CoreMetrics.Timer>
     private let partnerStatuses: MetricHandles<PartnerStatusKey, CoreMetrics.Counter>
     private let verifyingKeys: MetricHandles<VerifyingKey, CoreMetrics.Counter>
+    private let reportedOnly: MetricHandles<ReportOnlyKey, CoreMetrics.Counter>
     private let throttledRequests: MetricHandles<String, CoreMetrics.Counter>
     private let refusedConnections: MetricHandles<String, CoreMetrics.Counter>
     private let outcomes: MetricHandles<OutcomeKey, CoreMetrics.Counter>
@@ -73,6 +75,11 @@ package final class GatewayMetrics: Sendable {
     struct OutcomeKey: Hashable, Sendable {
         let mvpd: String
         let forwarded: Bool
+    }
+
+    struct ReportOnlyKey: Hashable, Sendable {
+        let mvpd: String
+        let reason: String
     }
 
     struct FailureKey: Hashable, Sendable {
@@ -116,6 +123,9 @@ package final class GatewayMetrics: Sendable {
         }
         verifyingKeys = MetricHandles { key in
             CoreMetrics.Counter(label: "samlgate_verifications_by_key_total", dimensions: [("mvpd", key.mvpd), ("key", key.key)], factory: made)
+        }
+        reportedOnly = MetricHandles { key in
+            CoreMetrics.Counter(label: "samlgate_report_only_total", dimensions: [("mvpd", key.mvpd), ("reason", key.reason)], factory: made)
         }
         throttledRequests = MetricHandles { route in
             CoreMetrics.Counter(label: "samlgate_throttled_total", dimensions: [("route", route)], factory: made)
@@ -210,6 +220,11 @@ package final class GatewayMetrics: Sendable {
     /// Audit lines (or a reopen, a sync) that failed.
     func auditErrors(_ count: Int) {
         CoreMetrics.Counter(label: "samlgate_audit_errors_total", factory: factory).increment(by: count)
+    }
+
+    /// An exchange forwarded in report-only mode that enforcing would have refused for `reason`.
+    package func reportOnly(mvpd: String, reason: String) {
+        reportedOnly[ReportOnlyKey(mvpd: mvpd, reason: reason)].increment()
     }
 
     /// A request refused by the throttle (``ClientThrottle``).

@@ -23,6 +23,9 @@ struct LocalEndpoints {
         body.add("mvpdsReady", mvpdsReady)
         body.add("upstreamsHealthy", healthy)
         body.add("upstreams", core.upstream.endpoints.count)
+        // Reported, not required: the MVPDs whose refusals are forwarded (report-only).
+        body.add("mode", core.configuration.mode.rawValue)
+        body.add("reportOnly", core.reportOnlyMVPDs(in: store))
         // Reported, not required: with Redis down every replica would leave the load balancer at
         // once, pass-through traffic with it (the failure policy answers the exchanges).
         if let shared = core.sharedReplayStore {

@@ -25,6 +25,9 @@ public struct IdentityProviderTrust: Sendable {
     /// Why a cached copy of fetched metadata was present and not used (`metadata_signature_invalid:
     /// …`); the MVPD then waits for the next good fetch. Shown by `trust list` and logged at load.
     public let cachedCopyProblem: String?
+    /// The `mode` file of the entry (`enforce` or `report-only`); `nil` without one: the
+    /// gateway's own `mode` setting applies.
+    public internal(set) var mode: EnforcementMode?
 
     public init(
         mvpd: String, keys: [TrustedKey], issuer: String? = nil, platformMappingID: String? = nil,

@@ -57,8 +57,9 @@ public final class TrustStore: Sendable {
     ///   metadata is fetched by the gateway, and what is read here is its last good copy in
     ///   `metadataCache` (see ``MetadataSource``); until one exists the MVPD is listed and not
     ///   ready (`metadata_unavailable`);
-    /// - the optional one-line `<directory>/<mvpd>/issuer` (overrides the `entityID`) and
-    ///   `<directory>/<mvpd>/platform-mapping-id`;
+    /// - the optional one-line `<directory>/<mvpd>/issuer` (overrides the `entityID`),
+    ///   `<directory>/<mvpd>/platform-mapping-id` and `<directory>/<mvpd>/mode` (`enforce` or
+    ///   `report-only`, over the gateway's `mode`);
     /// - the optional empty `<directory>/<mvpd>/allow-weak-keys`: its keys may be RSA under 2048
     ///   bits or EC on other curves than P-256/384/521 (refused otherwise, `weak_key`);
     /// - `metadata-signer.pem` beside a `metadata.xml` or `metadata.url`: the pinned
@@ -160,11 +161,18 @@ public final class TrustStore: Sendable {
         guard !keys.isEmpty || entity != nil || remote != nil || aggregated != nil else {
             throw TrustStoreError("trust store entry \(name) has no .pem file, metadata.xml or metadata.url")
         }
-        return try provider(
+        var trust = try provider(
             name, pemKeys: keys, entity: entity, metadataLabel: label, source: sources.joined(separator: "+"),
             remote: remote ?? aggregated?.source, problem: problem, allowWeak: allowWeak,
             issuer: try oneLineFile(dir.appendingPathComponent("issuer").path),
             mapping: try oneLineFile(dir.appendingPathComponent("platform-mapping-id").path), existing: existing)
+        if let mode = try oneLineFile(dir.appendingPathComponent("mode").path) {
+            guard let parsed = EnforcementMode(rawValue: mode) else {
+                throw TrustStoreError("trust store entry \(name): mode must be enforce or report-only, not \"\(mode.prefix(40))\"")
+            }
+            trust.mode = parsed
+        }
+        return trust
     }
 
     /// The one entity of an MVPD's own metadata file at `path`, checked with the signer pinned
