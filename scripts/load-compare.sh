@@ -9,7 +9,8 @@
 # (throughput, p99 and proxy CPU per request against connections) to $DIR/*.png.
 # Knobs: ROUNDS (3), DURATION (s per run, 5), CONNECTIONS ("1 16 64 256"), WORKERS (gateway),
 # BASELINE_BIN (another samlgate build, e.g. the previous one: its pass-through and exchange are
-# measured in the same rounds, labelled "baseline").
+# measured in the same rounds, labelled "baseline"), GATEWAY_ARGS (more `serve` flags for this
+# build only, e.g. "--mode report-only": what a setting costs, against the baseline).
 set -euo pipefail
 BIN=${BIN:-.build/release/samlgate}
 DIR=${LOAD_DIR:-.run/load}
@@ -50,10 +51,13 @@ pids+=($nginx_master)
 wait_for "http://127.0.0.1:$UPSTREAM_PORT/"
 wait_for "http://127.0.0.1:$NGINX_PORT/"
 
-# start_gateway [BINARY]
+# start_gateway [BINARY]: this build (with GATEWAY_ARGS) when none is named.
 start_gateway() {
+    local extra=""
+    [ -n "${1:-}" ] || extra=${GATEWAY_ARGS:-}
+    # shellcheck disable=SC2086
     "${1:-$BIN}" serve --port "$GATEWAY_PORT" --upstream "http://127.0.0.1:$UPSTREAM_PORT" --trust-store "$DIR/trust" \
-        --log-level warning ${WORKERS:+--workers "$WORKERS"} $(throttle_args "${1:-$BIN}") >/dev/null 2>>"$DIR/gateway.log" &
+        --log-level warning ${WORKERS:+--workers "$WORKERS"} $(throttle_args "${1:-$BIN}") $extra >/dev/null 2>>"$DIR/gateway.log" &
     gateway=$!
     wait_for "http://127.0.0.1:$GATEWAY_PORT/readyz"
 }
