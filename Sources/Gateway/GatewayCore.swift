@@ -81,6 +81,12 @@ package final class GatewayCore: Sendable {
         passThroughThrottle = configuration.throttlePassThrough.map(ClientThrottle.init)
         metadataRefetch =
             configuration.metadataCache == nil ? nil : MetadataRefetch(minimumInterval: configuration.metadataMinRefetch, metrics: metrics)
+        if configuration.throttleExchanges != nil && trustedProxies.isEmpty {
+            // Behind a load balancer every client has the balancer's address: one bucket for all.
+            logger.notice(
+                "the exchange throttle counts each peer address; behind a load balancer or proxy, list it in trusted-proxies",
+                metadata: ["throttle_exchanges": .string(configuration.throttleExchanges?.description ?? "off")])
+        }
         connections = ConnectionCaps(total: configuration.maxConnections, perClient: configuration.maxConnectionsPerClient)
         trustStoreLoaded(trustStore.current)
     }
@@ -108,16 +114,17 @@ package final class GatewayCore: Sendable {
     /// How far ahead a certificate's or metadata's expiry is logged as a warning.
     static let expiryWarning: TimeInterval = 30 * 86_400
 
-    /// What every load (start-up, reload) reports of a store: the expiry gauges, an error per
-    /// MVPD whose metadata has expired (not ready), a warning per certificate or metadata that
-    /// expires within 30 days, per weak key an `allow-weak-keys` file admits and per certificate
-    /// whose expiry cannot be read. Names MVPDs, key fingerprints and dates only.
     /// The MVPDs whose verdicts are reported, not enforced (their `mode` file, else the
     /// gateway's `mode`), sorted.
     package func reportOnlyMVPDs(in store: TrustStore) -> [String] {
         store.mvpds.filter { processor.reporting($0, in: store) }
     }
 
+    /// What every load (start-up, reload) reports of a store: the expiry gauges, the MVPDs in
+    /// report-only, an error per MVPD whose metadata has expired (not ready), a warning per
+    /// certificate or metadata that expires within 30 days, per weak key an `allow-weak-keys`
+    /// file admits and per certificate whose expiry cannot be read. Names MVPDs, key
+    /// fingerprints and dates only.
     func trustStoreLoaded(_ store: TrustStore, now: Date = Date()) {
         metrics.trustStoreLoaded(store)
         let reporting = reportOnlyMVPDs(in: store)

@@ -3,8 +3,9 @@ import Logging
 import OTel
 import ServerSupport
 
-/// The gateway's tracing as `samlgate serve` configures it: swift-otel's tracer, sampling
-/// parent-based by `tracing-sample-ratio`, exporting in batches over OTLP/HTTP (protobuf) to
+/// The gateway's tracing as `samlgate serve` configures it: swift-otel's tracer, sampling by
+/// trace id at `tracing-sample-ratio` (not parent-based: a client's sampled flag would let it
+/// have every one of its requests exported, five spans an exchange), exporting in batches over OTLP/HTTP (protobuf) to
 /// `tracing-endpoint` under `tracing-service-name`.
 ///
 /// swift-otel reads the standard `OTEL_*` environment variables over these settings
@@ -32,7 +33,7 @@ package enum OTLPTracing {
         otel.traces.otlpExporter.timeout = .seconds(3)
         otel.traces.batchSpanProcessor.exportTimeout = .seconds(5)
         guard
-            let sampler = OTel.Configuration.TracesConfiguration.SamplerConfiguration.parentBasedTraceIDRatio(
+            let sampler = OTel.Configuration.TracesConfiguration.SamplerConfiguration.traceIDRatio(
                 ratio: configuration.tracingSampleRatio)
         else {
             throw ConfigurationError("tracing-sample-ratio must be a ratio in 0...1")

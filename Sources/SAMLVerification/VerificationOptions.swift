@@ -8,6 +8,10 @@ public struct VerificationOptions: Sendable {
     public var clockSkew: TimeInterval = 120
     /// Accept RSA-SHA1 / ECDSA-SHA1 signatures and SHA-1 digests (off: SHA-1 is broken).
     public var allowSHA1: Bool = false
+    /// The longest an assertion may stay acceptable after it is verified (its acceptance bound
+    /// minus now, beyond the clock skew), seconds; `nil` is no limit. Set per MVPD
+    /// (``ProviderPolicy``).
+    public var maxAssertionLifetime: TimeInterval?
     /// Accept inclusive C14N 1.0 and 1.1 (with or without comments) besides exclusive C14N, as
     /// `SignedInfo`'s canonicalization and as a `Reference` transform, and a `Reference` that
     /// names no canonicalization (XML Signature then applies inclusive C14N 1.0). Identity

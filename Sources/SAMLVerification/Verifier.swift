@@ -70,6 +70,18 @@ public struct Verifier: Sendable {
         _ bytes: UnsafeRawBufferPointer, mvpd: String, now: Date = Date(), expectedInResponseTo: String? = nil
     ) throws(VerificationError) -> VerifiedResponse {
         let provider = try admit(bytes.count, mvpd: mvpd, now: now)
+        return try scoped(to: provider).verifyAdmitted(bytes, provider: provider, mvpd: mvpd, now: now, expectedInResponseTo: expectedInResponseTo)
+    }
+
+    /// This verifier with the MVPD's own policy (``ProviderPolicy``) over its options; itself
+    /// when the MVPD has none.
+    private func scoped(to provider: IdentityProviderTrust) -> Verifier {
+        provider.policy.isEmpty ? self : Verifier(trustStore: trustStore, options: options.applying(provider.policy), replayCache: replayCache)
+    }
+
+    private func verifyAdmitted(
+        _ bytes: UnsafeRawBufferPointer, provider: IdentityProviderTrust, mvpd: String, now: Date, expectedInResponseTo: String?
+    ) throws(VerificationError) -> VerifiedResponse {
         let context = try VerificationThreadContext.current()
         let checked = try check(
             bytes, provider: provider, retry: retries(bytes), now: now, expectedInResponseTo: expectedInResponseTo, context: context)
@@ -120,6 +132,15 @@ public struct Verifier: Sendable {
         mvpd: String, now: Date, expectedInResponseTo: String?
     ) throws(VerificationError) -> VerifiedResponse {
         let provider = try admit(original.count, mvpd: mvpd, now: now)
+        return try scoped(to: provider).verifyAdmitted(
+            original: original, normalized: normalized, fallback: fallback, provider: provider, mvpd: mvpd, now: now,
+            expectedInResponseTo: expectedInResponseTo)
+    }
+
+    private func verifyAdmitted(
+        original: UnsafeRawBufferPointer, normalized: UnsafeRawBufferPointer, fallback: NormalizationFallback,
+        provider: IdentityProviderTrust, mvpd: String, now: Date, expectedInResponseTo: String?
+    ) throws(VerificationError) -> VerifiedResponse {
         let context = try VerificationThreadContext.current()
         // The same bytes: the same storage (a document already in the cookbook's normalization,
         // the usual case, compared no further), or equal ones.
@@ -250,10 +271,11 @@ public struct Verifier: Sendable {
         _ facts: ResponseFacts, provider: IdentityProviderTrust, responseSigned: Bool, now: Date,
         expectedInResponseTo: String?
     ) throws(VerificationError) {
-        let policyContext = PolicyContext(
+        var policyContext = PolicyContext(
             now: now, clockSkew: options.clockSkew, audience: options.audience, expectedIssuer: provider.issuer,
             expectedInResponseTo: expectedInResponseTo, expectedDestination: options.expectedDestination,
             responseSigned: responseSigned)
+        policyContext.maxLifetime = options.maxAssertionLifetime
         for policy in Self.policies {
             try policy.check(facts, policyContext)
         }

@@ -64,16 +64,17 @@ struct TrustListCommand: ParsableCommand {
     }
 
     static func table(_ providers: [IdentityProviderTrust], now: Date) -> String {
-        var rows = [["MVPD", "STATUS", "ISSUER", "VALID UNTIL", "KEY", "ALG", "NOT AFTER", "KEY STATUS", "SOURCE"]]
+        var rows = [["MVPD", "STATUS", "ISSUER", "VALID UNTIL", "KEY", "ALG", "NOT AFTER", "KEY STATUS", "SOURCE", "POLICY"]]
         for provider in providers {
+            let policy = policySummary(provider)
             if provider.keys.isEmpty {
                 // Fetched metadata that has not arrived: listed, so the gap is seen.
-                rows.append([provider.mvpd, status(provider, now: now), provider.issuer ?? "-", "-", "-", "-", "-", "-", provider.source])
+                rows.append([provider.mvpd, status(provider, now: now), provider.issuer ?? "-", "-", "-", "-", "-", "-", provider.source, policy])
             }
             for key in provider.keys {
                 rows.append([
                     provider.mvpd, status(provider, now: now), provider.issuer ?? "-", instant(provider.validUntil) ?? "-",
-                    key.shortFingerprint, key.algorithm, instant(key.notAfter) ?? "-", status(key, now: now), key.source,
+                    key.shortFingerprint, key.algorithm, instant(key.notAfter) ?? "-", status(key, now: now), key.source, policy,
                 ])
             }
         }
@@ -88,6 +89,31 @@ struct TrustListCommand: ParsableCommand {
                 index == row.count - 1 ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
             }.joined(separator: "  ")
         }.joined(separator: "\n") + "\n"
+    }
+
+    /// What the entry's `mode` and `policy` files set, `key=value` separated by spaces; `-` when
+    /// neither exists (the gateway's settings apply unchanged).
+    static func policySummary(_ provider: IdentityProviderTrust) -> String {
+        var parts: [String] = []
+        if let mode = provider.mode { parts.append("mode=\(mode.rawValue)") }
+        let policy = provider.policy
+        if let skew = policy.skew { parts.append("skew=\(format(skew))") }
+        if let audience = policy.audience { parts.append("audience=\(audience)") }
+        if let lifetime = policy.maxAssertionLifetime { parts.append("max-assertion-lifetime=\(format(lifetime))") }
+        if let sha1 = policy.allowSHA1 { parts.append("allow-sha1=\(sha1)") }
+        if let inclusive = policy.allowInclusiveCanonicalization { parts.append("allow-inclusive-c14n=\(inclusive)") }
+        if let form = policy.forwardForm { parts.append("forward-form=\(formName(form))") }
+        return parts.isEmpty ? "-" : parts.joined(separator: " ")
+    }
+
+    /// Whole seconds without a fraction.
+    static func format(_ seconds: Double) -> String {
+        seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
+    }
+
+    /// The `forward-form` word of a fallback.
+    static func formName(_ fallback: NormalizationFallback) -> String {
+        fallback == .original ? "signature-preserving" : "cookbook"
     }
 
     static func json(_ providers: [IdentityProviderTrust], directory: String, now: Date) -> String {
@@ -121,6 +147,16 @@ struct TrustListCommand: ParsableCommand {
             line.add("platformMappingId", provider.platformMappingID)
             line.add("validUntil", instant(provider.validUntil))
             line.add("source", provider.source)
+            // The entry's own files; null where the gateway's setting applies.
+            line.add("mode", provider.mode?.rawValue)
+            var policy = JSONLine()
+            policy.add("skew", json: provider.policy.skew.map(format))
+            policy.add("audience", provider.policy.audience)
+            policy.add("maxAssertionLifetime", json: provider.policy.maxAssertionLifetime.map(format))
+            policy.add("allowSHA1", provider.policy.allowSHA1)
+            policy.add("allowInclusiveC14n", provider.policy.allowInclusiveCanonicalization)
+            policy.add("forwardForm", provider.policy.forwardForm.map(formName))
+            line.add("policy", json: policy.json)
             if let remote = provider.metadataSource {
                 line.add("metadataUrl", remote.displayURL)
                 line.add("cachedCopy", remote.hasCachedCopy)

@@ -81,13 +81,23 @@ struct ReportOnlyTests {
             #expect(throws: TrustStoreError.self) { try TrustStore.load(directory: h.trustDirectory) }
             #expect(!h.gateway.core.reloadTrustStore())
         }
-        try await EchoUpstream.withGateway(configure: { $0.mode = .reportOnly }) { (h: GatewayHarness, _: EchoUpstream, _: Int) async throws in
+        try await EchoUpstream.withGateway(configure: { $0.mode = .reportOnly }) { (h: GatewayHarness, echo: EchoUpstream, _: Int) async throws in
             let mode = URL(fileURLWithPath: h.trustDirectory).appendingPathComponent(GatewayHarness.mvpd).appendingPathComponent("mode")
             try "enforce".write(to: mode, atomically: true, encoding: .utf8)
             #expect(h.gateway.core.reloadTrustStore())
             let forged = try GatewayHarness.attackerIdP.issue(.init(mvpd: GatewayHarness.mvpd, user: "mallory@example.com"))
             #expect(try await h.exchangeV1(GatewayHarness.base64(forged)).status == 400)
             #expect(try await h.send(.GET, "/readyz").json?["reportOnly"] as? [String] == [])
+            // A field refused before the response is read is judged by the MVPD the body names;
+            // a body naming none of the store's is refused while any MVPD is enforced: no
+            // malformed request is a way past an enforced MVPD.
+            var fields = GatewayHarness.v1Fields(GatewayHarness.base64(forged))
+            fields[3] = ("deviceType", "Android")
+            #expect(try await h.send(.POST, "/api/v1/tokens/authn", body: GatewayHarness.form(fields)).status == 400)
+            let unnamed = GatewayHarness.form(GatewayHarness.v1Fields(GatewayHarness.base64(forged), mvpd: "cablevision"))
+            #expect(try await h.send(.POST, "/api/v1/tokens/authn", body: unnamed).status == 400)
+            #expect(try await h.send(.POST, "/api/v1/tokens/authn", body: "mvpd=%zz&SAMLResponse=x").status == 400)
+            #expect(!echo.requests.contains { $0.target == "/api/v1/tokens/authn" })
         }
     }
 }

@@ -84,9 +84,12 @@ struct ThrottleTests {
             #expect(try await get(h, "garbage, 203.0.113.2") == 429)
             // A trusted proxy's own hop is skipped: the client is the one before it.
             #expect(try await get(h, "203.0.113.1, 10.1.2.3") == 429)
-            // One IPv6 client is its /64.
+            // A port some proxies append makes no other client.
+            #expect(try await get(h, "203.0.113.2:51234") == 429)
+            // One IPv6 client is its /64 (with a port too).
             #expect(try await get(h, "2001:db8:1:2::1") != 429)
             #expect(try await get(h, "2001:db8:1:2:ffff::9") == 429)
+            #expect(try await get(h, "[2001:db8:1:2::5]:443") == 429)
             #expect(try await get(h, "2001:db8:1:3::1") != 429)
         }
         try await withHarness(configure: { $0.throttlePassThrough = ThrottleRate(rate: 0.001, burst: 0) }) { (h: GatewayHarness) async throws in
@@ -95,21 +98,44 @@ struct ThrottleTests {
         }
     }
 
-    @Test("the table stays bounded whatever addresses arrive, dropping refilled buckets first")
+    @Test("the table stays bounded whatever addresses arrive: refilled buckets go first, then a flooded shard is cleared")
     func boundedTable() {
         let throttle = ClientThrottle(ThrottleRate(rate: 1, burst: 10))
-        var now: UInt64 = 1_000_000_000
+        let second: UInt64 = 1_000_000_000
+        var now = 5 * second
         for index in 0..<300_000 {
             #expect(throttle.take(ClientKey(high: 0, low: 0x0000_FFFF_0000_0000 | UInt64(index)), now: now) == nil)
             now += 1000
         }
         #expect(throttle.clientCount <= ClientThrottle.shardCount * ClientThrottle.shardCapacity)
-        // A client that emptied its bucket keeps it while the others come and go within its refill time.
+        // Eleven seconds later every bucket is full again: the sweep drops them, and a client
+        // that emptied its bucket since keeps it.
+        now += 11 * second
         let hammering = ClientKey(high: 0x2001_0db8_0000_0001, low: 0)
         for _ in 0..<11 { #expect(throttle.take(hammering, now: now) == nil) }
         #expect(throttle.take(hammering, now: now) != nil)
-        for index in 0..<20_000 { _ = throttle.take(ClientKey(high: 1, low: UInt64(index)), now: now + UInt64(index)) }
-        #expect(throttle.take(hammering, now: now + 20_000) != nil)
+        for index in 0..<(ClientThrottle.shardCount * ClientThrottle.shardCapacity / 2) {
+            _ = throttle.take(ClientKey(high: 0, low: 0x0000_FFFF_0000_0000 | UInt64(1_000_000 + index)), now: now)
+        }
+        #expect(throttle.take(hammering, now: now) != nil, "a refilled bucket was swept, not the emptied one")
+        // More new clients inside one refill time than a shard holds: the shard is cleared, the
+        // emptied bucket with it — a fresh burst, the price of a bounded table.
+        for index in 0..<(ClientThrottle.shardCount * ClientThrottle.shardCapacity * 2) {
+            _ = throttle.take(ClientKey(high: 0, low: 0x0000_FFFF_0000_0000 | UInt64(2_000_000 + index)), now: now)
+        }
+        #expect(throttle.clientCount <= ClientThrottle.shardCount * ClientThrottle.shardCapacity)
+        #expect(throttle.take(hammering, now: now) == nil)
+    }
+
+    @Test("a clock read out of order never refills a bucket")
+    func timeOnlyMovesForward() {
+        let throttle = ClientThrottle(ThrottleRate(rate: 1, burst: 0))
+        let client = ClientKey(high: 0, low: 0x0000_FFFF_C633_6402)
+        let second: UInt64 = 1_000_000_000
+        #expect(throttle.take(client, now: 10 * second) == nil)
+        // Another loop's earlier reading, arriving after: no wrapped difference, no refill.
+        #expect(throttle.take(client, now: 10 * second - 1) != nil)
+        #expect(throttle.take(client, now: 10 * second + second / 2) != nil)
     }
 
     /// Opens connections, each asking `/healthz`, until one is closed unanswered (or `limit`

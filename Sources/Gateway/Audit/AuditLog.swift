@@ -2,6 +2,7 @@ import Dispatch
 import Logging
 import NIOConcurrencyHelpers
 import ServerSupport
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -32,6 +33,11 @@ package final class AuditLog: Sendable {
     private let metrics: GatewayMetrics
     private let logger: Logger
     private let warnings = WarningThrottle()
+    /// Lines queued and not yet written. Past ``maximumPending`` (a disk or a reader of `-`
+    /// that stalls) lines are dropped and counted as errors rather than held in memory without
+    /// bound: requests that cost the gateway almost nothing (a throttled exchange) write lines too.
+    private let pending = Atomic<Int>(0)
+    static let maximumPending = 10_000
 
     /// Opens the file (created `0600`; an existing file keeps its mode): a path that cannot be
     /// opened stops start-up rather than leaving the gateway without its trail.
@@ -66,7 +72,15 @@ package final class AuditLog: Sendable {
 
     /// Queues the record's line. Returns at once.
     package func write(_ record: AuditRecord) {
-        queue.async { self.writeNow(record.line()) }
+        guard pending.add(1, ordering: .relaxed).newValue <= Self.maximumPending else {
+            pending.subtract(1, ordering: .relaxed)
+            failed("audit line dropped: too many lines waiting for the disk", error: "backlog")
+            return
+        }
+        queue.async {
+            self.writeNow(record.line())
+            self.pending.subtract(1, ordering: .relaxed)
+        }
     }
 
     private func writeNow(_ line: [UInt8]) {
@@ -79,7 +93,9 @@ package final class AuditLog: Sendable {
         if written == line.count {
             metrics.auditLines(1)
         } else {
-            // A short write (a full disk) leaves a partial line: counted as a failure too.
+            // A short write (a full disk) leaves a partial line: counted as a failure too, and
+            // ended, so the next line is not glued onto it.
+            if written > 0 { _ = Glibc.write(fd, "\n", 1) }
             failed("audit line not written", error: written < 0 ? Self.describe(errno) : "short write")
         }
     }

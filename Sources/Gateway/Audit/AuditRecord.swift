@@ -24,6 +24,9 @@ package struct AuditRecord: Sendable, Equatable {
     package var status: Int
     /// samlgate's error code of a refusal.
     package var reason: String?
+    /// In report-only mode: the code enforcing would have refused with (the exchange was
+    /// forwarded all the same).
+    package var wouldRefuse: String?
     /// ``AuditDigest/assertion(_:)`` of a verified response.
     package var assertion: String?
     /// ``AuditKey/subject(of:)`` of a verified response's NameID, with a key configured.
@@ -51,6 +54,7 @@ package struct AuditRecord: Sendable, Equatable {
         out.append(contentsOf: #","status":"#.utf8)
         out.append(contentsOf: String(status).utf8)
         if let reason { Self.append("reason", reason, to: &out) }
+        if let wouldRefuse { Self.append("would_refuse", wouldRefuse, to: &out) }
         if let assertion { Self.append("assertion", assertion, to: &out) }
         if let subject { Self.append("subject", subject, to: &out) }
         out.append(contentsOf: "}\n".utf8)

@@ -18,7 +18,7 @@ extension InFlightRequest {
         let (seconds, nanoseconds) = AuditRecord.now()
         return AuditRecord(
             seconds: seconds, nanoseconds: nanoseconds, requestID: requestID, traceID: trace.traceID, route: routeLabel,
-            mvpd: mvpd ?? GatewayMetrics.unknownMVPD, forwarded: forwarded && reason == nil, status: status, reason: reason,
+            mvpd: mvpd ?? GatewayMetrics.unknownMVPD, forwarded: forwarded && reason == nil, status: status, reason: reason, wouldRefuse: wouldRefuse,
             assertion: assertionHash, subject: subjectHMAC)
     }
 }

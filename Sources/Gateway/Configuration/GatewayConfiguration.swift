@@ -106,8 +106,9 @@ package struct GatewayConfiguration: Sendable {
     /// Where spans are exported, an OTLP/HTTP traces URL (`http://collector:4318/v1/traces`);
     /// `nil` is tracing off, the default: no span is made.
     package var tracingEndpoint: String?
-    /// The share of new traces recorded (0…1). A trace the client marked sampled or not keeps
-    /// its parent's decision.
+    /// The share of requests whose spans are recorded (0…1), decided by trace id: a client's
+    /// `traceparent` flags do not decide it (a client could otherwise have every one of its
+    /// requests exported), and the trace id is continued either way.
     package var tracingSampleRatio: Double = 1
     /// The `service.name` of the exported spans.
     package var tracingServiceName: String = "samlgate"

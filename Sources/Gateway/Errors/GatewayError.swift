@@ -123,7 +123,7 @@ import ServerSupport
     static func throttled(wait seconds: Double, fileID: String = #fileID, line: Int = #line) -> GatewayError {
         GatewayError(
             status: 429, code: .throttled, message: "too many requests from this client; retry after the time given",
-            retryAfter: max(1, Int(seconds.rounded(.up))), fileID: fileID, line: line)
+            retryAfter: Int(min(max(1, seconds.rounded(.up)), 86_400)), fileID: fileID, line: line)
     }
 
     /// The shared replay store could not record the assertion and `replay-store-failure` is

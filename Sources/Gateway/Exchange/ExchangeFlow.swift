@@ -81,9 +81,9 @@ final class ExchangeFlow {
     private func verified(_ outcome: Result<PreparedExchange, ExchangeRefusal>, queued: UInt64, began: UInt64, ended: UInt64) {
         guard let request = connection.answering(self) else { return }
         core.metrics.stage("queue", nanos: began - queued)
-        if let span = request.span, span.isRecording {
+        if let span = request.recordingSpan {
             span.stage("worker_wait", from: queued, to: began, attributes: [])
-            let verdict = (try? outcome.get()).map { _ in "verified" } ?? "refused"
+            let verdict = (try? outcome.get()).map { $0.wouldRefuse == nil ? "verified" : "would_refuse" } ?? "refused"
             span.stage("verification", from: began, to: ended, attributes: [("samlgate.verdict", verdict)])
         }
         switch outcome {
@@ -95,6 +95,12 @@ final class ExchangeFlow {
                 let source = store.provider(for: mvpd)?.metadataSource
             {
                 refetchedOnce = true
+                if core.trustStore.current !== store {
+                    // The store changed since this request's head: that copy first, no fetch.
+                    store = core.trustStore.current
+                    bodyComplete(on: connection.eventLoop)
+                    return
+                }
                 let (asked, loop) = (DispatchTime.now().uptimeNanoseconds, connection.eventLoop)
                 let flow = NIOLoopBound(self, eventLoop: loop)
                 refetch.request(source) { result in loop.execute { flow.value.refetched(result, refusal: refusal, asked: asked) } }
@@ -129,7 +135,8 @@ final class ExchangeFlow {
                 "request_id": .string(request.requestID), "trace_id": .string(request.trace.traceID), "mvpd": .string(prepared.mvpd),
                 "code": .string(error.code.rawValue), "raised_at": .stringConvertible(error.location),
             ])
-        if let span = request.span, span.isRecording { span.setAttribute("samlgate.would_refuse", error.code.rawValue) }
+        if let span = request.recordingSpan { span.setAttribute("samlgate.would_refuse", error.code.rawValue) }
+        request.wouldRefuse = error.code.rawValue
         forward(prepared)
     }
 
@@ -137,14 +144,17 @@ final class ExchangeFlow {
     /// the copy changed, else refused as the first verification decided.
     private func refetched(_ result: MetadataRefreshResult, refusal: ExchangeRefusal, asked: UInt64) {
         guard let request = connection.answering(self) else { return }
-        if let span = request.span, span.isRecording {
+        if let span = request.recordingSpan {
             span.stage("metadata_refetch", from: asked, to: DispatchTime.now().uptimeNanoseconds, attributes: [("samlgate.refetch", result.rawValue)])
         }
-        guard result == .updated else {
+        // A newer store — this fetch's, or one a scheduled refresh or another request's fetch
+        // loaded meanwhile — may trust the key: verified again against it.
+        let current = core.trustStore.current
+        guard result == .updated || current !== store else {
             refuse(refusal.error, mvpd: refusal.mvpd)
             return
         }
-        store = core.trustStore.current
+        store = current
         bodyComplete(on: connection.eventLoop)
     }
 
@@ -153,7 +163,7 @@ final class ExchangeFlow {
         let asked = DispatchTime.now().uptimeNanoseconds
         shared.admit(claim, on: connection.eventLoop).assumeIsolated().whenSuccess { refusal in
             guard let request = self.connection.answering(self) else { return }
-            if let span = request.span, span.isRecording {
+            if let span = request.recordingSpan {
                 span.stage(
                     "replay_record", from: asked, to: DispatchTime.now().uptimeNanoseconds,
                     attributes: [("samlgate.replay", refusal?.code.rawValue ?? "recorded")])
@@ -171,6 +181,8 @@ final class ExchangeFlow {
     /// The verified body to the backend, under the client's headers.
     private func forward(_ prepared: PreparedExchange) {
         guard let request = connection.answering(self) else { return }
+        // The client's body was kept for a second verification only: not for the trip.
+        body = ByteBuffer()
         core.metrics.exchangeOutcome(mvpd: prepared.mvpd, forwarded: true)
         Self.annotate(request, mvpd: prepared.mvpd, outcome: "forwarded")
         let head = UpstreamRequestHead.exchange(
@@ -180,6 +192,7 @@ final class ExchangeFlow {
 
     /// - Parameter mvpd: the trust store's MVPD the exchange was for, when known.
     private func refuse(_ error: GatewayError, mvpd: String?) {
+        body = ByteBuffer()
         if error.isVerificationFailure { core.metrics.verificationFailure(code: error.code.rawValue, mvpd: mvpd) }
         core.metrics.exchangeOutcome(mvpd: mvpd, forwarded: false)
         if let request = connection.answering(self) { Self.annotate(request, mvpd: mvpd, outcome: "refused") }
@@ -189,7 +202,7 @@ final class ExchangeFlow {
     /// The MVPD (as in the metrics: the trust store's, else `unknown`) and the outcome on the request's span.
     private static func annotate(_ request: InFlightRequest, mvpd: String?, outcome: String) {
         request.noteDecision(mvpd: mvpd, forwarded: outcome == "forwarded")
-        guard let span = request.span, span.isRecording else { return }
+        guard let span = request.recordingSpan else { return }
         span.setAttribute("samlgate.mvpd", mvpd ?? GatewayMetrics.unknownMVPD)
         span.setAttribute("samlgate.outcome", outcome)
     }

@@ -51,18 +51,20 @@ import SAMLVerification
                 } catch {
                     // Report-only, and nothing of the document could be encoded: the client's body as it came.
                     guard reporting(named, in: store) else { throw ExchangeRefusal(error: error, mvpd: named) }
-                    return PreparedExchange(
-                        upstreamBody: body, mvpd: named ?? GatewayMetrics.unknownMVPD, form: .raw, normalization: .unchanged,
-                        keyFingerprint: "", replayClaim: nil, parseNanos: 0, verifyNanos: 0, encodeNanos: 0, wouldRefuse: error)
+                    return .reported(body, refusal: error, mvpd: named ?? GatewayMetrics.unknownMVPD, form: .raw)
                 }
             }
         }
     }
 
     /// Whether the verdicts for `mvpd` are reported rather than enforced: its `mode` file, else
-    /// the gateway's `mode`.
+    /// the gateway's `mode`. A request that names no MVPD of the store (its fields unreadable,
+    /// the `mvpd` field missing or unknown) could be meant for any of them: reported only when
+    /// the gateway is report-only and no MVPD is enforced by its own `mode` file — else a
+    /// malformed request would be a way past an enforced MVPD.
     func reporting(_ mvpd: String?, in store: TrustStore) -> Bool {
-        (mvpd.flatMap { store.provider(for: $0)?.mode } ?? mode) == .reportOnly
+        if let mvpd, let provider = store.provider(for: mvpd) { return (provider.mode ?? mode) == .reportOnly }
+        return mode == .reportOnly && !store.providers.values.contains { $0.mode == .enforce }
     }
 
     /// - Parameter named: set to the MVPD as soon as it is one of the trust store's.
@@ -70,6 +72,8 @@ import SAMLVerification
         _ body: UnsafeRawBufferPointer, route: ExchangeRoute, store: TrustStore, now: Date, named: inout String?
     ) throws(GatewayError) -> PreparedExchange {
         let start = DispatchTime.now().uptimeNanoseconds
+        // v2: the partner status named the MVPD before the body was read.
+        if case .v2(let partner) = route { named = partner }
         let fields = try FormBody.parse(body, unique: Self.uniqueFields)
         func field(_ name: String) -> FormField? { fields.first { $0.name == name } }
         func text(_ name: String) throws(GatewayError) -> String {
@@ -80,6 +84,9 @@ import SAMLVerification
         let mvpd: String
         switch route {
         case .v1:
+            // Named as soon as the field is readable, so that the MVPD's mode decides for the
+            // refusals of the other fields too.
+            if field("mvpd") != nil, let claimed = try? text("mvpd"), store.provider(for: claimed) != nil { named = claimed }
             for name in Self.v1Required where (field(name)?.value.isEmpty ?? true) {
                 throw GatewayError.missingParameter(name)
             }
@@ -116,7 +123,9 @@ import SAMLVerification
         let verified: VerifiedDocument
         do throws(VerificationError) {
             verified = try verifier.verifyForForwarding(
-                unverified, fallback: forwardForm == .signaturePreserving ? .original : .equivalentTree, mvpd: mvpd, now: now)
+                unverified,
+                fallback: store.provider(for: mvpd)?.policy.forwardForm ?? (forwardForm == .signaturePreserving ? .original : .equivalentTree),
+                mvpd: mvpd, now: now)
         } catch {
             guard reporting(mvpd, in: store) else { throw GatewayError(error) }
             // Report-only: forwarded as enforcing would have forwarded a valid one, encoded once
@@ -127,10 +136,9 @@ import SAMLVerification
                     CookbookEncoder.encodeWithoutNormalizing(normalized, into: &$0)
                 }
             }
-            return PreparedExchange(
-                upstreamBody: out, mvpd: mvpd, form: form, normalization: .unchanged, keyFingerprint: "", replayClaim: nil,
-                parseNanos: parsed - start, verifyNanos: checked - parsed, encodeNanos: DispatchTime.now().uptimeNanoseconds - checked,
-                wouldRefuse: GatewayError(error))
+            return .reported(
+                out, refusal: GatewayError(error), mvpd: mvpd, form: form, parseNanos: parsed - start, verifyNanos: checked - parsed,
+                encodeNanos: DispatchTime.now().uptimeNanoseconds - checked)
         }
         let checked = DispatchTime.now().uptimeNanoseconds
 

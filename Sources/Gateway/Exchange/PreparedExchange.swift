@@ -31,4 +31,15 @@ import SAMLVerification
     public var assertionHash: String?
     /// With an audit key: the hex HMAC of the NameID (``AuditKey``), never the NameID itself.
     public var subjectHMAC: String?
+
+    /// Report-only: `body` goes to the backend although enforcing would refuse with `refusal`;
+    /// nothing was verified, so the verified facts are left empty.
+    static func reported(
+        _ body: ByteBuffer, refusal: GatewayError, mvpd: String, form: SAMLForm, parseNanos: UInt64 = 0, verifyNanos: UInt64 = 0,
+        encodeNanos: UInt64 = 0
+    ) -> PreparedExchange {
+        PreparedExchange(
+            upstreamBody: body, mvpd: mvpd, form: form, normalization: .unchanged, keyFingerprint: "", replayClaim: nil,
+            parseNanos: parseNanos, verifyNanos: verifyNanos, encodeNanos: encodeNanos, wouldRefuse: refusal)
+    }
 }

@@ -305,7 +305,7 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
 
     /// The trip's stage span (`upstream`), from the request sent to the answer's end or the failure.
     private func tripSpan(failure: UpstreamFailure?) {
-        guard let current = request, let span = current.span, span.isRecording else { return }
+        guard let span = request?.recordingSpan, let current = request else { return }
         var attributes = [("http.response.status_code", String(current.status))]
         if let failure { attributes = [("samlgate.upstream_failure", failure.kind.rawValue)] }
         span.stage("upstream", from: current.tripStarted, to: DispatchTime.now().uptimeNanoseconds, attributes: attributes)
@@ -329,7 +329,7 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     /// - Parameter closing: close after the answer (a body the gateway will not read follows).
     func refuse(_ error: GatewayError, closing: Bool = false, extraHeaders: [(String, String)] = []) {
         guard let current = request else { return }
-        if let span = current.span, span.isRecording { span.setAttribute("samlgate.reason", error.code.rawValue) }
+        if let span = current.recordingSpan { span.setAttribute("samlgate.reason", error.code.rawValue) }
         current.reason = error.code.rawValue
         // Only a refusal of a target that could not be parsed reads the raw one.
         let api = current.api ?? BackendAPI(path: RequestTarget.pathPart(of: current.head.uri))
@@ -401,12 +401,19 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         if !queued.isEmpty { takeUpQueued() }
     }
 
+    /// A span name's method: HTTP's own, or `_OTHER` for one the client made up (OpenTelemetry's
+    /// convention), so span names stay a bounded set.
+    static func spanMethod(_ method: HTTPMethod) -> String {
+        if case .RAW = method { return "_OTHER" }
+        return method.rawValue
+    }
+
     /// The request's metrics and log line, and an exchange's audit line.
     private func record(_ current: InFlightRequest) {
         core.metrics.request(route: current.routeLabel, status: current.status)
         if current.isExchange, let audit = core.audit { audit.write(current.auditRecord()) }
         let now = DispatchTime.now().uptimeNanoseconds
-        current.span?.end(name: current.head.method.rawValue + " " + current.routeLabel, status: current.status, at: now)
+        current.span?.end(name: Self.spanMethod(current.head.method) + " " + current.routeLabel, status: current.status, at: now)
         guard current.route?.isOperational != true else { return }
         let elapsed = now - current.started
         core.metrics.stage("total", nanos: elapsed)

@@ -15,6 +15,8 @@ final class InFlightRequest {
     let trace: TraceContext
     /// The gateway's span of this request, when tracing is on.
     let span: (any RequestSpan)?
+    /// ``span`` when the sampler records it: where stage spans and attributes go.
+    var recordingSpan: (any RequestSpan)? { span.flatMap { $0.isRecording ? $0 : nil } }
     let started: UInt64
     /// `nil` until routed, and for a request refused before it could be (its framing).
     var route: GatewayRoute?
@@ -43,6 +45,8 @@ final class InFlightRequest {
     var mvpd: String?
     var forwarded = false
     var reason: String?
+    /// Report-only: the refusal enforcing would have answered.
+    var wouldRefuse: String?
     var assertionHash: String?
     var subjectHMAC: String?
 

@@ -1,4 +1,3 @@
-import Crypto
 import Dispatch
 import Foundation
 import Logging
@@ -209,18 +208,9 @@ package final class SharedReplayStore: Sendable {
 
     /// `samlgate:replay:` and the hex SHA-256 of the claim's key.
     static func key(for claim: ReplayClaim) -> ByteBuffer {
-        let digest = SHA256.hash(data: Array(claim.key.utf8))
-        var buffer = ByteBuffer()
-        buffer.reserveCapacity(keyPrefix.utf8.count + 64)
-        buffer.writeString(keyPrefix)
-        for byte in digest {
-            buffer.writeInteger(hexDigits[Int(byte >> 4)])
-            buffer.writeInteger(hexDigits[Int(byte & 0x0F)])
-        }
-        return buffer
+        // The audit trail's `assertion` is the same digest: a line and a record can be matched.
+        ByteBuffer(string: keyPrefix + AuditDigest.assertion(claim))
     }
-
-    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 
     /// Milliseconds from `now` until `expiry` on the gateway's clock, rounded up (the record
     /// never ends before the assertion could be refused anyway), at least 1 (`PX 0` is an error

@@ -69,7 +69,7 @@ struct GatewayResponder {
 
     /// An exchange's first stage: its head checked (``ExchangeAdmission``), from the head's arrival.
     private func admissionSpan(_ request: InFlightRequest) {
-        guard let span = request.span, span.isRecording else { return }
+        guard let span = request.recordingSpan else { return }
         span.stage("admission", from: request.started, to: DispatchTime.now().uptimeNanoseconds, attributes: [])
     }
 

@@ -24,14 +24,24 @@ package struct ClientKey: Hashable, Sendable {
             // address found stands.
             walk: for value in headers["x-forwarded-for"].reversed() {
                 for entry in value.split(separator: ",").reversed() {
-                    let text = entry.trimmingCharacters(in: .whitespaces)
-                    guard let address = AddressBlock.bits(text: text) else { break walk }
+                    guard let address = Self.address(entry.trimmingCharacters(in: .whitespaces)) else { break walk }
                     client = address
                     if !proxies.contains(high: address.high, low: address.low) { break walk }
                 }
             }
         }
         self.init(high: client.high, low: client.low)
+    }
+
+    /// An `X-Forwarded-For` entry's address, also written with a port as some proxies do
+    /// (`203.0.113.7:51234`, `[2001:db8::7]:51234`): the port must not make it another client.
+    static func address(_ text: String) -> (high: UInt64, low: UInt64)? {
+        if let bits = AddressBlock.bits(text: text) { return bits }
+        if text.hasPrefix("["), let close = text.firstIndex(of: "]") {
+            return AddressBlock.bits(text: String(text[text.index(after: text.startIndex)..<close]))
+        }
+        guard let colon = text.firstIndex(of: ":"), colon == text.lastIndex(of: ":") else { return nil }
+        return AddressBlock.bits(text: String(text[..<colon]))
     }
 
     package init(high: UInt64, low: UInt64) {

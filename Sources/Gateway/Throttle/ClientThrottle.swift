@@ -13,9 +13,10 @@ import NIOConcurrencyHelpers
 /// The table is split in shards, each behind its own lock, so loops rarely wait on each other.
 /// A shard holds at most ``shardCapacity`` clients: past it, the buckets that have refilled
 /// completely (the same as no bucket) are dropped, then, if still full — more distinct clients
-/// inside one refill time than the table holds — every bucket of the shard. Memory stays bounded
-/// whatever addresses arrive, at the price of a fresh burst for clients swept away by such a
-/// flood; the worker queue's bound and the connection caps still hold then.
+/// inside one refill time than the table holds — every bucket of the shard, emptied ones too.
+/// Memory stays bounded whatever addresses arrive, at the price of a fresh burst for the clients
+/// of a shard swept by such a flood; the worker queue's bound and the connection caps still hold
+/// then.
 package final class ClientThrottle: Sendable {
     package let limit: ThrottleRate
     private let capacity: Double
@@ -35,16 +36,21 @@ package final class ClientThrottle: Sendable {
         shards = (0..<Self.shardCount).map { _ in NIOLockedValueBox([:]) }
     }
 
-    /// Takes a token for `client` at `now` (`DispatchTime` nanoseconds): `nil` when the request
-    /// may go on, else the seconds until the next token.
-    package func take(_ client: ClientKey, now: UInt64 = DispatchTime.now().uptimeNanoseconds) -> Double? {
+    /// Takes a token for `client` at `now` (`DispatchTime` nanoseconds; read under the shard's
+    /// lock when not given): `nil` when the request may go on, else the seconds until the next
+    /// token.
+    ///
+    /// Time only moves forward for a bucket: loops that read the clock before they get the lock
+    /// would otherwise present an earlier time after a later one, and an unsigned difference
+    /// that wrapped would fill the bucket — a client on two loops refilling its own.
+    package func take(_ client: ClientKey, now given: UInt64? = nil) -> Double? {
         let shard = Int(truncatingIfNeeded: (client.high ^ client.low).multipliedReportingOverflow(by: 0x9E37_79B9_7F4A_7C15).partialValue >> 60)
         let (rate, capacity) = (limit.rate, capacity)
         return shards[shard].withLockedValue { buckets -> Double? in
+            let now = given ?? DispatchTime.now().uptimeNanoseconds
             var bucket = buckets[client] ?? Bucket(tokens: capacity, updated: now)
-            let elapsed = Double(now &- bucket.updated) / 1e9
-            bucket.tokens = min(capacity, bucket.tokens + max(0, elapsed) * rate)
-            bucket.updated = now
+            bucket.tokens = min(capacity, bucket.tokens + Self.seconds(from: bucket.updated, to: now) * rate)
+            bucket.updated = max(bucket.updated, now)
             guard bucket.tokens >= 1 else {
                 buckets[client] = bucket
                 return (1 - bucket.tokens) / rate
@@ -56,9 +62,14 @@ package final class ClientThrottle: Sendable {
         }
     }
 
+    /// Seconds from `start` to `end`, none when `end` is not later.
+    private static func seconds(from start: UInt64, to end: UInt64) -> Double {
+        end > start ? Double(end - start) / 1e9 : 0
+    }
+
     /// Drops the buckets that are full again by `now`, or all of them when none is.
     private static func sweep(_ buckets: inout [ClientKey: Bucket], now: UInt64, rate: Double, capacity: Double) {
-        buckets = buckets.filter { $0.value.tokens + Double(now &- $0.value.updated) / 1e9 * rate < capacity }
+        buckets = buckets.filter { $0.value.tokens + seconds(from: $0.value.updated, to: now) * rate < capacity }
         if buckets.count >= shardCapacity { buckets = [:] }
     }
 

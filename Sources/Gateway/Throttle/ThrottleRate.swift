@@ -15,13 +15,14 @@ package struct ThrottleRate: Sendable, Equatable, CustomStringConvertible {
         self.burst = burst
     }
 
-    /// `RATE/BURST` (rate a positive number of requests a second up to 10⁶, burst 0…10⁶), or
+    /// `RATE/BURST` (rate 0.001…10⁶ requests a second — a token at least every 1000 s — burst
+    /// 0…10⁶), or
     /// `off` (`nil`; also `false`, what YAML makes of an unquoted `off`); `nil` with `valid`
     /// false when malformed.
     package static func parse(_ text: String) -> (rate: ThrottleRate?, valid: Bool) {
         if ["off", "false"].contains(text.lowercased()) { return (nil, true) }
         let parts = text.split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count == 2, let rate = Double(parts[0]), rate > 0, rate <= 1_000_000, rate.isFinite,
+        guard parts.count == 2, let rate = Double(parts[0]), rate >= 0.001, rate <= 1_000_000,
             let burst = Int(parts[1]), (0...1_000_000).contains(burst)
         else { return (nil, false) }
         return (ThrottleRate(rate: rate, burst: burst), true)

@@ -37,6 +37,9 @@ extension ErrorCode {
     /// Neither `Conditions` nor the subject confirmations bound the assertion's lifetime
     /// (`NotOnOrAfter`): it would be valid, and replayable, forever.
     public static let unboundedValidity = ErrorCode("unbounded_validity")
+    /// The assertion stays acceptable longer after verification than the MVPD's
+    /// `max-assertion-lifetime` allows.
+    public static let validityTooLong = ErrorCode("validity_too_long")
     /// `InResponseTo` differs from the request id the caller expected.
     public static let inResponseToMismatch = ErrorCode("in_response_to_mismatch")
     /// `Destination` or `Recipient` differs from the expected endpoint.

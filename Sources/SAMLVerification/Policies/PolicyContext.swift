@@ -4,6 +4,8 @@ import Foundation
 struct PolicyContext {
     var now: Date
     var clockSkew: TimeInterval
+    /// ``VerificationOptions/maxAssertionLifetime``.
+    var maxLifetime: TimeInterval? = nil
     var audience: String
     var expectedIssuer: String?
     var expectedInResponseTo: String?

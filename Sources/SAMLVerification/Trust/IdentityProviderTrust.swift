@@ -28,6 +28,9 @@ public struct IdentityProviderTrust: Sendable {
     /// The `mode` file of the entry (`enforce` or `report-only`); `nil` without one: the
     /// gateway's own `mode` setting applies.
     public internal(set) var mode: EnforcementMode?
+    /// The entry's `policy` file (``ProviderPolicy``): what differs from the gateway's settings
+    /// for this MVPD; empty without one.
+    public internal(set) var policy = ProviderPolicy()
 
     public init(
         mvpd: String, keys: [TrustedKey], issuer: String? = nil, platformMappingID: String? = nil,

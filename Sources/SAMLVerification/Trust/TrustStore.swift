@@ -59,7 +59,8 @@ public final class TrustStore: Sendable {
     ///   ready (`metadata_unavailable`);
     /// - the optional one-line `<directory>/<mvpd>/issuer` (overrides the `entityID`),
     ///   `<directory>/<mvpd>/platform-mapping-id` and `<directory>/<mvpd>/mode` (`enforce` or
-    ///   `report-only`, over the gateway's `mode`);
+    ///   `report-only`, over the gateway's `mode`), and `<directory>/<mvpd>/policy` (its own
+    ///   verification policy, ``ProviderPolicy``);
     /// - the optional empty `<directory>/<mvpd>/allow-weak-keys`: its keys may be RSA under 2048
     ///   bits or EC on other curves than P-256/384/521 (refused otherwise, `weak_key`);
     /// - `metadata-signer.pem` beside a `metadata.xml` or `metadata.url`: the pinned
@@ -171,6 +172,9 @@ public final class TrustStore: Sendable {
                 throw TrustStoreError("trust store entry \(name): mode must be enforce or report-only, not \"\(mode.prefix(40))\"")
             }
             trust.mode = parsed
+        }
+        if let policy = try ProviderPolicy.read(dir.appendingPathComponent(ProviderPolicy.fileName).path, entry: name) {
+            trust.policy = policy
         }
         return trust
     }
