@@ -20,7 +20,9 @@ package final class GatewayCore: Sendable {
     /// `configuration.trustedProxies`, kept at hand for the per-request header rewrite.
     package let trustedProxies: TrustedProxies
     /// The token buckets per client (`throttle-exchanges`, `throttle-pass-through`); `nil` when off.
+    /// With `throttle-store: shared` the exchanges' are ``sharedThrottle``'s instead.
     package let exchangeThrottle: ClientThrottle?
+    let sharedThrottle: SharedThrottle?
     package let passThroughThrottle: ClientThrottle?
     /// Fetched metadata refreshed out of turn after a key is not trusted; `nil` without a
     /// `metadata-cache` (no metadata is fetched then).
@@ -77,7 +79,13 @@ package final class GatewayCore: Sendable {
         self.logger = logger
         trustedProxies = configuration.trustedProxies
         self.tracing = tracing
-        exchangeThrottle = configuration.throttleExchanges.map(ClientThrottle.init)
+        if configuration.throttleShared, let limit = configuration.throttleExchanges, let shared = sharedReplayStore {
+            sharedThrottle = SharedThrottle(limit: limit, client: shared.client, metrics: metrics, logger: logger)
+            exchangeThrottle = nil
+        } else {
+            sharedThrottle = nil
+            exchangeThrottle = configuration.throttleExchanges.map(ClientThrottle.init)
+        }
         passThroughThrottle = configuration.throttlePassThrough.map(ClientThrottle.init)
         metadataRefetch =
             configuration.metadataCache == nil ? nil : MetadataRefetch(minimumInterval: configuration.metadataMinRefetch, metrics: metrics)

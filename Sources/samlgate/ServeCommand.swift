@@ -89,6 +89,10 @@ struct ServeCommand: AsyncParsableCommand {
     var throttleExchanges: String?
     @Option(name: .customLong("throttle-pass-through"), help: "The same on every other request passed through (default off).")
     var throttlePassThrough: String?
+    @Option(
+        name: .customLong("throttle-store"),
+        help: "memory (each replica throttles alone) or shared (the exchange buckets in the replay store's Redis) (default memory).")
+    var throttleStore: String?
     @Option(name: .customLong("max-connections"), help: "Open client connections beyond which new ones are closed; 0 = no limit (default 16384).")
     var maxConnections: String?
     @Option(
@@ -211,7 +215,8 @@ struct ServeCommand: AsyncParsableCommand {
             (.logFormat, logFormat), (.forwardForm, forwardForm), (.helpURL, helpURL), (.errorDetails, errorDetails),
             (.trustedProxies, trustedProxies),
             (.allowUnderscoreHeaders, allowUnderscoreHeaders ? "true" : nil),
-            (.mode, mode), (.throttleExchanges, throttleExchanges), (.throttlePassThrough, throttlePassThrough), (.maxConnections, maxConnections),
+            (.mode, mode), (.throttleExchanges, throttleExchanges), (.throttlePassThrough, throttlePassThrough),
+            (.throttleStore, throttleStore), (.maxConnections, maxConnections),
             (.maxConnectionsPerClient, maxConnectionsPerClient),
             (.tracingEndpoint, tracingEndpoint), (.tracingSampleRatio, tracingSampleRatio), (.tracingServiceName, tracingServiceName),
             (.auditLog, auditLog), (.auditKeyFile, auditKeyFile),

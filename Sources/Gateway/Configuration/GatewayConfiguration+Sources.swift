@@ -142,6 +142,12 @@ extension GatewayConfiguration {
             let (rate, valid) = ThrottleRate.parse(value)
             guard valid else { throw bad("RATE/BURST (requests a second / requests at once beyond it, e.g. 1/10) or off") }
             if setting == .throttleExchanges { throttleExchanges = rate } else { throttlePassThrough = rate }
+        case .throttleStore:
+            switch value.lowercased() {
+            case "memory": throttleShared = false
+            case "shared": throttleShared = true
+            default: throw bad("memory or shared")
+            }
         case .maxConnections: maxConnections = try integer(0...10_000_000)
         case .maxConnectionsPerClient: maxConnectionsPerClient = try integer(0...10_000_000)
         case .tracingEndpoint:
@@ -247,6 +253,9 @@ extension GatewayConfiguration {
         }
         guard totalTimeout >= readTimeout || totalTimeout >= connectTimeout else {
             throw ConfigurationError("total-timeout (\(totalTimeout) s) is shorter than both connect-timeout and read-timeout")
+        }
+        if throttleShared, case .memory = replayStore {
+            throw ConfigurationError("throttle-store is shared but replay-store is not a redis:// or rediss:// URL: the buckets live in that Redis")
         }
         var result = self
         if let file = replayStorePasswordFile {

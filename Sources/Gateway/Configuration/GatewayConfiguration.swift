@@ -95,6 +95,9 @@ package struct GatewayConfiguration: Sendable {
     /// The token bucket per client on the exchanges (``ClientThrottle``); `nil` is off. The
     /// backend's own throttle by default: a client it lets through is never refused here.
     package var throttleExchanges: ThrottleRate? = .backend
+    /// Where the exchange throttle's buckets live: this process (`memory`), or the shared replay
+    /// store's Redis (`shared`), so that replicas count a client once (``SharedThrottle``).
+    package var throttleShared: Bool = false
     /// The same on every other request passed through; off by default (cheap requests, and the
     /// backend throttles them itself).
     package var throttlePassThrough: ThrottleRate?

@@ -34,6 +34,7 @@ package enum GatewaySetting: String, Sendable, CaseIterable {
     case mode
     case throttleExchanges = "throttle-exchanges"
     case throttlePassThrough = "throttle-pass-through"
+    case throttleStore = "throttle-store"
     case maxConnections = "max-connections"
     case maxConnectionsPerClient = "max-connections-per-client"
     case tracingEndpoint = "tracing-endpoint"

@@ -22,6 +22,9 @@ final class ExchangeFlow {
     /// The metadata of this exchange's MVPD was fetched out of turn once already: a response is
     /// verified at most twice.
     private var refetchedOnce = false
+    /// With `throttle-store: shared`: Redis's answer for this client (the wait until its next
+    /// token, `nil` to go on), awaited before the body goes to a worker.
+    var throttleVerdict: EventLoopFuture<Double?>?
     /// The exchange path, in its canonical spelling: where the verified body is forwarded.
     private let path: String
     private var body = ByteBuffer()
@@ -62,6 +65,16 @@ final class ExchangeFlow {
     /// ``verified(_:queued:began:ended:)`` on this loop. The body is kept (a reference, not a
     /// copy) for a second verification after an out-of-turn metadata fetch.
     func bodyComplete(on eventLoop: any EventLoop) {
+        if let verdict = throttleVerdict {
+            throttleVerdict = nil
+            verdict.assumeIsolated().whenSuccess { wait in
+                guard let request = self.connection.answering(self) else { return }
+                guard let wait else { return self.bodyComplete(on: eventLoop) }
+                self.core.metrics.throttled(route: request.routeLabel)
+                self.connection.refuse(.throttled(wait: wait))
+            }
+            return
+        }
         let queued = DispatchTime.now().uptimeNanoseconds
         let processor = core.processor
         let (body, route, store) = (body, route, store)

@@ -227,6 +227,12 @@ package final class GatewayMetrics: Sendable {
         reportedOnly[ReportOnlyKey(mvpd: mvpd, reason: reason)].increment()
     }
 
+    /// An exchange let through unthrottled because the shared throttle's Redis could not answer
+    /// (``SharedThrottle``), by the RESP failure's kind.
+    func throttleStoreUnavailable(kind: String) {
+        CoreMetrics.Counter(label: "samlgate_throttle_store_unavailable_total", dimensions: [("kind", kind)], factory: factory).increment()
+    }
+
     /// A request refused by the throttle (``ClientThrottle``).
     package func throttled(route: String) {
         throttledRequests[route].increment()

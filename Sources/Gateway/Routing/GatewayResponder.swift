@@ -31,6 +31,12 @@ struct GatewayResponder {
             }
             do throws(GatewayError) {
                 let flow = try ExchangeFlow(head: head, target: target, partner: route == .exchangeV2, connection: connection, core: core)
+                // Shared buckets: asked of Redis while the body arrives, answered before any verification.
+                if let shared = core.sharedThrottle,
+                    let client = ClientKey(peer: connection.peer, headers: head.headers, trusting: core.trustedProxies)
+                {
+                    flow.throttleVerdict = shared.take(client, on: connection.eventLoop)
+                }
                 admissionSpan(request)
                 connection.collect(for: flow)
             } catch {
