@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Gateway
 import SAMLVerification
 import ServerSupport
 
@@ -23,6 +24,11 @@ struct TrustListCommand: ParsableCommand {
     @Flag(help: "Print one JSON object instead of a table.")
     var json = false
 
+    @Option(
+        name: .customLong("config"),
+        help: "The serve configuration file the effective policy starts from (default: $SAMLGATE_CONFIG; SAMLGATE_* variables apply too).")
+    var config: String?
+
     /// A certificate expiring sooner than this is listed as `expires_soon`.
     static let soon: TimeInterval = 30 * 86_400
 
@@ -38,9 +44,21 @@ struct TrustListCommand: ParsableCommand {
             StandardStreams.reportFailure(input: directory, code: error.code, message: error.message)
             throw ExitCode.failure
         }
+        // The gateway's settings as `serve` would layer them (file, then environment; no flags):
+        // what each MVPD's own policy applies over.
+        let environment = ProcessInfo.processInfo.environment
+        var settings = GatewayConfiguration()
+        do {
+            if let file = config ?? environment["SAMLGATE_CONFIG"] { try settings.apply(file: file) }
+            try settings.apply(environment: environment)
+        } catch {
+            StandardStreams.writeError("samlgate trust list: \(error.message)\n")
+            throw ExitCode(2)
+        }
         let now = Date()
         let providers = store.mvpds.compactMap { store.provider(for: $0) }
-        StandardStreams.write(json ? Self.json(providers, directory: directory, now: now) + "\n" : Self.table(providers, now: now))
+        StandardStreams.write(
+            json ? Self.json(providers, directory: directory, settings: settings, now: now) + "\n" : Self.table(providers, now: now))
         if providers.contains(where: { !$0.isReady(at: now) }) || providers.isEmpty { throw ExitCode.failure }
     }
 
@@ -116,7 +134,22 @@ struct TrustListCommand: ParsableCommand {
         fallback == .original ? "signature-preserving" : "cookbook"
     }
 
-    static func json(_ providers: [IdentityProviderTrust], directory: String, now: Date) -> String {
+    /// The policy a response for `provider` is verified and forwarded under: the entry's own
+    /// values over the gateway's `settings`.
+    static func effective(_ provider: IdentityProviderTrust, settings: GatewayConfiguration) -> String {
+        let policy = provider.policy
+        var line = JSONLine()
+        line.add("mode", (provider.mode ?? settings.mode).rawValue)
+        line.add("skew", json: format(policy.skew ?? settings.skew))
+        line.add("audience", policy.audience ?? settings.audience)
+        line.add("maxAssertionLifetime", json: policy.maxAssertionLifetime.map(format))
+        line.add("allowSHA1", policy.allowSHA1 ?? settings.allowSHA1)
+        line.add("allowInclusiveC14n", policy.allowInclusiveCanonicalization ?? VerificationOptions().allowInclusiveCanonicalization)
+        line.add("forwardForm", policy.forwardForm.map(formName) ?? settings.forwardForm.rawValue)
+        return line.json
+    }
+
+    static func json(_ providers: [IdentityProviderTrust], directory: String, settings: GatewayConfiguration, now: Date) -> String {
         // fingerprint → the MVPDs trusting it: a key shared between MVPDs is named as such
         // (the store loads it only when each of them has an issuer binding).
         var holders: [String: [String]] = [:]
@@ -157,6 +190,7 @@ struct TrustListCommand: ParsableCommand {
             policy.add("allowInclusiveC14n", provider.policy.allowInclusiveCanonicalization)
             policy.add("forwardForm", provider.policy.forwardForm.map(formName))
             line.add("policy", json: policy.json)
+            line.add("effective", json: effective(provider, settings: settings))
             if let remote = provider.metadataSource {
                 line.add("metadataUrl", remote.displayURL)
                 line.add("cachedCopy", remote.hasCachedCopy)

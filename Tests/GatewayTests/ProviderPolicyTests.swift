@@ -108,5 +108,20 @@ struct ProviderPolicyTests {
         let policy = try #require(entry["policy"] as? [String: Any])
         #expect(policy["skew"] as? Int == 300 && policy["forwardForm"] as? String == "signature-preserving")
         #expect(policy["audience"] is NSNull)
+        // The effective policy: the entry's values over the gateway's settings, here the defaults…
+        let effective = try #require(entry["effective"] as? [String: Any])
+        #expect(effective["mode"] as? String == "report-only" && effective["skew"] as? Int == 300)
+        #expect(effective["audience"] as? String == "https://saml.sp.auth.adobe.com" && effective["allowSHA1"] as? Bool == false)
+        #expect(effective["forwardForm"] as? String == "signature-preserving" && effective["maxAssertionLifetime"] is NSNull)
+        // …or those of serve's configuration file.
+        let config = URL(fileURLWithPath: root).appendingPathComponent("serve.yaml")
+        try "audience: https://sp.example\nallow-sha1: true\nskew: 30\n".write(to: config, atomically: true, encoding: .utf8)
+        let configured = try SamlgateProcess.run(["trust", "list", "--json", "--config", config.path, root])
+        let configuredObject = try #require(try JSONSerialization.jsonObject(with: configured.stdout) as? [String: Any])
+        let configuredEntry = try #require((configuredObject["mvpds"] as? [[String: Any]])?.first)
+        let merged = try #require(configuredEntry["effective"] as? [String: Any])
+        #expect(merged["audience"] as? String == "https://sp.example" && merged["allowSHA1"] as? Bool == true && merged["skew"] as? Int == 300)
+        let broken = try SamlgateProcess.run(["trust", "list", "--config", "/nonexistent/serve.yaml", root])
+        #expect(broken.status == 2)
     }
 }
