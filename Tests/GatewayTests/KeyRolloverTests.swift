@@ -52,6 +52,47 @@ struct KeyRolloverTests {
         await metadata.stop()
     }
 
+    @Test("a store reloaded while a response was on its way is used for a second verification, without a fetch")
+    func newerStoreWithoutFetch() async throws {
+        let metadata = try await MetadataServer.start(document: RemoteMetadataTests.document([GatewayHarness.idpPair]))
+        let (store, cache) = try RemoteMetadataTests.store(url: metadata.url, refresh: "3600")
+        defer {
+            try? FileManager.default.removeItem(atPath: store)
+            try? FileManager.default.removeItem(atPath: cache)
+        }
+        do {
+            try await withHarness(configure: {
+                $0.trustStore = store
+                $0.metadataCache = cache
+            }) { h in
+                #expect(
+                    try await RemoteMetadataTests.eventually { try await h.exchangeV1(RemoteMetadataTests.signed(GatewayHarness.idp)).status == 204 })
+                let body = GatewayHarness.form(GatewayHarness.v1Fields(RemoteMetadataTests.signed(try TestIdentityProvider(keyPair: Self.rotated))))
+                let port = Int(h.gatewayURL.split(separator: ":").last!)!
+                let connection = try RawConnection(port: port)
+                // The head (the request's trust snapshot is taken now) and half the body…
+                let half = body.index(body.startIndex, offsetBy: body.count / 2)
+                try await connection.write(
+                    "POST /api/v1/tokens/authn HTTP/1.1\r\nHost: h\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+                        + "Content-Length: \(body.utf8.count)\r\n\r\n" + body[..<half])
+                // …then the rotation reaches the store another way (a scheduled refresh, here
+                // the cached copy replaced and reloaded)…
+                let rotated = RemoteMetadataTests.document([Self.rotated], validUntil: Date().addingTimeInterval(8 * 86_400))
+                try rotated.write(toFile: cache + "/\(GatewayHarness.mvpd)/metadata.xml", atomically: true, encoding: .utf8)
+                #expect(h.gateway.core.reloadTrustStore())
+                // …and the rest of the body: verified again against the newer store, no fetch.
+                try await connection.write(String(body[half...]))
+                let answer = try #require(try await connection.readAnswer())
+                #expect(answer.status == 204, "\(answer.body)")
+                #expect(metadata.requests == 1, "no fetch out of turn, not \(metadata.requests)")
+            }
+        } catch {
+            await metadata.stop()
+            throw error
+        }
+        await metadata.stop()
+    }
+
     @Test("a key not trusted for an MVPD whose keys are files fetches nothing: refused as before")
     func staticTrustFetchesNothing() async throws {
         try await withHarness { h in

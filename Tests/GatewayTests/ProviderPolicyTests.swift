@@ -72,6 +72,21 @@ struct ProviderPolicyTests {
         }
     }
 
+    @Test("forward-form in the policy file: a SignedInfo with line breaks forwarded intact for that MVPD while the gateway's setting is cookbook")
+    func forwardFormPerMVPD() async throws {
+        let xml = GatewayHarness.issue { $0.signedInfoLineBreaks = true }
+        let unnormalized = GatewayHarness.escapeFree(base64Percent: xml)
+        #expect(unnormalized != GatewayHarness.cookbook(xml), "the fixture must be changed by normalization")
+        try await withHarness { h in
+            #expect(try await h.exchangeV1(GatewayHarness.base64(xml)).status == 204)
+            #expect(h.upstream?.store.exchanges.last?.samlResponse == GatewayHarness.cookbook(xml))
+            try Self.setPolicy(h, "forward-form: signature-preserving")
+            let second = GatewayHarness.issue { $0.signedInfoLineBreaks = true }
+            #expect(try await h.exchangeV1(GatewayHarness.base64(second)).status == 204)
+            #expect(h.upstream?.store.exchanges.last?.samlResponse == GatewayHarness.escapeFree(base64Percent: second))
+        }
+    }
+
     @Test("a policy file with an unknown key or a bad value stops the load, naming the entry and the line")
     func badPolicyRefused() throws {
         let root = try GatewayHarness.makeTrustStore()
