@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import SAMLEncoding
 import SAMLVerification
 
 /// Gives the subject of a token exchange's response a stable, opaque id (the gateway in front
@@ -12,7 +13,6 @@ enum SAMLSubject {
     /// 256 random bits per process (the system generator is cryptographically secure). Kept as
     /// bytes: swift-crypto's `SymmetricKey` is not `Sendable`, so it cannot be a static.
     static let key: [UInt8] = (0..<32).map { _ in UInt8.random(in: .min ... .max) }
-    static let hexDigits = Array("0123456789abcdef".utf8)
 
     /// The hashed `NameID` of a response, `anonymous` when it has none or is not a response the
     /// verifier would read (the reference upstream also takes bare XML, for scripted tests).
@@ -27,14 +27,6 @@ enum SAMLSubject {
 
     /// 16 hex digits of HMAC-SHA256(key, name).
     static func userID(name: [UInt8]) -> String {
-        let mac = HMAC<SHA256>.authenticationCode(for: name, using: SymmetricKey(data: key))
-        let digits = hexDigits
-        var hex: [UInt8] = []
-        hex.reserveCapacity(16)
-        for byte in mac.prefix(8) {
-            hex.append(digits[Int(byte >> 4)])
-            hex.append(digits[Int(byte & 0x0f)])
-        }
-        return String(decoding: hex, as: UTF8.self)
+        HexDigits.lowercase(HMAC<SHA256>.authenticationCode(for: name, using: SymmetricKey(data: key)).prefix(8))
     }
 }

@@ -17,6 +17,19 @@ package enum HexDigits {
         }
     }
 
+    /// Lower-case hexadecimal of `bytes`, two digits a byte: how digests, fingerprints and
+    /// pseudonyms leave the process (log fields, metric labels, Redis keys, audit lines).
+    package static func lowercase(_ bytes: some Sequence<UInt8>) -> String {
+        let lower: StaticString = "0123456789abcdef"
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.underestimatedCount * 2)
+        for byte in bytes {
+            out.append(lower.utf8Start[Int(byte >> 4)])
+            out.append(lower.utf8Start[Int(byte & 15)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
     /// Two upper-case digits for a byte, for error messages.
     static func string(_ b: UInt8) -> String {
         String(decoding: [digit(b >> 4), digit(b)], as: UTF8.self)

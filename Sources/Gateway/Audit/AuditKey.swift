@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import SAMLEncoding
 import ServerSupport
 
 /// The operator's key that turns a NameID into the audit trail's `subject`: a keyed hash
@@ -47,6 +48,6 @@ package struct AuditKey: Sendable {
     /// The `subject` of an audit line: hex HMAC-SHA256 of the NameID's UTF-8 under this key.
     /// The same NameID gives the same subject for as long as the key stays.
     package func subject(of nameID: String) -> String {
-        AuditDigest.hex(HMAC<SHA256>.authenticationCode(for: Array(nameID.utf8), using: SymmetricKey(data: bytes)))
+        HexDigits.lowercase(HMAC<SHA256>.authenticationCode(for: Array(nameID.utf8), using: SymmetricKey(data: bytes)))
     }
 }

@@ -2,6 +2,7 @@ import Crypto
 import Logging
 import NIOCore
 import RESP
+import SAMLEncoding
 import ServerSupport
 
 /// The exchange throttle's buckets kept in the shared replay store's Redis
@@ -60,7 +61,7 @@ final class SharedThrottle: Sendable {
         var address = [UInt8]()
         withUnsafeBytes(of: client.high.bigEndian) { address.append(contentsOf: $0) }
         withUnsafeBytes(of: client.low.bigEndian) { address.append(contentsOf: $0) }
-        let key = Self.keyPrefix + AuditDigest.hex(SHA256.hash(data: address))
+        let key = Self.keyPrefix + HexDigits.lowercase(SHA256.hash(data: address))
         let command = RESPCommand(
             [
                 ByteBuffer(string: "EVAL"), ByteBuffer(string: Self.script), ByteBuffer(string: "1"), ByteBuffer(string: key),

@@ -178,14 +178,7 @@ struct RecordProcessor: Sendable {
 
     /// Lower-case hex SHA-256 of a string's UTF-8, the only form a NameID leaves the process in.
     static func sha256Hex(_ text: String) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var hex: [UInt8] = []
-        hex.reserveCapacity(64)
-        for byte in SHA256.hash(data: Array(text.utf8)) {
-            hex.append(digits[Int(byte >> 4)])
-            hex.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: hex, as: UTF8.self)
+        HexDigits.lowercase(SHA256.hash(data: Array(text.utf8)))
     }
 
     private static func isSpace(_ c: UInt8) -> Bool { c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D }

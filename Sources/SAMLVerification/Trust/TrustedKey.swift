@@ -1,6 +1,7 @@
 import CXMLSec
 import Crypto
 import Foundation
+import SAMLEncoding
 import X509
 
 /// One IdP public key, loaded once and shared read-only by every worker thread.
@@ -94,7 +95,7 @@ public final class TrustedKey: @unchecked Sendable, CustomStringConvertible {
         self.key = bare
         self.source = source
         let der = Self.derBytes(pem)
-        fingerprint = SHA256.hash(data: der).map { String(format: "%02x", $0) }.joined()
+        fingerprint = HexDigits.lowercase(SHA256.hash(data: der))
         shortFingerprint = String(fingerprint.prefix(8))
         notAfter = isCertificate ? ((try? Certificate(derEncoded: der))?.notValidAfter ?? Self.openSSLNotAfter(der)) : nil
         expiryUnreadable = isCertificate && notAfter == nil
