@@ -21,6 +21,22 @@ struct AuditTrailTests {
         return (directory.appendingPathComponent("audit.log").path, keyFile)
     }
 
+    /// A fresh audit file and key file, and the configuration that writes the trail to the one
+    /// under the other, then applies `more`.
+    static func audited(
+        _ more: @escaping (inout GatewayConfiguration) -> Void = { _ in }
+    ) throws -> (log: String, configure: (inout GatewayConfiguration) -> Void) {
+        let (log, keyFile) = try files()
+        return (
+            log,
+            {
+                $0.auditLog = log
+                $0.auditKeyFile = keyFile
+                more(&$0)
+            }
+        )
+    }
+
     /// The lines of the audit file once it has `count` (or two seconds have passed). The client
     /// can have its answer a moment before the gateway records the request: the line is queued
     /// then, and written on the audit log's queue.
@@ -56,11 +72,8 @@ struct AuditTrailTests {
 
     @Test("a forwarded exchange: the NameID's HMAC under the key, the assertion's digest, forwarded; never the NameID; the file is 0600")
     func forwardedWithKey() async throws {
-        let (log, keyFile) = try Self.files()
-        try await withHarness(configure: {
-            $0.auditLog = log
-            $0.auditKeyFile = keyFile
-        }) { h in
+        let (log, configure) = try Self.audited()
+        try await withHarness(configure: configure) { h in
             let xml = GatewayHarness.issue()
             let reply = try await h.exchangeV1(GatewayHarness.base64(xml))
             #expect(reply.status == 204, "\(reply.body)")
@@ -94,11 +107,8 @@ struct AuditTrailTests {
 
     @Test("a forged response: refused with key_not_trusted, no subject, no assertion; an unknown MVPD is unknown")
     func forgedRefused() async throws {
-        let (log, keyFile) = try Self.files()
-        try await withHarness(configure: {
-            $0.auditLog = log
-            $0.auditKeyFile = keyFile
-        }) { h in
+        let (log, configure) = try Self.audited()
+        try await withHarness(configure: configure) { h in
             let forged = try GatewayHarness.attackerIdP.issue(.init(mvpd: GatewayHarness.mvpd, user: "mallory@example.com"))
             let reply = try await h.exchangeV1(GatewayHarness.base64(forged))
             #expect(reply.status == 403 || reply.status == 401 || reply.status == 400, "\(reply.body)")
@@ -122,11 +132,8 @@ struct AuditTrailTests {
 
     @Test("a replayed response (in-process store): refused with replayed, nothing verified reported")
     func replayed() async throws {
-        let (log, keyFile) = try Self.files()
-        try await withHarness(configure: {
-            $0.auditLog = log
-            $0.auditKeyFile = keyFile
-        }) { h in
+        let (log, configure) = try Self.audited()
+        try await withHarness(configure: configure) { h in
             let saml = GatewayHarness.base64(GatewayHarness.issue())
             #expect(try await h.exchangeV1(saml).status == 204)
             let again = try await h.exchangeV1(saml)
@@ -142,13 +149,9 @@ struct AuditTrailTests {
 
     @Test("a replay found in a shared replay store: refused with replayed, with the first time's subject; assertion is the Redis key")
     func replayedShared() async throws {
-        let (log, keyFile) = try Self.files()
         try await RedisServerProcess.with { redis in
-            try await withHarness(configure: {
-                SharedReplayStoreTests.redisStore(redis.url)(&$0)
-                $0.auditLog = log
-                $0.auditKeyFile = keyFile
-            }) { h in
+            let (log, configure) = try Self.audited(SharedReplayStoreTests.redisStore(redis.url))
+            try await withHarness(configure: configure) { h in
                 let saml = GatewayHarness.base64(GatewayHarness.issue())
                 #expect(try await h.exchangeV1(saml).status == 204)
                 #expect(try await h.exchangeV1(saml, device: "other-device").status == 400)
@@ -167,12 +170,8 @@ struct AuditTrailTests {
 
     @Test("throttled exchanges and v2 exchanges are audited under their routes")
     func throttledAndV2() async throws {
-        let (log, keyFile) = try Self.files()
-        try await withHarness(configure: {
-            $0.auditLog = log
-            $0.auditKeyFile = keyFile
-            $0.throttleExchanges = ThrottleRate(rate: 0.001, burst: 0)
-        }) { h in
+        let (log, configure) = try Self.audited { $0.throttleExchanges = ThrottleRate(rate: 0.001, burst: 0) }
+        try await withHarness(configure: configure) { h in
             #expect(try await h.exchangeV2(GatewayHarness.base64(GatewayHarness.issue())).status == 201)
             #expect(try await h.exchangeV2(GatewayHarness.base64(GatewayHarness.issue())).status == 429)
             let lines = try await Self.lines(h, log, count: 2)

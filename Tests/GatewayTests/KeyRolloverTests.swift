@@ -13,13 +13,7 @@ struct KeyRolloverTests {
 
     @Test("a key rotated between two requests is trusted within one request; a forged response then fetches nothing more within metadata-min-refetch")
     func rotationWithinOneRequest() async throws {
-        let metadata = try await MetadataServer.start(document: RemoteMetadataTests.document([GatewayHarness.idpPair]))
-        let (store, cache) = try RemoteMetadataTests.store(url: metadata.url, refresh: "3600")
-        defer {
-            try? FileManager.default.removeItem(atPath: store)
-            try? FileManager.default.removeItem(atPath: cache)
-        }
-        do {
+        try await MetadataServer.withServedStore(refresh: "3600") { metadata, store, cache in
             try await withHarness(configure: {
                 $0.trustStore = store
                 $0.metadataCache = cache
@@ -45,22 +39,12 @@ struct KeyRolloverTests {
                 #expect(try await h.metric("samlgate_metadata_refetch_total{source=\"\(GatewayHarness.mvpd)\",result=\"suppressed\"}") == 2)
                 #expect(metadata.requests == 2, "the fetch at start-up and one out of turn, not \(metadata.requests)")
             }
-        } catch {
-            await metadata.stop()
-            throw error
         }
-        await metadata.stop()
     }
 
     @Test("a store reloaded while a response was on its way is used for a second verification, without a fetch")
     func newerStoreWithoutFetch() async throws {
-        let metadata = try await MetadataServer.start(document: RemoteMetadataTests.document([GatewayHarness.idpPair]))
-        let (store, cache) = try RemoteMetadataTests.store(url: metadata.url, refresh: "3600")
-        defer {
-            try? FileManager.default.removeItem(atPath: store)
-            try? FileManager.default.removeItem(atPath: cache)
-        }
-        do {
+        try await MetadataServer.withServedStore(refresh: "3600") { metadata, store, cache in
             try await withHarness(configure: {
                 $0.trustStore = store
                 $0.metadataCache = cache
@@ -86,11 +70,7 @@ struct KeyRolloverTests {
                 #expect(answer.status == 204, "\(answer.body)")
                 #expect(metadata.requests == 1, "no fetch out of turn, not \(metadata.requests)")
             }
-        } catch {
-            await metadata.stop()
-            throw error
         }
-        await metadata.stop()
     }
 
     @Test("a key not trusted for an MVPD whose keys are files fetches nothing: refused as before")

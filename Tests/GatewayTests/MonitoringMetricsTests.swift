@@ -42,14 +42,8 @@ struct MonitoringMetricsTests {
     func everyNamedMetricIsProduced() async throws {
         let named = try Self.namedMetrics()
         #expect(named.count >= 20, "\(named.sorted())")
-        let metadata = try await MetadataServer.start(document: RemoteMetadataTests.document([GatewayHarness.idpPair]))
-        let (store, cache) = try RemoteMetadataTests.store(url: metadata.url)
-        defer {
-            try? FileManager.default.removeItem(atPath: store)
-            try? FileManager.default.removeItem(atPath: cache)
-        }
         var exposition = ""
-        do {
+        try await MetadataServer.withServedStore { metadata, store, cache in
             try await RedisServerProcess.with { redis in
                 try await withHarness(configure: {
                     $0.trustStore = store
@@ -90,11 +84,7 @@ struct MonitoringMetricsTests {
                     exposition = try #require(try await held[0].readAnswer()).body
                 }
             }
-        } catch {
-            await metadata.stop()
-            throw error
         }
-        await metadata.stop()
         let exposed = Self.exposed(exposition)
         for name in named.sorted() {
             #expect(exposed.contains(name), "\(name) is named in deploy/monitoring but not produced")

@@ -6,7 +6,7 @@ import SAMLVerification
 enum AuditDigest {
     /// The `assertion` of an audit line: the hex SHA-256 of the assertion's replay key (its signed
     /// issuer and ID), the same digest the shared replay store keys Redis with
-    /// (``SharedReplayStore/key(for:)``), so a line and a replay record can be matched.
+    /// (``SharedReplayStore/key(for:digest:)``), so a line and a replay record can be matched.
     static func assertion(_ claim: ReplayClaim) -> String {
         HexDigits.lowercase(SHA256.hash(data: Array(claim.key.utf8)))
     }

@@ -26,14 +26,23 @@ extension GatewayConfiguration {
             default: throw bad("true or false")
             }
         }
+        /// The value itself, refused when empty.
+        func nonEmpty(_ expected: String) throws(ConfigurationError) -> String {
+            guard !value.isEmpty else { throw bad(expected) }
+            return value
+        }
+        /// A number within `range`, else `expected` is what the message asks for.
+        func number(in range: ClosedRange<Double>, _ expected: String) throws(ConfigurationError) -> Double {
+            guard let number = Double(value), range.contains(number) else { throw bad(expected) }
+            return number
+        }
         func seconds() throws(ConfigurationError) -> Double {
             guard let number = Double(value), number > 0, number.isFinite else { throw bad("a positive number of seconds") }
             return number
         }
         switch setting {
         case .host:
-            guard !value.isEmpty else { throw bad("a host name or address") }
-            host = value
+            host = try nonEmpty("a host name or address")
         case .port: port = try integer(0...65535)
         case .upstream:
             for item in value.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !item.isEmpty {
@@ -46,11 +55,9 @@ extension GatewayConfiguration {
             }
         case .trustStore: trustStore = value
         case .audience:
-            guard !value.isEmpty else { throw bad("a URI") }
-            audience = value
+            audience = try nonEmpty("a URI")
         case .skew:
-            guard let number = Double(value), number >= 0, number <= 3600 else { throw bad("seconds in 0...3600") }
-            skew = number
+            skew = try number(in: 0...3600, "seconds in 0...3600")
         case .allowSHA1:
             allowSHA1 = try boolean()
         case .allowUnderscoreHeaders:
@@ -85,11 +92,9 @@ extension GatewayConfiguration {
         case .replayStoreTimeout: replayStoreTimeout = try seconds()
         case .replayStoreConnections: replayStoreConnections = try integer(1...64)
         case .replayStoreCA:
-            guard !value.isEmpty else { throw bad("a PEM file of certificate authorities") }
-            replayStoreCA = value
+            replayStoreCA = try nonEmpty("a PEM file of certificate authorities")
         case .replayStorePasswordFile:
-            guard !value.isEmpty else { throw bad("a file holding the Redis password") }
-            replayStorePasswordFile = value
+            replayStorePasswordFile = try nonEmpty("a file holding the Redis password")
         case .trustStorePoll:
             // A floor of a second: each check reads and hashes every file of the store (an
             // aggregate can be tens of MiB), and Kubernetes publishes a change within a minute.
@@ -98,17 +103,14 @@ extension GatewayConfiguration {
             }
             trustStorePoll = number
         case .metadataCache:
-            guard !value.isEmpty else { throw bad("a writable directory") }
-            metadataCache = value
+            metadataCache = try nonEmpty("a writable directory")
         case .metadataRefresh:
-            guard let number = Double(value), number >= 1, number <= 7 * 86_400 else { throw bad("seconds in 1...604800") }
-            metadataRefresh = number
+            metadataRefresh = try number(in: 1...(7 * 86_400), "seconds in 1...604800")
         case .metadataTimeout:
             guard let number = Double(value), number > 0, number <= 600 else { throw bad("seconds in (0, 600]") }
             metadataTimeout = number
         case .metadataMinRefetch:
-            guard let number = Double(value), number >= 1, number <= 86_400 else { throw bad("seconds in 1...86400") }
-            metadataMinRefetch = number
+            metadataMinRefetch = try number(in: 1...86_400, "seconds in 1...86400")
         case .logLevel:
             guard let level = Logger.Level(rawValue: value.lowercased()) else {
                 throw bad("one of " + Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))
@@ -160,19 +162,16 @@ extension GatewayConfiguration {
                 tracingEndpoint = value
             }
         case .tracingSampleRatio:
-            guard let number = Double(value), number >= 0, number <= 1 else { throw bad("a ratio in 0...1") }
-            tracingSampleRatio = number
+            tracingSampleRatio = try number(in: 0...1, "a ratio in 0...1")
         case .tracingServiceName:
             guard !value.isEmpty, value.utf8.count <= 255, value.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
                 throw bad("a name of printable ASCII without spaces, at most 255 bytes")
             }
             tracingServiceName = value
         case .auditLog:
-            guard !value.isEmpty else { throw bad("a file to append the audit trail to, or - for standard output") }
-            auditLog = value
+            auditLog = try nonEmpty("a file to append the audit trail to, or - for standard output")
         case .auditKeyFile:
-            guard !value.isEmpty else { throw bad("a file holding the audit key") }
-            auditKeyFile = value
+            auditKeyFile = try nonEmpty("a file holding the audit key")
         case .trustedProxies:
             // One value is the whole list (comma-separated): a higher layer replaces it.
             do {

@@ -174,7 +174,7 @@ final class ExchangeFlow {
     /// The shared replay store, asked from this loop: forwarded only once recorded.
     private func record(_ claim: ReplayClaim, in shared: SharedReplayStore, then prepared: PreparedExchange) {
         let asked = DispatchTime.now().uptimeNanoseconds
-        shared.admit(claim, on: connection.eventLoop).assumeIsolated().whenSuccess { refusal in
+        shared.admit(claim, digest: prepared.assertionHash, on: connection.eventLoop).assumeIsolated().whenSuccess { refusal in
             guard let request = self.connection.answering(self) else { return }
             if let span = request.recordingSpan {
                 span.stage(

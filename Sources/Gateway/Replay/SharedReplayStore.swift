@@ -61,10 +61,12 @@ package final class SharedReplayStore: Sendable {
     /// store cannot answer and the policy is `closed`). Anything but `+OK` or a null reply —
     /// an error reply, a timeout, a closed connection — is the store not answering. Call on
     /// `eventLoop`; never fails.
-    func admit(_ claim: ReplayClaim, on eventLoop: any EventLoop) -> EventLoopFuture<GatewayError?> {
+    /// - Parameter digest: ``AuditDigest/assertion(_:)`` of `claim` when the worker made it
+    ///   already (for the audit trail): not hashed a second time on the event loop.
+    func admit(_ claim: ReplayClaim, digest: String? = nil, on eventLoop: any EventLoop) -> EventLoopFuture<GatewayError?> {
         let started = DispatchTime.now().uptimeNanoseconds
         let command = RESPCommand.setIfAbsent(
-            key: Self.key(for: claim), value: ByteBuffer(string: "1"),
+            key: Self.key(for: claim, digest: digest), value: ByteBuffer(string: "1"),
             expiresInMilliseconds: Self.lifetimeMilliseconds(until: claim.expiresAt, now: Date()))
         return client.send(command, on: eventLoop).map { reply -> GatewayError? in
             switch reply {
@@ -206,10 +208,10 @@ package final class SharedReplayStore: Sendable {
         }
     }
 
-    /// `samlgate:replay:` and the hex SHA-256 of the claim's key.
-    static func key(for claim: ReplayClaim) -> ByteBuffer {
+    /// `samlgate:replay:` and the hex SHA-256 of the claim's key (`digest`, when already made).
+    static func key(for claim: ReplayClaim, digest: String? = nil) -> ByteBuffer {
         // The audit trail's `assertion` is the same digest: a line and a record can be matched.
-        ByteBuffer(string: keyPrefix + AuditDigest.assertion(claim))
+        ByteBuffer(string: keyPrefix + (digest ?? AuditDigest.assertion(claim)))
     }
 
     /// Milliseconds from `now` until `expiry` on the gateway's clock, rounded up (the record
