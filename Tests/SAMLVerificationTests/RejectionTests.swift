@@ -41,8 +41,9 @@ import Testing
         let xml = Fixtures.issue(.assertion)
         let digest = xml.element("<ds:DigestValue>", "</ds:DigestValue>")
         let altered = digest.replacingFirst("<ds:DigestValue>", with: "<ds:DigestValue>AAAA")
-        // The digest no longer matches the content.
-        #expect(Fixtures.code(xml.replacingFirst(digest, with: altered)) == .signatureInvalid)
+        // SignedInfo changed: the signature over it no longer verifies (checked before any
+        // digest, so this is no trusted key's, not a digest mismatch).
+        #expect(Fixtures.code(xml.replacingFirst(digest, with: altered)) == .keyNotTrusted)
         // A different signature value, or a SignedInfo changed in a way the digests do not
         // see: no trusted key verifies it any more.
         let value = xml.element("<ds:SignatureValue>", "</ds:SignatureValue>")

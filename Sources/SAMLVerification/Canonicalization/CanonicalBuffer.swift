@@ -4,6 +4,11 @@ import CXMLSec
 /// every canonicalization (a reference's content, then a `SignedInfo`), so the hot path
 /// allocates nothing once it has grown to the largest document seen.
 ///
+/// While a digest is attached (``beginDigest(_:)``) the buffer is only a window: whenever the
+/// next write would not fit, what it holds goes to the digest and it starts over. A reference
+/// is then hashed as it is written, in pieces of the buffer's size, and never held whole — the
+/// thread's memory does not grow with the document.
+///
 /// The escaping helpers are the three of Canonical XML (and libxml2's `xmlC11NNormalize…`):
 /// text escapes `& < > CR`; attribute values escape `& < " TAB LF CR`; comments and
 /// processing instructions escape only `CR`.
@@ -15,6 +20,10 @@ final class CanonicalBuffer {
     private(set) var base: UnsafeMutablePointer<UInt8>
     private(set) var count = 0
     private var capacity: Int
+    /// The digest the bytes go to, or `nil` (the bytes stay here: a `SignedInfo`).
+    private var digest: OpaquePointer?
+    /// A digest update failed: the digest is not to be trusted.
+    private var digestFailed = false
 
     init(capacity: Int = 16 * 1024) {
         self.capacity = capacity
@@ -39,11 +48,44 @@ final class CanonicalBuffer {
         UnsafeBufferPointer(start: base, count: count)
     }
 
+    /// Empties the buffer and sends everything written from now on to `digest` (a
+    /// `cxmlsec_digest_ctx` its owner has begun), until ``finishDigest()``.
+    func beginDigest(_ digest: OpaquePointer) {
+        reset()
+        self.digest = digest
+        digestFailed = false
+    }
+
+    /// Sends what is left to the digest and detaches it; `false` when an update failed.
+    func finishDigest() -> Bool {
+        flush()
+        digest = nil
+        return !digestFailed
+    }
+
     @inline(__always)
     private func reserve(_ extra: Int) {
         if count + extra > capacity {
-            grow(to: count + extra)
+            makeRoom(for: extra)
         }
+    }
+
+    /// Hands the bytes to the digest when one is attached, else (or when `extra` alone does not
+    /// fit) grows the buffer.
+    private func makeRoom(for extra: Int) {
+        if digest != nil {
+            flush()
+            if extra <= capacity { return }
+        }
+        grow(to: count + extra)
+    }
+
+    private func flush() {
+        guard let digest, count > 0 else { return }
+        if cxmlsec_digest_update(digest, base, count) != 0 {
+            digestFailed = true
+        }
+        count = 0
     }
 
     private func grow(to needed: Int) {

@@ -24,7 +24,7 @@ enum SignatureKeySelection: Equatable {
     case undecided
 
     /// A `SignatureValue` text longer than this is no signature (RSA-16384 is 2,731 characters).
-    private static let maximumSignatureText = 8192
+    static let maximumSignatureText = 8192
 
     /// - Precondition: ``SignedInfoPrecheck`` passed on `signature`.
     static func select(signature: XMLTree.Node, keys: [TrustedKey], context: VerificationThreadContext) -> Self {
@@ -36,7 +36,7 @@ enum SignatureKeySelection: Equatable {
         else { return .undecided }
         defer { cxmlsec_xml_free(algorithm) }
         guard let valueNode = XMLTree.childElements(signature).first(where: { XMLTree.isElement($0, "SignatureValue", ns: ds) }),
-            let value = signatureValue(valueNode)
+            let value = Base64Text.decode(valueNode, maximum: maximumSignatureText)
         else { return .none }
         guard let algorithmURI = xmlGetNoNsProp(method, "Algorithm") else { return .undecided }
         let c14n = CanonicalizationMethod(uri: algorithmURI)
@@ -46,12 +46,12 @@ enum SignatureKeySelection: Equatable {
         // (the precheck bounded it); another child makes xmlsec fail before any digest. xmlsec's
         // inclusive classes read no child.
         var prefixes: [String]?
-        if c14n.isExclusive, let inclusive = XMLTree.firstChildElement(method) {
-            guard XMLTree.isElement(inclusive, "InclusiveNamespaces", ns: "http://www.w3.org/2001/10/xml-exc-c14n#"),
-                let list = xmlGetProp(inclusive, "PrefixList")
-            else { return .undecided }
-            defer { cxmlsec_xml_free(list) }
-            prefixes = String(cString: list).split(whereSeparator: { $0.isASCII && XMLTree.isXMLSpace($0.asciiValue!) }).map(String.init)
+        if c14n.isExclusive {
+            switch InclusivePrefixList.read(method) {
+            case .none: break
+            case .prefixes(let list): prefixes = list
+            case .unreadable: return .undecided
+            }
         }
 
         func matching(_ canonical: UnsafeBufferPointer<UInt8>) -> Self {
@@ -81,15 +81,5 @@ enum SignatureKeySelection: Equatable {
             else { return .undecided }
             return bytes.withUnsafeBufferPointer(matching)
         }
-    }
-
-    /// The base64 content of `SignatureValue`, decoded as xmlsec decodes it (whitespace skipped).
-    private static func signatureValue(_ node: XMLTree.Node) -> [UInt8]? {
-        guard let text = xmlNodeGetContent(node) else { return nil }
-        defer { cxmlsec_xml_free(text) }
-        guard Int(xmlStrlen(text)) <= maximumSignatureText else { return nil }
-        var written: UInt32 = 0
-        guard xmlSecBase64DecodeInPlace(text, &written) == 0, written > 0 else { return nil }
-        return Array(UnsafeBufferPointer(start: text, count: Int(written)))
     }
 }

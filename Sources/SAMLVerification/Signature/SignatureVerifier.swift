@@ -40,6 +40,18 @@ enum SignatureVerifier {
         guard !keys.isEmpty else {
             throw VerificationError(.keyNotTrusted, "no trusted key configured")
         }
+        var order = Array(keys.indices)
+        if let preferredKey, let at = order.firstIndex(of: preferredKey) {
+            order.swapAt(0, at)
+        }
+        // The shape every SAML identity provider signs is checked without xmlsec's chain; its
+        // verdict is final. Any other shape, or one the native checks cannot judge, goes on.
+        if algorithms.nativeCanonicalization, target == .element,
+            let index = try NativeSignature.verify(
+                signature: signature, owner: owner, ownerID: ownerID, document: document, keys: keys, candidates: order, context: context)
+        {
+            return index
+        }
         // The key is chosen on SignedInfo alone, before any digest: xmlsec then makes one pass
         // with that key. When no key signed SignedInfo, the verdict is final for a large
         // document; below that size every key gets its pass as before. With one key and a small

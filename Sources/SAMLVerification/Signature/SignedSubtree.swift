@@ -22,6 +22,14 @@ struct SignedSubtree {
     /// Rings longer than this are not a SAML shape.
     private static let maxMembers = 8
 
+    /// A same-document reference's node set, as ``NativeSignature`` knows it without xmlsec:
+    /// `apex`'s subtree without `excluded`'s (its enveloped signature), comments dropped.
+    init(apex: XMLTree.Node, excluded: XMLTree.Node) {
+        self.apex = apex
+        self.excluded = excluded
+        keepsComments = false
+    }
+
     init?(_ nodes: UnsafeMutablePointer<xmlSecNodeSet>) {
         var apex: XMLTree.Node?
         var excluded: XMLTree.Node?

@@ -23,6 +23,9 @@ final class VerificationThreadContext {
     /// The native canonicalizer's state and output (see ``CanonicalizationTransform``).
     private var canonicalizer = ExclusiveCanonicalizer()
     private let canonical = CanonicalBuffer()
+    /// The digest a reference's canonical bytes are hashed into as they are written
+    /// (``digest(_:algorithm:inclusivePrefixes:into:)``).
+    private let digestContext: OpaquePointer
     /// Set by ``SignatureVerifier`` while it verifies with native canonicalization; the C14N
     /// hook declines (libxml2 canonicalizes) whenever it is off.
     var nativeCanonicalization = false
@@ -31,14 +34,16 @@ final class VerificationThreadContext {
     var nativeCanonicalizations = 0
     var canonicalizationRetries = 0
 
-    private init(parser: UnsafeMutablePointer<xmlParserCtxt>, dsig: UnsafeMutablePointer<xmlSecDSigCtx>) {
+    private init(parser: UnsafeMutablePointer<xmlParserCtxt>, dsig: UnsafeMutablePointer<xmlSecDSigCtx>, digestContext: OpaquePointer) {
         self.parser = parser
         self.dsig = dsig
+        self.digestContext = digestContext
     }
 
     deinit {
         xmlFreeParserCtxt(parser)
         cxmlsec_xml_free(dsig)
+        cxmlsec_digest_ctx_free(digestContext)
     }
 
     /// This thread's context if it has one (never creates it).
@@ -61,7 +66,12 @@ final class VerificationThreadContext {
             xmlFreeParserCtxt(parser)
             throw VerificationError(.internalError, "cannot allocate an xmlsec signature context")
         }
-        let context = VerificationThreadContext(parser: parser, dsig: dsig)
+        guard let digestContext = cxmlsec_digest_ctx_new() else {
+            xmlFreeParserCtxt(parser)
+            cxmlsec_xml_free(dsig)
+            throw VerificationError(.internalError, "cannot allocate a digest context")
+        }
+        let context = VerificationThreadContext(parser: parser, dsig: dsig, digestContext: digestContext)
         pthread_setspecific(threadContextKey, Unmanaged.passRetained(context).toOpaque())
         return context
     }
@@ -77,6 +87,24 @@ final class VerificationThreadContext {
             apex: subtree.apex, excluding: subtree.excluded, withComments: withComments, inclusivePrefixes: inclusivePrefixes)
         if bytes != nil { nativeCanonicalizations += 1 }
         return bytes
+    }
+
+    /// The `algorithm` digest of `subtree`'s exclusive canonical form (comments never kept: a
+    /// same-document reference drops them), computed while the canonicalizer writes it, into
+    /// `out` (64 bytes at least). Returns the digest's length, or `nil` when the canonicalizer
+    /// declines the document or the digest fails. Counted in ``nativeCanonicalizations``.
+    func digest(
+        _ subtree: SignedSubtree, algorithm: cxmlsec_digest, inclusivePrefixes: UnsafeMutablePointer<UnsafeMutablePointer<xmlChar>?>?,
+        into out: UnsafeMutablePointer<UInt8>
+    ) -> Int? {
+        guard cxmlsec_digest_begin(digestContext, algorithm) == 0 else { return nil }
+        canonical.beginDigest(digestContext)
+        let written = canonicalizer.canonicalize(
+            apex: subtree.apex, excluding: subtree.excluded, withComments: false, inclusivePrefixes: inclusivePrefixes, into: canonical)
+        guard canonical.finishDigest(), written else { return nil }
+        nativeCanonicalizations += 1
+        let length = cxmlsec_digest_finish(digestContext, out)
+        return length > 0 ? Int(length) : nil
     }
 
     /// Canonicalizes `element`'s whole subtree natively (the `SignedInfo` shape), for

@@ -17,6 +17,10 @@ import X509
 /// when no verification can hold it any more.
 public final class TrustedKey: @unchecked Sendable, CustomStringConvertible {
     let key: xmlSecKeyPtr
+    /// The same key as OpenSSL's `EVP_PKEY`, referenced once here, for the signature checks made
+    /// without xmlsec (``NativeSignature``); `nil` if OpenSSL has none (xmlsec then checks).
+    /// Only read after init (OpenSSL allows concurrent verifications with one key).
+    let publicKey: OpaquePointer?
     /// Where the key came from (file name or config label), for diagnostics only.
     public let source: String
     /// `"RSA"`, `"EC"` or the xmlsec key data name.
@@ -93,6 +97,7 @@ public final class TrustedKey: @unchecked Sendable, CustomStringConvertible {
             algorithm = "unknown"
         }
         self.key = bare
+        publicKey = cxmlsec_public_key(bare)
         self.source = source
         let der = Self.derBytes(pem)
         fingerprint = HexDigits.lowercase(SHA256.hash(data: der))
@@ -120,6 +125,7 @@ public final class TrustedKey: @unchecked Sendable, CustomStringConvertible {
     }
 
     deinit {
+        cxmlsec_public_key_free(publicKey)
         xmlSecKeyDestroy(key)
     }
 

@@ -165,6 +165,41 @@ int cxmlsec_key_strength(xmlSecKeyDataPtr data, int *bits, char *group, size_t g
 /// unusual curves, short RSA keys) that higher-level Swift parsers refuse.
 int cxmlsec_certificate_not_after(const unsigned char *der, size_t length, long long *notAfter);
 
+// MARK: native signature checks (signature.c)
+
+/// The digest and signature algorithms samlgate checks without xmlsec's transform chain.
+typedef enum {
+    CXMLSEC_DIGEST_SHA1 = 1,
+    CXMLSEC_DIGEST_SHA256 = 2,
+    CXMLSEC_DIGEST_SHA384 = 3,
+    CXMLSEC_DIGEST_SHA512 = 4,
+} cxmlsec_digest;
+
+/// The OpenSSL public key inside a loaded xmlsec key, with a reference of its own (free it with
+/// cxmlsec_public_key_free), or NULL. Taken once when the trust store loads the key: the
+/// per-signature check then neither copies nor exports it.
+struct evp_pkey_st *cxmlsec_public_key(xmlSecKeyPtr key);
+void cxmlsec_public_key_free(struct evp_pkey_st *key);
+
+/// Whether `signature` (the decoded SignatureValue) signs `data` (the canonical SignedInfo)
+/// under `key` with RSA PKCS#1 v1.5 (`ecdsa` 0) or ECDSA (`ecdsa` 1) over `digest`: 1 yes, 0 no
+/// (a key of the other family included), -1 not decided here — an RSA-PSS key, or an ECDSA value
+/// that is not exactly twice the curve's order length (xmlsec accepts some such values; its own
+/// transform then decides). An ECDSA value is XML Signature's r || s, converted to DER here.
+int cxmlsec_signature_verify(struct evp_pkey_st *key, int ecdsa, cxmlsec_digest digest, const unsigned char *data, size_t dataSize,
+                             const unsigned char *signature, size_t signatureSize);
+
+/// A digest computed in pieces (a reference's canonical bytes, as they are written). One per
+/// thread, reused: cxmlsec_digest_begin resets it for each reference.
+typedef struct evp_md_ctx_st cxmlsec_digest_ctx;
+cxmlsec_digest_ctx *cxmlsec_digest_ctx_new(void);
+void cxmlsec_digest_ctx_free(cxmlsec_digest_ctx *ctx);
+/// 0 on success, -1 on failure (unknown algorithm).
+int cxmlsec_digest_begin(cxmlsec_digest_ctx *ctx, cxmlsec_digest digest);
+int cxmlsec_digest_update(cxmlsec_digest_ctx *ctx, const unsigned char *data, size_t size);
+/// Writes the digest to `out` (64 bytes at least) and returns its length, or -1.
+int cxmlsec_digest_finish(cxmlsec_digest_ctx *ctx, unsigned char *out);
+
 // MARK: test-only layout probes (LayoutTests; samlgate itself never calls them)
 
 /// sizeof(xmlSecDSigCtx) as the C compiler sees it, for the Swift layout test.
