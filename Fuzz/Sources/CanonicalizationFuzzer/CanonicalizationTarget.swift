@@ -8,7 +8,9 @@ import FuzzSupport
 /// canonicalizer either declines (libxml2 is then used) or produces output byte-identical to
 /// libxml2's exclusive C14N — with and without comments, with and without an
 /// `InclusiveNamespaces` prefix list — and it never succeeds where libxml2 fails. xmlsec's node
-/// set for the shape must be recognised as that shape. Anything else aborts.
+/// set for the shape must be recognised as that shape. Where the bytes agree, hashing them while
+/// they are written (the verifier's digest path, through a window small enough that every kind
+/// of write is split) must give libxml2's bytes' SHA-256. Anything else aborts.
 ///
 /// Input: a 4-byte header choosing the shape, then the document.
 ///   byte 0: the apex (element number, document order, modulo the element count)
@@ -63,6 +65,8 @@ enum CanonicalizationTarget {
                 FuzzFailure.violated("native C14N succeeded where libxml2 failed (comments \(shape.withComments))")
             case .shapeNotRecognised:
                 FuzzFailure.violated("xmlsec's node set not recognised as the shape it was built from")
+            case .digestDiffers:
+                FuzzFailure.violated("the same bytes hashed while written give another SHA-256 (comments \(shape.withComments))")
             }
         }
         return 0

@@ -12,6 +12,8 @@
 #include <openssl/ec.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
+#include <openssl/rsa.h>
+#include <stdlib.h>
 #include <xmlsec/openssl/evp.h>
 
 static EVP_MD *cxmlsec_digests[5];
@@ -88,6 +90,72 @@ static int cxmlsec_ecdsa_der(EVP_PKEY *key, const unsigned char *signature, size
     return length;
 }
 
+/* Each thread keeps the verify contexts of the last few keys it used: creating one (a provider
+ * lookup, the key's parameters read into the operation) costs as much again as the RSA check
+ * itself. An entry holds a reference on its key, so a key address found here is that key, never
+ * a later key allocated at a freed one's address. Freed with the thread (pthread key). */
+#define CXMLSEC_VERIFY_CONTEXTS 8
+
+typedef struct {
+    EVP_PKEY_CTX *ctx[CXMLSEC_VERIFY_CONTEXTS];
+    cxmlsec_digest digest[CXMLSEC_VERIFY_CONTEXTS];
+    unsigned next;
+} cxmlsec_verify_cache;
+
+static pthread_key_t cxmlsec_verify_cache_key;
+static pthread_once_t cxmlsec_verify_cache_once = PTHREAD_ONCE_INIT;
+
+static void cxmlsec_verify_cache_free(void *raw) {
+    cxmlsec_verify_cache *cache = raw;
+    for (unsigned i = 0; i < CXMLSEC_VERIFY_CONTEXTS; i++) {
+        EVP_PKEY_CTX_free(cache->ctx[i]);
+    }
+    free(cache);
+}
+
+static void cxmlsec_verify_cache_make_key(void) {
+    (void)pthread_key_create(&cxmlsec_verify_cache_key, cxmlsec_verify_cache_free);
+}
+
+/* This thread's verify context for `key` with `digest` set, created on first use; NULL on failure. */
+static EVP_PKEY_CTX *cxmlsec_verify_context(EVP_PKEY *key, int rsa, cxmlsec_digest digest) {
+    pthread_once(&cxmlsec_verify_cache_once, cxmlsec_verify_cache_make_key);
+    cxmlsec_verify_cache *cache = pthread_getspecific(cxmlsec_verify_cache_key);
+    if (cache == NULL) {
+        cache = calloc(1, sizeof(*cache));
+        if (cache == NULL || pthread_setspecific(cxmlsec_verify_cache_key, cache) != 0) {
+            free(cache);
+            return NULL;
+        }
+    }
+    unsigned slot = CXMLSEC_VERIFY_CONTEXTS;
+    for (unsigned i = 0; i < CXMLSEC_VERIFY_CONTEXTS; i++) {
+        if (cache->ctx[i] != NULL && EVP_PKEY_CTX_get0_pkey(cache->ctx[i]) == key) {
+            slot = i;
+            break;
+        }
+    }
+    if (slot == CXMLSEC_VERIFY_CONTEXTS) {
+        EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new(key, NULL);
+        if (ctx == NULL || EVP_PKEY_verify_init(ctx) != 1 || (rsa && EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_PKCS1_PADDING) != 1)) {
+            EVP_PKEY_CTX_free(ctx);
+            return NULL;
+        }
+        slot = cache->next;
+        cache->next = (cache->next + 1) % CXMLSEC_VERIFY_CONTEXTS;
+        EVP_PKEY_CTX_free(cache->ctx[slot]);
+        cache->ctx[slot] = ctx;
+        cache->digest[slot] = 0;
+    }
+    if (cache->digest[slot] != digest) {
+        if (EVP_PKEY_CTX_set_signature_md(cache->ctx[slot], cxmlsec_md(digest)) != 1) {
+            return NULL;
+        }
+        cache->digest[slot] = digest;
+    }
+    return cache->ctx[slot];
+}
+
 int cxmlsec_signature_verify(EVP_PKEY *key, int ecdsa, cxmlsec_digest digest, const unsigned char *data, size_t dataSize,
                              const unsigned char *signature, size_t signatureSize) {
     const EVP_MD *md = cxmlsec_md(digest);
@@ -112,16 +180,14 @@ int cxmlsec_signature_verify(EVP_PKEY *key, int ecdsa, cxmlsec_digest digest, co
         value = der;
         valueSize = (size_t)length;
     }
-    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-    if (ctx == NULL) {
-        return -1;
-    }
+    unsigned char hash[EVP_MAX_MD_SIZE];
+    unsigned int hashSize = 0;
+    EVP_PKEY_CTX *ctx = cxmlsec_verify_context(key, !ecdsa, digest);
     int result = -1;
-    if (EVP_DigestVerifyInit(ctx, NULL, md, NULL, key) == 1) {
+    if (ctx != NULL && EVP_Digest(data, dataSize, hash, &hashSize, md, NULL) == 1) {
         /* 1: verified; 0 or a negative value: a signature that does not verify, of any shape. */
-        result = EVP_DigestVerify(ctx, value, valueSize, data, dataSize) == 1 ? 1 : 0;
+        result = EVP_PKEY_verify(ctx, value, valueSize, hash, hashSize) == 1 ? 1 : 0;
     }
-    EVP_MD_CTX_free(ctx);
     ERR_clear_error();
     return result;
 }

@@ -21,7 +21,7 @@ final class CanonicalBuffer {
     private(set) var count = 0
     private var capacity: Int
     /// The digest the bytes go to, or `nil` (the bytes stay here: a `SignedInfo`).
-    private var digest: OpaquePointer?
+    private var digest: DigestContext?
     /// A digest update failed: the digest is not to be trusted.
     private var digestFailed = false
 
@@ -48,9 +48,9 @@ final class CanonicalBuffer {
         UnsafeBufferPointer(start: base, count: count)
     }
 
-    /// Empties the buffer and sends everything written from now on to `digest` (a
-    /// `cxmlsec_digest_ctx` its owner has begun), until ``finishDigest()``.
-    func beginDigest(_ digest: OpaquePointer) {
+    /// Empties the buffer and sends everything written from now on to `digest` (begun by its
+    /// owner), until ``finishDigest()``.
+    func beginDigest(_ digest: DigestContext) {
         reset()
         self.digest = digest
         digestFailed = false
@@ -82,7 +82,7 @@ final class CanonicalBuffer {
 
     private func flush() {
         guard let digest, count > 0 else { return }
-        if cxmlsec_digest_update(digest, base, count) != 0 {
+        if !digest.update(UnsafeBufferPointer(start: base, count: count)) {
             digestFailed = true
         }
         count = 0

@@ -44,14 +44,23 @@ import CXMLSec
         case differs(native: Int, libxml2: Int)
         /// xmlsec's node set was not recognised by ``SignedSubtree`` as the shape it was built from.
         case shapeNotRecognised
+        /// The same bytes, but hashed while they were written (the verifier's way: the buffer a
+        /// small window flushed to the digest) they give another SHA-256 than libxml2's output.
+        case digestDiffers
     }
 
     private var canonicalizer = ExclusiveCanonicalizer()
     private let native = CanonicalBuffer(capacity: 1024)
+    /// A window far smaller than the verifier's, so that every shape of flush is exercised: in
+    /// the middle of a name, an escape, or before a write longer than the window.
+    private let streamed = CanonicalBuffer(capacity: 61)
+    private let digest: DigestContext
     private let parseOptions = SecureXMLParser.options
 
     public init() {
         _ = cxmlsec_init()
+        guard let digest = DigestContext() else { fatalError("OpenSSL cannot allocate a digest context") }
+        self.digest = digest
     }
 
     /// The namespace prefixes declared anywhere in `document` (at most `limit`), so callers can
@@ -111,8 +120,29 @@ import CXMLSec
         case .failed: return .libxml2Failed
         case .canonical(let reference):
             guard native.bytes.elementsEqual(reference) else { return .differs(native: native.count, libxml2: reference.count) }
+            guard
+                let streamedDigest = streamedSHA256(apex: apex, excluded: excluded, withComments: withComments, prefixes: prefixes),
+                streamedDigest == sha256(reference)
+            else { return .digestDiffers }
             return .identical(count: reference.count)
         }
+    }
+
+    /// The SHA-256 of the native canonical form, hashed while it is written.
+    private mutating func streamedSHA256(
+        apex: XMLTree.Node, excluded: XMLTree.Node?, withComments: Bool, prefixes: UnsafeMutablePointer<UnsafeMutablePointer<xmlChar>?>?
+    ) -> [UInt8]? {
+        guard digest.begin(CXMLSEC_DIGEST_SHA256) else { return nil }
+        streamed.beginDigest(digest)
+        let written = canonicalizer.canonicalize(
+            apex: apex, excluding: excluded, withComments: withComments, inclusivePrefixes: prefixes, into: streamed)
+        guard streamed.finishDigest(), written else { return nil }
+        return digest.finish()
+    }
+
+    private func sha256(_ bytes: [UInt8]) -> [UInt8]? {
+        guard digest.begin(CXMLSEC_DIGEST_SHA256), bytes.withUnsafeBufferPointer({ digest.update($0) }) else { return nil }
+        return digest.finish()
     }
 
     /// Every element of `doc`, in document order.

@@ -50,15 +50,30 @@ enum PrologScanner {
     /// forwarded with its declaration: a backend that honours `encoding="UTF-7"` would decode
     /// other markup than the gateway verified (text hidden in comments turns into elements). So
     /// a declared encoding other than UTF-8 is refused.
+    ///
+    /// Read on the bytes (no `String`, no Foundation): the first `encoding`, then blanks and `=`,
+    /// a quote, and the value up to the same quote, compared with `utf-8` ignoring ASCII case.
     private static func checkDeclaredEncoding(_ declaration: UnsafeRawBufferPointer) throws(VerificationError) {
-        let text = String(decoding: declaration, as: UTF8.self)
-        guard let key = text.range(of: "encoding") else { return }
-        let rest = text[key.upperBound...].drop { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" || $0 == "=" }
-        guard let quote = rest.first, quote == "\"" || quote == "'" else {
+        guard var i = find(declaration, from: 0, "encoding") else { return }
+        let n = declaration.count
+        while i < n && (isBlank(declaration[i]) || declaration[i] == UInt8(ascii: "=")) { i += 1 }
+        guard i < n, declaration[i] == UInt8(ascii: "\"") || declaration[i] == UInt8(ascii: "'") else {
             throw VerificationError(.malformedXML, "the XML declaration's encoding is unreadable")
         }
-        let value = rest.dropFirst().prefix { $0 != quote }
-        guard value.lowercased() == "utf-8" else {
+        let quote = declaration[i]
+        let start = i + 1
+        var end = start
+        while end < n && declaration[end] != quote { end += 1 }
+        let expected: StaticString = "utf-8"
+        var matches = end - start == expected.utf8CodeUnitCount
+        var j = 0
+        while matches && j < expected.utf8CodeUnitCount {
+            let byte = declaration[start + j]
+            let lower = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
+            matches = lower == expected.utf8Start[j]
+            j += 1
+        }
+        guard matches else {
             throw VerificationError(.malformedXML, "only UTF-8 documents are accepted (the XML declaration names another encoding)")
         }
     }

@@ -96,7 +96,7 @@ enum NativeSignature {
 
     /// Which candidate key's signature `signature` is over `canonical`.
     private static func signer(
-        of canonical: UnsafeBufferPointer<UInt8>, signature: [UInt8], method: SignatureAlgorithm, keys: [TrustedKey], candidates: [Int]
+        of canonical: UnsafeBufferPointer<UInt8>, signature: [UInt8], method: NativeSignatureMethod, keys: [TrustedKey], candidates: [Int]
     ) -> Signer {
         for index in candidates {
             guard let publicKey = keys[index].publicKey else { return .undecided }

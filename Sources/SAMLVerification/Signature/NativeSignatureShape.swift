@@ -6,7 +6,7 @@ struct NativeSignatureShape {
     let signedInfo: XMLTree.Node
     let signedInfoMethod: CanonicalizationMethod
     let signedInfoPrefixes: [String]?
-    let signatureMethod: SignatureAlgorithm
+    let signatureMethod: NativeSignatureMethod
     let signatureValue: XMLTree.Node
     let digestMethod: cxmlsec_digest
     let digestValue: XMLTree.Node
@@ -31,7 +31,7 @@ struct NativeSignatureShape {
             parts.next() == nil,
             let signedInfoMethod = Self.algorithm(c14n, CanonicalizationMethod.init(uri:)), signedInfoMethod.isExclusive,
             case .some(let signedInfoPrefixes) = Self.prefixes(c14n),
-            let signatureMethod = Self.algorithm(method, SignatureAlgorithm.init(uri:))
+            let signatureMethod = Self.algorithm(method, NativeSignatureMethod.init(uri:))
         else { return nil }
         var steps = XMLTree.childElements(reference).makeIterator()
         guard let transforms = steps.next(), XMLTree.isElement(transforms, "Transforms", ns: Self.ds),
@@ -39,7 +39,7 @@ struct NativeSignatureShape {
             XMLTree.firstChildElement(digestMethodNode) == nil,
             let digestValue = steps.next(), XMLTree.isElement(digestValue, "DigestValue", ns: Self.ds),
             steps.next() == nil,
-            let digestMethod = Self.algorithm(digestMethodNode, SignatureAlgorithm.digest(uri:))
+            let digestMethod = Self.algorithm(digestMethodNode, NativeSignatureMethod.digest(uri:))
         else { return nil }
         var transformList = XMLTree.childElements(transforms).makeIterator()
         guard let enveloped = transformList.next(), XMLTree.isElement(enveloped, "Transform", ns: Self.ds),

@@ -25,7 +25,7 @@ final class VerificationThreadContext {
     private let canonical = CanonicalBuffer()
     /// The digest a reference's canonical bytes are hashed into as they are written
     /// (``digest(_:algorithm:inclusivePrefixes:into:)``).
-    private let digestContext: OpaquePointer
+    private let digestContext: DigestContext
     /// Set by ``SignatureVerifier`` while it verifies with native canonicalization; the C14N
     /// hook declines (libxml2 canonicalizes) whenever it is off.
     var nativeCanonicalization = false
@@ -34,7 +34,7 @@ final class VerificationThreadContext {
     var nativeCanonicalizations = 0
     var canonicalizationRetries = 0
 
-    private init(parser: UnsafeMutablePointer<xmlParserCtxt>, dsig: UnsafeMutablePointer<xmlSecDSigCtx>, digestContext: OpaquePointer) {
+    private init(parser: UnsafeMutablePointer<xmlParserCtxt>, dsig: UnsafeMutablePointer<xmlSecDSigCtx>, digestContext: DigestContext) {
         self.parser = parser
         self.dsig = dsig
         self.digestContext = digestContext
@@ -43,7 +43,6 @@ final class VerificationThreadContext {
     deinit {
         xmlFreeParserCtxt(parser)
         cxmlsec_xml_free(dsig)
-        cxmlsec_digest_ctx_free(digestContext)
     }
 
     /// This thread's context if it has one (never creates it).
@@ -66,7 +65,7 @@ final class VerificationThreadContext {
             xmlFreeParserCtxt(parser)
             throw VerificationError(.internalError, "cannot allocate an xmlsec signature context")
         }
-        guard let digestContext = cxmlsec_digest_ctx_new() else {
+        guard let digestContext = DigestContext() else {
             xmlFreeParserCtxt(parser)
             cxmlsec_xml_free(dsig)
             throw VerificationError(.internalError, "cannot allocate a digest context")
@@ -97,14 +96,13 @@ final class VerificationThreadContext {
         _ subtree: SignedSubtree, algorithm: cxmlsec_digest, inclusivePrefixes: UnsafeMutablePointer<UnsafeMutablePointer<xmlChar>?>?,
         into out: UnsafeMutablePointer<UInt8>
     ) -> Int? {
-        guard cxmlsec_digest_begin(digestContext, algorithm) == 0 else { return nil }
+        guard digestContext.begin(algorithm) else { return nil }
         canonical.beginDigest(digestContext)
         let written = canonicalizer.canonicalize(
             apex: subtree.apex, excluding: subtree.excluded, withComments: false, inclusivePrefixes: inclusivePrefixes, into: canonical)
         guard canonical.finishDigest(), written else { return nil }
         nativeCanonicalizations += 1
-        let length = cxmlsec_digest_finish(digestContext, out)
-        return length > 0 ? Int(length) : nil
+        return digestContext.finish(into: out)
     }
 
     /// Canonicalizes `element`'s whole subtree natively (the `SignedInfo` shape), for

@@ -2,7 +2,7 @@ import CXMLSec
 
 /// A `SignatureMethod` ``NativeSignature`` checks itself: RSA PKCS#1 v1.5 or ECDSA over a SHA
 /// digest. Which of them a response may use is ``AlgorithmPolicy``'s decision, made before.
-struct SignatureAlgorithm {
+struct NativeSignatureMethod {
     let ecdsa: Bool
     let digest: cxmlsec_digest
 

@@ -1,0 +1,106 @@
+import CLITestSupport
+import CXMLSec
+import Foundation
+import TestIdP
+import Testing
+
+@_spi(Fuzzing) @testable import SAMLVerification
+
+/// The signature SAML identity providers make is checked without xmlsec's chain
+/// (``NativeSignature``): `SignedInfo` first, with the key prepared at load, then the reference
+/// hashed while it is canonicalized. Every other shape still goes to xmlsec, and the verdicts
+/// are the same either way.
+@Suite struct NativeSignatureTests {
+    /// `body` on this thread, with the native canonicalizations it caused (SignedInfo and the
+    /// reference of a natively checked signature count one each).
+    static func counting(_ body: () -> Void) throws -> Int {
+        let context = try VerificationThreadContext.current()
+        let before = context.nativeCanonicalizations
+        body()
+        return context.nativeCanonicalizations - before
+    }
+
+    @Test(arguments: [DigestAlgorithm.sha256, .sha512, .sha1])
+    func genuineResponsesVerifyNatively(_ digest: DigestAlgorithm) throws {
+        let verifier = Fixtures.verifier { $0.allowSHA1 = true }
+        let xml = Fixtures.issue(.both) { $0.digestAlgorithm = digest }
+        let passes = try Self.counting { #expect(Fixtures.code(xml, verifier) == nil) }
+        #expect(passes == 4)
+    }
+
+    @Test func anECDSASignatureVerifiesNativelyAmongRSAKeys() throws {
+        let xml = Fixtures.issue(.assertion, idp: Fixtures.ecIdP)
+        let verifier = Fixtures.verifier([Fixtures.rsaPair, Fixtures.attackerPair, Fixtures.ecPair])
+        let passes = try Self.counting { #expect(Fixtures.code(xml, verifier) == nil) }
+        #expect(passes == 2)
+    }
+
+    /// The reference is hashed through a window of the thread's buffer: a document many times
+    /// its size is hashed in pieces and still verifies; one changed byte past the first piece
+    /// is a digest mismatch.
+    @Test func aLargeResponseIsHashedInPieces() throws {
+        let genuine = Fixtures.issue(.assertion) { $0.padToSize = 300_000 }
+        let verifier = Fixtures.verifier()
+        let passes = try Self.counting { #expect(Fixtures.code(genuine, verifier) == nil) }
+        #expect(passes == 2)
+        let last = genuine.range(of: "<saml:AttributeValue", options: .backwards)!
+        let value = genuine[last.upperBound...].firstIndex(of: ">")!
+        var tampered = genuine
+        tampered.insert("x", at: genuine.index(after: value))
+        #expect(Fixtures.code(tampered, verifier) == .signatureInvalid)
+    }
+
+    @Test func forgedAndTamperedResponsesKeepTheirVerdicts() throws {
+        let verifier = Fixtures.verifier([Fixtures.rsaPair, Fixtures.rotatedPair])
+        // Signed by another key: refused on SignedInfo, nothing canonicalized.
+        let forged = Fixtures.issue(.assertion, idp: Fixtures.attackerIdP)
+        let passes = try Self.counting { #expect(Fixtures.code(forged, verifier) == .keyNotTrusted) }
+        #expect(passes == 0)
+        // Signed by the trusted key, content changed afterwards.
+        let tampered = Fixtures.issue(.assertion).replacingFirst("alice@example.com", with: "mallory@example.com")
+        #expect(Fixtures.code(tampered, verifier) == .signatureInvalid)
+        // A DigestValue changed is a SignedInfo changed: no trusted key signed that.
+        let genuine = Fixtures.issue(.assertion)
+        let start = genuine.range(of: "<ds:DigestValue>")!.upperBound
+        let broken = genuine.replacingCharacters(in: start..<genuine.index(start, offsetBy: 2), with: "!!")
+        #expect(Fixtures.code(broken, verifier) == .keyNotTrusted)
+    }
+
+    /// Shapes outside the native check go to xmlsec, which decides as before.
+    @Test func otherShapesAreLeftToXmlsec() throws {
+        let verifier = Fixtures.verifier()
+        // Inclusive C14N: libxml2 canonicalizes inside xmlsec, nothing natively.
+        let inclusive = Fixtures.issue(.assertion) { $0.canonicalization = .inclusive10 }
+        let inclusivePasses = try Self.counting { #expect(Fixtures.code(inclusive, verifier) == nil) }
+        #expect(inclusivePasses == 0)
+        // A KeyInfo before the SignatureValue is not the shape: xmlsec refuses it.
+        let genuine = Fixtures.issue(.assertion)
+        let value = genuine.element("<ds:SignatureValue>", "</ds:SignatureValue>")
+        let reordered = genuine.replacingFirst(value, with: "").replacingFirst("</ds:SignedInfo>", with: "</ds:SignedInfo><ds:KeyInfo/>" + value)
+        #expect(Fixtures.code(reordered, verifier) != nil)
+    }
+
+    /// The verifier's digest path against libxml2's bytes: the same SHA-256 on the
+    /// canonicalization edge cases and on seeded random documents, every node-set shape.
+    @Test(arguments: 0..<20) func theStreamedDigestIsLibxml2sDigest(seed: Int) {
+        var random = SeededGenerator(seed: UInt64(seed) &+ 0xD16E57)
+        let document = seed == 0 ? CanonicalizationTests.edgeCases : RandomXML.document(&random)
+        var differential = CanonicalizationDifferential()
+        var shapes: [CanonicalizationDifferential.Shape] = []
+        for apex in 0..<8 {
+            for excluded in [nil, 0, 1] as [Int?] {
+                for withComments in [false, true] {
+                    shapes.append(.init(apex: apex, excluded: excluded, withComments: withComments, prefixes: apex % 2 == 0 ? nil : ["xs"]))
+                }
+            }
+        }
+        let outcomes = Array(document.utf8).withUnsafeBytes { differential.compare($0, shapes: shapes) }
+        #expect(outcomes.contains { if case .identical = $0 { true } else { false } })
+        for outcome in outcomes {
+            switch outcome {
+            case .identical, .declined, .notParsed: continue
+            default: Issue.record("\(outcome)")
+            }
+        }
+    }
+}
