@@ -102,9 +102,11 @@ public struct Verifier: Sendable {
     /// `normalization_changes_document`. A transformation applied after verification can turn
     /// text into markup; this is how the gateway never forwards something it did not verify.
     ///
-    /// Cost: the first attempt on a changed document skips the libxml2 canonicalization retry
-    /// (the original's attempt has it, up to ``VerificationOptions/largeDocumentSize``), so a
-    /// failing response costs at most two parses and three canonicalizations, two past that size.
+    /// Cost: a failing response costs at most two parses and two verifications (for the shape
+    /// SAML identity providers sign, ``NativeSignature``: a signed content canonicalized at
+    /// most twice, never without a trusted key's signature on `SignedInfo`). On the xmlsec path
+    /// the first attempt on a changed document skips the libxml2 canonicalization retry (the
+    /// original's attempt has it, up to ``VerificationOptions/largeDocumentSize``).
     public func verifyForForwarding(
         _ document: UnverifiedDocument, fallback: NormalizationFallback, mvpd: String, now: Date = Date(),
         expectedInResponseTo: String? = nil

@@ -5,9 +5,9 @@ import Testing
 
 @testable import SAMLVerification
 
-/// The trusted key is chosen on `SignedInfo` before any digest: one xmlsec pass per signature
-/// whatever the number of trusted keys, and a large response signed by anyone else is refused
-/// without canonicalizing what it signs.
+/// The trusted key is chosen on `SignedInfo` before any digest (natively, or before xmlsec's
+/// pass when the shape goes to xmlsec): one pass per signature whatever the number of trusted
+/// keys, and a response signed by anyone else is refused without canonicalizing what it signs.
 @Suite struct KeySelectionTests {
     /// Four trusted keys, the signer's last.
     static let keys = [Fixtures.attackerPair, Fixtures.rotatedPair, Fixtures.ecPair, Fixtures.rsaPair]

@@ -1,6 +1,9 @@
 import CXMLSec
 
-/// Verifies one enveloped `ds:Signature` with xmlsec against the MVPD's trusted keys only.
+/// Verifies one enveloped `ds:Signature` against the MVPD's trusted keys only: the shape SAML
+/// identity providers sign by ``NativeSignature`` (final verdict), anything else by xmlsec.
+///
+/// What follows is the xmlsec path.
 ///
 /// Each trusted key is preset as the signing key (`signKey`), so `KeyInfo` is never read:
 /// a key or certificate an attacker embeds there is ignored. No keys manager is attached, so
