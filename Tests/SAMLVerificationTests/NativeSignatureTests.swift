@@ -66,6 +66,17 @@ import Testing
         #expect(Fixtures.code(broken, verifier) == .keyNotTrusted)
     }
 
+    /// The values are decoded as xmlsec decodes them: blanks, tabs and line breaks inside (the
+    /// strict decoder's refusal goes to xmlsec's), and nothing that is not base64.
+    @Test func signatureAndDigestValuesWithWhitespaceStillVerify() throws {
+        let genuine = Fixtures.issue(.assertion)
+        let start = genuine.range(of: "<ds:SignatureValue>")!.upperBound
+        let spaced = genuine.replacingCharacters(in: start..<genuine.index(start, offsetBy: 8), with: "\n\t" + genuine[start..<genuine.index(start, offsetBy: 4)] + " \r\n " + genuine[genuine.index(start, offsetBy: 4)..<genuine.index(start, offsetBy: 8)])
+        #expect(spaced != genuine)
+        let passes = try Self.counting { #expect(Fixtures.code(spaced) == nil) }
+        #expect(passes == 2)
+    }
+
     /// Shapes outside the native check go to xmlsec, which decides as before.
     @Test func otherShapesAreLeftToXmlsec() throws {
         let verifier = Fixtures.verifier()
