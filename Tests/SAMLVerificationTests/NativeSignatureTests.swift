@@ -71,7 +71,10 @@ import Testing
     @Test func signatureAndDigestValuesWithWhitespaceStillVerify() throws {
         let genuine = Fixtures.issue(.assertion)
         let start = genuine.range(of: "<ds:SignatureValue>")!.upperBound
-        let spaced = genuine.replacingCharacters(in: start..<genuine.index(start, offsetBy: 8), with: "\n\t" + genuine[start..<genuine.index(start, offsetBy: 4)] + " \r\n " + genuine[genuine.index(start, offsetBy: 4)..<genuine.index(start, offsetBy: 8)])
+        let spaced = genuine.replacingCharacters(
+            in: start..<genuine.index(start, offsetBy: 8),
+            with: "\n\t" + genuine[start..<genuine.index(start, offsetBy: 4)] + " \r\n "
+                + genuine[genuine.index(start, offsetBy: 4)..<genuine.index(start, offsetBy: 8)])
         #expect(spaced != genuine)
         let passes = try Self.counting { #expect(Fixtures.code(spaced) == nil) }
         #expect(passes == 2)
