@@ -94,6 +94,38 @@ import Testing
         #expect(Fixtures.code(reordered, verifier) != nil)
     }
 
+    /// After `SignatureValue` xmlsec takes at most one `KeyInfo`, then `Object`s only: anything
+    /// else is not the native shape, and xmlsec refuses it as before.
+    @Test func signatureChildrenFollowXmlsecsGrammar() {
+        let genuine = Fixtures.issue(.assertion)
+        #expect(genuine.contains("<ds:KeyInfo>"))
+        let object = "<ds:Object/>"
+        let objectFirst = genuine.replacingFirst("<ds:KeyInfo>", with: object + "<ds:KeyInfo>")
+        let twoKeyInfos = genuine.replacingFirst("<ds:KeyInfo>", with: "<ds:KeyInfo/><ds:KeyInfo>")
+        let objectLast = genuine.replacingFirst("</ds:Signature>", with: object + object + "</ds:Signature>")
+        #expect(Fixtures.code(objectFirst) == .signatureInvalid)
+        #expect(Fixtures.code(twoKeyInfos) == .signatureInvalid)
+        #expect(Fixtures.code(objectLast) == nil)
+    }
+
+    /// The prefix list is split on bytes, as samlgate's exc-c14n classes split it: a blank
+    /// before a combining mark still separates two prefixes.
+    @Test func thePrefixListIsSplitOnBytes() throws {
+        let xml = #"<m xmlns:ec="http://www.w3.org/2001/10/xml-exc-c14n#"><ec:InclusiveNamespaces PrefixList="xs &#x301;q&#9;saml"/></m>"#
+        let bytes = Array(xml.utf8)
+        let doc = try #require(
+            bytes.withUnsafeBufferPointer { buffer in
+                buffer.withMemoryRebound(to: CChar.self) { xmlReadMemory($0.baseAddress, Int32($0.count), nil, "UTF-8", 0) }
+            })
+        defer { xmlFreeDoc(doc) }
+        let method = try #require(xmlDocGetRootElement(doc))
+        guard case .prefixes(let list) = InclusivePrefixList.read(method) else {
+            Issue.record("the prefix list was not read")
+            return
+        }
+        #expect(list == ["xs", "\u{301}q", "saml"])
+    }
+
     /// The verifier's digest path against libxml2's bytes: the same SHA-256 on the
     /// canonicalization edge cases and on seeded random documents, every node-set shape.
     @Test(arguments: 0..<20) func theStreamedDigestIsLibxml2sDigest(seed: Int) {

@@ -22,6 +22,9 @@ enum InclusivePrefixList {
             let list = xmlGetProp(inclusive, "PrefixList")
         else { return .unreadable }
         defer { cxmlsec_xml_free(list) }
-        return .prefixes(String(cString: list).split(whereSeparator: { $0.isASCII && XMLTree.isXMLSpace($0.asciiValue!) }).map(String.init))
+        // Split on the bytes, as the C classes do: splitting a `String` would split on
+        // characters, and a blank followed by a combining mark is one character, not a separator.
+        let bytes = UnsafeBufferPointer(start: list, count: Int(xmlStrlen(list)))
+        return .prefixes(bytes.split(whereSeparator: XMLTree.isXMLSpace).map { String(decoding: $0, as: UTF8.self) })
     }
 }

@@ -25,7 +25,8 @@ import CXMLSec
 /// (exclusive), `SignatureMethod`, one `Reference`; the `Reference` = `Transforms`,
 /// `DigestMethod`, `DigestValue`, nothing else, in that order; the transforms = enveloped
 /// signature then exclusive C14N; any `InclusiveNamespaces` as the only child of its method;
-/// `SignatureValue` right after `SignedInfo`; the `Reference`'s `#id` resolving (`xmlGetID`) to
+/// `SignatureValue` right after `SignedInfo`, then at most one `KeyInfo` and only `Object`s (xmlsec's
+/// grammar); the `Reference`'s `#id` resolving (`xmlGetID`) to
 /// the signature's parent. A same-document reference drops comments whatever its C14N says
 /// (XML Signature 4.4.3.3), as xmlsec's `TreeWithoutComments` node set does.
 enum NativeSignature {

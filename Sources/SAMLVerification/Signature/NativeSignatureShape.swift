@@ -20,8 +20,12 @@ struct NativeSignatureShape {
         guard let signedInfo = children.next(), XMLTree.isElement(signedInfo, "SignedInfo", ns: Self.ds),
             let signatureValue = children.next(), XMLTree.isElement(signatureValue, "SignatureValue", ns: Self.ds)
         else { return nil }
-        while let more = children.next() {
-            guard XMLTree.isElement(more, "KeyInfo", ns: Self.ds) || XMLTree.isElement(more, "Object", ns: Self.ds) else { return nil }
+        // Then xmlsec's grammar: at most one KeyInfo, then Objects only.
+        var next = children.next()
+        if let keyInfo = next, XMLTree.isElement(keyInfo, "KeyInfo", ns: Self.ds) { next = children.next() }
+        while let object = next {
+            guard XMLTree.isElement(object, "Object", ns: Self.ds) else { return nil }
+            next = children.next()
         }
         var parts = XMLTree.childElements(signedInfo).makeIterator()
         guard let c14n = parts.next(), XMLTree.isElement(c14n, "CanonicalizationMethod", ns: Self.ds),
