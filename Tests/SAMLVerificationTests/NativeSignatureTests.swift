@@ -43,6 +43,10 @@ import Testing
         let verifier = Fixtures.verifier()
         let passes = try Self.counting { #expect(Fixtures.code(genuine, verifier) == nil) }
         #expect(passes == 2)
+        // A value longer than the thread's whole window goes to the digest without being copied.
+        let long = Fixtures.issue(.assertion) { $0.attributes.append(SAMLAttribute("blob", String(repeating: "b", count: 40_000))) }
+        #expect(Fixtures.code(long, verifier) == nil)
+        #expect(Fixtures.code(long.replacingFirst("bbbbb<", with: "bbbbc<"), verifier) == .signatureInvalid)
         let last = genuine.range(of: "<saml:AttributeValue", options: .backwards)!
         let value = genuine[last.upperBound...].firstIndex(of: ">")!
         var tampered = genuine
@@ -130,7 +134,11 @@ import Testing
     /// canonicalization edge cases and on seeded random documents, every node-set shape.
     @Test(arguments: 0..<20) func theStreamedDigestIsLibxml2sDigest(seed: Int) {
         var random = SeededGenerator(seed: UInt64(seed) &+ 0xD16E57)
-        let document = seed == 0 ? CanonicalizationTests.edgeCases : RandomXML.document(&random)
+        // Seed 1: runs of text and attribute values longer than the differential's 61-byte window.
+        let longRuns =
+            #"<r xmlns:p="urn:p" a=""# + String(repeating: "v", count: 200) + #""><p:c>"# + String(repeating: "x", count: 300)
+            + "</p:c><d>" + String(repeating: "y", count: 100) + "&amp;" + String(repeating: "z", count: 100) + "</d></r>"
+        let document = seed == 0 ? CanonicalizationTests.edgeCases : seed == 1 ? longRuns : RandomXML.document(&random)
         var differential = CanonicalizationDifferential()
         var shapes: [CanonicalizationDifferential.Shape] = []
         for apex in 0..<8 {

@@ -110,9 +110,23 @@ final class CanonicalBuffer {
     @inline(__always)
     func append(_ start: UnsafePointer<UInt8>, count length: Int) {
         guard length > 0 else { return }
+        if count + length > capacity && digest != nil && length > capacity {
+            hashDirectly(start, count: length)
+            return
+        }
         reserve(length)
         (base + count).update(from: start, count: length)
         count += length
+    }
+
+    /// A write longer than the whole window (a long text run) while a digest is attached: what
+    /// the window holds, then these bytes, straight to the digest — the buffer never grows to a
+    /// document's size.
+    private func hashDirectly(_ start: UnsafePointer<UInt8>, count length: Int) {
+        flush()
+        if let digest, !digest.update(UnsafeBufferPointer(start: start, count: length)) {
+            digestFailed = true
+        }
     }
 
     @inline(__always)
