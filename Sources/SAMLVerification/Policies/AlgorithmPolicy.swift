@@ -21,8 +21,9 @@ struct AlgorithmPolicy: Sendable {
     /// Canonicalize natively where ``CanonicalizationTransform`` can (else libxml2 only).
     var nativeCanonicalization: Bool = true
     /// On the xmlsec path (a shape ``NativeSignature`` does not check), verify a signature that
-    /// failed with native canonicalization once more with libxml2's before rejecting it. Off for the first attempt on a normalized document (when it fails,
-    /// the original is verified next, with the retry) and for large documents (see ``Verifier``).
+    /// failed with native canonicalization once more with libxml2's before rejecting it. Off for
+    /// the first attempt on a normalized document (when it fails, the original is verified next,
+    /// with the retry) and for large documents (see ``Verifier``).
     var retryWithLibxml2: Bool = true
     /// The document is past ``VerificationOptions/largeDocumentSize``: the key is chosen on
     /// `SignedInfo` even with one trusted key, and no key signing it is final

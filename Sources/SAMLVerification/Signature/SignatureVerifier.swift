@@ -59,7 +59,7 @@ enum SignatureVerifier {
         // with that key. When no key signed SignedInfo, the verdict is final for a large
         // document; below that size every key gets its pass as before. With one key and a small
         // document the choice would only add a signature check to xmlsec's single pass.
-        var candidates = Array(keys.indices)
+        var candidates = order
         if algorithms.nativeCanonicalization && (keys.count > 1 || algorithms.largeDocument) {
             switch SignatureKeySelection.select(signature: signature, keys: keys, context: context) {
             case .key(let index):
@@ -69,9 +69,6 @@ enum SignatureVerifier {
             case .none, .undecided:
                 break
             }
-        }
-        if let preferredKey, let at = candidates.firstIndex(of: preferredKey) {
-            candidates.swapAt(0, at)
         }
         let nativeBefore = context.nativeCanonicalizations
         do {

@@ -106,9 +106,9 @@ final class VerificationThreadContext {
     }
 
     /// Canonicalizes `element`'s whole subtree natively (the `SignedInfo` shape), for
-    /// ``SignatureKeySelection``: not counted in ``nativeCanonicalizations``, which tracks what
-    /// xmlsec canonicalized. `nil` when the canonicalizer declines; the bytes are valid until
-    /// the next canonicalization on this thread.
+    /// ``NativeSignature`` (which counts it once a trusted key signed it) and
+    /// ``SignatureKeySelection``: not counted in ``nativeCanonicalizations`` here. `nil` when the
+    /// canonicalizer declines; the bytes are valid until the next canonicalization on this thread.
     func canonicalize(
         element: XMLTree.Node, withComments: Bool, inclusivePrefixes: UnsafeMutablePointer<UnsafeMutablePointer<xmlChar>?>?
     ) -> UnsafeBufferPointer<UInt8>? {

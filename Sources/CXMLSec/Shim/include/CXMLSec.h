@@ -185,7 +185,8 @@ void cxmlsec_public_key_free(struct evp_pkey_st *key);
 /// under `key` with RSA PKCS#1 v1.5 (`ecdsa` 0) or ECDSA (`ecdsa` 1) over `digest`: 1 yes, 0 no
 /// (a key of the other family included), -1 not decided here — an RSA-PSS key, or an ECDSA value
 /// that is not exactly twice the curve's order length (xmlsec accepts some such values; its own
-/// transform then decides). An ECDSA value is XML Signature's r || s, converted to DER here.
+/// transform then decides). An ECDSA value is XML Signature's r || s, converted to DER here. The
+/// calling thread keeps a verify context for each of the last keys it used (signature.c).
 int cxmlsec_signature_verify(struct evp_pkey_st *key, int ecdsa, cxmlsec_digest digest, const unsigned char *data, size_t dataSize,
                              const unsigned char *signature, size_t signatureSize);
 
