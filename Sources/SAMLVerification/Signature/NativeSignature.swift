@@ -50,9 +50,6 @@ enum NativeSignature {
     ) throws(VerificationError) -> Int? {
         guard let shape = NativeSignatureShape(signature: signature), shape.referencesOwner(owner, ownerID: ownerID, doc: document.doc)
         else { return nil }
-        let noTrustedKey = VerificationError(
-            .keyNotTrusted,
-            "the signature does not verify with any of the \(keys.count) trusted key(s) (signed with another key, or SignedInfo altered)")
         // A malformed signature, as xmlsec reports it: not a question of which key.
         guard let signatureValue = Base64Text.decode(shape.signatureValue, maximum: SignatureKeySelection.maximumSignatureText) else {
             throw VerificationError(.signatureInvalid, "the SignatureValue is not base64")
@@ -66,7 +63,7 @@ enum NativeSignature {
         case .signedBy(let index)?:
             key = index
         case .noTrustedKey?:
-            throw noTrustedKey
+            throw SignatureVerifier.noTrustedKey(keys.count)
         case .undecided?, nil:
             return nil
         }

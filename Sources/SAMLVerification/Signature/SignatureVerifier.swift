@@ -93,7 +93,8 @@ enum SignatureVerifier {
         }
     }
 
-    private static func noTrustedKey(_ count: Int) -> VerificationError {
+    /// `key_not_trusted`, the same words on the native and the xmlsec path.
+    static func noTrustedKey(_ count: Int) -> VerificationError {
         VerificationError(
             .keyNotTrusted,
             "the signature does not verify with any of the \(count) trusted key(s) (signed with another key, or SignedInfo altered)")
