@@ -10,6 +10,9 @@ import SAMLEncoding
 /// text nodes, an entity, a value the strict decoder refuses) is decoded by xmlsec's decoder,
 /// so the bytes are xmlsec's either way.
 enum Base64Text {
+    /// A `SignatureValue` text longer than this is no signature (RSA-16384 is 2,731 characters).
+    static let maximumSignatureValue = 8192
+
     /// The decoded bytes; `nil` when the text is longer than `maximum` characters, not base64,
     /// or decodes to nothing.
     static func decode(_ node: XMLTree.Node, maximum: Int) -> [UInt8]? {

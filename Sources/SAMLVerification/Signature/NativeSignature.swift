@@ -51,7 +51,7 @@ enum NativeSignature {
         guard let shape = NativeSignatureShape(signature: signature), shape.referencesOwner(owner, ownerID: ownerID, doc: document.doc)
         else { return nil }
         // A malformed signature, as xmlsec reports it: not a question of which key.
-        guard let signatureValue = Base64Text.decode(shape.signatureValue, maximum: SignatureKeySelection.maximumSignatureText) else {
+        guard let signatureValue = Base64Text.decode(shape.signatureValue, maximum: Base64Text.maximumSignatureValue) else {
             throw VerificationError(.signatureInvalid, "the SignatureValue is not base64")
         }
         let verdict = LibXML2Canonicalization.withPrefixList(shape.signedInfoPrefixes) { list in

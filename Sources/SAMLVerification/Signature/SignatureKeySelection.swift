@@ -23,9 +23,6 @@ enum SignatureKeySelection: Equatable {
     /// xmlsec tries the keys as before.
     case undecided
 
-    /// A `SignatureValue` text longer than this is no signature (RSA-16384 is 2,731 characters).
-    static let maximumSignatureText = 8192
-
     /// - Precondition: ``SignedInfoPrecheck`` passed on `signature`.
     static func select(signature: XMLTree.Node, keys: [TrustedKey], context: VerificationThreadContext) -> Self {
         let ds = SAMLNamespace.dsigNS
@@ -36,7 +33,7 @@ enum SignatureKeySelection: Equatable {
         else { return .undecided }
         defer { cxmlsec_xml_free(algorithm) }
         guard let valueNode = XMLTree.childElements(signature).first(where: { XMLTree.isElement($0, "SignatureValue", ns: ds) }),
-            let value = Base64Text.decode(valueNode, maximum: maximumSignatureText)
+            let value = Base64Text.decode(valueNode, maximum: Base64Text.maximumSignatureValue)
         else { return .none }
         guard let algorithmURI = xmlGetNoNsProp(method, "Algorithm") else { return .undecided }
         let c14n = CanonicalizationMethod(uri: algorithmURI)
