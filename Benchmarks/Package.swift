@@ -79,5 +79,16 @@ let package = Package(
             ],
             path: "Drivers/VerifyDriver"
         ),
+        // The floor of a reverse proxy on SwiftNIO and NIOHTTP1 (scripts/load-floor.sh): the
+        // gateway's codecs and nothing else, measured beside nginx and the gateway.
+        .executableTarget(
+            name: "NIOFloorProxy",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Drivers/NIOFloorProxy"
+        ),
     ]
 )

@@ -158,7 +158,7 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         do throws(GatewayError) {
             let authority: String?
             (target, authority) = try RequestTarget.parse(requestLine: head.uri)
-            if head.headers["host"].count > 1 {
+            if Self.hostFieldCount(head.headers) > 1 {
                 throw GatewayError(
                     status: 400, code: .duplicateHeader, message: "the header Host is given more than once",
                     details: [("header", .string("Host"))])
@@ -315,6 +315,10 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         resumeReading()
     }
 
+    func tripWake(at deadline: NIODeadline) {
+        if deadline < timerAt { arm(at: deadline) }
+    }
+
     // MARK: answering
 
     /// Sends `100 Continue` to a client waiting for it, once its body is wanted.
@@ -399,6 +403,14 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         record(current)
         request = nil
         if !queued.isEmpty { takeUpQueued() }
+    }
+
+    /// How many `Host` fields a head has, counted without collecting their values (every
+    /// request is asked).
+    private static func hostFieldCount(_ headers: HTTPHeaders) -> Int {
+        var count = 0
+        for (name, _) in headers where name.utf8.count == 4 && name.lowercased() == "host" { count += 1 }
+        return count
     }
 
     /// A span name's method: HTTP's own, or `_OTHER` for one the client made up (OpenTelemetry's
@@ -501,11 +513,22 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         }
     }
 
+    /// The connection's one timer, due at ``nextWake``: the client's clocks and the backend
+    /// trip's (``UpstreamTrip/wakeAt``), so no request costs a timer of its own.
+    private var nextWake: NIODeadline {
+        min(deadlines.nextCheck, request?.trip?.wakeAt ?? .distantFuture)
+    }
+
     private func timerFired() {
         timer = nil
         timerAt = .distantFuture
         guard !closing else { return }
         let now = NIODeadline.now()
+        if let trip = request?.trip, trip.wakeAt <= now {
+            // A trip that fails here is answered (or its connection closed) before the client's clocks are read.
+            trip.wake(now: now)
+            guard !closing else { return }
+        }
         switch deadlines.expired(at: now) {
         case .header:
             headerTimedOut()
@@ -513,14 +536,14 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
             if let current = request, current.bodyEnded {
                 // A client silent while its answer is being prepared is waiting, not idle.
                 deadlines.noteRead(at: now)
-                arm(at: deadlines.nextCheck)
+                arm(at: nextWake)
             } else if request != nil {
                 clientBodyFailed()
             } else {
                 closeConnection()
             }
         case nil:
-            arm(at: deadlines.nextCheck)
+            arm(at: nextWake)
         }
     }
 

@@ -46,6 +46,8 @@ struct RequestTarget: Sendable, Equatable {
     /// for `Host` when the form is absolute. The authority must be a plain `host[:port]`
     /// (no userinfo).
     static func parse(requestLine uri: String) throws(GatewayError) -> (target: RequestTarget, authority: String?) {
+        // Origin-form, nearly every request: no scheme to look for.
+        if uri.utf8.first == UInt8(ascii: "/") { return (try parse(uri), nil) }
         let scheme = uri.utf8.prefix(8).map { $0 | 0x20 }
         let schemeLength = scheme.starts(with: "http://".utf8) ? 7 : scheme.starts(with: "https://".utf8) ? 8 : 0
         guard schemeLength > 0 else { return (try parse(uri), nil) }

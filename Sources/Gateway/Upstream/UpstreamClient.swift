@@ -18,12 +18,16 @@ package final class UpstreamClient: Sendable {
     let readTimeout: TimeAmount
     let totalTimeout: TimeAmount
     private let cursor = Atomic<Int>(0)
+    /// Every endpoint in configuration order, made once: the order of a trip when there is one
+    /// endpoint (or none is healthy), shared rather than allocated per request.
+    private let allIndices: [Int]
     /// Keyed by the event loop's identity; each box is used only on its loop.
     private let pools: [ObjectIdentifier: NIOLoopBoundBox<UpstreamConnectionPool>]
 
     package init(configuration: GatewayConfiguration, metrics: GatewayMetrics, eventLoopGroup: any EventLoopGroup) throws(ConfigurationError) {
         let endpoints = configuration.upstreams.map(UpstreamEndpoint.init(baseURL:))
         self.endpoints = endpoints
+        allIndices = Array(endpoints.indices)
         self.metrics = metrics
         coolDownNanos = UInt64(configuration.upstreamCooldown * 1e9)
         readTimeout = Self.amount(configuration.readTimeout)
@@ -65,7 +69,7 @@ package final class UpstreamClient: Sendable {
     /// healthy, all of them (a cooling upstream is better than certain failure).
     func pickOrder() -> [Int] {
         let count = endpoints.count
-        guard count > 1 else { return Array(0..<count) }
+        guard count > 1 else { return allIndices }
         let start = cursor.wrappingAdd(1, ordering: .relaxed).oldValue
         let now = DispatchTime.now().uptimeNanoseconds
         var order: [Int] = []
@@ -74,7 +78,7 @@ package final class UpstreamClient: Sendable {
             let index = (start &+ offset) % count
             if endpoints[index].isHealthy(at: now) { order.append(index) }
         }
-        return order.isEmpty ? Array(0..<count) : order
+        return order.isEmpty ? allIndices : order
     }
 
     /// Closes the idle connections of every loop.

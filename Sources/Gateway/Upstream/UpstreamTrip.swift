@@ -16,6 +16,9 @@ protocol UpstreamTripDelegate: AnyObject {
     func tripWantsBody()
     /// Send what was relayed so far (the end of a batch of reads from the backend).
     func tripFlush()
+    /// Call ``UpstreamTrip/wake(now:)`` no earlier than `deadline` and not much later: the
+    /// delegate's timer keeps the trip's clocks too (see ``UpstreamTrip/wakeAt``).
+    func tripWake(at deadline: NIODeadline)
 }
 
 /// One request's way to a backend and back: picks the endpoint (round-robin over the healthy
@@ -57,12 +60,14 @@ final class UpstreamTrip {
     private var readPaused = false
     private var done = false
     private var started: UInt64 = 0
-    /// The trip's one timer: it fires at the earlier of the total deadline and the read deadline
-    /// it last knew of, and re-arms itself when reads moved the read deadline on (scheduling a
-    /// timer per read would cost more than the read).
-    private var timer: Scheduled<Void>?
-    /// When ``timer`` fires (`distantFuture` without one).
-    private var timerAt: NIODeadline = .distantFuture
+    /// When the trip next needs a look (`distantFuture` once it is done): the earlier of the
+    /// total deadline and the read deadline it last knew of, moved on by ``wake(now:)`` when reads
+    /// moved the read deadline later. The trip has no timer of its own: its delegate's timer —
+    /// the client connection's, armed anyway for its idle clock — fires by then
+    /// (``UpstreamTripDelegate/tripWake(at:)``), so a trip costs no timer set and cancelled per
+    /// request (each a heap insertion and removal on the event loop), only a look when the
+    /// connection's timer is due.
+    private(set) var wakeAt: NIODeadline = .distantFuture
     private var totalDeadline: NIODeadline = .distantFuture
     /// The read timeout runs from here; `nil` until the request is written.
     private var lastActivity: NIODeadline?
@@ -107,7 +112,7 @@ final class UpstreamTrip {
         let now = NIODeadline.now()
         totalDeadline = now + client.totalTimeout
         // No deadline can fall before this first look (the read timeout runs from the end of
-        // the request, not earlier than now): one timer for a trip that ends before it fires.
+        // the request, not earlier than now): one look for a trip that ends before it is due.
         schedule(at: min(totalDeadline, now + client.readTimeout))
         holdingFlush = flushingLater
         nextAttempt()
@@ -164,7 +169,7 @@ final class UpstreamTrip {
     func cancel() {
         guard !done else { return }
         done = true
-        cancelTimers()
+        clearWake()
         connection?.trip = nil
         connection?.close()
         connection = nil
@@ -281,7 +286,7 @@ final class UpstreamTrip {
             return
         }
         done = true
-        cancelTimers()
+        clearWake()
         if let connection {
             self.connection = nil
             // Reusable only after a complete exchange: a backend that answered before reading the
@@ -320,29 +325,25 @@ final class UpstreamTrip {
     // MARK: failing
 
     /// Starts (or moves on) the read timeout: something was written or read. Usually only
-    /// noted: the timer already looks no later than the read deadline. It is moved earlier only
+    /// noted: the next look is already due no later than the read deadline. It is moved earlier only
     /// when it was set further out (an upload that outlasted the read timeout left it at the
     /// total deadline).
     private func armReadTimer() {
         let now = NIODeadline.now()
         lastActivity = now
         let readDeadline = now + client.readTimeout
-        if readDeadline < timerAt { schedule(at: readDeadline) }
+        if readDeadline < wakeAt { schedule(at: readDeadline) }
     }
 
     private func schedule(at deadline: NIODeadline) {
-        timer?.cancel()
-        timerAt = deadline
-        timer = pool.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [weak self] in
-            self?.timerFired()
-        }
+        wakeAt = deadline
+        delegate?.tripWake(at: deadline)
     }
 
-    private func timerFired() {
-        timer = nil
-        timerAt = .distantFuture
-        guard !done else { return }
-        let now = NIODeadline.now()
+    /// The look at ``wakeAt``: fails the trip whose deadline passed, else sets the next look.
+    func wake(now: NIODeadline) {
+        guard !done, now >= wakeAt else { return }
+        wakeAt = .distantFuture
         let clientsTurn = waitingOnClient
         if now >= totalDeadline { return fail(clientsTurn ? .clientTooSlow : .totalTimeout) }
         // The read clock measures the backend's silence: not while the trip waits on the client.
@@ -363,10 +364,8 @@ final class UpstreamTrip {
         return connection.isWritable
     }
 
-    private func cancelTimers() {
-        timer?.cancel()
-        timer = nil
-        timerAt = .distantFuture
+    private func clearWake() {
+        wakeAt = .distantFuture
     }
 
     /// Counts a failure against an endpoint: metrics, the log, and passive health (see
@@ -387,7 +386,7 @@ final class UpstreamTrip {
     private func fail(_ failure: UpstreamFailure, counted: Bool = true) {
         guard !done else { return }
         done = true
-        cancelTimers()
+        clearWake()
         if let connection {
             self.connection = nil
             connection.trip = nil
