@@ -409,7 +409,9 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     /// request is asked).
     private static func hostFieldCount(_ headers: HTTPHeaders) -> Int {
         var count = 0
-        for (name, _) in headers where name.utf8.count == 4 && name.lowercased() == "host" { count += 1 }
+        for (name, _) in headers where name.utf8.count == 4 && name.utf8.elementsEqual("host".utf8, by: { $0 | 0x20 == $1 }) {
+            count += 1
+        }
         return count
     }
 

@@ -123,10 +123,32 @@ enum GatewayRoute: Equatable, Sendable {
 
     /// The lower-cased segments of a canonical path (``RequestTarget/path``: no escapes, no
     /// empty or dot segments but a trailing `/`). Segments are slices of the path; only one with
-    /// upper-case letters is copied, to lower-case it.
+    /// upper-case letters is copied, to lower-case it. One pass over the bytes into one array:
+    /// every request is routed.
     static func segments(_ path: String) -> [Substring] {
-        path.split(separator: "/", omittingEmptySubsequences: true).map { part in
-            part.utf8.contains(where: { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }) ? Substring(part.lowercased()) : part
+        var parts: [Substring] = []
+        parts.reserveCapacity(8)
+        let bytes = path.utf8
+        var start = bytes.startIndex
+        var upper = false
+        var index = start
+        func close() {
+            guard start != index else { return }
+            let part = path[start..<index]
+            parts.append(upper ? Substring(part.lowercased()) : part)
         }
+        while index != bytes.endIndex {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "/") {
+                close()
+                start = bytes.index(after: index)
+                upper = false
+            } else if (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) {
+                upper = true
+            }
+            index = bytes.index(after: index)
+        }
+        close()
+        return parts
     }
 }
