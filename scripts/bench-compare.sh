@@ -76,7 +76,7 @@ done
 if [ "${E2E:-1}" != 0 ]; then
     BIN=$BIN BASELINE_BIN=$old_bin ROUNDS=$ROUNDS CONNECTIONS=${CONNECTIONS:-64} LOAD_DIR=$DIR ./scripts/load-compare.sh
     awk -F, 'NR > 1 {
-        build = ($2 ~ /^baseline-/) ? "old" : ($2 == "nginx" ? "nginx" : "new")
+        build = ($2 ~ /^baseline-/) ? "old" : ($2 == "nginx" ? "nginx" : ($2 == "nio-floor" ? "floor" : "new"))
         stage = $2; sub(/^(baseline|samlgate)-/, "", stage)
         printf "%d,%s,e2e-%s-%s,%s\n", $1, build, stage, $3, $10
     }' "$DIR/compare.csv" >> "$CSV"
@@ -93,7 +93,7 @@ print("| stage | build | CPU µs per operation, median | min–max | runs | new 
 print("|---|---|---:|---:|---:|---:|")
 for stage in sorted({s for s, _ in runs}):
     old = runs.get((stage, "old"))
-    for build in ("new", "old", "nginx"):
+    for build in ("new", "old", "nginx", "floor"):
         values = runs.get((stage, build))
         if not values:
             continue

@@ -10,7 +10,10 @@
 # Knobs: ROUNDS (3), DURATION (s per run, 5), CONNECTIONS ("1 16 64 256"), WORKERS (gateway),
 # BASELINE_BIN (another samlgate build, e.g. the previous one: its pass-through and exchange are
 # measured in the same rounds, labelled "baseline"), GATEWAY_ARGS (more `serve` flags for this
-# build only, e.g. "--mode report-only": what a setting costs, against the baseline).
+# build only, e.g. "--mode report-only": what a setting costs, against the baseline), FLOOR (1;
+# 0 leaves out the NIO floor: Benchmarks/Drivers/NIOFloorProxy, a reverse proxy on the gateway's
+# codecs that does nothing else, built here; its pass-through is what SwiftNIO and NIOHTTP1 cost
+# per request, so the gap between it and samlgate is the gateway's own work).
 set -euo pipefail
 BIN=${BIN:-.build/release/samlgate}
 DIR=${LOAD_DIR:-.run/load}
@@ -24,11 +27,18 @@ PASS_LINES=4000
 . scripts/load/common.sh
 require_load_tools nginx
 . scripts/load/mint.sh
+floor_bin=""
+if [ "${FLOOR:-1}" != 0 ]; then
+    (cd Benchmarks && swift build -c release --product NIOFloorProxy >/dev/null) \
+        || { echo "building Benchmarks' NIOFloorProxy failed (FLOOR=0 runs without the NIO floor)" >&2; exit 1; }
+    floor_bin=Benchmarks/.build/release/NIOFloorProxy
+fi
 # An exchange run sees at most ~10k verifications/s on this class of machine.
 mint_responses "${RESPONSES:-$(( DURATION * 10000 ))}"
 
 UPSTREAM_PORT=$(free_port)
 NGINX_PORT=$(free_port)
+FLOOR_PORT=$(free_port)
 GATEWAY_PORT=$(free_port)
 NGINX_DIR=$(fresh_dir "$DIR/nginx")
 
@@ -50,6 +60,14 @@ nginx_master=$!
 pids+=($nginx_master)
 wait_for "http://127.0.0.1:$UPSTREAM_PORT/"
 wait_for "http://127.0.0.1:$NGINX_PORT/"
+floor=""
+if [ -n "$floor_bin" ]; then
+    # As many event loops as the gateway runs by default: the CPUs this process may use.
+    "$floor_bin" --port "$FLOOR_PORT" --upstream-port "$UPSTREAM_PORT" --threads "$(nproc)" >/dev/null 2>&1 &
+    floor=$!
+    pids+=($floor)
+    wait_for "http://127.0.0.1:$FLOOR_PORT/"
+fi
 
 # start_gateway [BINARY]: this build (with GATEWAY_ARGS) when none is named.
 start_gateway() {
@@ -64,7 +82,13 @@ start_gateway() {
 stop_gateway() { kill -TERM "$gateway" 2>/dev/null || true; wait "$gateway" 2>/dev/null || true; gateway=""; }
 
 # The processes whose CPU a run counts: the gateway's, or nginx's master and workers.
-proxy_pids() { if [ "$1" = nginx ]; then echo "$nginx_master $(pgrep -P "$nginx_master" | tr '\n' ' ')"; else echo "$gateway"; fi; }
+proxy_pids() {
+    case "$1" in
+        nginx) echo "$nginx_master $(pgrep -P "$nginx_master" | tr '\n' ' ')" ;;
+        nio-floor) echo "$floor" ;;
+        *) echo "$gateway" ;;
+    esac
+}
 
 CSV="$DIR/compare.csv"
 echo "round,proxy,connections,requests,seconds,requests_per_s,non_2xx_or_3xx,p50_ms,p99_ms,cpu_us_per_request" > "$CSV"
@@ -93,6 +117,7 @@ echo "round,proxy,connections,requests,seconds,requests_per_s,non_2xx_or_3xx,p50
 for round in $(seq 1 "$ROUNDS"); do
     for connections in $CONNECTIONS; do
         run "$round" nginx "$connections" "$NGINX_PORT" /load/pass-through "$PASS_LINES"
+        [ -z "$floor" ] || run "$round" nio-floor "$connections" "$FLOOR_PORT" /load/pass-through "$PASS_LINES"
         start_gateway
         run "$round" samlgate-pass-through "$connections" "$GATEWAY_PORT" /load/pass-through "$PASS_LINES"
         stop_gateway

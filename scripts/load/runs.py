@@ -6,6 +6,7 @@ from collections import defaultdict
 
 LABELS = {
     "nginx": "nginx pass-through",
+    "nio-floor": "NIO floor pass-through",
     "samlgate-pass-through": "samlgate pass-through",
     "samlgate-exchange": "samlgate v1 exchange",
     "baseline-pass-through": "baseline build pass-through",
