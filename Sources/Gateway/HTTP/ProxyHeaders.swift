@@ -148,8 +148,7 @@ import NIOHTTP1
                 }
             }
             let name = fieldName.lowercased()
-            if Self.neverCopied.contains(name) || (!tokens.isEmpty && tokens.contains(name)) || (!trusted && Self.isHopClaim(fieldName.utf8))
-            {
+            if Self.neverCopied.contains(name) || (!tokens.isEmpty && tokens.contains(name)) || (!trusted && Self.isHopClaim(fieldName.utf8)) {
                 continue
             }
             // Only a trusted peer's `X-Forwarded-*` and `Forwarded` get here: from any other peer
