@@ -10,6 +10,7 @@ import NIOPosix
 /// - `/big` answers 32 MiB;
 /// - `/upload` answers `204` once the whole body is read, after an interim `100 Continue` sent
 ///   as soon as the head arrives when the request carries `X-Interim: 1`;
+/// - `/silent` never answers (the connection stays open);
 /// - any other path answers `200 plain`.
 ///
 /// Its parser takes request heads up to 1 MiB, so whatever the gateway forwards reaches it.
@@ -49,7 +50,7 @@ enum ScriptedUpstream {
             case .end:
                 guard let head else { return }
                 self.head = nil
-                respond(to: head, context: context)
+                if head.uri != "/silent" { respond(to: head, context: context) }
             }
         }
 
