@@ -49,6 +49,9 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     private var inputClosed = false
     /// The connection is being closed: later errors and events are the close's echo.
     private var closing = false
+    /// When a connection closing after its last answer (``endAndClose()``) is closed whether or
+    /// not the client took that answer: a client that never reads would otherwise keep it open.
+    private var closeBy: NIODeadline?
     /// Within a batch of reads: `channelReadComplete` follows and flushes the trip's writes.
     private var readBatchOpen = false
     /// A part arrived in the current batch of reads (a batch without one carried part of a head).
@@ -125,6 +128,9 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     /// or nothing is left; reads resume then.
     private func takeUpQueued() {
         guard !takingUpQueued, let context else { return }
+        // Reads were held for what waited here: the client's idle clock starts again now, not
+        // at the read that brought it (which may be older than idle-timeout).
+        deadlines.noteRead(at: .now())
         takingUpQueued = true
         defer { takingUpQueued = false }
         while !closing, request.map({ !$0.bodyEnded }) ?? true, let next = queued.first {
@@ -378,10 +384,9 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         guard let current = request, let context else { return }
         current.responseEnded = true
         if current.closeAfterResponse || inputClosed {
-            closing = true
             record(current)
             request = nil
-            context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+            endAndClose()
             return
         }
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
@@ -524,8 +529,14 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     private func timerFired() {
         timer = nil
         timerAt = .distantFuture
-        guard !closing else { return }
         let now = NIODeadline.now()
+        guard !closing else {
+            // Its last answer still unwritten: the client stopped reading (see ``endAndClose()``).
+            if let closeBy {
+                if now >= closeBy { context?.close(promise: nil) } else { arm(at: closeBy) }
+            }
+            return
+        }
         if let trip = request?.trip, trip.wakeAt <= now {
             // A trip that fails here is answered (or its connection closed) before the client's clocks are read.
             trip.wake(now: now)
@@ -552,14 +563,14 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     /// A head begun but not complete within `header-timeout`: `408 header_timeout`, closed.
     /// There is no request line, so the backend's current API speaks for it.
     private func headerTimedOut() {
-        guard let context else { return }
+        guard context != nil else { return }
         closing = true
         let error = GatewayError(status: 408, code: .headerTimeout, message: "the request head did not arrive whole within header-timeout")
         let requestID = RequestID.make(incoming: nil, fresh: &requestIDs)
         let response = error.response(requestID: requestID, traceID: nil, api: .v2, exchange: false, accept: nil, core: core)
         core.metrics.request(route: GatewayRoute.headerTimeoutLabel, status: response.status)
         writeHeadAndBody(response, requestID: requestID, version: .http1_1, withBody: true, closing: true)
-        context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+        endAndClose()
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
@@ -585,11 +596,21 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         }
         // The head itself is not HTTP/1.1 (a smuggling attempt among others): the parser's
         // plain refusal, written before the decoder closes the connection.
-        closing = true
         let status: HTTPResponseStatus = parserError == .headerOverflow ? .requestHeaderFieldsTooLarge : .badRequest
         let headers = HTTPHeaders([("Connection", "close"), ("Content-Length", "0")])
         context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
+        endAndClose()
+    }
+
+    /// Ends the last answer and closes the connection once it is written — or after
+    /// `idle-timeout`, when the client has not taken it by then (``closeBy``).
+    private func endAndClose() {
+        guard let context else { return }
+        closing = true
         context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+        let deadline = NIODeadline.now() + deadlines.idle
+        closeBy = deadline
+        if deadline < timerAt { arm(at: deadline) }
     }
 
     private func closeConnection() {
