@@ -14,16 +14,21 @@ package final class RawConnection: @unchecked Sendable {
     /// Bytes read past the last answer (the start of the next pipelined one).
     private var pending: [UInt8] = []
 
-    package init(port: Int, readTimeout seconds: Int = 30) throws {
-        fd = try Self.connectedSocket(port: port, readTimeout: seconds)
+    /// - Parameter receiveBuffer: `SO_RCVBUF` before connecting (a client whose window fills at
+    ///   once, for a server's answer that cannot be written while it does not read).
+    package init(port: Int, readTimeout seconds: Int = 30, receiveBuffer: Int? = nil) throws {
+        fd = try Self.connectedSocket(port: port, readTimeout: seconds, receiveBuffer: receiveBuffer)
     }
 
     /// A blocking TCP socket connected to `127.0.0.1:port`, reads timing out after `seconds`.
-    package static func connectedSocket(port: Int, readTimeout seconds: Int) throws -> Int32 {
+    package static func connectedSocket(port: Int, readTimeout seconds: Int, receiveBuffer: Int? = nil) throws -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw POSIXError(.EIO) }
         var timeout = timeval(tv_sec: seconds, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        if var size = receiveBuffer.map(Int32.init) {
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -90,6 +95,23 @@ package final class RawConnection: @unchecked Sendable {
                 let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
                 if n == 0 { return true }
                 if n < 0 { return errno == ECONNRESET }
+            }
+        }
+    }
+
+    /// Everything the server sends until it closes the connection: the byte count, or `nil`
+    /// when it is still open at the read timeout.
+    package func bytesUntilClose() async throws -> Int? {
+        try await Self.onThread { [self] in
+            var chunk = [UInt8](repeating: 0, count: 65_536)
+            var total = pending.count
+            while true {
+                let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                if n > 0 {
+                    total += n
+                } else {
+                    return n == 0 || errno == ECONNRESET ? total : nil
+                }
             }
         }
     }

@@ -7,7 +7,8 @@ import NIOPosix
 /// - `/reflect` puts the request's `X-Reflect` value into its answer head `X-Copies` times (as an
 ///   echo endpoint or a redirect's `Location` reflects what it was sent), with a header of its
 ///   own of `X-Own-Length` bytes;
-/// - `/big` answers 32 MiB;
+/// - `/big` answers 32 MiB; `/medium` 40 KiB (read whole by the gateway before its client's
+///   connection stops taking more);
 /// - `/upload` answers `204` once the whole body is read, after an interim `100 Continue` sent
 ///   as soon as the head arrives when the request carries `X-Interim: 1`;
 /// - `/silent` never answers (the connection stays open);
@@ -32,6 +33,8 @@ enum ScriptedUpstream {
         let port = channel.localAddress!.port!
         return ("http://127.0.0.1:\(port)", { try? await channel.close() })
     }
+
+    static let mediumLength = 40 << 10
 
     final class Responder: ChannelInboundHandler {
         typealias InboundIn = HTTPServerRequestPart
@@ -69,6 +72,8 @@ enum ScriptedUpstream {
                 body = ByteBuffer(string: "ok")
             case "/big":
                 body = ByteBuffer(repeating: UInt8(ascii: "a"), count: 32 << 20)
+            case "/medium":
+                body = ByteBuffer(repeating: UInt8(ascii: "m"), count: ScriptedUpstream.mediumLength)
             case "/upload":
                 status = .noContent
                 body = ByteBuffer()

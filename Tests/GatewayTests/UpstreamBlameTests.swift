@@ -102,6 +102,31 @@ struct UpstreamBlameTests {
         await resetting.stop()
     }
 
+    @Test("a client that never reads the last answer of a closing connection: closed after idle-timeout, not held open")
+    func unreadClosingAnswer() async throws {
+        let upstream = try await ScriptedUpstream.start()
+        defer { Task { await upstream.stop() } }
+        try await withHarness(
+            upstreamURL: upstream.url,
+            configure: {
+                $0.idleTimeout = 1
+                $0.totalTimeout = 30
+                // Small socket buffers on both ends: most of the 40 KiB answer stays in the
+                // gateway (below its write high-water mark, so the whole answer is read and ended).
+                $0.clientSendBuffer = 4096
+            }
+        ) { h in
+            let connection = try RawConnection(port: Self.port(h), readTimeout: Int(TestTiming.seconds(10)), receiveBuffer: 4096)
+            try await connection.write("GET /medium HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n")
+            try await Task.sleep(for: .seconds(3))
+            // Closed by the gateway meanwhile: only what the sockets held arrives, then the end.
+            let received = try await connection.bytesUntilClose()
+            let bytes = try #require(received, "the connection was still open")
+            #expect(bytes < ScriptedUpstream.mediumLength, "\(bytes) bytes: the whole answer was written after all")
+            #expect(try await h.send(.GET, "/healthz").status == 200)
+        }
+    }
+
     @Test(
         "a client dribbling its body past total-timeout: 408 client_timeout, counted as the client's, not as an upstream timeout",
         arguments: [false, true])

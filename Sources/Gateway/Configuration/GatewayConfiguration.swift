@@ -46,6 +46,9 @@ package struct GatewayConfiguration: Sendable {
     /// A request head must be complete this long after its first bytes, seconds: a head that
     /// trickles in a byte at a time resets the idle clock forever, not this one.
     package var headerTimeout: Double = 10
+    /// `SO_SNDBUF` of client connections, bytes; `nil` leaves the kernel's (autotuned) size. Not
+    /// a setting: a test that needs an answer the kernel cannot take whole sets it small.
+    package var clientSendBuffer: Int?
     /// Idle keep-alive connections kept per upstream on each event loop. Under load a pool must
     /// hold as many connections as that loop has requests in flight, or every answer beyond it
     /// closes a connection the next request opens again (measured: at 256 client connections a

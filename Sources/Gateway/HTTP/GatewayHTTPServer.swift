@@ -30,7 +30,12 @@ struct GatewayHTTPServer: Service {
     func run() async throws {
         let core = self.core
         let quiesce = ServerQuiescingHelper(group: eventLoopGroup)
-        let channel = try await ServerBootstrap(group: eventLoopGroup)
+        var bootstrap = ServerBootstrap(group: eventLoopGroup)
+        if let size = core.configuration.clientSendBuffer {
+            bootstrap = bootstrap.childChannelOption(.socketOption(.so_sndbuf), value: SocketOptionValue(size))
+        }
+        let channel =
+            try await bootstrap
             .serverChannelOption(.backlog, value: 1024)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .serverChannelInitializer { channel in
