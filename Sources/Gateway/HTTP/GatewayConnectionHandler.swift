@@ -595,7 +595,9 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
             return
         }
         // The head itself is not HTTP/1.1 (a smuggling attempt among others): the parser's
-        // plain refusal, written before the decoder closes the connection.
+        // plain refusal, written before the decoder closes the connection. Closing from here on:
+        // the write may report a writability change, which must not take up what is queued.
+        closing = true
         let status: HTTPResponseStatus = parserError == .headerOverflow ? .requestHeaderFieldsTooLarge : .badRequest
         let headers = HTTPHeaders([("Connection", "close"), ("Content-Length", "0")])
         context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)

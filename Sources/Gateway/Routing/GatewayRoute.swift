@@ -124,7 +124,8 @@ enum GatewayRoute: Equatable, Sendable {
     /// The lower-cased segments of a canonical path (``RequestTarget/path``: no escapes, no
     /// empty or dot segments but a trailing `/`). Segments are slices of the path; only one with
     /// upper-case letters is copied, to lower-case it. One pass over the bytes into one array:
-    /// every request is routed.
+    /// every request is routed. Split on the byte `/`, which for a canonical path (ASCII only)
+    /// is the split on the character.
     static func segments(_ path: String) -> [Substring] {
         var parts: [Substring] = []
         parts.reserveCapacity(8)
