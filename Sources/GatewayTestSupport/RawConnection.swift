@@ -99,18 +99,18 @@ package final class RawConnection: @unchecked Sendable {
         }
     }
 
-    /// Everything the server sends until it closes the connection: the byte count, or `nil`
-    /// when it is still open at the read timeout.
-    package func bytesUntilClose() async throws -> Int? {
+    /// Everything the server sends until it closes the connection, or `nil` when it is still
+    /// open at the read timeout.
+    package func bytesUntilClose() async throws -> [UInt8]? {
         try await Self.onThread { [self] in
-            var chunk = [UInt8](repeating: 0, count: 65_536)
-            var total = pending.count
+            var received = pending
             while true {
+                var chunk = [UInt8](repeating: 0, count: 65_536)
                 let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
                 if n > 0 {
-                    total += n
+                    received += chunk[..<n]
                 } else {
-                    return n == 0 || errno == ECONNRESET ? total : nil
+                    return n == 0 || errno == ECONNRESET ? received : nil
                 }
             }
         }

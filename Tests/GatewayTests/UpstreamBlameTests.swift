@@ -118,13 +118,49 @@ struct UpstreamBlameTests {
         ) { h in
             let connection = try RawConnection(port: Self.port(h), readTimeout: Int(TestTiming.seconds(10)), receiveBuffer: 4096)
             try await connection.write("GET /medium HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n")
-            try await Task.sleep(for: .seconds(3))
-            // Closed by the gateway meanwhile: only what the sockets held arrives, then the end.
-            let received = try await connection.bytesUntilClose()
-            let bytes = try #require(received, "the connection was still open")
-            #expect(bytes < ScriptedUpstream.mediumLength, "\(bytes) bytes: the whole answer was written after all")
+            try await Task.sleep(for: .seconds(TestTiming.seconds(3)))
+            // Closed by the gateway meanwhile: the answer's head and only what the sockets held of
+            // its body arrive, then the end.
+            let received = try #require(try await connection.bytesUntilClose(), "the connection was still open")
+            let (head, body) = Self.split(received)
+            #expect(head.hasPrefix("HTTP/1.1 200"), "\(head)")
+            #expect(!body.isEmpty && body.count < ScriptedUpstream.mediumLength, "\(body.count) bytes of the body")
             #expect(try await h.send(.GET, "/healthz").status == 200)
         }
+    }
+
+    @Test("a client that half-closes once its answer has ended, before reading it, still gets the whole answer of a closing connection")
+    func halfCloseAfterClosingRequest() async throws {
+        let upstream = try await ScriptedUpstream.start()
+        defer { Task { await upstream.stop() } }
+        try await withHarness(
+            upstreamURL: upstream.url,
+            configure: {
+                $0.idleTimeout = 30
+                // As above: most of the answer waits in the gateway when the half-close arrives.
+                $0.clientSendBuffer = 4096
+            }
+        ) { h in
+            let connection = try RawConnection(port: Self.port(h), readTimeout: Int(TestTiming.seconds(10)), receiveBuffer: 4096)
+            try await connection.write("GET /medium HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n")
+            // The answer ends in the gateway's buffers first, then the half-close arrives.
+            try await Task.sleep(for: .seconds(TestTiming.seconds(0.5)))
+            connection.shutdownWrite()
+            try await Task.sleep(for: .seconds(TestTiming.seconds(0.5)))
+            // Was: the half-close closed the connection at once, cutting the answer short.
+            let received = try #require(try await connection.bytesUntilClose(), "the connection was still open")
+            let (head, body) = Self.split(received)
+            #expect(head.hasPrefix("HTTP/1.1 200"), "\(head)")
+            #expect(body.count == ScriptedUpstream.mediumLength)
+        }
+    }
+
+    /// An answer's head (as text) and the bytes after it.
+    static func split(_ bytes: [UInt8]) -> (head: String, body: ArraySlice<UInt8>) {
+        guard let end = bytes.firstRange(of: Array("\r\n\r\n".utf8))?.upperBound else {
+            return (String(decoding: bytes, as: UTF8.self), [])
+        }
+        return (String(decoding: bytes[..<end], as: UTF8.self), bytes[end...])
     }
 
     @Test(

@@ -503,10 +503,12 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         context.fireUserInboundEventTriggered(event)
     }
 
-    /// Nothing more will come: close now when idle, else once the answer is written.
+    /// Nothing more will come: close now when idle, else once the answer is written. A
+    /// connection already closing is left to finish writing its last answer (``endAndClose()``
+    /// bounds that): a client may half-close after its request and still read the answer.
     private func clientInputClosed() {
         inputClosed = true
-        if request == nil { closeConnection() }
+        if request == nil && !closing { closeConnection() }
     }
 
     // MARK: timeouts
