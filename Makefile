@@ -88,8 +88,9 @@ demo: deps build
 load: release deps-load
 	./scripts/load.sh
 
-## load-compare: nginx pass-through, the NIO floor, samlgate pass-through and v1 exchange in interleaved rounds at
-## 1/16/64/256 connections; a table, .run/load/compare.csv and plots (ROUNDS=3 DURATION=5).
+## load-compare: nginx pass-through, the NIO floor (FLOOR=0 leaves it out), samlgate pass-through
+## and v1 exchange in interleaved rounds at 1/16/64/256 connections; a table,
+## .run/load/compare.csv and plots (ROUNDS=3 DURATION=5).
 load-compare: release deps-load
 	./scripts/load-compare.sh
 

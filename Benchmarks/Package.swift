@@ -79,7 +79,7 @@ let package = Package(
             ],
             path: "Drivers/VerifyDriver"
         ),
-        // The floor of a reverse proxy on SwiftNIO and NIOHTTP1 (scripts/load-floor.sh): the
+        // The floor of a reverse proxy on SwiftNIO and NIOHTTP1 (`make load-compare`, `make bench-compare`): the
         // gateway's codecs and nothing else, measured beside nginx and the gateway.
         .executableTarget(
             name: "NIOFloorProxy",

@@ -81,7 +81,7 @@ start_gateway() {
 }
 stop_gateway() { kill -TERM "$gateway" 2>/dev/null || true; wait "$gateway" 2>/dev/null || true; gateway=""; }
 
-# The processes whose CPU a run counts: the gateway's, or nginx's master and workers.
+# The processes whose CPU a run counts: the gateway's, the NIO floor's, or nginx's master and workers.
 proxy_pids() {
     case "$1" in
         nginx) echo "$nginx_master $(pgrep -P "$nginx_master" | tr '\n' ' ')" ;;

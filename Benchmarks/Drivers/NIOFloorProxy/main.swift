@@ -1,5 +1,6 @@
-// The floor of the gateway's architecture, for `make load-floor`: the least an HTTP/1.1 reverse
-// proxy on SwiftNIO and NIOHTTP1 does per request, measured beside nginx and the gateway.
+// The floor of the gateway's architecture, for `make load-compare` and `make bench-compare`: the
+// least an HTTP/1.1 reverse proxy on SwiftNIO and NIOHTTP1 does per request, measured beside
+// nginx and the gateway.
 //
 //   NIOFloorProxy --port P --upstream-port U [--threads N]
 //
@@ -8,7 +9,7 @@
 // first request, on the same event loop), every request part is passed on as it is (no routing,
 // no header rewriting, no timeouts, no metrics), and every answer part comes back the same way.
 // Not a product: it trusts its client and its upstream, and is only ever started on loopback by
-// scripts/load-floor.sh. What the gateway costs above it is the gateway's own work; what it costs
+// scripts/load-compare.sh. What the gateway costs above it is the gateway's own work; what it costs
 // above nginx is what NIO's pipeline and HTTP codecs cost.
 import NIOCore
 import NIOHTTP1
