@@ -89,14 +89,7 @@ package final class RawConnection: @unchecked Sendable {
     /// Whether the server closes the connection (reads the end of the stream) within the read
     /// timeout, discarding anything else it sends.
     package func closedByServer() async throws -> Bool {
-        try await Self.onThread { [self] in
-            var chunk = [UInt8](repeating: 0, count: 65_536)
-            while true {
-                let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-                if n == 0 { return true }
-                if n < 0 { return errno == ECONNRESET }
-            }
-        }
+        try await Self.onThread { [self] in readUntilClose { _ in } }
     }
 
     /// Everything the server sends until it closes the connection, or `nil` when it is still
@@ -104,15 +97,18 @@ package final class RawConnection: @unchecked Sendable {
     package func bytesUntilClose() async throws -> [UInt8]? {
         try await Self.onThread { [self] in
             var received = pending
-            while true {
-                var chunk = [UInt8](repeating: 0, count: 65_536)
-                let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-                if n > 0 {
-                    received += chunk[..<n]
-                } else {
-                    return n == 0 || errno == ECONNRESET ? received : nil
-                }
-            }
+            return readUntilClose { received += $0 } ? received : nil
+        }
+    }
+
+    /// Reads, handing each chunk to `take`, until the server closes the connection (`true`, a
+    /// reset included) or the read times out (`false`).
+    private func readUntilClose(_ take: (ArraySlice<UInt8>) -> Void) -> Bool {
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            guard n > 0 else { return n == 0 || errno == ECONNRESET }
+            take(chunk[..<n])
         }
     }
 

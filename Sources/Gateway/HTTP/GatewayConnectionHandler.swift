@@ -164,12 +164,13 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         do throws(GatewayError) {
             let authority: String?
             (target, authority) = try RequestTarget.parse(requestLine: head.uri)
-            if Self.hostFieldCount(head.headers) > 1 {
+            let host = Self.hostFields(head.headers)
+            if host.count > 1 {
                 throw GatewayError(
                     status: 400, code: .duplicateHeader, message: "the header Host is given more than once",
                     details: [("header", .string("Host"))])
             }
-            current.authority = authority ?? head.headers.first(name: "host")
+            current.authority = authority ?? host.first
         } catch {
             current.route = .invalidTarget
             refuse(error)
@@ -410,14 +411,16 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         if !queued.isEmpty { takeUpQueued() }
     }
 
-    /// How many `Host` fields a head has, counted without collecting their values (every
-    /// request is asked).
-    private static func hostFieldCount(_ headers: HTTPHeaders) -> Int {
+    /// How many `Host` fields a head has, and the first one's value: one pass over the fields
+    /// without collecting them (every request is asked).
+    private static func hostFields(_ headers: HTTPHeaders) -> (count: Int, first: String?) {
         var count = 0
-        for (name, _) in headers where name.utf8.count == 4 && name.utf8.elementsEqual("host".utf8, by: { $0 | 0x20 == $1 }) {
+        var first: String?
+        for (name, value) in headers where name.utf8.count == 4 && name.utf8.elementsEqual("host".utf8, by: { $0 | 0x20 == $1 }) {
             count += 1
+            if first == nil { first = value }
         }
-        return count
+        return (count, first)
     }
 
     /// A span name's method: HTTP's own, or `_OTHER` for one the client made up (OpenTelemetry's

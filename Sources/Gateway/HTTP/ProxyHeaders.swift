@@ -68,7 +68,7 @@ import NIOHTTP1
     /// with `allow-underscore-headers`, a header whose name reads as one of these once `_` is
     /// taken for `-` is still dropped (a backend folding `_` would read it as the real one).
     /// (Hop claims, `X-Forwarded-*` and `Forwarded` among them, too, by ``isHopClaim(_:)``.)
-    static let shadowed: Set<String> = hopByHop.union(replaced).union(routeOverrides).union(
+    static let shadowed: Set<String> = neverCopied.union(
         (ExchangeAdmission.exchangeHeaders + ExchangeAdmission.partnerHeaders).map { $0.lowercased() })
 
     /// The bytes of a header name forwarded as it is: ASCII letters, digits and `-`.

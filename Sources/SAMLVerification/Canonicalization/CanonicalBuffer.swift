@@ -110,7 +110,7 @@ final class CanonicalBuffer {
     @inline(__always)
     func append(_ start: UnsafePointer<UInt8>, count length: Int) {
         guard length > 0 else { return }
-        if count + length > capacity && digest != nil && length > capacity {
+        if digest != nil && length > capacity {
             hashDirectly(start, count: length)
             return
         }
