@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import SAMLVerification
 import ServiceLifecycle
@@ -25,6 +26,10 @@ struct MetadataRefreshService: Service {
     static let retryCeiling: TimeInterval = 60
     /// The longest sleep between rounds: how soon a source added by a reload is first fetched.
     static let idleWake: TimeInterval = 2
+    /// Held while a fetched copy is compared with the cached one and replaces it: the scheduled
+    /// refresh and an out-of-turn fetch (``MetadataRefetch``) of the same source may both bring
+    /// the new copy, and only the first of them is the update (counted and reloaded once).
+    private let cacheUpdate = NIOLock()
 
     func run() async throws {
         let timeout = Int64(core.configuration.metadataTimeout * 1000)
@@ -62,6 +67,24 @@ struct MetadataRefreshService: Service {
         try? await client.shutdown()
     }
 
+    /// Writes a checked copy (and its validators) to the cache unless it is the cached one;
+    /// whether it was. Under ``cacheUpdate``.
+    private func replaceCachedCopy(
+        of source: MetadataSource, with bytes: [UInt8], publication: MetadataPublication, validators fresh: MetadataValidators
+    ) throws(MetadataFetchFailure) -> Bool {
+        cacheUpdate.lock()
+        defer { cacheUpdate.unlock() }
+        let unchanged = FileManager.default.contents(atPath: source.cachePath).map { Array($0) == bytes } ?? false
+        // The cached copy is the one in use, also after a restart: a replayed older copy
+        // must not bring back the keys a rotation retired.
+        if !unchanged, let current = source.cachedPublication(), let why = publication.rollback(from: current) {
+            throw MetadataFetchFailure(.rollback, "older than the copy in use: \(why)")
+        }
+        if !unchanged { try MetadataCacheFile.write(bytes, to: source.cachePath) }
+        try? MetadataCacheFile.write(Array(fresh.text.utf8), to: MetadataValidators.path(for: source.cachePath))
+        return unchanged
+    }
+
     /// One fetch of `source`: a new copy (the trust store reloaded with it), none, or a failure.
     func refresh(_ source: MetadataSource, with fetcher: MetadataFetcher) async -> MetadataRefreshResult {
         let validators = MetadataValidators.read(for: source.cachePath)
@@ -78,14 +101,7 @@ struct MetadataRefreshService: Service {
                 } catch {
                     throw MetadataFetchFailure(.invalid, error.message, code: error.code)
                 }
-                let unchanged = FileManager.default.contents(atPath: source.cachePath).map { Array($0) == bytes } ?? false
-                // The cached copy is the one in use, also after a restart: a replayed older copy
-                // must not bring back the keys a rotation retired.
-                if !unchanged, let current = source.cachedPublication(), let why = publication.rollback(from: current) {
-                    throw MetadataFetchFailure(.rollback, "older than the copy in use: \(why)")
-                }
-                if !unchanged { try MetadataCacheFile.write(bytes, to: source.cachePath) }
-                try? MetadataCacheFile.write(Array(fresh.text.utf8), to: MetadataValidators.path(for: source.cachePath))
+                let unchanged = try replaceCachedCopy(of: source, with: bytes, publication: publication, validators: fresh)
                 core.metrics.metadataRefresh(source: source.name, result: unchanged ? "not_modified" : "updated", at: Date().timeIntervalSince1970)
                 guard !unchanged else { return .unchanged }
                 core.logger.notice("metadata fetched; reloading the trust store", metadata: ["source": .string(source.name)])
