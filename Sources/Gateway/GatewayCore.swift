@@ -33,6 +33,8 @@ package final class GatewayCore: Sendable {
     package let audit: AuditLog?
     /// Where the requests' spans go; `nil` (no span work at all) unless `tracing-endpoint` is set.
     package let tracing: (any RequestTracing)?
+    /// Which requests `tracing` records (`tracing-sample-ratio`), decided before it is asked.
+    package let traceSampler: TraceSampler
 
     /// Loads the trust store (failing start-up when it cannot be read) and starts the workers.
     package init(
@@ -79,6 +81,7 @@ package final class GatewayCore: Sendable {
         self.logger = logger
         trustedProxies = configuration.trustedProxies
         self.tracing = tracing
+        traceSampler = TraceSampler(ratio: configuration.tracingSampleRatio)
         if configuration.throttleShared, let limit = configuration.throttleExchanges, let shared = sharedReplayStore {
             sharedThrottle = SharedThrottle(limit: limit, client: shared.client, metrics: metrics, logger: logger)
             exchangeThrottle = nil

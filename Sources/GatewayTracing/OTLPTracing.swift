@@ -3,10 +3,11 @@ import Logging
 import OTel
 import ServerSupport
 
-/// The gateway's tracing as `samlgate serve` configures it: swift-otel's tracer, sampling by
-/// trace id at `tracing-sample-ratio` (not parent-based: a client's sampled flag would let it
-/// have every one of its requests exported, five spans an exchange), exporting in batches over OTLP/HTTP (protobuf) to
-/// `tracing-endpoint` under `tracing-service-name`.
+/// The gateway's tracing as `samlgate serve` configures it: swift-otel's tracer, asked only for
+/// the requests the gateway's own sampler picked at `tracing-sample-ratio` (``TraceSampler``:
+/// neither a client's sampled flag nor its choice of trace ids decides), so it records every
+/// span it is asked for; exporting in batches over OTLP/HTTP (protobuf) to `tracing-endpoint`
+/// under `tracing-service-name`.
 ///
 /// swift-otel reads the standard `OTEL_*` environment variables over these settings
 /// (`OTEL_EXPORTER_OTLP_TRACES_HEADERS` for a collector's credentials,
@@ -32,13 +33,10 @@ package enum OTLPTracing {
         // Kubernetes pod's default grace period once the requests have drained).
         otel.traces.otlpExporter.timeout = .seconds(3)
         otel.traces.batchSpanProcessor.exportTimeout = .seconds(5)
-        guard
-            let sampler = OTel.Configuration.TracesConfiguration.SamplerConfiguration.traceIDRatio(
-                ratio: configuration.tracingSampleRatio)
-        else {
+        guard (0...1).contains(configuration.tracingSampleRatio) else {
             throw ConfigurationError("tracing-sample-ratio must be a ratio in 0...1")
         }
-        otel.traces.sampler = sampler
+        otel.traces.sampler = .alwaysOn
         do {
             let (tracer, service) = try OTel.makeTracingBackend(configuration: otel)
             return TracingBackend(tracing: OTelRequestTracing(tracer: tracer), service: service)

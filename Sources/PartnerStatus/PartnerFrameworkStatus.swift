@@ -71,23 +71,29 @@ public struct PartnerFrameworkStatus: Codable, Sendable {
         public var reason: String
     }
 
-    /// Decodes the header value (base64, standard or URL-safe alphabet, padding optional).
+    /// The longest header value read: a status is a few hundred bytes (two small objects, a
+    /// provider id, a date and at most two short error texts); 4 KiB leaves room for long error
+    /// messages and keeps the work on a hostile value small and bounded before anything is decoded.
+    public static let maximumHeaderLength = 4096
+
+    /// Decodes the header value: optional blanks around base64 of the JSON (the standard or the
+    /// URL-safe alphabet, padding optional), read in one pass over its bytes.
     /// The JSON must pass ``StrictJSON`` first: Foundation would silently take the first of two
     /// `frameworkProviderInfo` keys where the backend's parser may take the last.
     public static func decode(header: String) throws(DecodeError) -> PartnerFrameworkStatus {
-        var text = header.trimmingCharacters(in: .whitespaces)
-            .replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while text.count % 4 != 0 { text += "=" }
-        guard let json = Data(base64Encoded: text) else {
+        guard header.utf8.count <= maximumHeaderLength else {
+            throw DecodeError(reason: "longer than \(maximumHeaderLength) bytes")
+        }
+        guard let json = HeaderBase64.decode(header.utf8) else {
             throw DecodeError(reason: "not base64")
         }
         do {
-            try StrictJSON.check(Array(json))
+            try StrictJSON.check(json)
         } catch {
             throw DecodeError(reason: error.reason)
         }
         do {
-            return try JSONDecoder().decode(PartnerFrameworkStatus.self, from: json)
+            return try JSONDecoder().decode(PartnerFrameworkStatus.self, from: Data(json))
         } catch {
             throw DecodeError(reason: "not the expected JSON object (\(Self.describe(error)))")
         }

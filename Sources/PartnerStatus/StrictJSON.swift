@@ -4,7 +4,9 @@
 /// Go and JavaScript keep the last. A header the gateway reads one way and the backend another
 /// (`frameworkProviderInfo` twice, each naming a different MVPD) lets a client be credited
 /// with someone else's provider. So any object with a key twice is refused, at any depth, with
-/// keys compared after unescaping (`"i\u0064"` is `"id"`). Escapes that other parsers decode in
+/// keys compared after unescaping (`"i\u0064"` is `"id"`) and ignoring ASCII case (`id` beside
+/// `ID`: binders that ignore case read either), and a key outside ASCII is refused (binders fold
+/// some such characters onto ASCII letters). Escapes that other parsers decode in
 /// different ways are refused too: a lone surrogate (`\ud800`: kept by Python, U+FFFD in Go)
 /// and bytes that are not UTF-8 (rejected by some, replaced by others).
 ///
@@ -71,7 +73,7 @@ package enum StrictJSON {
             var keys = Set<[UInt8]>()
             while true {
                 guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw Self.malformed }
-                guard keys.insert(try string(keep: true)).inserted else {
+                guard keys.insert(try Self.bindingName(of: try string(keep: true))).inserted else {
                     throw Refusal(reason: "a JSON object repeats a key")
                 }
                 skipWhitespace()
@@ -87,6 +89,21 @@ package enum StrictJSON {
                 try expect(UInt8(ascii: ","))
                 skipWhitespace()
             }
+        }
+
+        /// A key as the most lenient binder reads it, to compare with the object's other keys:
+        /// ASCII letters folded (Go's `encoding/json` and ASP.NET Core bind keys ignoring case, so
+        /// `id` beside `ID` names one field twice), and no character outside ASCII (Go folds
+        /// `ſ` to `s` and the Kelvin sign to `k`, .NET upper-cases `ı` to `I`, and some binders
+        /// normalize compatibility forms such as full-width letters: no key of a status needs any).
+        static func bindingName(of key: [UInt8]) throws(Refusal) -> [UInt8] {
+            var folded = key
+            for index in folded.indices {
+                let byte = folded[index]
+                guard byte < 0x80 else { throw Refusal(reason: "a JSON key holds a character outside ASCII") }
+                if byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") { folded[index] = byte | 0x20 }
+            }
+            return folded
         }
 
         mutating func array(depth: Int) throws(Refusal) {

@@ -27,6 +27,11 @@ public struct Verifier: Sendable {
     /// leaves it to the caller, which records ``VerifiedResponse/replayClaim`` itself (the
     /// gateway's shared store).
     public let replayCache: (any ReplayCache)?
+    /// How long after its acceptance bound an assertion's replay record is kept: the largest
+    /// clock skew any MVPD of the store allows (these options' own, or an MVPD's `skew` policy).
+    /// Several MVPD entries may trust one IdP and issuer with different skews, and the record
+    /// must outlive the loosest window that could accept the assertion again.
+    let replayMargin: TimeInterval
 
     private static let policies: [any ResponsePolicy] = [
         StatusPolicy(),
@@ -40,9 +45,14 @@ public struct Verifier: Sendable {
     ]
 
     public init(trustStore: TrustStore, options: VerificationOptions = VerificationOptions(), replayCache: (any ReplayCache)?) {
+        self.init(trustStore: trustStore, options: options, replayCache: replayCache, replayMargin: max(options.clockSkew, trustStore.largestPolicySkew))
+    }
+
+    private init(trustStore: TrustStore, options: VerificationOptions, replayCache: (any ReplayCache)?, replayMargin: TimeInterval) {
         self.trustStore = trustStore
         self.options = options
         self.replayCache = replayCache
+        self.replayMargin = replayMargin
     }
 
     /// Verifies `bytes` (raw XML, already decoded from base64/percent-encoding) for `mvpd`.
@@ -76,7 +86,9 @@ public struct Verifier: Sendable {
     /// This verifier with the MVPD's own policy (``ProviderPolicy``) over its options; itself
     /// when the MVPD has none.
     private func scoped(to provider: IdentityProviderTrust) -> Verifier {
-        provider.policy.isEmpty ? self : Verifier(trustStore: trustStore, options: options.applying(provider.policy), replayCache: replayCache)
+        provider.policy.isEmpty
+            ? self
+            : Verifier(trustStore: trustStore, options: options.applying(provider.policy), replayCache: replayCache, replayMargin: replayMargin)
     }
 
     private func verifyAdmitted(
@@ -296,7 +308,7 @@ public struct Verifier: Sendable {
             // IssuerPolicy has refused a response without a signed Issuer: the key never depends
             // on the MVPD the client names.
             let issuer = facts.signedIssuer(responseSigned: responseSigned) ?? ""
-            claim = ReplayClaim(key: issuer + "\u{0}" + facts.assertionID, expiresAt: bound.addingTimeInterval(options.clockSkew))
+            claim = ReplayClaim(key: issuer + "\u{0}" + facts.assertionID, expiresAt: bound.addingTimeInterval(replayMargin))
         }
         if let replayCache, let claim {
             switch replayCache.insertIfAbsent(claim.key, expiresAt: claim.expiresAt, now: now) {

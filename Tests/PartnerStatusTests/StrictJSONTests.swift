@@ -18,7 +18,7 @@ struct StrictJSONTests {
         for text in [
             #"{"frameworkPermissionInfo":{"accessStatus":"granted"},"frameworkProviderInfo":{"id":"x","expirationDate":1.7e12}}"#,
             #" {"a":[1,-0.5,2E+3,true,false,null,{"a":1},{"a":2}],"b":{"a":{"a":"\"\\\/\b\f\n\r\t\u00e9\ud83d\ude00"}}} "#,
-            #"{}"#, #"[]"#, #""x""#, #"0"#, #"{"":1,"\u0000":2}"#, #"{"id":1,"Id":2,"i d":3}"#,
+            #"{}"#, #"[]"#, #""x""#, #"0"#, #"{"":1,"\u0000":2}"#, #"{"id":1,"i d":3,"id ":4}"#,
         ] {
             #expect(Self.refusal(text) == nil, "\(text)")
         }
@@ -32,12 +32,35 @@ struct StrictJSONTests {
             #"{"a":[{"b":{"c":[{"id":1,"i\u0064":2}]}}]}"#,
             #"{"frameworkProviderInf\u006f":1,"frameworkProviderInfo":2}"#,
             #"{"\/":1,"/":2}"#,
-            #"{"\u00e9":1,"é":2}"#,
-            #"{"\ud83d\ude00":1,"😀":2}"#,
-            #"{"\uD83D\uDE00":1,"\ud83d\ude00":2}"#,
         ] {
             #expect(Self.refusal(text) == "a JSON object repeats a key", "\(text)")
         }
+    }
+
+    @Test("keys equal but for ASCII case are one key, at any depth, also when one copy is escaped")
+    func caseFoldedDuplicates() {
+        for text in [
+            #"{"frameworkProviderInfo":{"id":"Cablevision","ID":"PickerCable"}}"#,
+            #"{"frameworkProviderInfo":{"id":"x"},"FrameworkProviderInfo":{"id":"y"}}"#,
+            #"{"a":[{"b":{"Id":1,"i\u0044":2}}]}"#,
+            #"{"accessStatus":"granted","ACCESSSTATUS":"denied"}"#,
+        ] {
+            #expect(Self.refusal(text) == "a JSON object repeats a key", "\(text)")
+        }
+        // Case folding is ASCII's only: `[` and `{` differ from `{` and `[` by 0x20 too.
+        #expect(Self.refusal(#"{"a[":1,"a{":2,"@":3,"`":4}"#) == nil)
+    }
+
+    @Test("a key outside ASCII is refused: binders fold some onto ASCII letters (ſ, K, ı, full-width forms)")
+    func nonASCIIKeys() {
+        for text in [
+            #"{"\u00e9":1,"é":2}"#, #"{"\ud83d\ude00":1}"#, #"{"ſtatus":1}"#, #"{"\u017ftatus":1}"#, #"{"\u212a":1}"#,
+            #"{"ıd":"x"}"#, #"{"ｉｄ":"x"}"#, #"{"a":{"b":[{"idé":1}]}}"#,
+        ] {
+            #expect(Self.refusal(text) == "a JSON key holds a character outside ASCII", "\(text)")
+        }
+        // Values may hold any character.
+        #expect(Self.refusal(#"{"message":"ſ K ı ｉｄ é 😀"}"#) == nil)
     }
 
     @Test("lone surrogates, bytes that are not UTF-8, and nesting past the limit are refused")

@@ -2,10 +2,11 @@ import Foundation
 import NIOHTTP1
 import PartnerStatus
 import SAMLVerification
+import ServerSupport
 
 /// What a token-exchange request must look like before its body is read, and the v2 route's MVPD.
 enum ExchangeAdmission {
-    static let formType = "application/x-www-form-urlencoded"
+    static let formType: StaticString = "application/x-www-form-urlencoded"
 
     /// The headers that decide the v2 identity: each must be given exactly once.
     static let partnerHeaders = ["Authorization", DeviceIdentifierHeader.name, PartnerStatusHeader.name]
@@ -29,8 +30,9 @@ enum ExchangeAdmission {
                 message: "invalid request target: the token-exchange routes take no query string (parameters go in the body)")
         }
         let types = headers["content-type"]
-        let mediaType = types.first?.split(separator: ";", maxSplits: 1).first?.trimmingCharacters(in: .whitespaces).lowercased()
-        guard types.count == 1, mediaType == formType, !headers.contains(name: "content-encoding") else {
+        guard types.count == 1, HTTPFieldValue.equalsIgnoringCase(HTTPFieldValue.mediaType(types[0], listElement: false), formType),
+            !headers.contains(name: "content-encoding")
+        else {
             // 400, not 415: the backend documents 400 for a request it cannot read the
             // SAMLResponse from, and its clients know no other.
             throw GatewayError(

@@ -152,7 +152,7 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         let started = DispatchTime.now().uptimeNanoseconds
         let trace: TraceContext, span: (any RequestSpan)?
         if let tracing = core.tracing, !GatewayRoute.isPlainOperational(uri: head.uri) {
-            (trace, span) = TraceContext.traced(head.headers, tracing: tracing, at: started)
+            (trace, span) = TraceContext.traced(head.headers, tracing: tracing, sampler: core.traceSampler, ids: &traceIDs, at: started)
         } else {
             (trace, span) = (TraceContext.make(head.headers, ids: &traceIDs), nil)
         }
@@ -164,16 +164,13 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         do throws(GatewayError) {
             let authority: String?
             (target, authority) = try RequestTarget.parse(requestLine: head.uri)
-            let host = Self.hostFields(head.headers)
-            if host.count > 1 {
-                throw GatewayError(
-                    status: 400, code: .duplicateHeader, message: "the header Host is given more than once",
-                    details: [("header", .string("Host"))])
-            }
-            current.authority = authority ?? host.first
+            let fields = try head.checkFields()
+            // HTTP/1.1's parser reads nothing after an upgrade request: answered, then closed.
+            if fields.endsConnection { current.closeAfterResponse = true }
+            current.authority = authority ?? fields.host
         } catch {
             current.route = .invalidTarget
-            refuse(error)
+            refuse(error, closing: head.method == .CONNECT || head.headers.contains(name: "upgrade"))
             return
         }
         current.api = BackendAPI(path: target.path)
@@ -409,18 +406,6 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         record(current)
         request = nil
         if !queued.isEmpty { takeUpQueued() }
-    }
-
-    /// How many `Host` fields a head has, and the first one's value: one pass over the fields
-    /// without collecting them (every request is asked).
-    private static func hostFields(_ headers: HTTPHeaders) -> (count: Int, first: String?) {
-        var count = 0
-        var first: String?
-        for (name, value) in headers where name.utf8.count == 4 && name.utf8.elementsEqual("host".utf8, by: { $0 | 0x20 == $1 }) {
-            count += 1
-            if first == nil { first = value }
-        }
-        return (count, first)
     }
 
     /// A span name's method: HTTP's own, or `_OTHER` for one the client made up (OpenTelemetry's

@@ -1,7 +1,8 @@
-import Foundation
 import NIOHTTP1
+import ServerSupport
 
-/// What a request head says about how its body and its answer are framed.
+/// What a request head must be before it is routed, and what it says about how its body and
+/// its answer are framed.
 extension HTTPRequestHead {
     /// HTTP/1.0 (or older): no chunked bodies, no interim answers, no keep-alive unless asked.
     var predatesHTTP11: Bool {
@@ -12,7 +13,7 @@ extension HTTPRequestHead {
     /// coding it dropped on the way (`gzip, chunked`) would reach the backend unannounced.
     var hasPlainFraming: Bool {
         let codings = headers["transfer-encoding"]
-        return codings.isEmpty || (codings.count == 1 && codings[0].trimmingCharacters(in: .whitespaces).lowercased() == "chunked")
+        return codings.isEmpty || (codings.count == 1 && HTTPFieldValue.equalsIgnoringCase(codings[0], "chunked"))
     }
 
     /// Whether the request announces a body (a chunked one, or a `Content-Length` above 0);
@@ -23,4 +24,78 @@ extension HTTPRequestHead {
 
     /// The version of the answer: the client's own when it predates HTTP/1.1, else HTTP/1.1.
     var answerVersion: HTTPVersion { predatesHTTP11 ? version : .http1_1 }
+
+    /// What the fields of a head say before it is routed, read in one pass over them.
+    struct FieldCheck {
+        /// The first `Host` value.
+        var host: String?
+        /// The head asks to change protocols (`Upgrade`) or is a `CONNECT`: HTTP/1.1's parser
+        /// stops reading the connection after such a request, so it is the connection's last.
+        var endsConnection: Bool
+    }
+
+    /// The checks every head passes (RFC 9112 §3.2, RFC 9110 §5.5): one `Host`, present on
+    /// HTTP/1.1, a plain `host[:port]` (``HostAuthority``); no header value with bytes that are
+    /// not UTF-8 (the parser hands them over as U+FFFD, and the gateway forwards nothing but the
+    /// client's bytes: such a value is refused, never rewritten); at most
+    /// ``ProxyHeaders/maximumConnectionTokens`` names in `Connection`.
+    func checkFields() throws(GatewayError) -> FieldCheck {
+        var hosts = 0
+        var check = FieldCheck(host: nil, endsConnection: method == .CONNECT)
+        for (name, value) in headers {
+            if Self.isName(name, "host") {
+                hosts += 1
+                if check.host == nil { check.host = value }
+            } else if Self.isName(name, "upgrade") {
+                check.endsConnection = true
+            }
+            if Self.holdsReplacementCharacter(value) {
+                throw GatewayError(
+                    status: 400, code: .invalidRequest,
+                    message: "the header \(Self.displayName(name)) holds bytes that are not UTF-8, which the gateway does not forward",
+                    details: [("header", .string(Self.displayName(name)))])
+            }
+        }
+        if hosts > 1 {
+            throw GatewayError(
+                status: 400, code: .duplicateHeader, message: "the header Host is given more than once", details: [("header", .string("Host"))])
+        }
+        if hosts == 0 && !predatesHTTP11 {
+            throw GatewayError(
+                status: 400, code: .invalidRequest, message: "an HTTP/1.1 request must carry Host", details: [("header", .string("Host"))])
+        }
+        if let host = check.host, !HostAuthority.isValid(host.utf8) {
+            throw GatewayError(
+                status: 400, code: .invalidRequest, message: "the header Host must be host[:port]", details: [("header", .string("Host"))])
+        }
+        if let refusal = ProxyHeaders.connectionRefusal(headers) { throw refusal }
+        return check
+    }
+
+    /// Whether a field name is `lowercased` (ASCII letters in any case).
+    private static func isName(_ name: String, _ lowercased: StaticString) -> Bool {
+        name.utf8.count == lowercased.utf8CodeUnitCount && HTTPFieldValue.equalsIgnoringCase(name, lowercased)
+    }
+
+    /// Whether `value` holds U+FFFD (`EF BF BD`), which is what the parser made of bytes that
+    /// are not UTF-8 (a client sending the character itself is refused alike). A scan for the
+    /// byte `EF` in place, most values holding none: the check runs over every value of every
+    /// request.
+    private static func holdsReplacementCharacter(_ value: String) -> Bool {
+        value.utf8.withContiguousStorageIfAvailable { bytes in
+            guard var at = bytes.firstIndex(of: 0xEF) else { return false }
+            while at + 2 < bytes.count {
+                if bytes[at + 1] == 0xBF && bytes[at + 2] == 0xBD { return true }
+                guard let next = bytes[(at + 1)...].firstIndex(of: 0xEF) else { return false }
+                at = next
+            }
+            return false
+        } ?? value.unicodeScalars.contains("\u{FFFD}")
+    }
+
+    /// A header name for a message: tokens only reach here (the parser refuses other bytes),
+    /// bounded so a long name cannot make a long answer.
+    private static func displayName(_ name: String) -> String {
+        name.utf8.count <= 64 ? name : String(name.utf8.prefix(64))! + "…"
+    }
 }

@@ -58,7 +58,7 @@ final class InFlightRequest {
         self.started = started
         hasBody = head.announcesBody
         closeAfterResponse = !head.isKeepAlive
-        expectsContinue = !head.predatesHTTP11 && head.headers["expect"].contains { $0.lowercased() == "100-continue" }
+        expectsContinue = !head.predatesHTTP11 && head.headers["expect"].contains { HTTPFieldValue.equalsIgnoringCase($0, "100-continue") }
     }
 
     /// The label of `samlgate_requests_total` and the log line: the route's, or

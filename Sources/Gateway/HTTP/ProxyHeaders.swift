@@ -1,5 +1,6 @@
 import NIOCore
 import NIOHTTP1
+import ServerSupport
 
 /// Header handling of a forwarding proxy (RFC 9110 §7.6.1): hop-by-hop headers stay on their
 /// hop, `Host` and `Content-Length` are the client library's to set, `X-Forwarded-*` are the
@@ -8,7 +9,7 @@ import NIOHTTP1
 @_spi(Benchmarks) public enum ProxyHeaders {
     static let hopByHop: Set<String> = [
         "connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "proxy-connection", "te", "trailer",
-        "trailers", "transfer-encoding", "upgrade",
+        "trailers", "transfer-encoding", "upgrade", "http2-settings",
     ]
 
     /// Set by the gateway or the client library, never copied: `Host` and `Content-Length`
@@ -81,15 +82,46 @@ import NIOHTTP1
         }
     }
 
-    /// The names listed in `Connection` (also hop-by-hop), lower-cased.
+    /// The most names a client's `Connection` may list (``connectionRefusal(_:)``). Clients list
+    /// one to three (`keep-alive`, `close`, `Upgrade`, `TE`, `HTTP2-Settings`); the bound keeps
+    /// the set of names built for every request small whatever the head holds.
+    static let maximumConnectionTokens = 32
+
+    /// `400 invalid_request` for a request whose `Connection` lists more than
+    /// ``maximumConnectionTokens`` names: counted in one pass that stops past the bound.
+    static func connectionRefusal(_ headers: HTTPHeaders) -> GatewayError? {
+        let values = headers["connection"]
+        guard !values.isEmpty, HTTPFieldValue.elementCount(of: values, limit: maximumConnectionTokens) > maximumConnectionTokens else {
+            return nil
+        }
+        return GatewayError(
+            status: 400, code: .invalidRequest, message: "Connection lists more than \(maximumConnectionTokens) names",
+            details: [("header", .string("Connection"))])
+    }
+
+    /// The names listed in `Connection` (also hop-by-hop), ASCII letters lower-cased: one pass
+    /// over the values' bytes.
     static func connectionTokens(_ values: [String]) -> Set<String> {
         var tokens = Set<String>()
         for value in values {
-            for token in value.split(separator: ",") {
-                tokens.insert(token.trimmingCharacters(in: .whitespaces).lowercased())
+            HTTPFieldValue.forEachElement(of: value) { token in
+                tokens.insert(asciiLowercased(token.utf8))
+                return true
             }
         }
         return tokens
+    }
+
+    /// `bytes` with ASCII upper-case letters lowered, every other byte as it is.
+    static func asciiLowercased(_ bytes: Substring.UTF8View) -> String {
+        String(unsafeUninitializedCapacity: bytes.count) { buffer in
+            var index = 0
+            for byte in bytes {
+                buffer[index] = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
+                index += 1
+            }
+            return index
+        }
     }
 
     /// The request headers for the upstream.

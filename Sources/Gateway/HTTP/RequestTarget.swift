@@ -44,7 +44,7 @@ struct RequestTarget: Sendable, Equatable {
     /// A request line's target, origin-form or absolute-form (`http://host/path`; a server must
     /// accept the latter, RFC 9112 §3.2.2): the parsed target, and the authority that stands in
     /// for `Host` when the form is absolute. The authority must be a plain `host[:port]`
-    /// (no userinfo).
+    /// (``HostAuthority``; no userinfo).
     static func parse(requestLine uri: String) throws(GatewayError) -> (target: RequestTarget, authority: String?) {
         // Origin-form, nearly every request: no scheme to look for.
         if uri.utf8.first == UInt8(ascii: "/") { return (try parse(uri), nil) }
@@ -53,13 +53,13 @@ struct RequestTarget: Sendable, Equatable {
         guard schemeLength > 0 else { return (try parse(uri), nil) }
         let rest = uri.utf8.dropFirst(schemeLength)
         let end = rest.firstIndex(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) ?? rest.endIndex
-        let authority = rest[..<end]
-        guard !authority.isEmpty, authority.allSatisfy({ authorityCharacters[Int($0)] }) else {
+        let authority = String(Substring(rest[..<end]))
+        guard HostAuthority.isValid(authority.utf8) else {
             throw refusal("the authority of an absolute-form target must be host[:port]")
         }
         let remainder = String(Substring(rest[end...]))
         let target = remainder.hasPrefix("/") ? remainder : "/" + remainder
-        return (try parse(target), String(Substring(authority)))
+        return (try parse(target), authority)
     }
 
     static func parse(_ target: String) throws(GatewayError) -> RequestTarget {
@@ -255,9 +255,6 @@ struct RequestTarget: Sendable, Equatable {
 
     /// Characters a canonical path segment may hold unescaped: RFC 3986 `pchar` without `%` and `;`.
     private static let pathCharacters = asciiAlphanumerics(and: "-._~!$&'()*+,=:@")
-
-    /// Characters of a `host[:port]` authority: a registered name, IPv4, or a bracketed IPv6.
-    private static let authorityCharacters = asciiAlphanumerics(and: "-._:[]")
 
     /// A byte table: ASCII letters and digits, and the bytes of `extra`.
     private static func asciiAlphanumerics(and extra: String) -> [Bool] {

@@ -57,12 +57,22 @@ struct TraceContext {
         return TraceContext(traceID: traceID, spanID: ids.nextSpanID(), flags: flags, state: state(headers["tracestate"]))
     }
 
-    /// The context of a request when tracing is on: the ids are those of the span `tracing`
-    /// starts, which continues the client's trace when its `traceparent` is accepted here
-    /// (the same rules as ``make(_:ids:)``).
-    static func traced(_ headers: HTTPHeaders, tracing: any RequestTracing, at uptime: UInt64) -> (TraceContext, any RequestSpan) {
+    /// The context of a request when tracing is on. `sampler` decides first whether it is
+    /// recorded; if so the ids are those of the span `tracing` starts, which continues the
+    /// client's trace when its `traceparent` is accepted here (the same rules as
+    /// ``make(_:ids:)``). If not, no span is started: the trace is continued (or started) with
+    /// the gateway's own span id, marked not sampled.
+    static func traced(
+        _ headers: HTTPHeaders, tracing: any RequestTracing, sampler: TraceSampler, ids: inout TraceIDSequence, at uptime: UInt64
+    ) -> (TraceContext, (any RequestSpan)?) {
         let parents = headers["traceparent"]
         let parent = parents.count == 1 ? continued(parents[0]) : nil
+        guard parent.map({ sampler.records(continuing: $0.traceID) }) ?? sampler.recordsNewTrace() else {
+            let context = TraceContext(
+                traceID: parent?.traceID ?? ids.nextTraceID(), spanID: ids.nextSpanID(), flags: "00",
+                state: parent == nil ? nil : state(headers["tracestate"]))
+            return (context, nil)
+        }
         let span = tracing.startRequest(parent: parent?.traceparent, at: uptime)
         // The client's tracestate belongs to its trace: kept only when the span continues it.
         let kept = parent != nil && parent?.traceID == span.traceID ? state(headers["tracestate"]) : nil
@@ -101,7 +111,8 @@ struct TraceContext {
 
     /// The `tracestate` lines joined, when printable ASCII within the length limit.
     static func state(_ values: [String]) -> String? {
-        guard !values.isEmpty else { return nil }
+        // The length is known before anything is joined: a long value costs nothing more.
+        guard !values.isEmpty, values.reduce(values.count - 1, { $0 + $1.utf8.count }) <= maximumStateLength else { return nil }
         let joined = values.joined(separator: ",")
         guard joined.utf8.count <= maximumStateLength, joined.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else { return nil }
         return joined

@@ -1,5 +1,6 @@
 import NIOCore
 import NIOHTTP1
+import ServerSupport
 
 /// Whom a request is counted against by the throttle: the client's address as the backend would
 /// key it (its throttle is per device address, from `X-Forwarded-For`), so the gateway's is
@@ -21,17 +22,31 @@ package struct ClientKey: Hashable, Sendable {
             // Right to left: each hop appends the address it saw. The first that is not a
             // trusted proxy is the client; an entry that is no address ends the walk there (a
             // trusted proxy never writes one, so it came from the client), and the last
-            // address found stands.
-            walk: for value in headers["x-forwarded-for"].reversed() {
-                for entry in value.split(separator: ",").reversed() {
-                    guard let address = Self.address(entry.trimmingCharacters(in: .whitespaces)) else { break walk }
+            // address found stands. So does the address at ``maximumHops``: entries past it are
+            // the client's to write (no real chain of proxies is that long), and are not read.
+            var hops = 0
+            var walking = true
+            for value in headers["x-forwarded-for"].reversed() where walking {
+                HTTPFieldValue.forEachElement(of: value, reversed: true) { entry in
+                    hops += 1
+                    guard hops <= Self.maximumHops, entry.utf8.count <= Self.maximumEntryLength, let address = Self.address(String(entry))
+                    else {
+                        walking = false
+                        return false
+                    }
                     client = address
-                    if !proxies.contains(high: address.high, low: address.low) { break walk }
+                    walking = proxies.contains(high: address.high, low: address.low)
+                    return walking
                 }
             }
         }
         self.init(high: client.high, low: client.low)
     }
+
+    /// The most `X-Forwarded-For` entries read, from the right.
+    static let maximumHops = 32
+    /// The longest entry read as an address: a bracketed IPv6 address with a port is 53 bytes.
+    static let maximumEntryLength = 64
 
     /// An `X-Forwarded-For` entry's address, also written with a port as some proxies do
     /// (`203.0.113.7:51234`, `[2001:db8::7]:51234`): the port must not make it another client.

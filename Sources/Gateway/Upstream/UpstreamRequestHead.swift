@@ -23,7 +23,7 @@ enum UpstreamRequestHead {
         var headers = proxied(request, peer: peer, core: core)
         // The body is the gateway's own: plain form encoding, whatever parameters the client's
         // type carried (a charset the backend would decode with differently).
-        headers.replaceOrAdd(name: "Content-Type", value: ExchangeAdmission.formType)
+        headers.replaceOrAdd(name: "Content-Type", value: ExchangeAdmission.formType.description)
         headers.add(name: "Content-Length", value: String(bodyLength))
         return HTTPRequestHead(version: .http1_1, method: .POST, uri: path, headers: headers)
     }

@@ -12,7 +12,8 @@ public struct ReplayClaim: Sendable, Equatable {
     /// response without a signed Issuer is refused before a claim is made). Not personal, but
     /// callers storing it outside the process hash it.
     public let key: String
-    /// The assertion's acceptance bound (`NotOnOrAfter`) plus the clock skew: after this the
+    /// The assertion's acceptance bound (`NotOnOrAfter`) plus the largest clock skew of the
+    /// trust store (any MVPD trusting the same issuer may allow it): after this every MVPD's
     /// verifier refuses the assertion anyway, so the record can go.
     public let expiresAt: Date
 

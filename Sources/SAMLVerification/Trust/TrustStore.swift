@@ -14,6 +14,10 @@ public final class TrustStore: Sendable {
     /// included; read by the gateway's refresh service.
     public let metadataSources: [MetadataSource]
 
+    /// The largest `skew` an MVPD's policy sets (0 when none does): the replay record of an
+    /// assertion outlives every window that could accept it (``Verifier``).
+    public let largestPolicySkew: TimeInterval
+
     public init(providers: [IdentityProviderTrust], metadataSources: [MetadataSource] = []) {
         var map: [String: IdentityProviderTrust] = [:]
         var mapping: [String: String] = [:]
@@ -24,6 +28,7 @@ public final class TrustStore: Sendable {
         self.providers = map
         self.mvpdByPlatformMappingID = mapping
         self.metadataSources = metadataSources
+        largestPolicySkew = providers.compactMap(\.policy.skew).max() ?? 0
     }
 
     /// The MVPD whose platform-mapping id is `id` (what a v2 partner status names).

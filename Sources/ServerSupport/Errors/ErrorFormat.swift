@@ -1,5 +1,3 @@
-import Foundation
-
 /// How an enhanced error is written: JSON always on REST API v2, JSON or XML on v1 as the
 /// client's `Accept` asks (the backend documents XML for v1 only).
 public enum ErrorFormat: Sendable {
@@ -13,9 +11,9 @@ public enum ErrorFormat: Sendable {
             self = .json
             return
         }
-        let first = accept.split(separator: ",", maxSplits: 1).first ?? ""
-        let type = (first.split(separator: ";", maxSplits: 1).first ?? "").trimmingCharacters(in: .whitespaces).lowercased()
-        self = type == "application/xml" || type == "text/xml" ? .xml : .json
+        let type = HTTPFieldValue.mediaType(accept, listElement: true)
+        self =
+            HTTPFieldValue.equalsIgnoringCase(type, "application/xml") || HTTPFieldValue.equalsIgnoringCase(type, "text/xml") ? .xml : .json
     }
 
     /// The `Content-Type` of a body in this format.
