@@ -45,7 +45,8 @@ public struct Verifier: Sendable {
     ]
 
     public init(trustStore: TrustStore, options: VerificationOptions = VerificationOptions(), replayCache: (any ReplayCache)?) {
-        self.init(trustStore: trustStore, options: options, replayCache: replayCache, replayMargin: max(options.clockSkew, trustStore.largestPolicySkew))
+        self.init(
+            trustStore: trustStore, options: options, replayCache: replayCache, replayMargin: max(options.clockSkew, trustStore.largestPolicySkew))
     }
 
     private init(trustStore: TrustStore, options: VerificationOptions, replayCache: (any ReplayCache)?, replayMargin: TimeInterval) {

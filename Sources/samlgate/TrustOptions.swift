@@ -39,17 +39,38 @@ struct TrustOptions: ParsableArguments {
     }
 
     /// The trust store: the directory's, or one provider named `pemMVPD` holding the `--trust` keys.
-    func loadStore(pemMVPD: String) throws(TrustStoreError) -> TrustStore {
+    ///
+    /// `allowWeakKeys` (`verify --allow-weak-keys`) is an `allow-weak-keys` file for the `--trust`
+    /// keys; a directory's entries keep their own. True admits a weak key and tells `warn`, as the
+    /// gateway warns at every load; false refuses it naming the file and the flag, the trust
+    /// store's advice (a file in the MVPD's directory) being no use with `--trust`. `nil`, for a
+    /// command without the flag, refuses it with the trust store's message.
+    func loadStore(pemMVPD: String, allowWeakKeys: Bool? = nil, warn: (String) -> Void = { _ in }) throws(TrustStoreError) -> TrustStore {
         if let trustStore { return try TrustStore.load(directory: trustStore, metadataCache: metadataCache) }
-        var pems: [String] = []
+        var pems: [(path: String, text: String)] = []
         for path in trustPEMs {
             guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
                 throw TrustStoreError("\(path): cannot read the file")
             }
             try TrustStore.refusePrivateKey(text, path: path)
-            pems.append(text)
+            pems.append((path, text))
         }
-        return TrustStore(providers: [try IdentityProviderTrust(mvpd: pemMVPD, certificatesPEM: pems)])
+        var keys: [TrustedKey] = []
+        for (index, pem) in pems.enumerated() {
+            // With the flag a weak key is loaded either way, so that its refusal can name the file and the flag.
+            let key = try TrustedKey(pem: pem.text, source: "\(pemMVPD)#\(index)", allowWeak: allowWeakKeys != nil)
+            if let weakness = key.weakness {
+                guard allowWeakKeys == true else {
+                    throw TrustStoreError(
+                        .weakKey,
+                        "\(pem.path): \(weakness) key; trusted keys are RSA of at least 2048 bits or EC on P-256, P-384 or P-521 "
+                            + "(--allow-weak-keys accepts it, for testing an old IdP)")
+                }
+                warn("\(pem.path): \(weakness) key trusted because of --allow-weak-keys")
+            }
+            keys.append(key)
+        }
+        return TrustStore(providers: [IdentityProviderTrust(mvpd: pemMVPD, keys: keys)])
     }
 
     var verificationOptions: VerificationOptions {

@@ -28,6 +28,17 @@ struct VerifyCommand: ParsableCommand {
     @Flag(name: .customLong("no-replay-check"), help: "Do not reject an assertion id seen earlier in this run.")
     var noReplayCheck = false
 
+    /// What a trust-store entry's `allow-weak-keys` file does, for `--trust` keys: without it an
+    /// old IdP the gateway accepts (through such an entry) could not be checked from here.
+    @Flag(
+        name: .customLong("allow-weak-keys"),
+        help: """
+            With --trust: accept RSA keys under 2048 bits and EC keys off P-256/384/521, with a warning, \
+            for testing old IdPs (with --trust-store, each entry's allow-weak-keys file decides).
+            """
+    )
+    var allowWeakKeys = false
+
     @Argument(help: "Input files; '-' for standard input.")
     var files: [String] = []
 
@@ -38,6 +49,9 @@ struct VerifyCommand: ParsableCommand {
         if trust.trustStore != nil && mvpd == nil {
             throw ValidationError("--trust-store needs --mvpd ID")
         }
+        if trust.trustStore != nil && allowWeakKeys {
+            throw ValidationError("--allow-weak-keys goes with --trust (a trust-store entry's allow-weak-keys file decides for it)")
+        }
         if files.isEmpty { throw ValidationError("no input files (use '-' for standard input)") }
     }
 
@@ -45,7 +59,9 @@ struct VerifyCommand: ParsableCommand {
         let mvpdID = mvpd ?? "cli"
         let store: TrustStore
         do {
-            store = try trust.loadStore(pemMVPD: mvpdID)
+            store = try trust.loadStore(pemMVPD: mvpdID, allowWeakKeys: allowWeakKeys) { warning in
+                StandardStreams.writeError("samlgate: warning: \(DisplayText.escape(warning))\n")
+            }
         } catch {
             StandardStreams.writeError("samlgate: trust: \(error)\n")
             throw ExitCode(2)

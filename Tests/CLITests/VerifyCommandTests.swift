@@ -116,6 +116,7 @@ import Testing
         #expect(try SamlgateProcess.run(["verify", "x.xml"]).status == 2)
         #expect(try SamlgateProcess.run(["verify", "--trust-store", "/tmp", "x.xml"]).status == 2)
         #expect(try SamlgateProcess.run(["verify", "--trust", "/nonexistent.pem", "x.xml"]).status == 2)
+        #expect(try SamlgateProcess.run(["verify", "--trust-store", "/tmp", "--mvpd", "m", "--allow-weak-keys", "x.xml"]).status == 2)
         #expect(try SamlgateProcess.run(["idp", "keygen", "--out", "/tmp/x", "--alg", "dsa"]).status == 2)
         #expect(
             try SamlgateProcess.run(["idp", "issue", "--key", "k", "--cert", "c", "--mvpd", "m", "--user", "u", "--attr", "novalue"]).status == 2)
@@ -142,5 +143,44 @@ extension VerifyCommandTests {
         #expect(lines.map { $0["survivesNormalization"] as? Bool } == [true, false, nil])
         #expect(lines[1]["nameID"] as? String == "alice@example.com")
         #expect((lines[2]["error"] as? [String: Any])?["code"] as? String == "normalization_changes_document")
+    }
+}
+
+extension VerifyCommandTests {
+    /// An RSA-1024 key and its self-signed certificate: (key path, certificate path). Made with
+    /// the `openssl` command line, since the test IdP makes no key a trust store would refuse.
+    static func weakKeygen() throws -> (String, String) {
+        let dir = TestScratch.directory("samlgate-weak-idp").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        process.arguments = [
+            "req", "-x509", "-newkey", "rsa:1024", "-nodes", "-keyout", dir + "/key.pem", "-out", dir + "/cert.pem", "-days", "100",
+            "-subj", "/CN=old test IdP",
+        ]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        return (dir + "/key.pem", dir + "/cert.pem")
+    }
+
+    /// A weak `--trust` key is refused as the trust store refuses one (`weak_key`, pointing at
+    /// the flag); `--allow-weak-keys` admits it, as an `allow-weak-keys` file does, with a warning.
+    @Test func weakTrustedKeyNeedsAllowWeakKeys() throws {
+        let (key, cert) = try Self.weakKeygen()
+        let file = try Self.issue(key, cert)
+        let refused = try SamlgateProcess.run(["verify", "--trust", cert, file])
+        #expect(refused.status == 2)
+        #expect(refused.stdout.isEmpty)
+        #expect(refused.stderr.contains("weak_key: \(cert): RSA-1024 key") && refused.stderr.contains("--allow-weak-keys"), "\(refused.stderr)")
+
+        let admitted = try SamlgateProcess.run(["verify", "--allow-weak-keys", "--trust", cert, file])
+        #expect(admitted.status == 0, "\(admitted.stdoutText) \(admitted.stderr)")
+        let line = try #require(try Self.lines(admitted).first)
+        #expect(line["valid"] as? Bool == true)
+        #expect(line["nameID"] as? String == "alice@example.com")
+        #expect(admitted.stderr.contains("\(cert): RSA-1024 key trusted because of --allow-weak-keys"), "\(admitted.stderr)")
     }
 }

@@ -21,6 +21,12 @@ struct PartnerStatusDuplicateKeyTests {
             + #""frameworkProviderInf\u006f":{"id":"picker-cable","expirationDate":\#(expires)}}"#,
         "nested": #"{"frameworkPermissionInfo":{"accessStatus":"granted"},"#
             + #""frameworkProviderInfo":{"id":"cablevision-apple","i\u0064":"picker-cable","expirationDate":\#(expires)}}"#,
+        // Equal but for case: Go's encoding/json and ASP.NET Core bind either copy.
+        "case": #"{"frameworkPermissionInfo":{"accessStatus":"granted"},"#
+            + #""frameworkProviderInfo":{"id":"cablevision-apple","ID":"picker-cable","expirationDate":\#(expires)}}"#,
+        "case-outer": #"{"frameworkPermissionInfo":{"accessStatus":"granted"},"#
+            + #""frameworkProviderInfo":{"id":"cablevision-apple","expirationDate":\#(expires)},"#
+            + #""FrameworkProviderInfo":{"id":"picker-cable","expirationDate":\#(expires)}}"#,
     ]
 
     static func header(_ json: String) -> String { Data(json.utf8).base64EncodedString() }

@@ -123,4 +123,59 @@ struct TracingTests {
         #expect(continued[1] == Self.traceID && continued[2] != Self.clientParent && continued[3] == "00")
         #expect(spans.isEmpty, "\(spans.map(\.name))")
     }
+
+    /// Trace ids a client picks to be kept by a sampler that compares the id's own bits with the
+    /// ratio (the OpenTelemetry `TraceIdRatioBased` sampler reads the low 64 bits, W3C Trace
+    /// Context Level 2 the right-most 56): all zeros there but the last, sampled flag set.
+    static func crafted(_ index: Int) -> String {
+        let high = String(index + 1, radix: 16)
+        let id = String(repeating: "0", count: 16 - high.count) + high + "0000000000000001"
+        return "00-\(id)-\(clientParent)-01"
+    }
+
+    @Test("sample ratio 0.001: 40 requests with trace ids a client picked to be kept are not all exported (about none)")
+    func craftedIDs() async throws {
+        let (spans, _, backend) = try await Self.traced(ratio: 0.001) { h in
+            for index in 0..<40 {
+                _ = try await h.send(.GET, "/api/v2/REF/configuration", headers: [("traceparent", Self.crafted(index))])
+            }
+        }
+        // Expected 0.04 exported; 3 or more would be a 1-in-10,000 event.
+        #expect(spans.count <= 2, "\(spans.count) spans exported")
+        // The client's trace is still continued, not sampled.
+        #expect(backend.count == 40)
+        for (index, request) in backend.enumerated() {
+            let parts = try TraceContextTests.parts(request)
+            #expect(parts[1] == String(Self.crafted(index).dropFirst(3).prefix(32)) && parts[3] == "00")
+        }
+    }
+}
+
+/// The gateway's own sampling decision, on many ids (no server needed to count them).
+@Suite("Trace sampling")
+struct TraceSamplerTests {
+    @Test("crafted ids are kept at the ratio, not always: the decision is keyed by a per-process secret")
+    func craftedIDsAtTheRatio() {
+        let sampler = TraceSampler(ratio: 0.01)
+        let kept = (0..<20_000).filter { sampler.records(continuing: String(TracingTests.crafted($0).dropFirst(3).prefix(32))) }.count
+        // 200 expected; 1 % against 100 % is told apart far beyond this margin.
+        #expect((120...280).contains(kept), "\(kept) of 20,000 kept")
+    }
+
+    @Test("random ids and new traces at ratio 0.5 are kept about half the time; ratios 0 and 1 are never and always")
+    func ratios() {
+        let half = TraceSampler(ratio: 0.5)
+        var generator = SystemRandomNumberGenerator()
+        let ids = (0..<10_000).map { _ in String(UInt64.random(in: 0 ... .max, using: &generator), radix: 16) + "0000000000000000" }
+        let kept = ids.filter { half.records(continuing: $0) }.count
+        #expect((4_600...5_400).contains(kept), "\(kept)")
+        let fresh = (0..<10_000).filter { _ in half.recordsNewTrace() }.count
+        #expect((4_600...5_400).contains(fresh), "\(fresh)")
+        // One trace is decided alike on each of its requests.
+        #expect(ids.prefix(100).allSatisfy { half.records(continuing: $0) == half.records(continuing: $0) })
+        let never = TraceSampler(ratio: 0)
+        let always = TraceSampler(ratio: 1)
+        #expect(!ids.contains { never.records(continuing: $0) } && ids.allSatisfy { always.records(continuing: $0) })
+        #expect(!never.recordsNewTrace() && always.recordsNewTrace())
+    }
 }

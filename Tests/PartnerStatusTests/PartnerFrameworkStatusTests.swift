@@ -135,4 +135,27 @@ struct PartnerFrameworkStatusTests {
             _ = try PartnerFrameworkStatus.decode(header: Self.status(expiration: value))
         }
     }
+
+    @Test("base64 in either alphabet, padded or not, between blanks; anything else, or past 4 KiB, is not base64")
+    func headerBase64() throws {
+        let json = #"{"frameworkPermissionInfo":{"accessStatus":"granted"},"frameworkProviderInfo":{"id":"a?b>c","expirationDate":"4102444800000"}}"#
+        let standard = Data(json.utf8).base64EncodedString()
+        #expect(standard.contains("+") || standard.contains("/") || standard.hasSuffix("="))
+        let urlSafe = standard.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+        for value in [standard, urlSafe, urlSafe.replacingOccurrences(of: "=", with: ""), " \t\(standard) \t"] {
+            #expect(try PartnerFrameworkStatus.decode(header: value).verdict(now: Self.now) == .granted(providerID: "a?b>c"), "\(value)")
+        }
+        for (value, reason) in [
+            (standard + "=", "not base64"), ("e3", "not valid JSON"), ("e", "not base64"), ("e30=x", "not base64"), ("e3 0=", "not base64"),
+            ("e30==", "not base64"), ("", "not valid JSON"), (String(repeating: "-", count: 4097), "longer than 4096 bytes"),
+            ("e30\u{FFFD}", "not base64"),
+        ] {
+            do {
+                _ = try PartnerFrameworkStatus.decode(header: value)
+                Issue.record("accepted \(value.prefix(20))")
+            } catch {
+                #expect(error.reason == reason, "\(value.prefix(20))")
+            }
+        }
+    }
 }
