@@ -14,6 +14,7 @@ import UnixSignals
 package final class GatewayServer: Sendable {
     package let core: GatewayCore
     private let group: ServiceGroup
+    private let eventLoopGroup: MultiThreadedEventLoopGroup
     package let port = ListeningPort()
 
     /// - Parameters:
@@ -27,6 +28,7 @@ package final class GatewayServer: Sendable {
         let eventLoopGroup = MultiThreadedEventLoopGroup.singleton
         let core = try GatewayCore(configuration: configuration, logger: logger, eventLoopGroup: eventLoopGroup, tracing: tracing?.tracing)
         self.core = core
+        self.eventLoopGroup = eventLoopGroup
         var services: [any Service] = [ResourcesService(core: core)]
         if signals { services.append(TrustStoreReloadService(core: core)) }
         if configuration.trustStorePoll > 0 {
@@ -50,7 +52,18 @@ package final class GatewayServer: Sendable {
     }
 
     /// Runs until shut down.
+    ///
+    /// With `throttle-store: shared` the throttle's script is run once before listening
+    /// (``SharedThrottle/checkAtStartUp(on:)``): a Redis that refuses it would leave every
+    /// exchange unthrottled, with nothing but a counter to say so, until its configuration
+    /// changes, so the gateway does not start (a ``ConfigurationError`` naming what to allow).
+    /// A Redis that cannot answer for now does not stop it: the throttle fails open.
     package func run() async throws {
+        if let throttle = core.sharedThrottle, case .refused(let why) = await throttle.checkAtStartUp(on: eventLoopGroup.next()) {
+            await core.shutdown()
+            await core.audit?.close()
+            throw ConfigurationError("throttle-store: replay_store_unsupported: \(why)")
+        }
         try await group.run()
     }
 

@@ -20,11 +20,17 @@ struct BatchJSONKeyTests {
             #"{"SAMLResponse":"\#(value)","note":{"k":1,"\u006b":2}}"#,
             #"{"SAMLResponse":"\#(value)","id":1,"id":1}"#,
             #"{"SAMLResponse":"\#(value)","mvp\u0064":"\#(BatchFixture.mvpd)"}"#,
+            // Equal but for case: a binder that ignores case reads either copy.
+            #"{"mvpd":"A","MVPD":"B","SAMLResponse":"\#(value)"}"#,
+            #"{"SAMLResponse":"\#(value)","note":{"Id":1,"i\u0044":2}}"#,
         ]
         let file = try fixture.write("keys.jsonl", lines.joined(separator: "\n") + "\n")
         let result = try fixture.batch([file])
         let records = BatchFixture.records(result)
-        #expect(records.map(BatchFixture.errorCode) == ["duplicate_key", nil, "duplicate_key", "duplicate_key", "duplicate_key", nil])
+        #expect(
+            records.map(BatchFixture.errorCode) == [
+                "duplicate_key", nil, "duplicate_key", "duplicate_key", "duplicate_key", nil, "duplicate_key", "duplicate_key",
+            ])
         #expect(records[1]["encoded"] as? String == BatchFixture.encoded(BatchFixture.responses[0]))
         #expect((records[1]["meta"] as? [String: Any])?.keys.sorted() == ["id"])
         #expect(result.stderr.contains("\(file):1: duplicate_key"))

@@ -228,7 +228,9 @@ package final class GatewayMetrics: Sendable {
     }
 
     /// An exchange let through unthrottled because the shared throttle's Redis could not answer
-    /// (``SharedThrottle``), by the RESP failure's kind.
+    /// (``SharedThrottle``), by the RESP failure's kind, or `refused` when Redis refused the
+    /// script itself (an ACL without it, no scripting): kept apart from the outages because it
+    /// lasts until Redis's configuration changes.
     func throttleStoreUnavailable(kind: String) {
         CoreMetrics.Counter(label: "samlgate_throttle_store_unavailable_total", dimensions: [("kind", kind)], factory: factory).increment()
     }

@@ -33,6 +33,16 @@ struct LocalEndpoints {
         } else {
             body.add("replayStore", "memory")
         }
+        // Reported, not required: the throttle fails open, so a Redis that refuses its script
+        // leaves the replica serving with every exchange unthrottled; `degraded` (with Redis's
+        // error word) is where that shows, until a script call is answered again.
+        if let shared = core.sharedThrottle {
+            let refusal = shared.refusal
+            body.add("throttle", refusal == nil ? "shared" : "degraded")
+            if let refusal { body.add("throttleRefusal", refusal) }
+        } else {
+            body.add("throttle", core.exchangeThrottle == nil ? "off" : "memory")
+        }
         return .json(status: ready ? 200 : 503, body.json)
     }
 

@@ -4,8 +4,10 @@
 /// Parsers disagree on a repeated key: Foundation keeps the first copy, Python, Go and
 /// JavaScript the last. A record holding `"mvpd":"A"` and `"mvp\u0064":"B"` would be verified
 /// with A's trust by a tool comparing raw bytes while everything reading its `meta` sees B. So
-/// keys are compared as unescaped bytes, and a repeated key is a `duplicate_key` error (the
-/// rule ``StrictJSON`` applies to the gateway's partner status, on the batch tool's own scanner).
+/// keys are compared as unescaped bytes, ASCII letters in any case (Go's `encoding/json` and
+/// ASP.NET Core bind `mvpd` and `MVPD` alike), and a repeated key is a `duplicate_key` error
+/// (the rule ``StrictJSON`` applies to the gateway's partner status, on the batch tool's own
+/// scanner).
 ///
 /// Cost stays linear: a record's few keys are compared directly; from the seventeenth on a hash
 /// set takes over. The storage is kept between objects.
@@ -46,11 +48,13 @@ struct JSONKeySet {
         }
         let key = storage[start...]
         if hashed != nil {
-            guard hashed!.insert(Array(key)).inserted else { throw Self.duplicate(at: string.lowerBound) }
+            guard hashed!.insert(Self.folded(key)).inserted else { throw Self.duplicate(at: string.lowerBound) }
         } else {
-            for range in ranges where storage[range].elementsEqual(key) { throw Self.duplicate(at: string.lowerBound) }
+            for range in ranges where storage[range].elementsEqual(key, by: { Self.fold($0) == Self.fold($1) }) {
+                throw Self.duplicate(at: string.lowerBound)
+            }
             if ranges.count == Self.directLimit {
-                hashed = Set(ranges.map { Array(storage[$0]) } + [Array(key)])
+                hashed = Set(ranges.map { Self.folded(storage[$0]) } + [Self.folded(key)])
             }
         }
         ranges.append(start..<storage.count)
@@ -58,6 +62,13 @@ struct JSONKeySet {
     }
 
     private static func duplicate(at offset: Int) -> RecordError {
-        RecordError(.duplicateKey, "an object repeats a key at byte \(offset) (also when one copy is spelled with escapes)")
+        RecordError(.duplicateKey, "an object repeats a key at byte \(offset) (also when one copy is spelled with escapes or in other case)")
     }
+
+    /// A key byte as binders that ignore case compare it: ASCII letters lower-cased.
+    private static func fold(_ byte: UInt8) -> UInt8 {
+        byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
+    }
+
+    private static func folded(_ key: ArraySlice<UInt8>) -> [UInt8] { key.map(fold) }
 }
