@@ -7,7 +7,7 @@ BIN := .build/release/samlgate
 # What make format-check lints and make format rewrites.
 FORMATTED := Package.swift Sources Tests Benchmarks/Package.swift Benchmarks/Benchmarks Benchmarks/Drivers Fuzz/Package.swift Fuzz/Sources
 
-.PHONY: deps deps-load build release test format-check format openapi-check docs-check deploy-check monitoring-check run demo load load-compare header-costs load-mallocs load-scale load-replay-store soak faults sanitize cluster-check stream-check bench bench-compare bench-check bench-thresholds bench-verify fuzz-build fuzz fuzz-all clean
+.PHONY: deps deps-load build release test format-check format openapi-check docs-check deploy-check monitoring-check run demo load load-compare header-costs http-diff load-mallocs load-scale load-replay-store soak faults sanitize cluster-check stream-check bench bench-compare bench-check bench-thresholds bench-verify fuzz-build fuzz fuzz-all clean
 
 ## deps: install the system libraries (apt-get) when xmlsec1-openssl, zlib or jemalloc is not found,
 ## and redis-server (the shared replay store's tests start their own); promtool (Debian's
@@ -98,6 +98,12 @@ load-compare: release deps-load
 ## against a junk header of the same size (ROUNDS=5 REQUESTS=200 SIZE=40000; BASELINE_BIN=<another build>).
 header-costs: release
 	./scripts/header-costs.sh
+
+## http-diff: ~295 odd or malformed HTTP/1.1 requests (raw sockets) through nginx and the gateway to a
+## byte-logging backend; the differences that matter (samlgate stricter, laxer, content differs) and
+## a summary line, every case in .run/http-diff/results.jsonl (BIN=<another build>, ONLY=<case ids>).
+http-diff: release deps-load
+	./scripts/http-diff.sh
 
 ## load-mallocs: heap allocations per proxied request and per v1 exchange, end to end (jemalloc's
 ## statistics, thread caches off); BASELINE_BIN=<another build> alternated with it (ROUNDS=2).

@@ -3,7 +3,7 @@
 # A byte-logging backend (scripts/load/http_diff.py backend: every request it reads, as read, in
 # $DIR/backend.jsonl) listens on two loopback ports: nginx, as a plain reverse proxy (HTTP/1.1 and
 # keep-alive to the upstream, nginx's default header handling), is in front of one, the gateway
-# (its pass-through routes) in front of the other. ~290 hand-written odd or malformed requests go
+# (its pass-through routes) in front of the other. ~295 hand-written odd or malformed requests go
 # over raw sockets to both at once (scripts/load/http_diff.py run); for each, the statuses, and what
 # reached the backend through each proxy, normalized. Printed: the differences that matter for
 # security — samlgate stricter (it refused what nginx forwarded), samlgate laxer (the reverse, or
@@ -88,6 +88,10 @@ wait_for "http://127.0.0.1:$NGINX_PORT/"
 wait_for "http://127.0.0.1:$GATEWAY_PORT/readyz"
 
 echo "== $BIN against nginx $("$NGINX" -v 2>&1 | sed 's#.*/##')"
+# In the background, so that a TERM or INT reaches the trap at once, not after the whole run.
 python3 scripts/load/http_diff.py run --nginx "$NGINX_PORT" --gateway "$GATEWAY_PORT" \
     --gateway-backend "$GATEWAY_BACKEND_PORT" --backend-log "$DIR/backend.jsonl" --out "$DIR" \
-    ${ONLY:+--only "$ONLY"} ${VERBOSE:+--verbose}
+    ${ONLY:+--only "$ONLY"} ${VERBOSE:+--verbose} &
+driver=$!
+pids+=($driver)
+wait "$driver"

@@ -5,6 +5,7 @@ import Hummingbird
 import Logging
 import NIOCore
 import ServerSupport
+import ServiceLifecycle
 import Synchronization
 
 /// An upstream that records every request exactly as it arrived (method, raw request target,
@@ -30,13 +31,15 @@ final class EchoUpstream: Sendable {
 
     let url: String
     private let log: Log
+    private let group: ServiceGroup
     private let task: Task<Void, any Error>
 
     var requests: [Received] { log.entries.withLock { $0 } }
 
-    private init(url: String, log: Log, task: Task<Void, any Error>) {
+    private init(url: String, log: Log, group: ServiceGroup, task: Task<Void, any Error>) {
         self.url = url
         self.log = log
+        self.group = group
         self.task = task
     }
 
@@ -44,17 +47,22 @@ final class EchoUpstream: Sendable {
         let log = Log()
         let responder = EchoResponder(log: log)
         let port = ListeningPort()
+        let logger = Logger(label: "echo", factory: { _ in SwiftLogNoOpLogHandler() })
         let app = Application(
             responder: responder, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { port.publish($0.localAddress?.port ?? 0) },
-            logger: Logger(label: "echo", factory: { _ in SwiftLogNoOpLogHandler() }))
-        let task = Task { try await app.runService() }
+            onServerRunning: { port.publish($0.localAddress?.port ?? 0) }, logger: logger)
+        let group = ServiceGroup(configuration: .init(services: [.init(service: app)], gracefulShutdownSignals: [], logger: logger))
+        let task = Task { try await group.run() }
         let bound = await port.value()
-        return EchoUpstream(url: "http://127.0.0.1:\(bound)", log: log, task: task)
+        return EchoUpstream(url: "http://127.0.0.1:\(bound)", log: log, group: group, task: task)
     }
 
+    /// A graceful shutdown, not a cancelled task: cancelling NIO's async server while a
+    /// connection it accepted is still queued traps ("Deinited NIOAsyncWriter without calling
+    /// finish()", swift-nio issue 2637), which a gateway that has just connected to abort a
+    /// request can make happen.
     func stop() async {
-        task.cancel()
+        await group.triggerGracefulShutdown()
         _ = try? await task.value
     }
 }

@@ -9,32 +9,34 @@ import Testing
 /// it gets.
 @Suite("Header fields as a strict proxy reads them")
 struct HeaderFieldAttackTests {
-    @Test(
-        "a Host that is not host[:port] is refused with 400 invalid_request and nothing is forwarded",
-        arguments: [
-            "example.test/evil", "example.test evil", "a,b", "example.test:", "example.test:65536", "example.test:1x", "example.test:123456",
-            "[::1", "[::1]x", "[zz::1]", "user@example.test", "example.test?x", "example.test#x", "%65xample.test", "",
-            String(repeating: "a", count: 300),
-        ])
-    func invalidHost(_ host: String) async throws {
-        try await EchoUpstream.withGateway { _, echo, port in
-            let raw = "GET /api/v2/REF/configuration HTTP/1.1\r\nHost: \(host)\r\n\r\n"
-            let answer = try await RawHTTP.send(port: port, raw: Array(raw.utf8))
-            #expect(answer.status == 400 && answer.reason == "invalid_request", "\(host.debugDescription): \(answer.head) \(answer.body)")
-            #expect(answer.body.contains("Host"))
-            #expect(echo.requests.isEmpty, "\(host.debugDescription)")
-        }
-    }
+    static let invalidHosts = [
+        "example.test/evil", "example.test evil", "a,b", "example.test:", "example.test:65536", "example.test:1x", "example.test:123456",
+        "[::1", "[::1]x", "[zz::1]", "user@example.test", "example.test?x", "example.test#x", "%65xample.test", "",
+        String(repeating: "a", count: 300),
+    ]
 
-    @Test(
-        "a plain Host is forwarded, and X-Forwarded-Host carries exactly it",
-        arguments: ["example.test", "example.test:8080", "127.0.0.1", "127.0.0.1:65535", "[2001:db8::1]", "[2001:db8::1]:443", "a-b_c~d.example."])
-    func validHost(_ host: String) async throws {
+    static let validHosts = [
+        "example.test", "example.test:8080", "127.0.0.1", "127.0.0.1:65535", "[2001:db8::1]", "[2001:db8::1]:443", "a-b_c~d.example.",
+    ]
+
+    @Test("a Host that is not host[:port] is refused with 400 invalid_request and nothing is forwarded; a plain one is, as X-Forwarded-Host")
+    func host() async throws {
+        // One gateway for every value: starting one per value would only test start-up.
         try await EchoUpstream.withGateway { _, echo, port in
-            let raw = "GET /api/v2/REF/configuration HTTP/1.1\r\nHost: \(host)\r\n\r\n"
-            let answer = try await RawHTTP.send(port: port, raw: Array(raw.utf8))
-            #expect(answer.status == 200, "\(host): \(answer.body)")
-            #expect(echo.requests.last?.header("x-forwarded-host") == [host])
+            for host in Self.invalidHosts {
+                let raw = "GET /api/v2/REF/configuration HTTP/1.1\r\nHost: \(host)\r\n\r\n"
+                let answer = try await RawHTTP.send(port: port, raw: Array(raw.utf8))
+                #expect(answer.status == 400 && answer.reason == "invalid_request", "\(host.debugDescription): \(answer.head) \(answer.body)")
+                #expect(answer.body.contains("Host"))
+            }
+            #expect(echo.requests.isEmpty)
+            for host in Self.validHosts {
+                let raw = "GET /api/v2/REF/configuration HTTP/1.1\r\nHost: \(host)\r\n\r\n"
+                let answer = try await RawHTTP.send(port: port, raw: Array(raw.utf8))
+                #expect(answer.status == 200, "\(host): \(answer.body)")
+                #expect(echo.requests.last?.header("x-forwarded-host") == [host])
+            }
+            #expect(echo.requests.count == Self.validHosts.count)
         }
     }
 
