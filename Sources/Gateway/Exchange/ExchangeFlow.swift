@@ -40,7 +40,7 @@ final class ExchangeFlow {
         let store = core.trustStore.current
         route = partner ? try ExchangeAdmission.partnerRoute(head.headers, target: target, store: store, metrics: core.metrics) : .v1
         let limit = core.configuration.bodyLimit
-        if let length = head.headers.first(name: "content-length").flatMap(Int.init), length > limit {
+        if let length = head.contentLength, length > limit {
             throw GatewayError.bodyTooLarge(limit)
         }
         self.store = store

@@ -19,7 +19,17 @@ extension HTTPRequestHead {
     /// Whether the request announces a body (a chunked one, or a `Content-Length` above 0);
     /// read once per request, as ``InFlightRequest/hasBody``.
     var announcesBody: Bool {
-        headers.contains(name: "transfer-encoding") || (headers.first(name: "content-length").flatMap(Int.init) ?? 0) > 0
+        headers.contains(name: "transfer-encoding") || (contentLength ?? 0) > 0
+    }
+
+    /// The body length `Content-Length` announces. The parser has framed the body by it (digits,
+    /// one value) but hands the value over with the blanks that may follow it (`5 `): read
+    /// without them, as the parser read it, and forwarded as this number — a value read
+    /// otherwise would announce a body the gateway then never forwards.
+    var contentLength: Int? {
+        guard let value = headers.first(name: "content-length") else { return nil }
+        let digits = value.utf8.drop { $0 == 0x20 || $0 == 0x09 }.prefix { $0 != 0x20 && $0 != 0x09 }
+        return Int(Substring(digits))
     }
 
     /// The version of the answer: the client's own when it predates HTTP/1.1, else HTTP/1.1.

@@ -10,8 +10,8 @@ enum UpstreamRequestHead {
     static func passThrough(_ request: InFlightRequest, target: RequestTarget, peer: SocketAddress?, core: GatewayCore) -> HTTPRequestHead {
         let head = request.head
         var headers = proxied(request, peer: peer, core: core)
-        if let length = head.headers.first(name: "content-length") {
-            headers.add(name: "Content-Length", value: length)
+        if let length = head.contentLength {
+            headers.add(name: "Content-Length", value: String(length))
         } else if request.hasBody {
             headers.add(name: "Transfer-Encoding", value: "chunked")
         }
