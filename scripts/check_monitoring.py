@@ -13,6 +13,14 @@
               `promtool check rules` and `promtool test rules` pass.
 3. metrics    every `samlgate_…` name the dashboard and the rules use (a histogram's `_bucket`,
               `_sum` and `_count` read as the histogram) is in the metrics table of docs/gateway.md.
+4. series     with `.build/fresh-scrape.txt` (the `/metrics` of a fresh gateway with everything the
+              dashboard watches, before any client request, written by `swift test`'s
+              MetricSeriesTests; `make test` runs that first): every selector of the exprs has a
+              series there — its name and its literal label matchers (`code="overloaded"`, each
+              alternative of `result=~"updated|not_modified"`; `job`, `instance` and Grafana
+              variables left out), so that no panel or alert waits for a first event that
+              `rate()` and `increase()` cannot see; every metric there has `# HELP` and `# TYPE`
+              and is in the metrics table. Without the file this part is skipped, with a note.
 
 Each failure is printed; the exit status is 1 when there is any.
 Usage: check_monitoring.py [--promtool PATH]
@@ -20,6 +28,7 @@ Usage: check_monitoring.py [--promtool PATH]
 """
 
 import argparse
+import itertools
 import json
 import re
 import shutil
@@ -36,12 +45,21 @@ DASHBOARD = MONITORING / "samlgate-dashboard.json"
 RULES = MONITORING / "samlgate-alerts.yaml"
 RULE_TESTS = MONITORING / "samlgate-alerts.test.yaml"
 GATEWAY_DOC = ROOT / "docs/gateway.md"
+FRESH_SCRAPE = ROOT / ".build/fresh-scrape.txt"
 OPERATIONS_DOC = ROOT / "docs/operations.md"
 
 PANEL_TYPES = {"timeseries", "stat", "table", "gauge", "bargauge", "text", "heatmap"}
 SEVERITIES = {"warning", "critical"}
 DATASOURCE = "${datasource}"
 METRIC = re.compile(r"\bsamlgate_[a-z0-9_]+")
+# A selector: a metric name and its label matchers, if any.
+SELECTOR = re.compile(r"\b(samlgate_[a-z0-9_]+)\s*(?:\{([^}]*)\})?")
+MATCHER = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)\s*(=~|!=|!~|=)\s*"((?:[^"\\]|\\.)*)"')
+# A sample line of the text exposition format, and one label of it.
+SAMPLE = re.compile(r"([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+\S+")
+LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
+# The labels Prometheus adds at the scrape: no gateway series has them.
+TARGET_LABELS = {"job", "instance"}
 # The Grafana variables the exprs use, and what stands for them when promtool parses them.
 GRAFANA_VARIABLES = {"$__rate_interval": "5m", "$__interval": "1m", "$__range": "1h", "$job": ".*", "$instance": ".*"}
 
@@ -296,6 +314,86 @@ def check_metrics(dashboard, rules):
 
 
 # ---------------------------------------------------------------------------------------------
+# 4. The series of a fresh gateway
+
+
+def selectors(expr):
+    """(name, {label: [values]}) for every samlgate_ selector of `expr`: the values its literal
+    matchers ask for (`=`, or each alternative of an `=~` that is a plain alternation of words)."""
+    for match in SELECTOR.finditer(expr):
+        wanted = {}
+        for label, operator, value in MATCHER.findall(match.group(2) or ""):
+            if label in TARGET_LABELS or "$" in value or operator in ("!=", "!~"):
+                continue
+            if operator == "=":
+                wanted[label] = [value]
+            elif re.fullmatch(r"[A-Za-z0-9_]+(\|[A-Za-z0-9_]+)*", value):
+                wanted[label] = value.split("|")
+        yield match.group(1), wanted
+
+
+def unescape(value):
+    return re.sub(r"\\(.)", lambda m: "\n" if m.group(1) == "n" else m.group(1), value)
+
+
+def read_scrape(path):
+    """({name: [labels, …]}, {name: help}, {name: type}) of a text exposition."""
+    series, helps, types = {}, {}, {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("# HELP "):
+            name, _, text = line[len("# HELP "):].partition(" ")
+            helps[name] = text
+        elif line.startswith("# TYPE "):
+            name, _, kind = line[len("# TYPE "):].partition(" ")
+            types[name] = kind.strip()
+        elif line and not line.startswith("#") and (match := SAMPLE.fullmatch(line.strip())):
+            labels = {label: unescape(value) for label, value in LABEL.findall(match.group(2) or "")}
+            series.setdefault(match.group(1), []).append(labels)
+    return series, helps, types
+
+
+def check_fresh_scrape(dashboard, rules):
+    """Every selector of the exprs has a series in a fresh gateway's scrape; every metric there
+    has HELP and TYPE and is documented. None (a note printed) without the scrape."""
+    if not FRESH_SCRAPE.is_file():
+        print(f"monitoring: note: no {rel(FRESH_SCRAPE)} (swift test writes it: MetricSeriesTests); "
+              "the series of a fresh gateway not checked")
+        return None
+    where_scrape = rel(FRESH_SCRAPE)
+    series, helps, types = read_scrape(FRESH_SCRAPE)
+    if not series:
+        fail(where_scrape, "no sample")
+        return None
+    documented = documented_metrics()
+    for name in sorted(series):
+        family = name
+        for suffix in ("_bucket", "_sum", "_count"):
+            if name.endswith(suffix) and types.get(name[: -len(suffix)]) == "histogram":
+                family = name[: -len(suffix)]
+        if not helps.get(family):
+            fail(where_scrape, f"{family}: no # HELP")
+        if family not in types:
+            fail(where_scrape, f"{family}: no # TYPE")
+        if family.startswith("samlgate_") and family not in documented:
+            fail(rel(GATEWAY_DOC), f"{family} (in /metrics) is not in the metrics table")
+    reported = set()
+    count = 0
+    for where, expr in list(dashboard_exprs(dashboard)) + list(rule_exprs(rules)):
+        for name, wanted in selectors(expr):
+            labels = sorted(wanted)
+            for values in itertools.product(*(wanted[label] for label in labels)):
+                count += 1
+                matchers = dict(zip(labels, values))
+                if any(all(found.get(label) == value for label, value in matchers.items()) for found in series.get(name, [])):
+                    continue
+                selector = name + ("{" + ",".join(f'{label}="{value}"' for label, value in matchers.items()) + "}" if matchers else "")
+                if selector not in reported:
+                    reported.add(selector)
+                    fail(where_scrape, f"{where}: no series {selector} before any traffic: rate() and increase() miss its first event")
+    return count
+
+
+# ---------------------------------------------------------------------------------------------
 # promtool
 
 
@@ -338,6 +436,7 @@ def main():
     check_dashboard(dashboard)
     check_rules(rules, load_yaml(RULE_TESTS))
     check_metrics(dashboard, rules)
+    selected = check_fresh_scrape(dashboard, rules)
     if not Path(args.promtool).is_file():
         fail("promtool", f"{args.promtool} not found: run 'make deps' (it installs Debian's prometheus package)")
     else:
@@ -351,6 +450,8 @@ def main():
     alerts = sum(1 for _ in alert_rules(rules))
     metrics = len(used_metrics(dashboard, rules))
     print(f"monitoring: OK ({panels} panels, {alerts} alerts, {metrics} metrics, all in docs/gateway.md)")
+    if selected is not None:
+        print(f"monitoring: OK ({selected} selections, each with a series in a fresh gateway's scrape, {rel(FRESH_SCRAPE)})")
 
 
 if __name__ == "__main__":

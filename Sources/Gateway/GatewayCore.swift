@@ -99,6 +99,7 @@ package final class GatewayCore: Sendable {
                 metadata: ["throttle_exchanges": .string(configuration.throttleExchanges?.description ?? "off")])
         }
         connections = ConnectionCaps(total: configuration.maxConnections, perClient: configuration.maxConnectionsPerClient)
+        metrics.upstreamsConfigured(upstream.endpoints.map(\.baseURL))
         trustStoreLoaded(trustStore.current)
     }
 
@@ -131,14 +132,14 @@ package final class GatewayCore: Sendable {
         store.mvpds.filter { processor.reporting($0, in: store) }
     }
 
-    /// What every load (start-up, reload) reports of a store: the expiry gauges, the MVPDs in
+    /// What every load (start-up, reload) reports of a store: its series and expiry gauges, the MVPDs in
     /// report-only, an error per MVPD whose metadata has expired (not ready), a warning per
     /// certificate or metadata that expires within 30 days, per weak key an `allow-weak-keys`
     /// file admits and per certificate whose expiry cannot be read. Names MVPDs, key
     /// fingerprints and dates only.
     func trustStoreLoaded(_ store: TrustStore, now: Date = Date()) {
-        metrics.trustStoreLoaded(store)
         let reporting = reportOnlyMVPDs(in: store)
+        metrics.trustStoreLoaded(store, reportOnly: reporting + (processor.reporting(nil, in: store) ? [GatewayMetrics.unknownMVPD] : []))
         if !reporting.isEmpty || configuration.mode == .reportOnly {
             // Loud on purpose: in report-only a forged response reaches the backend.
             logger.warning(

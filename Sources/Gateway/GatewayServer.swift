@@ -6,7 +6,8 @@ import ServiceLifecycle
 import UnixSignals
 
 /// The running gateway: the HTTP server, the SIGHUP reloader (the trust-store poller when
-/// `trust-store-poll` is set, the metadata refresher when `metadata-cache` is) and the resources that must be
+/// `trust-store-poll` is set, the metadata refresher when `metadata-cache` is, the upstream health
+/// checks when `upstream-health-path` is) and the resources that must be
 /// released after the last request (workers, upstream connections), in one service group.
 ///
 /// Shutdown (SIGTERM/SIGINT in `serve`, ``stop()`` in tests) is graceful: the server stops
@@ -36,6 +37,10 @@ package final class GatewayServer: Sendable {
         }
         if configuration.metadataCache != nil {
             services.append(MetadataRefreshService(core: core, eventLoopGroup: eventLoopGroup))
+        }
+        if let checker = UpstreamHealthChecker(core: core, eventLoopGroup: eventLoopGroup) {
+            // Before the server, so stopped after it has drained: rotation stays informed meanwhile.
+            services.append(UpstreamHealthCheckService(checker: checker))
         }
         services.append(GatewayHTTPServer(core: core, port: port, eventLoopGroup: eventLoopGroup))
         var configured = services.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) }

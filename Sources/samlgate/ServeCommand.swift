@@ -39,6 +39,17 @@ struct ServeCommand: AsyncParsableCommand {
     var headerTimeout: String?
     @Option(name: .customLong("pool-size"), help: "Idle keep-alive connections per upstream and event loop (default 256).") var poolSize: String?
     @Option(name: .customLong("upstream-cooldown"), help: "Seconds a failing upstream is skipped (default 5).") var upstreamCooldown: String?
+    @Option(
+        name: .customLong("upstream-health-path"),
+        help: "Probe every upstream with GET of this path, e.g. /healthz (default none: passive health only).")
+    var upstreamHealthPath: String?
+    @Option(name: .customLong("upstream-health-interval"), help: "Seconds between two probes of an upstream (default 5).")
+    var upstreamHealthInterval: String?
+    @Option(name: .customLong("upstream-health-timeout"), help: "Deadline of one probe, seconds (default 2).") var upstreamHealthTimeout: String?
+    @Option(name: .customLong("upstream-health-rise"), help: "Probes passed in a row that put a down upstream back (default 2).")
+    var upstreamHealthRise: String?
+    @Option(name: .customLong("upstream-health-fall"), help: "Probes failed in a row that take an upstream out of rotation (default 3).")
+    var upstreamHealthFall: String?
     @Option(name: .customLong("replay-capacity"), help: "Assertion ids remembered against replay (default 200000).") var replayCapacity: String?
     @Option(
         name: .customLong("replay-store"),
@@ -206,7 +217,9 @@ struct ServeCommand: AsyncParsableCommand {
             (.allowSHA1, allowSHA1 ? "true" : nil), (.workers, workers), (.eventLoops, eventLoops), (.queue, queue), (.bodyLimit, bodyLimit),
             (.connectTimeout, connectTimeout), (.readTimeout, readTimeout), (.totalTimeout, totalTimeout), (.idleTimeout, idleTimeout),
             (.headerTimeout, headerTimeout), (.poolSize, poolSize),
-            (.upstreamCooldown, upstreamCooldown), (.replayCapacity, replayCapacity), (.replayStore, replayStore),
+            (.upstreamCooldown, upstreamCooldown), (.upstreamHealthPath, upstreamHealthPath), (.upstreamHealthInterval, upstreamHealthInterval),
+            (.upstreamHealthTimeout, upstreamHealthTimeout), (.upstreamHealthRise, upstreamHealthRise), (.upstreamHealthFall, upstreamHealthFall),
+            (.replayCapacity, replayCapacity), (.replayStore, replayStore),
             (.replayStoreFailure, replayStoreFailure), (.replayStoreTimeout, replayStoreTimeout),
             (.replayStoreConnections, replayStoreConnections), (.replayStoreCA, replayStoreCA),
             (.replayStorePasswordFile, replayStorePasswordFile), (.trustStorePoll, trustStorePoll),

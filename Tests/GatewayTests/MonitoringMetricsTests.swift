@@ -53,6 +53,9 @@ struct MonitoringMetricsTests {
                     SharedReplayStoreTests.redisStore(redis.url, failure: .open)(&$0)
                     $0.throttlePassThrough = ThrottleRate(rate: 0.001, burst: 0)
                     $0.maxConnectionsPerClient = 8
+                    // Active health checks (the default interval: the dead upstream still gets its
+                    // connect errors from requests), so their series are produced too.
+                    $0.upstreamHealthPath = "/reference/exchanges"
                 }) { h async throws in
                     // Metadata fetched, the response verified, recorded in Redis, forwarded.
                     #expect(
@@ -66,7 +69,7 @@ struct MonitoringMetricsTests {
                     metadata.set(mode: .status(500))
                     #expect(
                         try await RemoteMetadataTests.eventually {
-                            try await h.send(.GET, "/metrics").body.contains("samlgate_metadata_refresh_failures_total{")
+                            MetricSeriesTests.hasNonZero(try await h.send(.GET, "/metrics").body, "samlgate_metadata_refresh_failures_total")
                         })
                     // Redis gone, failure policy open: accepted unrecorded, the error counted.
                     redis.stop()

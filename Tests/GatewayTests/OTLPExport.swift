@@ -6,12 +6,17 @@ struct OTLPExport {
         var traceID = ""
         var spanID = ""
         var parentSpanID = ""
+        /// The W3C `tracestate` the span carries; empty when none.
+        var traceState = ""
         var name = ""
         /// OTLP's `SpanKind`: 1 internal, 2 server.
         var kind = 0
         var start: UInt64 = 0
         var end: UInt64 = 0
+        /// Every attribute, its value as text whatever its type.
         var attributes: [String: String] = [:]
+        /// The attributes exported as integers (`AnyValue.int_value`), and only those.
+        var intAttributes: [String: Int64] = [:]
         /// OTLP's `Status.code`: 0 unset, 2 error.
         var statusCode = 0
     }
@@ -28,8 +33,8 @@ struct OTLPExport {
                 switch field {
                 case (1, .bytes(let resource)):  // Resource.attributes = 1
                     for case (1, .bytes(let pair)) in try Self.fields(resource) {
-                        let (key, value) = try Self.keyValue(pair)
-                        resourceAttributes[key] = value
+                        let attribute = try Self.keyValue(pair)
+                        resourceAttributes[attribute.key] = attribute.text
                     }
                 case (2, .bytes(let scopeSpans)):  // ScopeSpans.spans = 2
                     for case (2, .bytes(let span)) in try Self.fields(scopeSpans) { spans.append(try Self.span(span)) }
@@ -45,14 +50,16 @@ struct OTLPExport {
             switch field {
             case (1, .bytes(let id)): span.traceID = hex(id)
             case (2, .bytes(let id)): span.spanID = hex(id)
+            case (3, .bytes(let state)): span.traceState = String(decoding: state, as: UTF8.self)
             case (4, .bytes(let id)): span.parentSpanID = hex(id)
             case (5, .bytes(let name)): span.name = String(decoding: name, as: UTF8.self)
             case (6, .varint(let kind)): span.kind = Int(kind)
             case (7, .fixed64(let time)): span.start = time
             case (8, .fixed64(let time)): span.end = time
             case (9, .bytes(let pair)):
-                let (key, value) = try keyValue(pair)
-                span.attributes[key] = value
+                let attribute = try keyValue(pair)
+                span.attributes[attribute.key] = attribute.text
+                if let integer = attribute.integer { span.intAttributes[attribute.key] = integer }
             case (15, .bytes(let status)):  // Status.code = 3
                 for case (3, .varint(let code)) in try fields(status) { span.statusCode = Int(code) }
             default: break
@@ -61,9 +68,11 @@ struct OTLPExport {
         return span
     }
 
-    /// A `KeyValue` (key = 1, value = 2: an `AnyValue`), its value as text.
-    private static func keyValue(_ bytes: ArraySlice<UInt8>) throws -> (String, String) {
+    /// A `KeyValue` (key = 1, value = 2: an `AnyValue`), its value as text, and as an integer
+    /// when it is one (`AnyValue.int_value` = 3).
+    private static func keyValue(_ bytes: ArraySlice<UInt8>) throws -> (key: String, text: String, integer: Int64?) {
         var key = "", value = ""
+        var integer: Int64?
         for field in try fields(bytes) {
             switch field {
             case (1, .bytes(let text)): key = String(decoding: text, as: UTF8.self)
@@ -72,7 +81,9 @@ struct OTLPExport {
                     switch inner {
                     case (1, .bytes(let text)): value = String(decoding: text, as: UTF8.self)
                     case (2, .varint(let flag)): value = flag == 0 ? "false" : "true"
-                    case (3, .varint(let number)): value = String(Int64(bitPattern: number))
+                    case (3, .varint(let number)):
+                        integer = Int64(bitPattern: number)
+                        value = String(Int64(bitPattern: number))
                     case (4, .fixed64(let bits)): value = String(Double(bitPattern: bits))
                     default: break
                     }
@@ -80,7 +91,7 @@ struct OTLPExport {
             default: break
             }
         }
-        return (key, value)
+        return (key, value, integer)
     }
 
     enum Value {

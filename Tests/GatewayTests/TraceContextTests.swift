@@ -43,7 +43,7 @@ struct TraceContextTests {
     }
 
     @Test(
-        "no traceparent, a malformed one, a forbidden version, zero ids or two headers: a new trace, not sampled, the client's tracestate dropped",
+        "no traceparent, a malformed one, a forbidden version, zero ids or two headers: a new trace, random (02), the client's tracestate dropped",
         arguments: [
             [(String, String)](),
             [("traceparent", "00-\(traceID.uppercased())-\(clientParent)-01")],
@@ -59,8 +59,22 @@ struct TraceContextTests {
             let reply = try await h.send(.GET, "/api/v2/REF/configuration", headers: headers + [("tracestate", "vendor=abc")])
             #expect(reply.status == 200)
             let parts = try Self.parts(echo.requests.last)
-            #expect(parts[1] != Self.traceID && parts[3] == "00")
+            // Not sampled; W3C Trace Context Level 2's random flag: the gateway draws its trace ids whole.
+            #expect(parts[1] != Self.traceID && parts[3] == "02")
             #expect(echo.requests.last?.header("tracestate").isEmpty == true)
+        }
+    }
+
+    @Test(
+        "a continued trace keeps the client's sampled and random flags, set or unset; flags Level 2 does not define are sent as zeros",
+        arguments: [("00", "00"), ("01", "01"), ("02", "02"), ("03", "03"), ("ff", "03"), ("fd", "01"), ("06", "02"), ("fc", "00")])
+    func continuedFlags(sent: String, forwarded: String) async throws {
+        try await EchoUpstream.withGateway { h, echo, _ in
+            let traceparent = "00-\(Self.traceID)-\(Self.clientParent)-\(sent)"
+            let reply = try await h.send(.GET, "/api/v2/REF/configuration", headers: [("traceparent", traceparent)])
+            #expect(reply.status == 200)
+            let parts = try Self.parts(echo.requests.last)
+            #expect(parts[1] == Self.traceID && parts[3] == forwarded, "\(sent): \(parts)")
         }
     }
 

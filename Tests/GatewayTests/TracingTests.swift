@@ -57,7 +57,8 @@ struct TracingTests {
         let server = try #require(spans.first { $0.name == "POST v1_tokens_authn" }, "\(spans.map(\.name))")
         #expect(server.kind == 2 && server.traceID == Self.traceID && server.parentSpanID == Self.clientParent)
         #expect(server.attributes["samlgate.mvpd"] == GatewayHarness.mvpd && server.attributes["samlgate.outcome"] == "forwarded")
-        #expect(server.attributes["http.response.status_code"] == "200")
+        // An int, as OpenTelemetry's HTTP semantic conventions type it.
+        #expect(server.intAttributes["http.response.status_code"] == 200)
         // The backend's parent is the span exported, in the client's trace, sampled (ratio 1).
         let parts = try TraceContextTests.parts(backend.last)
         #expect(parts[1] == Self.traceID && parts[2] == server.spanID && parts[3] == "01", "\(parts)")
@@ -68,6 +69,65 @@ struct TracingTests {
             #expect(stage.start >= server.start && stage.end <= server.end && stage.start <= stage.end, "\(stage.name)")
         }
         #expect(stages.first { $0.name == "verification" }?.attributes["samlgate.verdict"] == "verified")
+        #expect(stages.first { $0.name == "upstream" }?.intAttributes["http.response.status_code"] == 200)
+        // Whatever span sets it, the status code is an int, never the text of one.
+        for span in spans where span.attributes["http.response.status_code"] != nil {
+            #expect(span.intAttributes["http.response.status_code"] != nil, "\(span.name): \(span.attributes)")
+        }
+    }
+
+    @Test("the client's tracestate is the trace state of the server span and of every span under it, as well as forwarded")
+    func traceState() async throws {
+        // As swift-otel writes a list back (members joined by ", "), so the exported value is this text.
+        let state = "rojo=00f067aa0ba902b7, congo=t61rcWkgMzE, tenant@system=1"
+        let (spans, _, backend) = try await Self.traced { h in
+            let body = GatewayHarness.form(GatewayHarness.v1Fields(GatewayHarness.base64(GatewayHarness.issue())))
+            let reply = try await h.send(
+                .POST, "/api/v1/tokens/authn", body: body,
+                headers: [
+                    ("Content-Type", "application/x-www-form-urlencoded"), ("traceparent", TraceContextTests.incoming), ("tracestate", state),
+                ])
+            #expect(reply.status == 200, "\(reply.body)")
+        }
+        #expect(backend.last?.header("tracestate") == [state])
+        let server = try #require(spans.first { $0.name == "POST v1_tokens_authn" }, "\(spans.map(\.name))")
+        #expect(server.traceID == Self.traceID && server.traceState == state, "\(server.traceState)")
+        let stages = spans.filter { $0.parentSpanID == server.spanID }
+        #expect(stages.count == 4, "\(stages.map(\.name))")
+        for stage in stages { #expect(stage.traceState == state, "\(stage.name): \(stage.traceState)") }
+    }
+
+    @Test("a tracestate forwarded but outside the W3C grammar: the client's trace is still continued, its spans without a trace state")
+    func traceStateOutsideTheGrammar() async throws {
+        let (spans, _, backend) = try await Self.traced { h in
+            _ = try await h.send(
+                .GET, "/api/v2/REF/configuration", headers: [("traceparent", TraceContextTests.incoming), ("tracestate", "Vendor=abc")])
+            // A new trace: a tracestate without a usable traceparent belongs to no trace here.
+            _ = try await h.send(.GET, "/api/v2/REF/configuration", headers: [("tracestate", "vendor=abc")])
+        }
+        #expect(backend.first?.header("tracestate") == ["Vendor=abc"])
+        let continued = try #require(spans.first { $0.traceID == Self.traceID && $0.kind == 2 }, "\(spans.map(\.traceID))")
+        #expect(continued.parentSpanID == Self.clientParent && continued.traceState.isEmpty)
+        #expect(backend.last?.header("tracestate").isEmpty == true)
+        #expect(spans.allSatisfy { $0.traceState.isEmpty }, "\(spans.map(\.traceState))")
+    }
+
+    @Test("sample ratio 1: a trace the gateway starts is sampled and random (03); a continued one keeps the client's random flag")
+    func randomFlagSampled() async throws {
+        let (spans, _, backend) = try await Self.traced { h in
+            _ = try await h.send(.GET, "/api/v2/REF/configuration")
+            _ = try await h.send(.GET, "/api/v2/REF/configuration", headers: [("traceparent", "00-\(Self.traceID)-\(Self.clientParent)-03")])
+            _ = try await h.send(.GET, "/api/v2/REF/configuration", headers: [("traceparent", "00-\(Self.traceID)-\(Self.clientParent)-00")])
+        }
+        #expect(backend.count == 3)
+        let fresh = try TraceContextTests.parts(backend.first)
+        #expect(fresh[1] != Self.traceID && fresh[3] == "03", "\(fresh)")
+        #expect(spans.contains { $0.traceID == fresh[1] && $0.spanID == fresh[2] && $0.kind == 2 })
+        let random = try TraceContextTests.parts(backend[1])
+        #expect(random[1] == Self.traceID && random[3] == "03", "\(random)")
+        // Sampled by the gateway (ratio 1), not random: the client's id may be anything.
+        let plain = try TraceContextTests.parts(backend[2])
+        #expect(plain[1] == Self.traceID && plain[3] == "01", "\(plain)")
     }
 
     @Test("a refused exchange carries its reason; pass-through gets one span; probes and scrapes none; nothing of the SAML or the device in any span")
@@ -116,11 +176,17 @@ struct TracingTests {
         let (spans, _, backend) = try await Self.traced(ratio: 0) { h in
             _ = try await h.send(.GET, "/api/v2/REF/configuration")
             _ = try await h.send(.GET, "/api/v2/REF/configuration", headers: [("traceparent", TraceContextTests.incoming)])
+            _ = try await h.send(.GET, "/api/v2/REF/configuration", headers: [("traceparent", "00-\(Self.traceID)-\(Self.clientParent)-03")])
         }
+        #expect(backend.count == 3)
+        // Not sampled; random (W3C Trace Context Level 2): the gateway draws its trace ids whole.
         let fresh = try TraceContextTests.parts(backend.first)
-        #expect(fresh[3] == "00" && fresh[1] != Self.traceID)
-        let continued = try TraceContextTests.parts(backend.last)
+        #expect(fresh[3] == "02" && fresh[1] != Self.traceID)
+        let continued = try TraceContextTests.parts(backend[1])
         #expect(continued[1] == Self.traceID && continued[2] != Self.clientParent && continued[3] == "00")
+        // The client's random flag stays with its trace id; its sampled flag does not decide.
+        let random = try TraceContextTests.parts(backend[2])
+        #expect(random[1] == Self.traceID && random[3] == "02")
         #expect(spans.isEmpty, "\(spans.map(\.name))")
     }
 

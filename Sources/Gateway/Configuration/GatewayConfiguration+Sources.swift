@@ -73,6 +73,24 @@ extension GatewayConfiguration {
         case .headerTimeout: headerTimeout = try seconds()
         case .poolSize: poolSize = try integer(1...10_000)
         case .upstreamCooldown: upstreamCooldown = try seconds()
+        case .upstreamHealthPath:
+            if value.isEmpty || value.lowercased() == "none" {
+                upstreamHealthPath = nil
+            } else {
+                // Sent as the request target of every probe: a path, nothing a head could not carry.
+                guard value.hasPrefix("/"), value.utf8.count <= 2048, value.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "#") })
+                else {
+                    throw bad("a path beginning with / (printable ASCII, no spaces), or none")
+                }
+                upstreamHealthPath = value
+            }
+        case .upstreamHealthInterval:
+            // A floor: every probe is a new connection to each upstream.
+            upstreamHealthInterval = try number(in: 0.1...3600, "seconds in 0.1...3600")
+        case .upstreamHealthTimeout:
+            upstreamHealthTimeout = try number(in: 0.01...60, "seconds in 0.01...60")
+        case .upstreamHealthRise: upstreamHealthRise = try integer(1...100)
+        case .upstreamHealthFall: upstreamHealthFall = try integer(1...100)
         case .replayCapacity: replayCapacity = try integer(1...100_000_000)
         case .replayStore:
             if value.lowercased() == "memory" {

@@ -56,6 +56,19 @@ package struct GatewayConfiguration: Sendable {
     package var poolSize: Int = 256
     /// Seconds a failing upstream is skipped before it is tried again.
     package var upstreamCooldown: Double = 5
+    /// The path (below each base URL, as a request's would be) of the active health checks:
+    /// `GET` it on every upstream every ``upstreamHealthInterval``; `nil` (the default) is
+    /// passive health only. Without it an upstream nobody sends traffic to looks healthy again
+    /// once its cool-down ends, however long it has been down.
+    package var upstreamHealthPath: String?
+    /// Seconds from the end of one probe of an upstream to the start of the next.
+    package var upstreamHealthInterval: Double = 5
+    /// Deadline of one probe, connect to the answer's head, seconds.
+    package var upstreamHealthTimeout: Double = 2
+    /// Probes passed in a row that put an upstream down by the checks back in rotation.
+    package var upstreamHealthRise: Int = 2
+    /// Probes failed in a row that take an upstream out of rotation: one lost probe is not an outage.
+    package var upstreamHealthFall: Int = 3
     /// Assertion ids remembered for replay protection (the `memory` store).
     package var replayCapacity: Int = 200_000
     /// Where accepted assertion ids are recorded: this process, or a Redis every replica shares.

@@ -310,9 +310,12 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     /// The trip's stage span (`upstream`), from the request sent to the answer's end or the failure.
     private func tripSpan(failure: UpstreamFailure?) {
         guard let span = request?.recordingSpan, let current = request else { return }
-        var attributes = [("http.response.status_code", String(current.status))]
-        if let failure { attributes = [("samlgate.upstream_failure", failure.kind.rawValue)] }
-        span.stage("upstream", from: current.tripStarted, to: DispatchTime.now().uptimeNanoseconds, attributes: attributes)
+        let end = DispatchTime.now().uptimeNanoseconds
+        if let failure {
+            span.stage("upstream", from: current.tripStarted, to: end, attributes: [("samlgate.upstream_failure", failure.kind.rawValue)])
+        } else {
+            span.stage("upstream", from: current.tripStarted, to: end, attributes: [], integers: [("http.response.status_code", current.status)])
+        }
     }
 
     func tripWantsBody() {

@@ -13,13 +13,20 @@ import NIOHTTP1
 /// printable ASCII of at most 512 bytes (its header lines joined with `,`), else dropped. A trace
 /// the gateway starts is not marked sampled when tracing is off (it records no spans then);
 /// with tracing on, the ids and the sampled flag are those of the gateway's span
-/// (``traced(_:tracing:at:)``).
+/// (``traced(_:tracing:sampler:ids:at:)``).
+///
+/// The flags follow Level 2: the `random` flag (`02`) is set on a trace the gateway starts (its
+/// trace ids are drawn whole, ``TraceIDSequence``, as are the tracer's), and on a continued trace
+/// it is the client's, set or unset, as the recommendation requires of every outgoing
+/// `traceparent` with the client's trace id. Flags the recommendation does not define are
+/// reserved, and sent as zeros.
 struct TraceContext {
     /// 32 lower-case hex digits.
     let traceID: String
     /// The gateway's span: the parent id the backend gets.
     let spanID: UInt64
-    /// The client's trace flags, kept as sent; `00` for a trace the gateway starts.
+    /// Two hex digits: `00` to `03` (sampled `01`, random `02`); the client's, less the flags not
+    /// defined, on a continued trace; `02` for a trace the gateway starts (`03` when its span is sampled).
     let flags: String
     /// The client's `tracestate`, forwarded as it came.
     let state: String?
@@ -47,12 +54,37 @@ struct TraceContext {
 
     static let maximumStateLength = 512
 
+    /// The flags of a trace the gateway starts unsampled: its trace ids are random (``TraceIDSequence``).
+    static let startedFlags = "02"
+
+    /// `sampled` (`01`) and `random` (`02`), the flags the recommendation defines, as they are sent.
+    static func flags(sampled: Bool, random: Bool) -> String {
+        switch (sampled, random) {
+        case (false, false): "00"
+        case (true, false): "01"
+        case (false, true): "02"
+        case (true, true): "03"
+        }
+    }
+
+    /// Whether `flags` (two hex digits) carry the `random` flag.
+    static func isRandom(_ flags: String) -> Bool {
+        guard let value = UInt8(flags, radix: 16) else { return false }
+        return value & 0x02 != 0
+    }
+
+    /// Whether `flags` (two hex digits) carry the `sampled` flag.
+    static func isSampled(_ flags: String) -> Bool {
+        guard let value = UInt8(flags, radix: 16) else { return false }
+        return value & 0x01 != 0
+    }
+
     /// The context of a request with these headers; `ids` makes the gateway's span id (and a
     /// new trace id when the client sent no usable one).
     static func make(_ headers: HTTPHeaders, ids: inout TraceIDSequence) -> TraceContext {
         let parents = headers["traceparent"]
         guard parents.count == 1, let (traceID, flags) = parse(parents[0]) else {
-            return TraceContext(traceID: ids.nextTraceID(), spanID: ids.nextSpanID(), flags: "00", state: nil)
+            return TraceContext(traceID: ids.nextTraceID(), spanID: ids.nextSpanID(), flags: startedFlags, state: nil)
         }
         return TraceContext(traceID: traceID, spanID: ids.nextSpanID(), flags: flags, state: state(headers["tracestate"]))
     }
@@ -67,29 +99,42 @@ struct TraceContext {
     ) -> (TraceContext, (any RequestSpan)?) {
         let parents = headers["traceparent"]
         let parent = parents.count == 1 ? continued(parents[0]) : nil
-        guard parent.map({ sampler.records(continuing: $0.traceID) }) ?? sampler.recordsNewTrace() else {
-            let context = TraceContext(
-                traceID: parent?.traceID ?? ids.nextTraceID(), spanID: ids.nextSpanID(), flags: "00",
-                state: parent == nil ? nil : state(headers["tracestate"]))
-            return (context, nil)
+        let recorded: Bool
+        if let parent {
+            recorded = sampler.records(continuing: parent.traceID)
+        } else {
+            recorded = sampler.recordsNewTrace(using: &ids)
         }
-        let span = tracing.startRequest(parent: parent?.traceparent, at: uptime)
-        // The client's tracestate belongs to its trace: kept only when the span continues it.
-        let kept = parent != nil && parent?.traceID == span.traceID ? state(headers["tracestate"]) : nil
-        return (TraceContext(traceID: span.traceID, spanID: span.spanID, flags: span.flags, state: kept), span)
+        guard recorded else {
+            guard let parent else {
+                return (TraceContext(traceID: ids.nextTraceID(), spanID: ids.nextSpanID(), flags: startedFlags, state: nil), nil)
+            }
+            let unsampled = Self.flags(sampled: false, random: isRandom(parent.flags))
+            return (TraceContext(traceID: parent.traceID, spanID: ids.nextSpanID(), flags: unsampled, state: state(headers["tracestate"])), nil)
+        }
+        let forwarded = parent == nil ? nil : state(headers["tracestate"])
+        let span = tracing.startRequest(parent: parent?.traceparent, state: forwarded, at: uptime)
+        if let parent, parent.traceID == span.traceID {
+            // The client's trace: the span's sampled flag, the client's random flag whatever the tracer wrote.
+            let sent = Self.flags(sampled: isSampled(span.flags), random: isRandom(parent.flags))
+            return (TraceContext(traceID: span.traceID, spanID: span.spanID, flags: sent, state: forwarded), span)
+        }
+        // A trace the span started (with no parent, or one its tracer could not read): its flags
+        // are the tracer's, and the client's tracestate is not of this trace.
+        return (TraceContext(traceID: span.traceID, spanID: span.spanID, flags: span.flags, state: nil), span)
     }
 
     /// A valid `traceparent` in its version-00 form (a later version is read for the fields
-    /// version 00 defines, as the recommendation says), and its trace id; else `nil`.
-    static func continued(_ value: String) -> (traceparent: String, traceID: String)? {
+    /// version 00 defines, as the recommendation says), its trace id and its flags; else `nil`.
+    static func continued(_ value: String) -> (traceparent: String, traceID: String, flags: String)? {
         var value = value
         return value.withUTF8 { bytes in
             guard let (traceID, flags) = parse(bytes: bytes) else { return nil }
-            return ("00-" + traceID + "-" + String(decoding: bytes[36..<52], as: UTF8.self) + "-" + flags, traceID)
+            return ("00-" + traceID + "-" + String(decoding: bytes[36..<52], as: UTF8.self) + "-" + flags, traceID, flags)
         }
     }
 
-    /// The trace id and flags of a valid `traceparent`, else `nil`.
+    /// The trace id and flags (those defined, ``flags(sampled:random:)``) of a valid `traceparent`, else `nil`.
     static func parse(_ value: String) -> (traceID: String, flags: String)? {
         var value = value
         // In place (header values are native strings): no copy of the bytes.
@@ -106,7 +151,10 @@ struct TraceContext {
         let version00 = bytes[0] == UInt8(ascii: "0") && bytes[1] == UInt8(ascii: "0")
         // Version 00 is exactly 55 bytes; a later version may carry more after a "-".
         guard version00 ? bytes.count == 55 : (bytes.count == 55 || bytes[55] == UInt8(ascii: "-")) else { return nil }
-        return (String(decoding: bytes[3..<35], as: UTF8.self), String(decoding: bytes[53..<55], as: UTF8.self))
+        // The defined flags are the two lowest bits, all in the second hex digit; the rest are
+        // reserved and sent as zeros.
+        let low = bytes[54] <= UInt8(ascii: "9") ? bytes[54] - UInt8(ascii: "0") : bytes[54] - UInt8(ascii: "a") + 10
+        return (String(decoding: bytes[3..<35], as: UTF8.self), flags(sampled: low & 0x01 != 0, random: low & 0x02 != 0))
     }
 
     /// The `tracestate` lines joined, when printable ASCII within the length limit.

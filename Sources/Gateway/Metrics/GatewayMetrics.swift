@@ -1,60 +1,46 @@
-import CoreMetrics
 import Prometheus
 import SAMLEncoding
 import SAMLVerification
 
-/// The gateway's metrics, through swift-metrics with a Prometheus factory owned by this gateway
-/// (not the process-wide bootstrap, so several gateways — tests — never share counters).
+/// The gateway's metrics, in a Prometheus registry owned by this gateway (not a process-wide
+/// one, so several gateways — tests — never share counters). Every name and its `# HELP` text
+/// are ``GatewayMetric``'s; docs/gateway.md describes each metric and its labels.
 ///
-/// Names (all prefixed `samlgate_`): `requests_total{route,status}`, `errors_total{code}`,
-/// `exchanges_total{mvpd,outcome}` (every exchange whose SAML work ran: `forwarded` or `refused`),
-/// `verification_failures_total{code,mvpd}`, `saml_forms_total{form}`,
-/// `signature_preserving_forwards_total` (the original forwarded: normalization breaks the
-/// signature), `equivalent_normalized_forwards_total` (normalization breaks the signature, the
-/// normalized document is the same tree and is forwarded), `stage_duration_seconds{stage}` (parse, verify,
-/// encode, queue, total), `worker_queue_depth`, `worker_queue_limit`, `workers`,
-/// `upstreams_healthy`, `upstreams_configured`, `upstream_duration_seconds{upstream}`,
-/// `upstream_errors_total{upstream,kind}`, `trust_store_reloads_total{result}`,
-/// `trust_store_mvpds`, `partner_status_total{route,verdict}`, `verifications_by_key_total{mvpd,key}`
-/// (which trusted key, by short fingerprint, verified each accepted response), the expiry
-/// gauges of ``TrustExpiryGauges``, and with a shared replay store
-/// `replay_store_up` (1 while the last command got a usable reply),
-/// `replay_store_duration_seconds` (one `SET NX` round trip), `replay_store_errors_total{kind}`
-/// (timeout, connect, closed, backoff, server, unavailable, unsupported, protocol, shutdown) and
-/// `replay_store_unrecorded_total` (accepted unrecorded under `replay-store-failure: open`),
-/// `audit_lines_total` and `audit_errors_total` (with `audit-log`: lines written, writes that failed),
-/// `report_only_total{mvpd,reason}` (forwarded in report-only mode, enforcing would have refused),
-/// `throttled_total{route}` (refused by the throttle), `connections_refused_total{reason}`
-/// (closed at accept by a cap: `total`, `per_client`), `open_connections`,
-/// `dropped_header_names_total` (request headers not forwarded for a `_` or another character
-/// than letters, digits and `-` in the name), and
-/// for fetched metadata `metadata_refresh_total{source,result}` (updated, not_modified, failed),
-/// `metadata_refresh_failures_total{source,reason}` and
-/// `metadata_last_refresh_timestamp_seconds{source}` (Unix time of the last fetch that succeeded),
-/// `metadata_refetch_total{source,result}` (fetched out of turn for a key not trusted).
+/// A counter's series exists from start-up at 0 for every label value known in advance
+/// (``KnownLabelValues``), from each trust-store load for its MVPDs, keys and metadata sources,
+/// and from start-up for each configured upstream: Prometheus's `rate()` and `increase()` need a
+/// sample before the first event to see it. What is known only when it happens (a response's
+/// status, a source's last good fetch) appears then. The handles are kept (``MetricHandles``), so
+/// a request finds its series made, at start-up or by an earlier request.
 package final class GatewayMetrics: Sendable {
     package let registry: PrometheusCollectorRegistry
-    private let factory: PrometheusMetricsFactory
-    private let queueDepth: CoreMetrics.Gauge
+    private let queueDepth: Prometheus.Gauge
     private let pointInTime: PointInTimeGauges
-    private let mvpdCount: CoreMetrics.Gauge
-    private let preservingForwards: CoreMetrics.Counter
-    private let equivalentForwards: CoreMetrics.Counter
-    private let replayStoreDuration: CoreMetrics.Timer
-    private let replayStoreUnrecordedCount: CoreMetrics.Counter
-    private let droppedHeaderNames: CoreMetrics.Counter
-    // The per-exchange metrics, kept (see ``MetricHandles``).
-    private let requests: MetricHandles<RequestKey, CoreMetrics.Counter>
-    private let forms: MetricHandles<SAMLForm, CoreMetrics.Counter>
-    private let stages: MetricHandles<String, CoreMetrics.Timer>
-    private let upstreamDurations: MetricHandles<String, CoreMetrics.Timer>
-    private let partnerStatuses: MetricHandles<PartnerStatusKey, CoreMetrics.Counter>
-    private let verifyingKeys: MetricHandles<VerifyingKey, CoreMetrics.Counter>
-    private let reportedOnly: MetricHandles<ReportOnlyKey, CoreMetrics.Counter>
-    private let throttledRequests: MetricHandles<String, CoreMetrics.Counter>
-    private let refusedConnections: MetricHandles<String, CoreMetrics.Counter>
-    private let outcomes: MetricHandles<OutcomeKey, CoreMetrics.Counter>
-    private let failures: MetricHandles<FailureKey, CoreMetrics.Counter>
+    private let mvpdCount: Prometheus.Gauge
+    private let preservingForwards: Prometheus.Counter
+    private let equivalentForwards: Prometheus.Counter
+    private let replayStoreDuration: DurationHistogram
+    private let replayStoreUnrecordedCount: Prometheus.Counter
+    private let droppedHeaderNames: Prometheus.Counter
+    // The labelled metrics, by their label values (see ``MetricHandles``).
+    private let requests: MetricHandles<RequestKey, Prometheus.Counter>
+    private let errors: MetricHandles<String, Prometheus.Counter>
+    private let forms: MetricHandles<SAMLForm, Prometheus.Counter>
+    private let stages: MetricHandles<String, DurationHistogram>
+    private let upstreamDurations: MetricHandles<String, DurationHistogram>
+    private let upstreamErrors: MetricHandles<Pair, Prometheus.Counter>
+    private let partnerStatuses: MetricHandles<Pair, Prometheus.Counter>
+    private let verifyingKeys: MetricHandles<Pair, Prometheus.Counter>
+    private let reportedOnly: MetricHandles<Pair, Prometheus.Counter>
+    private let throttledRequests: MetricHandles<String, Prometheus.Counter>
+    private let refusedConnections: MetricHandles<String, Prometheus.Counter>
+    private let outcomes: MetricHandles<OutcomeKey, Prometheus.Counter>
+    private let failures: MetricHandles<Pair, Prometheus.Counter>
+    private let replayStoreErrors: MetricHandles<String, Prometheus.Counter>
+    private let reloads: MetricHandles<String, Prometheus.Counter>
+    private let metadataRefreshes: MetricHandles<Pair, Prometheus.Counter>
+    private let metadataFailures: MetricHandles<Pair, Prometheus.Counter>
+    private let metadataRefetches: MetricHandles<Pair, Prometheus.Counter>
     private let trustExpiry: TrustExpiryGauges
 
     struct RequestKey: Hashable, Sendable {
@@ -62,29 +48,20 @@ package final class GatewayMetrics: Sendable {
         let status: Int
     }
 
-    struct PartnerStatusKey: Hashable, Sendable {
-        let route: String
-        let verdict: String
-    }
-
-    struct VerifyingKey: Hashable, Sendable {
-        let mvpd: String
-        let key: String
-    }
-
     struct OutcomeKey: Hashable, Sendable {
         let mvpd: String
         let forwarded: Bool
     }
 
-    struct ReportOnlyKey: Hashable, Sendable {
-        let mvpd: String
-        let reason: String
-    }
+    /// Two label values, in the order the metric names its labels.
+    struct Pair: Hashable, Sendable {
+        let first: String
+        let second: String
 
-    struct FailureKey: Hashable, Sendable {
-        let code: String
-        let mvpd: String
+        init(_ first: String, _ second: String) {
+            self.first = first
+            self.second = second
+        }
     }
 
     /// The `mvpd` label of an exchange refused before it named one of the trust store's MVPDs:
@@ -92,59 +69,56 @@ package final class GatewayMetrics: Sendable {
     static let unknownMVPD = "unknown"
 
     package init() {
-        registry = PrometheusCollectorRegistry()
-        var factory = PrometheusMetricsFactory(registry: registry)
-        factory.defaultDurationHistogramBuckets = [
-            .microseconds(50), .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1),
-            .milliseconds(2.5), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50),
-            .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2.5), .seconds(5), .seconds(10),
-        ]
-        self.factory = factory
-        queueDepth = CoreMetrics.Gauge(label: "samlgate_worker_queue_depth", factory: factory)
-        pointInTime = PointInTimeGauges(factory: factory)
-        mvpdCount = CoreMetrics.Gauge(label: "samlgate_trust_store_mvpds", factory: factory)
-        preservingForwards = CoreMetrics.Counter(label: "samlgate_signature_preserving_forwards_total", factory: factory)
-        equivalentForwards = CoreMetrics.Counter(label: "samlgate_equivalent_normalized_forwards_total", factory: factory)
-        replayStoreDuration = CoreMetrics.Timer(label: "samlgate_replay_store_duration_seconds", factory: factory)
-        replayStoreUnrecordedCount = CoreMetrics.Counter(label: "samlgate_replay_store_unrecorded_total", factory: factory)
-        droppedHeaderNames = CoreMetrics.Counter(label: "samlgate_dropped_header_names_total", factory: factory)
-        let made = factory
-        requests = MetricHandles { key in
-            CoreMetrics.Counter(label: "samlgate_requests_total", dimensions: [("route", key.route), ("status", String(key.status))], factory: made)
-        }
-        forms = MetricHandles { form in
-            CoreMetrics.Counter(label: "samlgate_saml_forms_total", dimensions: [("form", form.rawValue)], factory: made)
-        }
-        stages = MetricHandles { stage in
-            CoreMetrics.Timer(label: "samlgate_stage_duration_seconds", dimensions: [("stage", stage)], factory: made)
-        }
-        partnerStatuses = MetricHandles { key in
-            CoreMetrics.Counter(label: "samlgate_partner_status_total", dimensions: [("route", key.route), ("verdict", key.verdict)], factory: made)
-        }
-        verifyingKeys = MetricHandles { key in
-            CoreMetrics.Counter(label: "samlgate_verifications_by_key_total", dimensions: [("mvpd", key.mvpd), ("key", key.key)], factory: made)
-        }
-        reportedOnly = MetricHandles { key in
-            CoreMetrics.Counter(label: "samlgate_report_only_total", dimensions: [("mvpd", key.mvpd), ("reason", key.reason)], factory: made)
-        }
-        throttledRequests = MetricHandles { route in
-            CoreMetrics.Counter(label: "samlgate_throttled_total", dimensions: [("route", route)], factory: made)
-        }
-        refusedConnections = MetricHandles { reason in
-            CoreMetrics.Counter(label: "samlgate_connections_refused_total", dimensions: [("reason", reason)], factory: made)
-        }
+        let registry = PrometheusCollectorRegistry()
+        self.registry = registry
+        queueDepth = registry.gauge(.workerQueueDepth)
+        pointInTime = PointInTimeGauges(registry: registry)
+        mvpdCount = registry.gauge(.trustStoreMVPDs)
+        preservingForwards = registry.counter(.signaturePreservingForwards)
+        equivalentForwards = registry.counter(.equivalentNormalizedForwards)
+        replayStoreDuration = registry.durations(.replayStoreDuration)
+        replayStoreUnrecordedCount = registry.counter(.replayStoreUnrecorded)
+        droppedHeaderNames = registry.counter(.droppedHeaderNames)
+        requests = MetricHandles { key in registry.counter(.requests, [("route", key.route), ("status", String(key.status))]) }
+        errors = MetricHandles { code in registry.counter(.errors, [("code", code)]) }
+        forms = MetricHandles { form in registry.counter(.samlForms, [("form", form.rawValue)]) }
+        stages = MetricHandles { stage in registry.durations(.stageDuration, [("stage", stage)]) }
+        upstreamDurations = MetricHandles { endpoint in registry.durations(.upstreamDuration, [("upstream", endpoint)]) }
+        upstreamErrors = MetricHandles { key in registry.counter(.upstreamErrors, [("upstream", key.first), ("kind", key.second)]) }
+        partnerStatuses = MetricHandles { key in registry.counter(.partnerStatus, [("route", key.first), ("verdict", key.second)]) }
+        verifyingKeys = MetricHandles { key in registry.counter(.verificationsByKey, [("mvpd", key.first), ("key", key.second)]) }
+        reportedOnly = MetricHandles { key in registry.counter(.reportOnly, [("mvpd", key.first), ("reason", key.second)]) }
+        throttledRequests = MetricHandles { route in registry.counter(.throttled, [("route", route)]) }
+        refusedConnections = MetricHandles { reason in registry.counter(.connectionsRefused, [("reason", reason)]) }
         outcomes = MetricHandles { key in
-            CoreMetrics.Counter(
-                label: "samlgate_exchanges_total", dimensions: [("mvpd", key.mvpd), ("outcome", key.forwarded ? "forwarded" : "refused")],
-                factory: made)
+            registry.counter(.exchanges, [("mvpd", key.mvpd), ("outcome", key.forwarded ? "forwarded" : "refused")])
         }
-        failures = MetricHandles { key in
-            CoreMetrics.Counter(label: "samlgate_verification_failures_total", dimensions: [("code", key.code), ("mvpd", key.mvpd)], factory: made)
+        failures = MetricHandles { key in registry.counter(.verificationFailures, [("code", key.first), ("mvpd", key.second)]) }
+        replayStoreErrors = MetricHandles { kind in registry.counter(.replayStoreErrors, [("kind", kind)]) }
+        reloads = MetricHandles { result in registry.counter(.trustStoreReloads, [("result", result)]) }
+        metadataRefreshes = MetricHandles { key in registry.counter(.metadataRefresh, [("source", key.first), ("result", key.second)]) }
+        metadataFailures = MetricHandles { key in
+            registry.counter(.metadataRefreshFailures, [("source", key.first), ("reason", key.second)])
         }
+        metadataRefetches = MetricHandles { key in registry.counter(.metadataRefetch, [("source", key.first), ("result", key.second)]) }
         trustExpiry = TrustExpiryGauges(registry: registry)
-        upstreamDurations = MetricHandles { endpoint in
-            CoreMetrics.Timer(label: "samlgate_upstream_duration_seconds", dimensions: [("upstream", endpoint)], factory: made)
-        }
+
+        errors.prepare(KnownLabelValues.refusalCodes)
+        forms.prepare(SAMLForm.allCases)
+        stages.prepare(KnownLabelValues.stages)
+        partnerStatuses.prepare(
+            KnownLabelValues.partnerStatusRouteLabels.flatMap { route in KnownLabelValues.partnerStatusVerdicts.map { Pair(route, $0) } })
+        throttledRequests.prepare(KnownLabelValues.throttledRoutes)
+        refusedConnections.prepare(KnownLabelValues.connectionRefusals)
+        replayStoreErrors.prepare(KnownLabelValues.replayStoreErrorKinds)
+        reloads.prepare(KnownLabelValues.reloadResults)
+        prepare(mvpd: Self.unknownMVPD)
+    }
+
+    /// The series of one MVPD (or `unknown`): its exchanges by outcome, the verifier's refusals by reason.
+    private func prepare(mvpd: String) {
+        outcomes.prepare([OutcomeKey(mvpd: mvpd, forwarded: true), OutcomeKey(mvpd: mvpd, forwarded: false)])
+        failures.prepare(KnownLabelValues.verificationCodes.map { Pair($0, mvpd) })
     }
 
     package func request(route: String, status: Int) {
@@ -152,18 +126,18 @@ package final class GatewayMetrics: Sendable {
     }
 
     package func error(code: String) {
-        CoreMetrics.Counter(label: "samlgate_errors_total", dimensions: [("code", code)], factory: factory).increment()
+        errors[code].increment()
     }
 
     /// An `AP-Partner-Framework-Status` seen on a v2 route: `granted`, `denied`, `undetermined`,
     /// `permission_error`, `provider_error`, `expired`, `unreadable` or `absent`.
     package func partnerStatus(route: String, verdict: String) {
-        partnerStatuses[PartnerStatusKey(route: route, verdict: verdict)].increment()
+        partnerStatuses[Pair(route, verdict)].increment()
     }
 
     /// - Parameter mvpd: the trust store's MVPD the exchange was for; `nil` counts as `unknown`.
     package func verificationFailure(code: String, mvpd: String?) {
-        failures[FailureKey(code: code, mvpd: mvpd ?? Self.unknownMVPD)].increment()
+        failures[Pair(code, mvpd ?? Self.unknownMVPD)].increment()
     }
 
     /// An exchange whose SAML work ran: forwarded to the backend, or refused.
@@ -173,7 +147,7 @@ package final class GatewayMetrics: Sendable {
 
     package func exchange(_ prepared: PreparedExchange) {
         forms[prepared.form].increment()
-        verifyingKeys[VerifyingKey(mvpd: prepared.mvpd, key: prepared.keyFingerprint)].increment()
+        verifyingKeys[Pair(prepared.mvpd, prepared.keyFingerprint)].increment()
         switch prepared.normalization {
         case .original: preservingForwards.increment()
         case .equivalent: equivalentForwards.increment()
@@ -185,46 +159,52 @@ package final class GatewayMetrics: Sendable {
     }
 
     package func stage(_ name: String, nanos: UInt64) {
-        stages[name].recordNanoseconds(Int64(clamping: nanos))
+        stages[name].record(.nanoseconds(Int64(clamping: nanos)))
     }
 
     package func upstreamLatency(endpoint: String, nanos: UInt64) {
-        upstreamDurations[endpoint].recordNanoseconds(Int64(clamping: nanos))
+        upstreamDurations[endpoint].record(.nanoseconds(Int64(clamping: nanos)))
     }
 
     package func upstreamError(endpoint: String, kind: UpstreamFailure.Kind) {
-        CoreMetrics.Counter(label: "samlgate_upstream_errors_total", dimensions: [("upstream", endpoint), ("kind", kind.rawValue)], factory: factory)
-            .increment()
+        upstreamErrors[Pair(endpoint, kind.rawValue)].increment()
+    }
+
+    /// The configured upstreams (their base URLs, the `upstream` label): their latency and
+    /// failure series, made before the first trip.
+    func upstreamsConfigured(_ endpoints: [String]) {
+        upstreamDurations.prepare(endpoints)
+        upstreamErrors.prepare(endpoints.flatMap { endpoint in KnownLabelValues.upstreamErrorKinds.map { Pair(endpoint, $0) } })
     }
 
     package func replayStoreLatency(nanos: UInt64) {
-        replayStoreDuration.recordNanoseconds(Int64(clamping: nanos))
+        replayStoreDuration.record(.nanoseconds(Int64(clamping: nanos)))
     }
 
     package func replayStoreError(kind: String) {
-        CoreMetrics.Counter(label: "samlgate_replay_store_errors_total", dimensions: [("kind", kind)], factory: factory).increment()
+        replayStoreErrors[kind].increment()
     }
 
     /// An out-of-turn fetch of a metadata source (``MetadataRefetch``): `updated`, `unchanged`,
     /// `failed`, or `suppressed` (within `metadata-min-refetch` of the last).
     func metadataRefetch(source: String, result: String) {
-        CoreMetrics.Counter(label: "samlgate_metadata_refetch_total", dimensions: [("source", source), ("result", result)], factory: factory)
-            .increment()
+        metadataRefetches[Pair(source, result)].increment()
     }
 
-    /// Lines of the audit trail written (``AuditLog``).
+    /// Lines of the audit trail written (``AuditLog``). Made by the audit log's start, so the
+    /// series exists only with `audit-log`.
     func auditLines(_ count: Int) {
-        CoreMetrics.Counter(label: "samlgate_audit_lines_total", factory: factory).increment(by: count)
+        registry.counter(.auditLines).increment(by: Int64(count))
     }
 
     /// Audit lines (or a reopen, a sync) that failed.
     func auditErrors(_ count: Int) {
-        CoreMetrics.Counter(label: "samlgate_audit_errors_total", factory: factory).increment(by: count)
+        registry.counter(.auditErrors).increment(by: Int64(count))
     }
 
     /// An exchange forwarded in report-only mode that enforcing would have refused for `reason`.
     package func reportOnly(mvpd: String, reason: String) {
-        reportedOnly[ReportOnlyKey(mvpd: mvpd, reason: reason)].increment()
+        reportedOnly[Pair(mvpd, reason)].increment()
     }
 
     /// An exchange let through unthrottled because the shared throttle's Redis could not answer
@@ -232,7 +212,7 @@ package final class GatewayMetrics: Sendable {
     /// script itself (an ACL without it, no scripting): kept apart from the outages because it
     /// lasts until Redis's configuration changes.
     func throttleStoreUnavailable(kind: String) {
-        CoreMetrics.Counter(label: "samlgate_throttle_store_unavailable_total", dimensions: [("kind", kind)], factory: factory).increment()
+        registry.counter(.throttleStoreUnavailable, [("kind", kind)]).increment()
     }
 
     /// A request refused by the throttle (``ClientThrottle``).
@@ -247,7 +227,7 @@ package final class GatewayMetrics: Sendable {
 
     /// Request headers not forwarded for their names (`_`, `.`, …; see ``ProxyHeaders``).
     package func headerNamesDropped(_ count: Int) {
-        droppedHeaderNames.increment(by: count)
+        droppedHeaderNames.increment(by: Int64(count))
     }
 
     package func replayStoreUnrecorded() {
@@ -255,43 +235,55 @@ package final class GatewayMetrics: Sendable {
     }
 
     package func trustStoreReload(succeeded: Bool, mvpds: Int) {
-        CoreMetrics.Counter(label: "samlgate_trust_store_reloads_total", dimensions: [("result", succeeded ? "ok" : "failed")], factory: factory)
-            .increment()
-        if succeeded { mvpdCount.record(mvpds) }
+        reloads[succeeded ? "ok" : "failed"].increment()
+        if succeeded { mvpdCount.set(to: Double(mvpds)) }
     }
 
     /// One fetch of the metadata source `source` (an MVPD id or `aggregate`): `result` is
     /// `updated`, `not_modified` or `failed` (then `reason` says why).
     func metadataRefresh(source: String, result: String, reason: String? = nil, at time: Double) {
-        CoreMetrics.Counter(label: "samlgate_metadata_refresh_total", dimensions: [("source", source), ("result", result)], factory: factory)
-            .increment()
+        metadataRefreshes[Pair(source, result)].increment()
         if let reason {
-            CoreMetrics.Counter(
-                label: "samlgate_metadata_refresh_failures_total", dimensions: [("source", source), ("reason", reason)],
-                factory: factory
-            ).increment()
+            metadataFailures[Pair(source, reason)].increment()
         } else {
-            CoreMetrics.Gauge(label: "samlgate_metadata_last_refresh_timestamp_seconds", dimensions: [("source", source)], factory: factory)
-                .record(time.rounded())
+            // Made at the first good fetch: before it there is no time to report.
+            registry.gauge(.metadataLastRefresh, [("source", source)]).set(to: time.rounded())
         }
     }
 
     package func setTrustStoreSize(_ mvpds: Int) {
-        mvpdCount.record(mvpds)
+        mvpdCount.set(to: Double(mvpds))
     }
 
-    /// The expiry gauges of a freshly loaded store (replacing the previous store's).
-    package func trustStoreLoaded(_ store: TrustStore) {
+    /// A freshly loaded store (start-up, reload): the series of its MVPDs, keys and metadata
+    /// sources made at 0 (those of a store before it stay, with their counts), and its expiry
+    /// gauges replacing the previous store's.
+    /// - Parameter reportOnly: the MVPDs whose verdicts are reported, not enforced (`unknown`
+    ///   among them when a request naming no MVPD is reported): their `report_only_total` series.
+    package func trustStoreLoaded(_ store: TrustStore, reportOnly: [String]) {
+        for mvpd in store.mvpds {
+            prepare(mvpd: mvpd)
+            guard let provider = store.provider(for: mvpd) else { continue }
+            verifyingKeys.prepare(provider.keys.map { Pair(mvpd, $0.shortFingerprint) })
+        }
+        for mvpd in reportOnly {
+            reportedOnly.prepare(KnownLabelValues.refusalCodes.map { Pair(mvpd, $0) })
+        }
+        for source in store.metadataSources {
+            metadataRefreshes.prepare(KnownLabelValues.metadataRefreshResults.map { Pair(source.name, $0) })
+            metadataFailures.prepare(KnownLabelValues.metadataFailureReasons.map { Pair(source.name, $0) })
+            metadataRefetches.prepare(KnownLabelValues.metadataRefetchResults.map { Pair(source.name, $0) })
+        }
         trustExpiry.replace(with: store)
     }
 
     /// The Prometheus text exposition, with the point-in-time gauges refreshed first.
     package func exposition(queueDepth depth: Int, state: PointInTimeGauges.State) -> [UInt8] {
-        queueDepth.record(depth)
+        queueDepth.set(to: Double(depth))
         pointInTime.record(state)
         trustExpiry.refresh()
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(8192)
+        bytes.reserveCapacity(32768)
         registry.emit(into: &bytes)
         return bytes
     }

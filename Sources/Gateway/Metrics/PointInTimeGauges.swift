@@ -1,4 +1,3 @@
-import CoreMetrics
 import Prometheus
 
 /// Gauges read off the running gateway each time `/metrics` is asked, so that a dashboard and
@@ -16,32 +15,32 @@ package struct PointInTimeGauges: Sendable {
         package var replayStoreUp: Bool?
     }
 
-    private let workers: CoreMetrics.Gauge
-    private let queueLimit: CoreMetrics.Gauge
-    private let upstreams: CoreMetrics.Gauge
-    private let upstreamsHealthy: CoreMetrics.Gauge
-    private let openConnections: CoreMetrics.Gauge
-    private let factory: PrometheusMetricsFactory
+    private let workers: Prometheus.Gauge
+    private let queueLimit: Prometheus.Gauge
+    private let upstreams: Prometheus.Gauge
+    private let upstreamsHealthy: Prometheus.Gauge
+    private let openConnections: Prometheus.Gauge
+    private let registry: PrometheusCollectorRegistry
 
-    init(factory: PrometheusMetricsFactory) {
-        self.factory = factory
-        workers = CoreMetrics.Gauge(label: "samlgate_workers", factory: factory)
-        queueLimit = CoreMetrics.Gauge(label: "samlgate_worker_queue_limit", factory: factory)
-        upstreams = CoreMetrics.Gauge(label: "samlgate_upstreams_configured", factory: factory)
-        upstreamsHealthy = CoreMetrics.Gauge(label: "samlgate_upstreams_healthy", factory: factory)
-        openConnections = CoreMetrics.Gauge(label: "samlgate_open_connections", factory: factory)
+    init(registry: PrometheusCollectorRegistry) {
+        self.registry = registry
+        workers = registry.gauge(.workers)
+        queueLimit = registry.gauge(.workerQueueLimit)
+        upstreams = registry.gauge(.upstreamsConfigured)
+        upstreamsHealthy = registry.gauge(.upstreamsHealthy)
+        openConnections = registry.gauge(.openConnections)
     }
 
     func record(_ state: State) {
-        workers.record(state.workers)
-        queueLimit.record(state.queueLimit)
-        upstreams.record(state.upstreams)
-        upstreamsHealthy.record(state.upstreamsHealthy)
-        openConnections.record(state.openConnections)
+        workers.set(to: Double(state.workers))
+        queueLimit.set(to: Double(state.queueLimit))
+        upstreams.set(to: Double(state.upstreams))
+        upstreamsHealthy.set(to: Double(state.upstreamsHealthy))
+        openConnections.set(to: Double(state.openConnections))
         // Created on the first exposition with a shared store, so a gateway without one has no
         // such series for an alert to misread as down.
         if let up = state.replayStoreUp {
-            CoreMetrics.Gauge(label: "samlgate_replay_store_up", factory: factory).record(up ? 1 : 0)
+            registry.gauge(.replayStoreUp).set(to: up ? 1 : 0)
         }
     }
 }

@@ -18,23 +18,6 @@ final class TrustExpiryGauges: Sendable {
     /// `samlgate_trust_certificate_expiry_unreadable{mvpd,key}`, each set to 1.
     private let unreadableGauges = Mutex<[Gauge]>([])
 
-    static var certificate: MetricNameDescriptor {
-        MetricNameDescriptor(
-            namespace: "samlgate", metricName: "trust_certificate_expiry", unitName: "seconds",
-            helpText: "Seconds until a trusted certificate's notAfter (negative once passed)")
-    }
-    static var unreadable: MetricNameDescriptor {
-        MetricNameDescriptor(
-            // A count has no unit: the empty unit adds no suffix to the name.
-            namespace: "samlgate", metricName: "trust_certificate_expiry_unreadable", unitName: "",
-            helpText: "1 for each trusted certificate whose notAfter cannot be read (no expiry gauge for it)")
-    }
-    static var metadata: MetricNameDescriptor {
-        MetricNameDescriptor(
-            namespace: "samlgate", metricName: "trust_metadata_expiry", unitName: "seconds",
-            helpText: "Seconds until an MVPD's metadata validUntil (negative once passed)")
-    }
-
     init(registry: PrometheusCollectorRegistry) {
         self.registry = registry
     }
@@ -48,12 +31,12 @@ final class TrustExpiryGauges: Sendable {
             var seen: Set<String> = []
             for key in provider.keys where seen.insert(key.shortFingerprint).inserted {
                 let labels = [("mvpd", mvpd), ("key", key.shortFingerprint)]
-                if key.expiryUnreadable { unreadable.append(registry.makeGauge(descriptor: Self.unreadable, labels: labels)) }
+                if key.expiryUnreadable { unreadable.append(registry.gauge(.trustCertificateExpiryUnreadable, labels)) }
                 guard let notAfter = key.notAfter else { continue }
-                made.append((registry.makeGauge(descriptor: Self.certificate, labels: labels), notAfter))
+                made.append((registry.gauge(.trustCertificateExpiry, labels), notAfter))
             }
             if let validUntil = provider.validUntil {
-                made.append((registry.makeGauge(descriptor: Self.metadata, labels: [("mvpd", mvpd)]), validUntil))
+                made.append((registry.gauge(.trustMetadataExpiry, [("mvpd", mvpd)]), validUntil))
             }
         }
         let old = current.withLock { gauges in

@@ -18,7 +18,7 @@ package final class ConnectionCaps: Sendable {
     }
 
     /// Why a connection was closed at accept: the `reason` of `samlgate_connections_refused_total`.
-    package enum Refusal: String, Sendable {
+    package enum Refusal: String, Sendable, CaseIterable {
         case total
         case perClient = "per_client"
     }

@@ -5,8 +5,10 @@
 package protocol RequestTracing: Sendable {
     /// The gateway's span for one request (kind server), started at `uptime` (`DispatchTime`
     /// nanoseconds).
-    /// - Parameter parent: the client's `traceparent` when the gateway accepted it, in its
-    ///   version-00 form (``TraceContext/continued(_:)``): the span continues that trace;
-    ///   `nil` starts a new one.
-    func startRequest(parent: String?, at uptime: UInt64) -> any RequestSpan
+    /// - Parameters:
+    ///   - parent: the client's `traceparent` when the gateway accepted it, in its version-00 form
+    ///     (``TraceContext/continued(_:)``): the span continues that trace; `nil` starts a new one.
+    ///   - state: the client's `tracestate` as the gateway forwards it (only with `parent`): the
+    ///     trace state of the span and of its stages, as of any span in the client's trace.
+    func startRequest(parent: String?, state: String?, at uptime: UInt64) -> any RequestSpan
 }

@@ -30,7 +30,14 @@ package struct TraceSampler: Sendable {
 
     /// Whether a request starting a trace is recorded.
     package func recordsNewTrace() -> Bool {
+        var system = SystemRandomNumberGenerator()
+        return recordsNewTrace(using: &system)
+    }
+
+    /// Whether a request starting a trace is recorded, drawn from `generator` (the connection's
+    /// ``TraceIDSequence`` on the data plane: no system call per request).
+    package func recordsNewTrace(using generator: inout some RandomNumberGenerator) -> Bool {
         guard let threshold else { return true }
-        return UInt64.random(in: .min ... .max) < threshold
+        return generator.next() < threshold
     }
 }

@@ -4,7 +4,7 @@ import SAMLVerification
 /// Why a metadata fetch left the last good copy in place: the `reason` label of
 /// `samlgate_metadata_refresh_failures_total` and of the `metadata_fetch_failed` log line.
 struct MetadataFetchFailure: Error, Sendable {
-    enum Reason: String, Sendable {
+    enum Reason: String, Sendable, CaseIterable {
         /// No answer: connection refused or reset, DNS, TLS.
         case network
         /// No complete answer within `metadata-timeout`.

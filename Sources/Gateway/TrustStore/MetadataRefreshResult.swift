@@ -1,5 +1,5 @@
 /// What one fetch of a metadata source came to.
-enum MetadataRefreshResult: String, Sendable {
+enum MetadataRefreshResult: String, Sendable, CaseIterable {
     /// A new copy, checked, cached, and the trust store reloaded with it.
     case updated
     /// The copy in use is still current (`304`, or the same bytes).

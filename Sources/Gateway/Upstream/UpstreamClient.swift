@@ -17,6 +17,9 @@ package final class UpstreamClient: Sendable {
     let coolDownNanos: UInt64
     let readTimeout: TimeAmount
     let totalTimeout: TimeAmount
+    /// The client TLS context of the `https://` upstreams (`nil` when there is none), shared by
+    /// the pools and the health checks.
+    let tls: NIOSSLContext?
     private let cursor = Atomic<Int>(0)
     /// Every endpoint in configuration order, made once: the order of a trip when there is one
     /// endpoint (or none is healthy), shared rather than allocated per request.
@@ -48,6 +51,7 @@ package final class UpstreamClient: Sendable {
             pools[ObjectIdentifier(eventLoop)] = .makeBoxSendingValue(pool, eventLoop: eventLoop)
         }
         self.pools = pools
+        self.tls = tls
     }
 
     static func amount(_ seconds: Double) -> TimeAmount {
@@ -59,14 +63,15 @@ package final class UpstreamClient: Sendable {
         pools[ObjectIdentifier(eventLoop)]!.value
     }
 
-    /// Upstreams not cooling down.
+    /// Upstreams in rotation: not cooling down, and not down by the health checks.
     package var healthyCount: Int {
         let now = DispatchTime.now().uptimeNanoseconds
         return endpoints.count { $0.isHealthy(at: now) }
     }
 
-    /// Indices of the healthy upstreams starting at the round-robin cursor; when none is
-    /// healthy, all of them (a cooling upstream is better than certain failure).
+    /// Indices of the healthy upstreams (``UpstreamEndpoint/isHealthy(at:)``) starting at the
+    /// round-robin cursor; when none is healthy, all of them (a cooling or probed-down upstream
+    /// is better than certain failure).
     func pickOrder() -> [Int] {
         let count = endpoints.count
         guard count > 1 else { return allIndices }

@@ -2,8 +2,11 @@ import Dispatch
 import Foundation
 import Synchronization
 
-/// One backend base URL and its passive health: after a failure that says "cannot reach", it is
-/// skipped for the cool-down, then tried again by live traffic (no active probing).
+/// One backend base URL and its health. Passive: after a failure that says "cannot reach", it is
+/// skipped for the cool-down, then tried again by live traffic. Active, with
+/// `upstream-health-path`: ``UpstreamHealthChecker`` marks it down after failed probes and up
+/// after passed ones. It is in rotation (and counted by `/readyz`) only while both say healthy,
+/// so a cool-down that ends with no traffic cannot put a backend the probes find dead back.
 package final class UpstreamEndpoint: Sendable {
     /// `http://host:port`, no trailing slash.
     package let baseURL: String
@@ -20,6 +23,8 @@ package final class UpstreamEndpoint: Sendable {
     /// A path the base URL carries (`http://h/prefix`), put before every forwarded path; or "".
     let pathPrefix: String
     private let unhealthyUntil = Atomic<UInt64>(0)
+    /// Set and cleared by the health checks only; always false without them.
+    private let probedDown = Atomic<Bool>(false)
 
     /// - Parameter baseURL: validated by the configuration (`http` or `https`, a host, no query).
     package init(baseURL: String) {
@@ -35,8 +40,14 @@ package final class UpstreamEndpoint: Sendable {
         pathPrefix = path == "/" ? "" : path
     }
 
+    /// In rotation: not cooling down, and not down by the health checks.
     package func isHealthy(at now: UInt64 = DispatchTime.now().uptimeNanoseconds) -> Bool {
-        unhealthyUntil.load(ordering: .relaxed) <= now
+        !probedDown.load(ordering: .relaxed) && unhealthyUntil.load(ordering: .relaxed) <= now
+    }
+
+    /// The health checks' verdict (``UpstreamHealthChecker``), apart from the passive cool-down.
+    func setProbedDown(_ down: Bool) {
+        probedDown.store(down, ordering: .relaxed)
     }
 
     package func markFailed(coolDownNanos: UInt64) {
