@@ -7,7 +7,7 @@ BIN := .build/release/samlgate
 # What make format-check lints and make format rewrites.
 FORMATTED := Package.swift Sources Tests Benchmarks/Package.swift Benchmarks/Benchmarks Benchmarks/Drivers Fuzz/Package.swift Fuzz/Sources
 
-.PHONY: deps deps-load build release test format-check format openapi-check docs-check deploy-check monitoring-check run demo load load-compare header-costs http-diff load-mallocs load-scale load-replay-store soak faults sanitize cluster-check stream-check bench bench-compare bench-check bench-thresholds bench-verify fuzz-build fuzz fuzz-all clean
+.PHONY: deps deps-load build release test format-check format openapi-check docs-check deploy-check monitoring-check run demo load load-compare header-costs alerts-check http-diff load-mallocs load-scale load-replay-store soak faults sanitize cluster-check stream-check bench bench-compare bench-check bench-thresholds bench-verify fuzz-build fuzz fuzz-all clean
 
 ## deps: install the system libraries (apt-get) when xmlsec1-openssl, zlib or jemalloc is not found,
 ## and redis-server (the shared replay store's tests start their own); promtool (Debian's
@@ -39,8 +39,9 @@ deps-load: deps
 
 ## test: the whole test suite (what CI runs): Swift tests, the OpenAPI document check, the
 ## documentation check (links, command lines against the built CLI, error codes against the sources),
-## then the deployment check (Kubernetes manifests, checkov, hadolint; offline) and the monitoring
-## check (dashboard, alert rules and their promtool tests).
+## then the deployment check (Kubernetes manifests, checkov, hadolint; offline), the monitoring
+## check (dashboard, alert rules and their promtool tests) and the alert rules in a real Prometheus
+## against the debug build (alerts-check, under a minute).
 test: deps
 	$(MAKE) format-check
 	$(SWIFT) test
@@ -48,6 +49,7 @@ test: deps
 	$(MAKE) docs-check
 	$(MAKE) deploy-check
 	$(MAKE) monitoring-check
+	BIN=.build/debug/samlgate ./scripts/alerts-check.sh
 
 ## openapi-check: validate docs/openapi.yaml (openapi-spec-validator in .build/tools-venv).
 openapi-check:
@@ -98,6 +100,12 @@ load-compare: release deps-load
 ## against a junk header of the same size (ROUNDS=5 REQUESTS=200 SIZE=40000; BASELINE_BIN=<another build>).
 header-costs: release
 	./scripts/header-costs.sh
+
+## alerts-check: the shipped alert rules in a real Prometheus (rules copied, only `for:` shortened to
+## ALERT_FOR=2s) scraping two gateways, with failures driven into them (broken trust store, expiring
+## keys, overload, Redis, upstream and a gateway stopped): each alert fires, the others stay silent.
+alerts-check: release
+	./scripts/alerts-check.sh
 
 ## http-diff: ~295 odd or malformed HTTP/1.1 requests (raw sockets) through nginx and the gateway to a
 ## byte-logging backend; the differences that matter (samlgate stricter, laxer, content differs) and

@@ -22,7 +22,7 @@
 #                                     30 days must not fire it)
 #   SamlgateMetadataRefreshFailing    a metadata.url nobody answers added + SIGHUP (a source never
 #                                     fetched: the alert's second branch)
-#   SamlgateOverloadRefusals          heavy exchanges (300 KB signed responses) from 12
+#   SamlgateOverloadRefusals          heavy exchanges (300 KB signed responses) from 16
 #   SamlgateWorkerQueueSaturated      connections at gw-b's single worker (not at gw-a)
 #   SamlgateReplayStoreDown           redis-server stopped, then one exchange on gw-a
 #   SamlgateNoHealthyUpstream         the reference upstream stopped: gw-a's health checks see it
@@ -56,11 +56,13 @@ DIR=$(fresh_dir "$DIR")
 UPSTREAM_PORT=$(free_port) DEAD_PORT=$(free_port) REDIS_PORT=$(free_port)
 GWA_PORT=$(free_port) GWB_PORT=$(free_port) PROM_PORT=$(free_port)
 
-upstream="" redis="" gwa="" gwb="" prom=""
+upstream="" redis="" gwa="" gwb="" prom="" driver=""
 cleanup() {
     local pid
-    for pid in $prom $gwa $gwb $upstream $redis; do kill -TERM "$pid" 2>/dev/null || true; done
+    for pid in $driver $prom $gwa $gwb $upstream $redis; do kill -TERM "$pid" 2>/dev/null || true; done
     wait 2>/dev/null || true
+    # gw-b is disowned: wait for it by pid.
+    for _ in $(seq 1 100); do [ -n "$gwb" ] && kill -0 "$gwb" 2>/dev/null || break; sleep 0.1; done
 }
 trap cleanup EXIT INT TERM
 
@@ -89,15 +91,18 @@ promtool check rules "$DIR/rules.yaml" >/dev/null || { promtool check rules "$DI
 
 # Keys, trust stores, and what the trust phase adds to them (staged-a, staged-b).
 "$BIN" idp keygen --out "$DIR/idp" >/dev/null
-"$BIN" idp keygen --out "$DIR/idp-short" --valid-days 3 >/dev/null
+"$BIN" idp keygen --out "$DIR/idp-short" --alg p256 --valid-days 3 >/dev/null
+# A key of their own for each metadata MVPD: a key trusted for two MVPDs needs issuer files.
+"$BIN" idp keygen --out "$DIR/idp-meta-short" --alg p256 >/dev/null
+"$BIN" idp keygen --out "$DIR/idp-meta-long" --alg p256 >/dev/null
 mkdir -p "$DIR/trust-a/$MVPD" "$DIR/trust-b/$MVPD" "$DIR/cache-b" \
     "$DIR/staged-a/Broken" "$DIR/staged-b/ShortCert" "$DIR/staged-b/ShortMeta" "$DIR/staged-b/LongMeta" "$DIR/staged-b/Fetched"
 cp "$DIR/idp/cert.pem" "$DIR/trust-a/$MVPD/cert.pem"
 cp "$DIR/idp/cert.pem" "$DIR/trust-b/$MVPD/cert.pem"
 printf 'not a certificate\n' > "$DIR/staged-a/Broken/cert.pem"
 cp "$DIR/idp-short/cert.pem" "$DIR/staged-b/ShortCert/cert.pem"
-"$BIN" idp metadata --cert "$DIR/idp/cert.pem" --mvpd ShortMeta --valid-for $((3 * 86400)) > "$DIR/staged-b/ShortMeta/metadata.xml"
-"$BIN" idp metadata --cert "$DIR/idp/cert.pem" --mvpd LongMeta --valid-for $((30 * 86400)) > "$DIR/staged-b/LongMeta/metadata.xml"
+"$BIN" idp metadata --cert "$DIR/idp-meta-short/cert.pem" --mvpd ShortMeta --valid-for $((3 * 86400)) > "$DIR/staged-b/ShortMeta/metadata.xml"
+"$BIN" idp metadata --cert "$DIR/idp-meta-long/cert.pem" --mvpd LongMeta --valid-for $((30 * 86400)) > "$DIR/staged-b/LongMeta/metadata.xml"
 echo "http://127.0.0.1:$DEAD_PORT/metadata.xml" > "$DIR/staged-b/Fetched/metadata.url"
 echo 0.5 > "$DIR/staged-b/Fetched/metadata.refresh"
 cp "$DIR/idp/cert.pem" "$DIR/staged-b/Fetched/metadata-signer.pem"
@@ -114,7 +119,7 @@ global:
   scrape_timeout: 900ms
   evaluation_interval: 1s
 rule_files:
-  - $PWD/$DIR/rules.yaml
+  - $DIR/rules.yaml
 scrape_configs:
   - job_name: samlgate
     metrics_path: /metrics
@@ -139,6 +144,7 @@ gwa=$!
     --upstream "http://127.0.0.1:$UPSTREAM_PORT" --workers 1 --queue 1 --throttle-exchanges off \
     --metadata-cache "$DIR/cache-b" --metadata-timeout 1 >/dev/null 2>"$DIR/gw-b.log" &
 gwb=$!
+disown "$gwb"  # killed with SIGKILL by the target phase: no "Killed" line from bash
 wait_for "http://127.0.0.1:$GWA_PORT/readyz"
 wait_for "http://127.0.0.1:$GWB_PORT/readyz"
 
@@ -147,6 +153,10 @@ prometheus --config.file="$DIR/prometheus.yml" --storage.tsdb.path="$DIR/tsdb" \
 prom=$!
 for _ in $(seq 1 200); do curl -fsS "http://127.0.0.1:$PROM_PORT/-/ready" >/dev/null 2>&1 && break; sleep 0.1; done
 
+# In the background, so that a signal to this script runs cleanup at once (bash runs a trap only
+# after its foreground command ends).
 python3 scripts/load/alerts_check.py --dir "$DIR" --prometheus "http://127.0.0.1:$PROM_PORT" \
     --gw-a "$GWA_PORT:$gwa" --gw-b "$GWB_PORT:$gwb" --upstream-pid "$upstream" --redis-pid "$redis" \
-    --mvpd "$MVPD" --fire-timeout "${FIRE_TIMEOUT:-25}"
+    --mvpd "$MVPD" --fire-timeout "${FIRE_TIMEOUT:-25}" &
+driver=$!
+wait "$driver"
