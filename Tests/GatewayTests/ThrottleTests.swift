@@ -98,6 +98,25 @@ struct ThrottleTests {
         }
     }
 
+    @Test("an X-Forwarded-For chain is read 32 hops from the right, no further: clients behind a longer chain of trusted hops share a key")
+    func forwardedChainBound() async throws {
+        try await withHarness(configure: {
+            $0.throttlePassThrough = ThrottleRate(rate: 0.001, burst: 0)
+            $0.trustedProxies = try! TrustedProxies(parsing: "127.0.0.1/32, 10.0.0.0/8")
+        }) { (h: GatewayHarness) async throws in
+            func get(_ client: String, hops: Int) async throws -> Int {
+                let chain = ([client] + Array(repeating: "10.1.2.3", count: hops)).joined(separator: ", ")
+                return try await h.send(.GET, "/api/v2/REF/configuration", headers: [("X-Forwarded-For", chain)]).status
+            }
+            // Within the bound each client is its own.
+            #expect(try await get("203.0.113.50", hops: 31) != 429)
+            #expect(try await get("203.0.113.51", hops: 31) != 429)
+            // Past it the walk stops at a trusted hop: one key for both, whatever the client wrote.
+            #expect(try await get("203.0.113.52", hops: 40) != 429)
+            #expect(try await get("203.0.113.53", hops: 40) == 429)
+        }
+    }
+
     @Test("the table stays bounded whatever addresses arrive: refilled buckets go first, then a flooded shard is cleared")
     func boundedTable() {
         let throttle = ClientThrottle(ThrottleRate(rate: 1, burst: 10))

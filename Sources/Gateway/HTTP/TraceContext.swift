@@ -162,7 +162,7 @@ struct TraceContext {
         // The length is known before anything is joined: a long value costs nothing more.
         guard !values.isEmpty, values.reduce(values.count - 1, { $0 + $1.utf8.count }) <= maximumStateLength else { return nil }
         let joined = values.joined(separator: ",")
-        guard joined.utf8.count <= maximumStateLength, joined.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else { return nil }
+        guard joined.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else { return nil }
         return joined
     }
 

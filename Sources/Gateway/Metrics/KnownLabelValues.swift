@@ -62,14 +62,8 @@ enum KnownLabelValues {
     /// `stage_duration_seconds{stage}`: the exchange's three, its wait for a worker, and every request's whole.
     static let stages = ["parse", "verify", "encode", "queue", "total"]
 
-    /// `exchanges_total{outcome}`.
-    static let outcomes = ["forwarded", "refused"]
-
     /// `trust_store_reloads_total{result}`.
     static let reloadResults = ["ok", "failed"]
-
-    /// `saml_forms_total{form}`.
-    static let forms = SAMLForm.allCases.map(\.rawValue)
 
     /// `upstream_errors_total{kind}`: the failures counted against an upstream (a client's own
     /// timeout is not one of them).

@@ -54,6 +54,16 @@ final class UpstreamConnectionPool {
         return nil
     }
 
+    /// What every connection to an upstream carries below its own handler: TLS for an `https`
+    /// endpoint, then HTTP/1.1 with the answer-head limits (``responseHeadLimits``). Shared by the
+    /// request pool and the health checks' probes, so a probe speaks to the upstream as requests do.
+    static func addClientHandlers(_ pipeline: ChannelPipeline.SynchronousOperations, tls: NIOSSLContext?, serverName: String?) throws {
+        if let tls {
+            try pipeline.addHandler(NIOSSLClientHandler(context: tls, serverHostname: serverName))
+        }
+        try pipeline.addHTTPClientHandlers(decoderLimitConfiguration: responseHeadLimits)
+    }
+
     /// Opens a new connection to the endpoint; `completion` runs on this event loop.
     func connect(_ index: Int, _ completion: @escaping (Result<UpstreamConnection, UpstreamFailure>) -> Void) {
         let endpoint = endpoints[index]
@@ -64,12 +74,8 @@ final class UpstreamConnectionPool {
             .channelOption(.recvAllocator, value: GatewayHTTPServer.readBuffers)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    let pipeline = channel.pipeline.syncOperations
-                    if let tls {
-                        try pipeline.addHandler(NIOSSLClientHandler(context: tls, serverHostname: serverName))
-                    }
-                    try pipeline.addHTTPClientHandlers(decoderLimitConfiguration: Self.responseHeadLimits)
-                    try pipeline.addHandler(UpstreamConnection(endpointIndex: index))
+                    try Self.addClientHandlers(channel.pipeline.syncOperations, tls: tls, serverName: serverName)
+                    try channel.pipeline.syncOperations.addHandler(UpstreamConnection(endpointIndex: index))
                 }
             }
             .connect(host: endpoint.host, port: endpoint.port)

@@ -165,12 +165,8 @@ final class UpstreamProbe: Sendable {
             .connectTimeout(timeout)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    let pipeline = channel.pipeline.syncOperations
-                    if let tls {
-                        try pipeline.addHandler(NIOSSLClientHandler(context: tls, serverHostname: serverName))
-                    }
-                    try pipeline.addHTTPClientHandlers(decoderLimitConfiguration: UpstreamConnectionPool.responseHeadLimits)
-                    try pipeline.addHandler(UpstreamProbeHandler(head: head, promise: promise))
+                    try UpstreamConnectionPool.addClientHandlers(channel.pipeline.syncOperations, tls: tls, serverName: serverName)
+                    try channel.pipeline.syncOperations.addHandler(UpstreamProbeHandler(head: head, promise: promise))
                 }
             }
             .connect(host: endpoint.host, port: endpoint.port)
