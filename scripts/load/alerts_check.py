@@ -128,8 +128,8 @@ class Check:
                 with open(f"/proc/{pid}/stat") as stat:
                     if stat.read().rsplit(")", 1)[1].split()[0] in ("Z", "X"):
                         return
-            except FileNotFoundError:
-                return
+            except (FileNotFoundError, ProcessLookupError):
+                return  # reaped between the listing and the read: gone either way
             time.sleep(0.05)
         raise SystemExit(f"alerts-check: process {pid} did not exit")
 
