@@ -3,17 +3,30 @@ import NIOCore
 import NIOHTTP1
 import SAMLVerification
 
-/// One token exchange, top to bottom: admitted on its head, its body collected, verified and
-/// encoded on a worker (``ExchangeProcessor``), its assertion recorded in the shared replay store,
-/// forwarded, and answered by the backend through the connection.
+/// One token exchange, from its admitted head to its one ``Decision``: its body collected,
+/// verified and encoded on a worker (``ExchangeProcessor``), a shared throttle's and a shared
+/// replay store's answers awaited, an out-of-turn metadata fetch made when a key is not trusted —
+/// then forwarded (the head and body for the backend) or refused, reported once to whoever
+/// started it (``whenDecided``). It knows nothing of the connection.
 ///
-/// Runs on the connection's event loop but for the worker's part. Each return to the loop asks
-/// the connection whether this exchange is still the request it is answering
-/// (``GatewayConnectionHandler/answering(_:)``): a client gone, a timeout or a refusal meanwhile
-/// ends the flow there, and nothing is recorded or forwarded for it.
+/// Runs on the connection's event loop but for the worker's part. The connection cancels it
+/// (``cancel()``) when the request ends otherwise — a client gone, a timeout, a refusal — and
+/// each return to the loop stops there: nothing is recorded or forwarded for it.
 final class ExchangeFlow {
-    private let connection: GatewayConnectionHandler
+    /// How the exchange ends.
+    enum Decision {
+        /// Verified (or reported): this head and body go to the backend.
+        case forward(HTTPRequestHead, body: ByteBuffer)
+        case refuse(GatewayError)
+    }
+
+    private let request: InFlightRequest
     private let core: GatewayCore
+    private let eventLoop: any EventLoop
+    /// The client's address, for `X-Forwarded-For`.
+    private let peer: SocketAddress?
+    private var decided: ((Decision) -> Void)?
+    private var cancelled = false
     private let route: ExchangeRoute
     /// One trust snapshot for the whole request, so a reload cannot split it: the v2 partner
     /// status was resolved against it, and the worker verifies against it. Replaced only by the
@@ -32,10 +45,11 @@ final class ExchangeFlow {
     /// Admits the exchange on its head (``ExchangeAdmission``; for v2, the MVPD from the partner
     /// status): nothing is read of a body refused here.
     init(
-        head: HTTPRequestHead, target: RequestTarget, partner: Bool, connection: GatewayConnectionHandler, core: GatewayCore
+        request: InFlightRequest, target: RequestTarget, partner: Bool, peer: SocketAddress?, eventLoop: any EventLoop, core: GatewayCore
     )
         throws(GatewayError)
     {
+        let head = request.head
         try ExchangeAdmission.check(head.headers, target: target, partner: partner)
         let store = core.trustStore.current
         route = partner ? try ExchangeAdmission.partnerRoute(head.headers, target: target, store: store, metrics: core.metrics) : .v1
@@ -44,9 +58,31 @@ final class ExchangeFlow {
             throw GatewayError.bodyTooLarge(limit)
         }
         self.store = store
-        self.connection = connection
+        self.request = request
+        self.peer = peer
+        self.eventLoop = eventLoop
         self.core = core
         path = target.path
+    }
+
+    /// `decision` is called once, on the event loop, when the exchange is decided (not after ``cancel()``).
+    func whenDecided(_ decision: @escaping (Decision) -> Void) {
+        decided = decision
+    }
+
+    /// The request ended otherwise: the flow stops at its next step, and decides nothing.
+    func cancel() {
+        cancelled = true
+        decided = nil
+    }
+
+    /// Whether the flow still answers its request (else it stops: see ``cancel()``).
+    private var live: Bool { !cancelled }
+
+    private func decide(_ decision: Decision) {
+        guard let decided else { return }
+        self.decided = nil
+        decided(decision)
     }
 
     /// A part of the body; refused once the whole would pass `max-body-bytes`.
@@ -64,17 +100,18 @@ final class ExchangeFlow {
     /// The body is complete: verified and encoded on a worker, then
     /// ``verified(_:queued:began:ended:)`` on this loop. The body is kept (a reference, not a
     /// copy) for a second verification after an out-of-turn metadata fetch.
-    func bodyComplete(on eventLoop: any EventLoop) {
+    func bodyComplete() {
         if let verdict = throttleVerdict {
             throttleVerdict = nil
             verdict.assumeIsolated().whenSuccess { wait in
-                guard let request = self.connection.answering(self) else { return }
-                guard let wait else { return self.bodyComplete(on: eventLoop) }
-                self.core.metrics.throttled(route: request.routeLabel)
-                self.connection.refuse(.throttled(wait: wait))
+                guard self.live else { return }
+                guard let wait else { return self.bodyComplete() }
+                self.core.metrics.throttled(route: self.request.routeLabel)
+                self.decide(.refuse(.throttled(wait: wait)))
             }
             return
         }
+        let eventLoop = self.eventLoop
         let queued = DispatchTime.now().uptimeNanoseconds
         let processor = core.processor
         let (body, route, store) = (body, route, store)
@@ -85,14 +122,14 @@ final class ExchangeFlow {
             let ended = DispatchTime.now().uptimeNanoseconds
             eventLoop.execute { flow.value.verified(outcome, queued: queued, began: began, ended: ended) }
         }
-        if let refused { connection.refuse(.overloaded(shuttingDown: refused == .stopped)) }
+        if let refused { decide(.refuse(.overloaded(shuttingDown: refused == .stopped))) }
     }
 
     /// Back from the worker: refused, or recorded (when a shared replay store is in use) and
     /// forwarded. `queued`, `began` and `ended`: when the body was queued for a worker, and when
     /// the worker took it up and was done with it.
     private func verified(_ outcome: Result<PreparedExchange, ExchangeRefusal>, queued: UInt64, began: UInt64, ended: UInt64) {
-        guard let request = connection.answering(self) else { return }
+        guard live else { return }
         core.metrics.stage("queue", nanos: began - queued)
         if let span = request.recordingSpan {
             span.stage("worker_wait", from: queued, to: began, attributes: [])
@@ -111,10 +148,10 @@ final class ExchangeFlow {
                 if core.trustStore.current !== store {
                     // The store changed since this request's head: that copy first, no fetch.
                     store = core.trustStore.current
-                    bodyComplete(on: connection.eventLoop)
+                    bodyComplete()
                     return
                 }
-                let (asked, loop) = (DispatchTime.now().uptimeNanoseconds, connection.eventLoop)
+                let (asked, loop) = (DispatchTime.now().uptimeNanoseconds, eventLoop)
                 let flow = NIOLoopBound(self, eventLoop: loop)
                 refetch.request(source) { result in loop.execute { flow.value.refetched(result, refusal: refusal, asked: asked) } }
                 return
@@ -126,7 +163,9 @@ final class ExchangeFlow {
                 return
             }
             core.metrics.exchange(prepared)
-            request.noteVerified(prepared)
+            // The digests of the audit line: a later refusal, a replay, an upstream failure keeps them.
+            request.assertionHash = prepared.assertionHash
+            request.subjectHMAC = prepared.subjectHMAC
             if let shared = core.sharedReplayStore, let claim = prepared.replayClaim {
                 record(claim, in: shared, then: prepared)
             } else {
@@ -139,7 +178,7 @@ final class ExchangeFlow {
     /// refused is forwarded, and reported — `samlgate_report_only_total{mvpd,reason}`, the
     /// `would_refuse` log line, the span — so the dashboard shows what enforcing would change.
     private func reported(_ error: GatewayError, prepared: PreparedExchange) {
-        guard let request = connection.answering(self) else { return }
+        guard live else { return }
         if error.isVerificationFailure { core.metrics.verificationFailure(code: error.code.rawValue, mvpd: prepared.mvpd) }
         core.metrics.reportOnly(mvpd: prepared.mvpd, reason: error.code.rawValue)
         core.logger.notice(
@@ -156,7 +195,7 @@ final class ExchangeFlow {
     /// Back from an out-of-turn metadata fetch: verified again against the reloaded store when
     /// the copy changed, else refused as the first verification decided.
     private func refetched(_ result: MetadataRefreshResult, refusal: ExchangeRefusal, asked: UInt64) {
-        guard let request = connection.answering(self) else { return }
+        guard live else { return }
         if let span = request.recordingSpan {
             span.stage("metadata_refetch", from: asked, to: DispatchTime.now().uptimeNanoseconds, attributes: [("samlgate.refetch", result.rawValue)])
         }
@@ -168,15 +207,15 @@ final class ExchangeFlow {
             return
         }
         store = current
-        bodyComplete(on: connection.eventLoop)
+        bodyComplete()
     }
 
     /// The shared replay store, asked from this loop: forwarded only once recorded.
     private func record(_ claim: ReplayClaim, in shared: SharedReplayStore, then prepared: PreparedExchange) {
         let asked = DispatchTime.now().uptimeNanoseconds
-        shared.admit(claim, digest: prepared.assertionHash, on: connection.eventLoop).assumeIsolated().whenSuccess { refusal in
-            guard let request = self.connection.answering(self) else { return }
-            if let span = request.recordingSpan {
+        shared.admit(claim, digest: prepared.assertionHash, on: eventLoop).assumeIsolated().whenSuccess { refusal in
+            guard self.live else { return }
+            if let span = self.request.recordingSpan {
                 span.stage(
                     "replay_record", from: asked, to: DispatchTime.now().uptimeNanoseconds,
                     attributes: [("samlgate.replay", refusal?.code.rawValue ?? "recorded")])
@@ -193,14 +232,14 @@ final class ExchangeFlow {
 
     /// The verified body to the backend, under the client's headers.
     private func forward(_ prepared: PreparedExchange) {
-        guard let request = connection.answering(self) else { return }
+        guard live else { return }
         // The client's body was kept for a second verification only: not for the trip.
         body = ByteBuffer()
         core.metrics.exchangeOutcome(mvpd: prepared.mvpd, forwarded: true)
         Self.annotate(request, mvpd: prepared.mvpd, outcome: "forwarded")
         let head = UpstreamRequestHead.exchange(
-            request, path: path, bodyLength: prepared.upstreamBody.readableBytes, peer: connection.peer, core: core)
-        connection.startTrip(head, body: prepared.upstreamBody)
+            request, path: path, bodyLength: prepared.upstreamBody.readableBytes, peer: peer, core: core)
+        decide(.forward(head, body: prepared.upstreamBody))
     }
 
     /// - Parameter mvpd: the trust store's MVPD the exchange was for, when known.
@@ -208,13 +247,14 @@ final class ExchangeFlow {
         body = ByteBuffer()
         if error.isVerificationFailure { core.metrics.verificationFailure(code: error.code.rawValue, mvpd: mvpd) }
         core.metrics.exchangeOutcome(mvpd: mvpd, forwarded: false)
-        if let request = connection.answering(self) { Self.annotate(request, mvpd: mvpd, outcome: "refused") }
-        connection.refuse(error)
+        if live { Self.annotate(request, mvpd: mvpd, outcome: "refused") }
+        decide(.refuse(error))
     }
 
     /// The MVPD (as in the metrics: the trust store's, else `unknown`) and the outcome on the request's span.
     private static func annotate(_ request: InFlightRequest, mvpd: String?, outcome: String) {
-        request.noteDecision(mvpd: mvpd, forwarded: outcome == "forwarded")
+        request.mvpd = mvpd
+        request.forwarded = outcome == "forwarded"
         guard let span = request.recordingSpan else { return }
         span.setAttribute("samlgate.mvpd", mvpd ?? GatewayMetrics.unknownMVPD)
         span.setAttribute("samlgate.outcome", outcome)

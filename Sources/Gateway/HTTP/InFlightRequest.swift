@@ -2,11 +2,24 @@ import Dispatch
 import NIOHTTP1
 import ServerSupport
 
-/// The request a connection is answering, from its head to the end of its answer.
+/// The request a connection is answering, from its head to the end of its answer: what it is,
+/// where its body goes, the trip answering it, and what its observation reports. Its framing
+/// (body and answer arrived or not, close after the answer) is the connection's
+/// ``ConnectionStateMachine``; nothing here decides an order.
 ///
 /// A class: it is read and updated on every event of the request, and a struct this size would
 /// be copied (its references retained and released) each time.
 final class InFlightRequest {
+    /// What happens to the body of the request in flight while it arrives.
+    enum Body {
+        /// The answer does not depend on it: read and dropped.
+        case discard
+        /// Streamed to the backend.
+        case forward(UpstreamTrip)
+        /// A token exchange's: collected by its ``ExchangeFlow`` for the workers.
+        case collect(ExchangeFlow)
+    }
+
     let head: HTTPRequestHead
     let requestID: String
     /// The request announces a body (``HTTPRequestHead/announcesBody``), read once.
@@ -20,15 +33,13 @@ final class InFlightRequest {
     let started: UInt64
     /// `nil` until routed, and for a request refused before it could be (its framing).
     var route: GatewayRoute?
-    var body: RequestBody = .discard
+    var body: Body = .discard
     /// The token exchange this request is, once admitted.
     var exchange: ExchangeFlow?
-    var bodyEnded = false
-    var responseStarted = false
-    var responseEnded = false
+    /// The request ends the connection after its answer (an upgrade, `CONNECT`): HTTP/1.1's
+    /// parser reads nothing after it.
+    var endsConnection = false
     var status = 0
-    /// Close once the answer is written (no keep-alive, or an unread body left behind).
-    var closeAfterResponse: Bool
     var trip: UpstreamTrip?
     /// When the current trip to the backend began (`DispatchTime` nanoseconds): the start of its span.
     var tripStarted: UInt64 = 0
@@ -57,7 +68,6 @@ final class InFlightRequest {
         self.span = span
         self.started = started
         hasBody = head.announcesBody
-        closeAfterResponse = !head.isKeepAlive
         expectsContinue = !head.predatesHTTP11 && head.headers["expect"].contains { HTTPFieldValue.equalsIgnoringCase($0, "100-continue") }
     }
 
@@ -67,4 +77,13 @@ final class InFlightRequest {
 
     /// A token exchange: its refusals are the `SAMLResponse` parameter's (see ``GatewayError/answer(api:exchange:showReason:)``).
     var isExchange: Bool { route == .exchangeV1 || route == .exchangeV2 }
+
+    /// The trip answering this request is dropped (a refusal, a broken body, a client gone), and
+    /// so is an exchange still being decided: nothing is recorded or forwarded for it any more.
+    func dropWork() {
+        trip?.cancel()
+        trip = nil
+        exchange?.cancel()
+        body = .discard
+    }
 }

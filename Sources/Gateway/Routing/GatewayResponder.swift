@@ -1,11 +1,47 @@
 import Dispatch
 import NIOCore
 import NIOHTTP1
+import ServerSupport
 
-/// Answers each routed request (hummingbird's `RouterResponder` in spirit): the connection hands
-/// it the request with its route, and it answers locally (``LocalEndpoints``), refuses, admits a
-/// token exchange (``ExchangeFlow``), or passes the request through to the backend.
+/// A whole answer of the gateway's own (a local endpoint's, or a refusal): what the connection
+/// writes, with `Content-Length`, `X-Request-Id` and, when it closes, `Connection: close` added.
+struct GatewayResponse {
+    var status: Int
+    var contentType: String
+    var body: ByteBuffer
+    /// Further headers, in order (`Allow`, `Retry-After`).
+    var headers: [(String, String)] = []
+
+    static func json(status: Int, _ json: String) -> GatewayResponse {
+        GatewayResponse(status: status, contentType: "application/json", body: ByteBuffer(string: json))
+    }
+}
+
+/// Decides, once per request head, how the request is answered (hummingbird's `RouterResponder`
+/// in spirit): its target parsed once (routed on, and forwarded, in this one spelling — see
+/// ``RequestTarget``), its fields and framing checked, its route classified, and then one
+/// ``Decision``: a local answer (``LocalEndpoints``), a refusal, a pass-through trip, or a token
+/// exchange to run (``ExchangeFlow``). The connection carries the decision out; nothing here
+/// holds or calls it.
 struct GatewayResponder {
+    /// How a request is answered.
+    enum Decision {
+        /// A whole answer of the gateway's own.
+        case answer(GatewayResponse)
+        /// A refusal; `closing`: close after it (a body the gateway will not read follows);
+        /// `headers` go before the refusal's own (`Allow`).
+        case refuse(GatewayError, closing: Bool, headers: [(String, String)])
+        /// To the backend with this head; `streamsBody`: the client's body follows as it arrives
+        /// (else the request has none).
+        case passThrough(HTTPRequestHead, streamsBody: Bool)
+        /// A token exchange admitted on its head: its body goes to the flow, which decides the rest.
+        case exchange(ExchangeFlow)
+
+        static func refuse(_ error: GatewayError, closing: Bool = false) -> Decision {
+            .refuse(error, closing: closing, headers: [])
+        }
+    }
+
     let core: GatewayCore
     private let local: LocalEndpoints
 
@@ -14,58 +50,80 @@ struct GatewayResponder {
         local = LocalEndpoints(core: core)
     }
 
-    func respond(to request: InFlightRequest, route: GatewayRoute, target: RequestTarget, on connection: GatewayConnectionHandler) {
+    /// The decision for `request`, whose route, API and authority are set on it on the way.
+    /// - Parameters:
+    ///   - peer: the client's address, for `X-Forwarded-For` and the throttles' client key.
+    ///   - eventLoop: the connection's, on which a shared store is asked.
+    func respond(to request: InFlightRequest, peer: SocketAddress?, eventLoop: any EventLoop) -> Decision {
+        let head = request.head
+        let target: RequestTarget
+        do throws(GatewayError) {
+            let authority: String?
+            (target, authority) = try RequestTarget.parse(requestLine: head.uri)
+            let fields = try head.checkFields()
+            // HTTP/1.1's parser reads nothing after an upgrade request: answered, then closed.
+            if fields.endsConnection { request.endsConnection = true }
+            request.authority = authority ?? fields.host
+        } catch {
+            request.route = .invalidTarget
+            return .refuse(error, closing: head.method == .CONNECT || head.headers.contains(name: "upgrade"))
+        }
+        request.api = BackendAPI(path: target.path)
+        guard head.hasPlainFraming else {
+            return .refuse(GatewayError(status: 400, code: .invalidRequest, message: "the only transfer coding accepted is chunked"), closing: true)
+        }
+        let route = GatewayRoute.classify(method: head.method, path: target.path)
+        // A token check without a body is counted as the pass-through it is.
+        request.route = route == .tokenCheck && !request.hasBody ? .proxy : route
+        return decide(request, route: route, target: target, peer: peer, eventLoop: eventLoop)
+    }
+
+    private func decide(_ request: InFlightRequest, route: GatewayRoute, target: RequestTarget, peer: SocketAddress?, eventLoop: any EventLoop)
+        -> Decision
+    {
         let head = request.head
         switch route {
         case .healthz:
-            connection.answer(local.health())
+            return .answer(local.health())
         case .readyz:
-            connection.answer(local.readiness(on: connection.eventLoop))
+            return .answer(local.readiness(on: eventLoop))
         case .metrics:
-            connection.answer(local.metrics())
+            return .answer(local.metrics())
         case .exchangeV1, .exchangeV2:
             // Before anything of the exchange is read or checked: a throttled client costs no verification.
-            if let refusal = throttled(request, by: core.exchangeThrottle, on: connection) {
-                connection.refuse(refusal, closing: request.hasBody)
-                return
+            if let refusal = throttled(request, by: core.exchangeThrottle, peer: peer) {
+                return .refuse(refusal, closing: request.hasBody)
             }
+            defer { admissionSpan(request) }
             do throws(GatewayError) {
-                let flow = try ExchangeFlow(head: head, target: target, partner: route == .exchangeV2, connection: connection, core: core)
+                let flow = try ExchangeFlow(
+                    request: request, target: target, partner: route == .exchangeV2, peer: peer, eventLoop: eventLoop, core: core)
                 // Shared buckets: asked of Redis while the body arrives, answered before any verification.
-                if let shared = core.sharedThrottle,
-                    let client = ClientKey(peer: connection.peer, headers: head.headers, trusting: core.trustedProxies)
-                {
-                    flow.throttleVerdict = shared.take(client, on: connection.eventLoop)
+                if let shared = core.sharedThrottle, let client = ClientKey(peer: peer, headers: head.headers, trusting: core.trustedProxies) {
+                    flow.throttleVerdict = shared.take(client, on: eventLoop)
                 }
-                admissionSpan(request)
-                connection.collect(for: flow)
+                return .exchange(flow)
             } catch {
-                admissionSpan(request)
-                connection.refuse(error, closing: request.hasBody)
+                return .refuse(error, closing: request.hasBody)
             }
         case .exchangeMethodNotAllowed(let allow):
-            connection.refuse(.methodNotAllowed(head.method.rawValue), extraHeaders: [("Allow", allow)])
+            return .refuse(.methodNotAllowed(head.method.rawValue), closing: false, headers: [("Allow", allow)])
         case .tokenCheck:
-            if request.hasBody {
-                connection.refuse(GatewayError(status: 400, code: .invalidRequest, message: "a token check carries no body"))
-            } else {
-                passThrough(request, target: target, on: connection)
-            }
+            if request.hasBody { return .refuse(GatewayError(status: 400, code: .invalidRequest, message: "a token check carries no body")) }
+            return passThrough(request, target: target, peer: peer)
         case .partnerStatus:
             if let refusal = ExchangeAdmission.connectionRefusal(head.headers, needed: [PartnerStatusHeader.name]) {
-                connection.refuse(refusal, closing: request.hasBody)
-                return
+                return .refuse(refusal, closing: request.hasBody)
             }
             ExchangeAdmission.readPartnerStatus(head.headers, route: route, metrics: core.metrics)
-            passThrough(request, target: target, on: connection)
+            return passThrough(request, target: target, peer: peer)
         case .proxy:
             if head.method == .TRACE && request.hasBody {
-                connection.refuse(GatewayError(status: 400, code: .invalidRequest, message: "a TRACE request carries no body"))
-            } else {
-                passThrough(request, target: target, on: connection)
+                return .refuse(GatewayError(status: 400, code: .invalidRequest, message: "a TRACE request carries no body"))
             }
+            return passThrough(request, target: target, peer: peer)
         case .invalidTarget:
-            connection.refuse(
+            return .refuse(
                 GatewayError(
                     status: 400, code: .invalidRequestTarget,
                     message: "invalid request target: a look-alike of a token-exchange path, or more segments after one"),
@@ -81,8 +139,8 @@ struct GatewayResponder {
 
     /// The refusal of a request whose client has no token left in `throttle`, counted in
     /// `samlgate_throttled_total{route}`; `nil` when it may go on (or no throttle is set).
-    private func throttled(_ request: InFlightRequest, by throttle: ClientThrottle?, on connection: GatewayConnectionHandler) -> GatewayError? {
-        guard let throttle, let client = ClientKey(peer: connection.peer, headers: request.head.headers, trusting: core.trustedProxies),
+    private func throttled(_ request: InFlightRequest, by throttle: ClientThrottle?, peer: SocketAddress?) -> GatewayError? {
+        guard let throttle, let client = ClientKey(peer: peer, headers: request.head.headers, trusting: core.trustedProxies),
             let wait = throttle.take(client)
         else { return nil }
         core.metrics.throttled(route: request.routeLabel)
@@ -91,12 +149,10 @@ struct GatewayResponder {
 
     /// Streamed to the backend as it comes, the answer streamed back (after the pass-through
     /// throttle, when one is set).
-    private func passThrough(_ request: InFlightRequest, target: RequestTarget, on connection: GatewayConnectionHandler) {
-        if let refusal = throttled(request, by: core.passThroughThrottle, on: connection) {
-            connection.refuse(refusal, closing: request.hasBody)
-            return
+    private func passThrough(_ request: InFlightRequest, target: RequestTarget, peer: SocketAddress?) -> Decision {
+        if let refusal = throttled(request, by: core.passThroughThrottle, peer: peer) {
+            return .refuse(refusal, closing: request.hasBody)
         }
-        let head = UpstreamRequestHead.passThrough(request, target: target, peer: connection.peer, core: core)
-        connection.startTrip(head, body: request.hasBody ? nil : ByteBuffer())
+        return .passThrough(UpstreamRequestHead.passThrough(request, target: target, peer: peer, core: core), streamsBody: request.hasBody)
     }
 }

@@ -33,8 +33,8 @@ package final class UpstreamClient: Sendable {
         allIndices = Array(endpoints.indices)
         self.metrics = metrics
         coolDownNanos = UInt64(configuration.upstreamCooldown * 1e9)
-        readTimeout = Self.amount(configuration.readTimeout)
-        totalTimeout = Self.amount(configuration.totalTimeout)
+        readTimeout = TimeAmount(seconds: configuration.readTimeout)
+        totalTimeout = TimeAmount(seconds: configuration.totalTimeout)
         var tls: NIOSSLContext?
         if endpoints.contains(where: \.usesTLS) {
             do {
@@ -46,16 +46,12 @@ package final class UpstreamClient: Sendable {
         var pools: [ObjectIdentifier: NIOLoopBoundBox<UpstreamConnectionPool>] = [:]
         for eventLoop in eventLoopGroup.makeIterator() {
             let pool = UpstreamConnectionPool(
-                eventLoop: eventLoop, endpoints: endpoints, tls: tls, connectTimeout: Self.amount(configuration.connectTimeout),
+                eventLoop: eventLoop, endpoints: endpoints, tls: tls, connectTimeout: TimeAmount(seconds: configuration.connectTimeout),
                 maxIdlePerEndpoint: configuration.poolSize)
             pools[ObjectIdentifier(eventLoop)] = .makeBoxSendingValue(pool, eventLoop: eventLoop)
         }
         self.pools = pools
         self.tls = tls
-    }
-
-    static func amount(_ seconds: Double) -> TimeAmount {
-        .nanoseconds(Int64(seconds * 1e9))
     }
 
     /// The pool of `eventLoop` (call on that loop).

@@ -29,8 +29,8 @@ package final class UpstreamHealthChecker: Sendable {
     package init?(core: GatewayCore, eventLoopGroup: any EventLoopGroup) {
         let configuration = core.configuration
         guard let path = configuration.upstreamHealthPath else { return nil }
-        interval = UpstreamClient.amount(configuration.upstreamHealthInterval)
-        let timeout = UpstreamClient.amount(configuration.upstreamHealthTimeout)
+        interval = TimeAmount(seconds: configuration.upstreamHealthInterval)
+        let timeout = TimeAmount(seconds: configuration.upstreamHealthTimeout)
         let tls = core.upstream.tls
         probes = core.upstream.endpoints.map { endpoint in
             UpstreamProbe(

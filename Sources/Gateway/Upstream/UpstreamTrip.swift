@@ -17,7 +17,9 @@ protocol UpstreamTripDelegate: AnyObject {
     /// Send what was relayed so far (the end of a batch of reads from the backend).
     func tripFlush()
     /// Call ``UpstreamTrip/wake(now:)`` no earlier than `deadline` and not much later: the
-    /// delegate's timer keeps the trip's clocks too (see ``UpstreamTrip/wakeAt``).
+    /// delegate's timer keeps the trip's clocks too (see ``UpstreamTrip/wakeAt``). Not called for
+    /// the first look, which the delegate reads from ``UpstreamTrip/wakeAt`` after
+    /// ``UpstreamTrip/start(flushingLater:)``.
     func tripWake(at deadline: NIODeadline)
 }
 
@@ -113,7 +115,8 @@ final class UpstreamTrip {
         totalDeadline = now + client.totalTimeout
         // No deadline can fall before this first look (the read timeout runs from the end of
         // the request, not earlier than now): one look for a trip that ends before it is due.
-        schedule(at: min(totalDeadline, now + client.readTimeout))
+        // The starter reads ``wakeAt`` once this returns: the delegate is not called for it.
+        wakeAt = min(totalDeadline, now + client.readTimeout)
         holdingFlush = flushingLater
         nextAttempt()
         holdingFlush = false
