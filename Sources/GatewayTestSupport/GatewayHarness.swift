@@ -9,6 +9,7 @@ import NIOHTTP1
 import ReferenceUpstream
 import SAMLEncoding
 import TestIdP
+import Testing
 
 /// A reference upstream and a gateway on loopback ephemeral ports, in this process, plus an
 /// HTTP client: every test speaks real HTTP to them.
@@ -237,5 +238,74 @@ extension GatewayHarness {
     package static func escapeFree(base64Percent xml: [UInt8]) -> String {
         base64(xml).replacingOccurrences(of: "+", with: "%2B").replacingOccurrences(of: "/", with: "%2F")
             .replacingOccurrences(of: "=", with: "%3D")
+    }
+}
+
+// MARK: - Scoped use
+
+/// Runs `body` with a fresh harness and always stops it.
+package func withHarness(
+    upstreamURL: String? = nil, gatewayLogger: Logger? = nil, configure: (inout GatewayConfiguration) -> Void = { _ in },
+    _ body: (GatewayHarness) async throws -> Void
+) async throws {
+    let harness = try await GatewayHarness(upstreamURL: upstreamURL, gatewayLogger: gatewayLogger, configure: configure)
+    do {
+        try await body(harness)
+    } catch {
+        await harness.stop()
+        throw error
+    }
+    await harness.stop()
+}
+
+// MARK: - The reference upstream directly
+
+extension GatewayHarness {
+    /// Sends to the reference upstream itself, with no gateway in between: what the backend
+    /// answers a client that talks to it directly.
+    package func sendUpstream(
+        _ method: HTTPMethod = .POST, _ path: String, body: String? = nil,
+        headers: [(String, String)] = [("Content-Type", "application/x-www-form-urlencoded")]
+    ) async throws -> Reply {
+        try await Self.request(method, upstreamURL + path, body: body, headers: headers)
+    }
+
+    /// One request to `url` with the harness's client, the whole answer collected.
+    package static func request(_ method: HTTPMethod, _ url: String, body: String?, headers: [(String, String)]) async throws -> Reply {
+        var request = HTTPClientRequest(url: url)
+        request.method = method
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        if let body { request.body = .bytes(ByteBuffer(string: body)) }
+        let response = try await client.execute(request, timeout: .seconds(30))
+        let data = try await response.body.collect(upTo: 16 << 20)
+        return Reply(status: Int(response.status.code), headers: response.headers, raw: Array(buffer: data))
+    }
+}
+
+// MARK: - The v2 exchange's body
+
+/// The shape of the v2 exchange's success body, as the backend documents it: checked alike on the
+/// reference upstream's answers and on the gateway's.
+package enum AppleProfileShape {
+    /// The documented 201 body of the v2 exchange: `profiles` with one `appleSSO` profile for `mvpd`.
+    package static func expect(_ reply: GatewayHarness.Reply, mvpd: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        let profiles = reply.json?["profiles"] as? [String: Any]
+        #expect(profiles?.count == 1, "\(reply.body)", sourceLocation: sourceLocation)
+        let profile = profiles?[mvpd] as? [String: Any] ?? [:]
+        for key in ["notBefore", "notAfter"] {
+            // A JSON number of digits (not a string, not a fraction), as in the documented sample.
+            let number = try? Regex("\"\(key)\"\\s*:\\s*[0-9]+\\s*[,}]")
+            #expect(number.map { reply.body.contains($0) } == true, "\(key) is an integer number: \(reply.body)", sourceLocation: sourceLocation)
+        }
+        let now = Date().timeIntervalSince1970 * 1000
+        let notBefore = (profile["notBefore"] as? NSNumber)?.doubleValue ?? 0, notAfter = (profile["notAfter"] as? NSNumber)?.doubleValue ?? 0
+        #expect(notBefore <= now + 1000 && notBefore > now - 60_000 && notAfter > now, "milliseconds since the epoch", sourceLocation: sourceLocation)
+        #expect(profile["issuer"] as? String == "Apple", sourceLocation: sourceLocation)
+        #expect(profile["type"] as? String == "appleSSO", sourceLocation: sourceLocation)
+        let attributes = profile["attributes"] as? [String: [String: Any]] ?? [:]
+        #expect(attributes["userID"] != nil, "the mandatory userID", sourceLocation: sourceLocation)
+        for (name, attribute) in attributes {
+            #expect(attribute["value"] is String && attribute["state"] is String, "\(name): {value, state}", sourceLocation: sourceLocation)
+        }
     }
 }

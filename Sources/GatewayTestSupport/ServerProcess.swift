@@ -1,6 +1,13 @@
+// samlgate's server commands run as processes of their own, and reading what they write.
+
 import AsyncHTTPClient
 import CLITestSupport
 import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A samlgate server command (`serve`, `upstream`) as a process of its own, and its JSON answers:
 /// for the tests of the executable rather than of the modules in this process.
@@ -45,5 +52,61 @@ package enum ServerProcess {
         let body = try await response.body.collect(upTo: 1 << 20)
         let json = (try? JSONSerialization.jsonObject(with: Data(buffer: body))) as? [String: Any] ?? [:]
         return (Int(response.status.code), json)
+    }
+}
+
+// MARK: - Both streams captured
+
+/// A running server process with both streams captured.
+package final class CapturedServerProcess {
+    package let process = Process()
+    package let output = Pipe()
+    package let errors = Pipe()
+    package var firstLine = ""
+
+    package init(_ arguments: [String]) throws {
+        process.executableURL = SamlgateProcess.executable
+        process.arguments = arguments
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        firstLine = SamlgateProcess.firstLine(of: output.fileHandleForReading)
+    }
+
+    deinit {
+        if process.isRunning { process.terminate() }
+    }
+
+    package var url: String? {
+        let object = (try? JSONSerialization.jsonObject(with: Data(firstLine.utf8))) as? [String: Any]
+        return object?["url"] as? String
+    }
+
+    /// Stops with SIGTERM and returns everything written on both streams.
+    package func finish() -> (stdout: String, stderr: String, status: Int32) {
+        if process.isRunning { kill(process.processIdentifier, SIGTERM) }
+        process.waitUntilExit()
+        let rest = output.fileHandleForReading.readDataToEndOfFile()
+        let errorText = errors.fileHandleForReading.readDataToEndOfFile()
+        return (firstLine + String(decoding: rest, as: UTF8.self), String(decoding: errorText, as: UTF8.self), process.terminationStatus)
+    }
+}
+
+// MARK: - JSON log lines
+
+/// What `--log-format json` writes: one JSON object per line.
+package enum JSONLogLines {
+    /// Parses every line of `text` as a log object; records an issue for any that is not.
+    package static func objects(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) -> [[String: Any]] {
+        text.split(separator: "\n").compactMap { line in
+            let object = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
+            #expect(object != nil, "not a JSON line: \(line)", sourceLocation: sourceLocation)
+            if let object {
+                for key in ["ts", "level", "label", "msg"] {
+                    #expect(object[key] is String, "\(key) missing: \(line)", sourceLocation: sourceLocation)
+                }
+            }
+            return object
+        }
     }
 }

@@ -73,3 +73,15 @@ extension String {
     /// 16 hex digits: a `UInt64` in hex padded with zeros.
     fileprivate var leftPadded: String { String(repeating: "0", count: max(0, 16 - utf8.count)) + self }
 }
+
+// MARK: - Wall-clock instants
+
+/// A point in wall-clock time, for a span started or ended at a time the data plane measured
+/// earlier (an exchange's stages are recorded once they are over).
+struct EpochInstant: TracerInstant {
+    let nanosecondsSinceEpoch: UInt64
+
+    static func < (lhs: EpochInstant, rhs: EpochInstant) -> Bool {
+        lhs.nanosecondsSinceEpoch < rhs.nanosecondsSinceEpoch
+    }
+}

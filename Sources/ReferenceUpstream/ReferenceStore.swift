@@ -145,3 +145,55 @@ package final class ReferenceStore: Sendable {
         state.withLockedValue { Array($0.exchanges) }
     }
 }
+
+// MARK: - What the store holds
+
+/// One authentication the backend holds for a requestor + device + MVPD: a v1 authentication
+/// token and a v2 profile are two views of it (the same backend answers both APIs).
+package struct ReferenceAuthentication: Sendable {
+    package enum Source: String, Sendable {
+        /// A partner (Apple) SSO token exchange: v1 `tokenSource` `Apple`, v2 profile `appleSSO`.
+        case partner
+        /// A second-screen / basic authentication at the MVPD's login page.
+        case basic
+    }
+
+    package var requestor: String
+    package var deviceID: String
+    package var mvpd: String
+    package var source: Source
+    /// An opaque, hashed user id (never the NameID itself).
+    package var userID: String
+    package var notBefore: Date
+    package var notAfter: Date
+
+    /// v1 user metadata `tokenSource`.
+    package var tokenSource: String { source == .partner ? "Apple" : mvpd }
+    /// v2 profile `type`.
+    package var profileType: String { source == .partner ? "appleSSO" : "regular" }
+}
+
+/// A second-screen login waiting for the user: a v1 registration code or a v2 basic
+/// authentication session code. The reference MVPD login form completes it.
+struct PendingLogin: Sendable {
+    var code: String
+    var requestor: String
+    var deviceID: String
+    /// Chosen up front, or at the login form.
+    var mvpd: String?
+    var generated: Date
+    var expires: Date
+    /// v2 basic sessions: parameters still to be supplied by a resume (`PUT`).
+    var missingParameters: [String] = []
+}
+
+/// A token exchange exactly as it reached the backend (tests and demos check what the gateway
+/// forwarded).
+package struct RecordedExchange: Sendable {
+    /// `v1` or `v2`.
+    package var route: String
+    package var requestor: String
+    /// The `SAMLResponse` field exactly as it was in the body (before any decoding).
+    package var samlResponse: String
+    package var requestID: String?
+}

@@ -1,3 +1,6 @@
+// The shared replay store: the store itself, its start-up check, and the settings that choose it
+// (`replay-store`) and say what an exchange does when it cannot answer (`replay-store-failure`).
+
 import Dispatch
 import Foundation
 import Logging
@@ -98,7 +101,10 @@ package final class SharedReplayStore: Sendable {
         if error.kind == .cluster {
             if let suppressed = clusterErrors.admit() {
                 logger.error(
-                    "replay store is a Redis Cluster node; exchanges whose key it does not own are refused (replay-store must name a single Redis or a Sentinel-managed primary)",
+                    """
+                    replay store is a Redis Cluster node; exchanges whose key it does not own are refused \
+                    (replay-store must name a single Redis or a Sentinel-managed primary)
+                    """,
                     metadata: [
                         "code": "replay_store_unsupported", "reply": .string(error.reply ?? ""),
                         "suppressed": .stringConvertible(suppressed),
@@ -226,4 +232,54 @@ package final class SharedReplayStore: Sendable {
     func shutdown() async {
         await client.shutdown()
     }
+}
+
+// MARK: - The start-up check
+
+/// What the start-up check of the shared replay store found (``SharedReplayStore/checkAtStartUp()``):
+/// one `SET … NX PX` after the login, as every exchange will send it.
+package enum ReplayStoreCheck: Sendable, Equatable {
+    /// Redis took the login (AUTH, SELECT) and the command.
+    case ready
+    /// Redis could not be asked, or refused for reasons that may pass (down, unreachable, slow,
+    /// a replica, loading, a rejected password, out of memory): the gateway starts anyway —
+    /// pass-through does not need Redis — and `replay-store-failure` answers the exchanges
+    /// until Redis works. The reason was logged.
+    case unavailable(String)
+    /// Redis answered and rejected what the gateway sends (an unknown command or syntax — a
+    /// Redis older than 2.6.12, or not Redis —, or a database SELECT refuses): every exchange
+    /// would be refused or go unrecorded until the configuration changes, so `serve` refuses
+    /// to start. The text says why, without the password.
+    case unsupported(String)
+}
+
+// MARK: - Settings
+
+/// Where accepted assertion ids are recorded (setting `replay-store`).
+package enum ReplayStoreLocation: Sendable, Equatable, CustomStringConvertible {
+    /// In this process (``SAMLVerification/InMemoryReplayCache``): right for one process only;
+    /// a second replica would accept an assertion replayed to it.
+    case memory
+    /// A Redis server every replica shares (``SharedReplayStore``).
+    case redis(RedisURL)
+
+    /// `memory`, or the URL with its password masked.
+    package var description: String {
+        switch self {
+        case .memory: "memory"
+        case .redis(let url): url.description
+        }
+    }
+}
+
+/// What an exchange does when the shared replay store cannot answer (setting
+/// `replay-store-failure`): Redis down, unreachable, or slower than `replay-store-timeout`.
+package enum ReplayStoreFailurePolicy: String, Sendable, CaseIterable {
+    /// Refuse: `503 replay_store_unavailable` with `Retry-After`, nothing forwarded. No
+    /// assertion is ever accepted without being recorded.
+    case closed
+    /// Accept unrecorded: the exchange goes on, counted in
+    /// `samlgate_replay_store_unrecorded_total` and logged as a warning. An assertion accepted
+    /// this way can be replayed until it expires.
+    case open
 }

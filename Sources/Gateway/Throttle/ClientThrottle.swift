@@ -1,5 +1,12 @@
+// The limits this process keeps per client: the request throttle (a token bucket per client and
+// its `RATE/BURST` setting), the key a client is counted by, and the caps on open connections.
+
 import Dispatch
 import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+import ServerSupport
+import Synchronization
 
 /// A token bucket per client (``ClientKey``), shared by every event loop: a client's
 /// connections land on different loops, and one bucket per loop would multiply its allowance.
@@ -75,4 +82,170 @@ package final class ClientThrottle: Sendable {
 
     /// Clients with a bucket now (for the tests of the bound).
     package var clientCount: Int { shards.reduce(0) { total, shard in total + shard.withLockedValue { $0.count } } }
+}
+
+// MARK: - The setting
+
+/// A throttle setting: `RATE/BURST` (`1/10`: one request a second, a burst of ten beyond it), or
+/// `off`.
+package struct ThrottleRate: Sendable, Equatable, CustomStringConvertible {
+    /// Tokens a second.
+    package let rate: Double
+    /// Requests allowed at once beyond the rate.
+    package let burst: Int
+
+    /// The backend's own throttle, as it documents it: one request a second per device address,
+    /// with an initial burst of ten.
+    package static let backend = ThrottleRate(rate: 1, burst: 10)
+
+    package init(rate: Double, burst: Int) {
+        self.rate = rate
+        self.burst = burst
+    }
+
+    /// `RATE/BURST` (rate 0.001…10⁶ requests a second — a token at least every 1000 s — burst
+    /// 0…10⁶), or
+    /// `off` (`nil`; also `false`, what YAML makes of an unquoted `off`); `nil` with `valid`
+    /// false when malformed.
+    package static func parse(_ text: String) -> (rate: ThrottleRate?, valid: Bool) {
+        if ["off", "false"].contains(text.lowercased()) { return (nil, true) }
+        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2, let rate = Double(parts[0]), rate >= 0.001, rate <= 1_000_000,
+            let burst = Int(parts[1]), (0...1_000_000).contains(burst)
+        else { return (nil, false) }
+        return (ThrottleRate(rate: rate, burst: burst), true)
+    }
+
+    package var description: String {
+        let rateText = rate == rate.rounded() ? String(Int(rate)) : String(rate)
+        return "\(rateText)/\(burst)"
+    }
+}
+
+// MARK: - Whom a request is counted against
+
+/// Whom a request is counted against by the throttle: the client's address as the backend would
+/// key it (its throttle is per device address, from `X-Forwarded-For`), so the gateway's is
+/// never keyed more finely than the backend's.
+///
+/// From a peer in `trusted-proxies`, the last `X-Forwarded-For` address not itself a trusted
+/// proxy (the one the outermost trusted proxy saw); from any other peer, the peer. An IPv6
+/// client is counted by its /64, the block one subscriber line is given: a client rotating
+/// through its own /64 stays one client, and the table cannot be grown 2⁶⁴ ways by one host.
+package struct ClientKey: Hashable, Sendable {
+    package let high: UInt64
+    package let low: UInt64
+
+    /// `nil` for a peer without an IP address (a Unix socket): not throttled.
+    init?(peer: SocketAddress?, headers: HTTPHeaders, trusting proxies: TrustedProxies) {
+        guard let peer, let bits = AddressBlock.bits(of: peer) else { return nil }
+        var client = bits
+        if !proxies.isEmpty, proxies.contains(peer) {
+            // Right to left: each hop appends the address it saw. The first that is not a
+            // trusted proxy is the client; an entry that is no address ends the walk there (a
+            // trusted proxy never writes one, so it came from the client), and the last
+            // address found stands. So does the address at ``maximumHops``: entries past it are
+            // the client's to write (no real chain of proxies is that long), and are not read.
+            var hops = 0
+            var walking = true
+            for value in headers["x-forwarded-for"].reversed() where walking {
+                HTTPFieldValue.forEachElement(of: value, reversed: true) { entry in
+                    hops += 1
+                    guard hops <= Self.maximumHops, entry.utf8.count <= Self.maximumEntryLength, let address = Self.address(String(entry))
+                    else {
+                        walking = false
+                        return false
+                    }
+                    client = address
+                    walking = proxies.contains(high: address.high, low: address.low)
+                    return walking
+                }
+            }
+        }
+        self.init(high: client.high, low: client.low)
+    }
+
+    /// The most `X-Forwarded-For` entries read, from the right.
+    static let maximumHops = 32
+    /// The longest entry read as an address: a bracketed IPv6 address with a port is 53 bytes.
+    static let maximumEntryLength = 64
+
+    /// An `X-Forwarded-For` entry's address, also written with a port as some proxies do
+    /// (`203.0.113.7:51234`, `[2001:db8::7]:51234`): the port must not make it another client.
+    static func address(_ text: String) -> (high: UInt64, low: UInt64)? {
+        if let bits = AddressBlock.bits(text: text) { return bits }
+        if text.hasPrefix("["), let close = text.firstIndex(of: "]") {
+            return AddressBlock.bits(text: String(text[text.index(after: text.startIndex)..<close]))
+        }
+        guard let colon = text.firstIndex(of: ":"), colon == text.lastIndex(of: ":") else { return nil }
+        return AddressBlock.bits(text: String(text[..<colon]))
+    }
+
+    package init(high: UInt64, low: UInt64) {
+        self.high = high
+        // IPv4 (mapped: ::ffff:0:0/96) by its address; IPv6 by its /64.
+        let mapped = high == 0 && low >> 32 == 0x0000_FFFF
+        self.low = mapped ? low : 0
+    }
+}
+
+// MARK: - Connection caps
+
+/// `max-connections` and `max-connections-per-client`: the open client connections, counted at
+/// accept and released at close. A connection beyond a cap is closed before it is read from, so
+/// one address (or a flood of them) cannot hold every file descriptor and event-loop slot.
+///
+/// Per client is per peer address (an IPv6 peer by its /64, as in ``ClientKey``): at accept
+/// nothing else is known.
+package final class ConnectionCaps: Sendable {
+    private let total: Int
+    private let perClient: Int
+    private let state = Mutex(State())
+
+    struct State {
+        var open = 0
+        var byClient: [ClientKey: Int] = [:]
+    }
+
+    /// Why a connection was closed at accept: the `reason` of `samlgate_connections_refused_total`.
+    package enum Refusal: String, Sendable, CaseIterable {
+        case total
+        case perClient = "per_client"
+    }
+
+    /// - Parameters: `0` for no limit.
+    package init(total: Int, perClient: Int) {
+        self.total = total
+        self.perClient = perClient
+    }
+
+    /// Counts a new connection from `peer`, or refuses it (nothing counted).
+    func admit(_ peer: SocketAddress?) -> (key: ClientKey?, refusal: Refusal?) {
+        let key = peer.flatMap(AddressBlock.bits(of:)).map { ClientKey(high: $0.high, low: $0.low) }
+        let refusal = state.withLock { state -> Refusal? in
+            if total > 0 && state.open >= total { return .total }
+            if let key, perClient > 0 {
+                let count = state.byClient[key, default: 0]
+                if count >= perClient { return .perClient }
+                state.byClient[key] = count + 1
+            }
+            state.open += 1
+            return nil
+        }
+        return (key, refusal)
+    }
+
+    /// A connection ``admit(_:)`` counted has closed.
+    func release(_ key: ClientKey?) {
+        state.withLock { state in
+            state.open -= 1
+            if let key, perClient > 0 {
+                let count = (state.byClient[key] ?? 1) - 1
+                state.byClient[key] = count > 0 ? count : nil
+            }
+        }
+    }
+
+    /// Open connections now.
+    var open: Int { state.withLock { $0.open } }
 }

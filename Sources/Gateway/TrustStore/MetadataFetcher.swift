@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import SAMLEncoding
 import SAMLVerification
 
 /// One conditional GET of a metadata source, bounded in size and time. Control plane only: it
@@ -215,5 +216,92 @@ struct MetadataFetcher: Sendable {
         }
         if error is CancellationError { return MetadataFetchFailure(.timeout, "cancelled") }
         return MetadataFetchFailure(.network, "\(error)")
+    }
+}
+
+// MARK: - Why a fetch failed
+
+/// Why a metadata fetch left the last good copy in place: the `reason` label of
+/// `samlgate_metadata_refresh_failures_total` and of the `metadata_fetch_failed` log line.
+struct MetadataFetchFailure: Error, Sendable {
+    enum Reason: String, Sendable, CaseIterable {
+        /// No answer: connection refused or reset, DNS, TLS.
+        case network
+        /// No complete answer within `metadata-timeout`.
+        case timeout
+        /// An answer other than 200 or 304 (or a redirect that may not be followed).
+        case httpStatus = "http_status"
+        /// A redirect to a loopback, link-local, private, unspecified or reserved address when
+        /// the configured URL's host is not one itself (``NetworkAddressClass``).
+        case redirectRefused = "redirect_refused"
+        /// The document is larger than a metadata file may be.
+        case tooLarge = "too_large"
+        /// The document would not load: malformed, unsigned or wrongly signed with a pinned
+        /// signer, no signing key, a mapped entity missing, expired. The trust store's code says
+        /// which.
+        case invalid
+        /// A signed document that loads, but older than the copy in use (``MetadataPublication``):
+        /// a replayed copy from before a key rotation.
+        case rollback
+        /// The good copy could not be written to `metadata-cache`.
+        case cache
+    }
+
+    let reason: Reason
+    /// The trust store's code for ``Reason/invalid``; `metadata_fetch_failed` otherwise.
+    let code: ErrorCode
+    let message: String
+
+    init(_ reason: Reason, _ message: String, code: ErrorCode = .metadataFetchFailed) {
+        self.reason = reason
+        self.code = code
+        self.message = message
+    }
+}
+
+// MARK: - Conditional requests
+
+/// The validators of a cached copy (`ETag`, `Last-Modified`), sent back as `If-None-Match` and
+/// `If-Modified-Since` so that an unchanged source answers `304` with no body.
+///
+/// Kept in a file beside the copy (`metadata.xml.validators`), so a restarted gateway asks
+/// conditionally too, and only when the copy it describes exists.
+struct MetadataValidators: Equatable, Sendable {
+    var etag: String?
+    var lastModified: String?
+
+    static func path(for copy: String) -> String { copy + ".validators" }
+
+    /// The validators stored for the copy at `copy`; empty when either file is missing.
+    static func read(for copy: String) -> MetadataValidators {
+        let fm = FileManager.default
+        guard fm.fileExists(atPath: copy), let data = fm.contents(atPath: path(for: copy)),
+            let text = String(data: data, encoding: .utf8)
+        else { return MetadataValidators() }
+        var validators = MetadataValidators()
+        for line in text.split(separator: "\n") {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            guard !value.isEmpty else { continue }
+            switch line[..<colon].lowercased() {
+            case "etag": validators.etag = value
+            case "last-modified": validators.lastModified = value
+            default: continue
+            }
+        }
+        return validators
+    }
+
+    /// The file's text.
+    var text: String {
+        (etag.map { "ETag: \($0)\n" } ?? "") + (lastModified.map { "Last-Modified: \($0)\n" } ?? "")
+    }
+
+    /// A header value goes back to the source verbatim: one without control characters only.
+    static func usable(_ value: String?) -> String? {
+        guard let value, !value.isEmpty, value.count <= 1024,
+            value.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7F })
+        else { return nil }
+        return value
     }
 }

@@ -1,3 +1,6 @@
+// Remote metadata kept current: the scheduled refresh, the cached copies it writes, and the
+// out-of-turn fetch a key not trusted asks for.
+
 import AsyncHTTPClient
 import Foundation
 import Logging
@@ -5,6 +8,10 @@ import NIOConcurrencyHelpers
 import NIOCore
 import SAMLVerification
 import ServiceLifecycle
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Fetches the trust store's remote metadata (`metadata.url` files) and keeps its last good
 /// copies in `metadata-cache`; a new copy reloads the trust store as SIGHUP does.
@@ -116,6 +123,137 @@ struct MetadataRefreshService: Service {
                     "error": .string(error.message), "cached": .stringConvertible(source.hasCachedCopy),
                 ])
             return .failed
+        }
+    }
+}
+
+// MARK: - What a fetch came to
+
+/// What one fetch of a metadata source came to.
+enum MetadataRefreshResult: String, Sendable, CaseIterable {
+    /// A new copy, checked, cached, and the trust store reloaded with it.
+    case updated
+    /// The copy in use is still current (`304`, or the same bytes).
+    case unchanged
+    /// Any failure: the last good copy stays.
+    case failed
+
+    var succeeded: Bool { self != .failed }
+}
+
+// MARK: - Writing the cached copy
+
+/// Writes a fetched copy into `metadata-cache` so that no reader — a reload, a restarted
+/// gateway, `samlgate trust list` — ever sees half a file: the bytes go to a fresh temporary
+/// name in the same directory (opened `O_EXCL|O_NOFOLLOW`, so nothing planted there is
+/// followed), are flushed to disk, and are renamed over the old copy.
+enum MetadataCacheFile {
+    static func write(_ bytes: [UInt8], to path: String) throws(MetadataFetchFailure) {
+        let directory = (path as NSString).deletingLastPathComponent
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            throw MetadataFetchFailure(.cache, "cannot create \(directory)")
+        }
+        let temporary = directory + "/.\((path as NSString).lastPathComponent).\(UInt64.random(in: 0...UInt64.max)).tmp"
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw MetadataFetchFailure(.cache, "cannot create a file in \(directory) (errno \(errno))") }
+        var written = 0
+        var failed = false
+        bytes.withUnsafeBytes { buffer in
+            while written < buffer.count {
+                let count = Glibc.write(descriptor, buffer.baseAddress! + written, buffer.count - written)
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    failed = true
+                    return
+                }
+                written += count
+            }
+        }
+        if !failed && fsync(descriptor) != 0 { failed = true }
+        let error = errno
+        close(descriptor)
+        guard !failed, rename(temporary, path) == 0 else {
+            unlink(temporary)
+            throw MetadataFetchFailure(.cache, "cannot write \(path) (errno \(failed ? error : errno))")
+        }
+    }
+}
+
+// MARK: - Out-of-turn fetches
+
+/// Metadata fetched out of turn, so that an IdP's unannounced key rotation costs no outage:
+/// when a response from an MVPD whose metadata is fetched is refused only because its signing
+/// key is not trusted, its source is fetched at once instead of at the next scheduled refresh,
+/// and the response verified once more if the copy changed (``ExchangeFlow``).
+///
+/// Bounded, because a forged response asks for it too: one fetch in flight per source (later
+/// askers wait for it), and none started within `metadata-min-refetch` seconds of the last one
+/// (askers then get "unchanged" at once). Counted in
+/// `samlgate_metadata_refetch_total{source,result}`: `updated`, `unchanged`, `failed`, and
+/// `suppressed` (within the interval).
+package final class MetadataRefetch: Sendable {
+    /// Fetches one source as the scheduled refresh does: set by ``MetadataRefreshService`` while
+    /// it runs (it owns the HTTP client).
+    typealias Runner = @Sendable (MetadataSource) async -> MetadataRefreshResult
+    typealias Completion = @Sendable (MetadataRefreshResult) -> Void
+
+    private let minimumInterval: TimeInterval
+    private let metrics: GatewayMetrics
+    private let state = NIOLockedValueBox(State())
+
+    struct State {
+        var runner: Runner?
+        /// By source key: the askers waiting for the fetch in flight.
+        var inFlight: [String: [Completion]] = [:]
+        /// By source key: when its last out-of-turn fetch started.
+        var started: [String: Date] = [:]
+    }
+
+    init(minimumInterval: TimeInterval, metrics: GatewayMetrics) {
+        self.minimumInterval = minimumInterval
+        self.metrics = metrics
+    }
+
+    /// Installs (or with `nil` removes) what fetches a source.
+    func attach(_ runner: Runner?) {
+        state.withLockedValue { $0.runner = runner }
+    }
+
+    /// Asks for `source` to be fetched now; `completion` gets the result, on any thread:
+    /// `unchanged` at once when a fetch of it started less than `metadata-min-refetch` ago or
+    /// no refresher runs.
+    func request(_ source: MetadataSource, now: Date = Date(), completion: @escaping Completion) {
+        let key = source.name + " " + source.url.absoluteString
+        enum Decision {
+            case joined, suppressed
+            case start(Runner)
+        }
+        let decision = state.withLockedValue { state -> Decision in
+            if state.inFlight[key] != nil {
+                state.inFlight[key]?.append(completion)
+                return .joined
+            }
+            guard let runner = state.runner else { return .suppressed }
+            if let last = state.started[key], now.timeIntervalSince(last) < minimumInterval { return .suppressed }
+            state.started[key] = now
+            state.inFlight[key] = [completion]
+            return .start(runner)
+        }
+        switch decision {
+        case .joined:
+            return
+        case .suppressed:
+            metrics.metadataRefetch(source: source.name, result: "suppressed")
+            completion(.unchanged)
+        case .start(let runner):
+            Task {
+                let result = await runner(source)
+                metrics.metadataRefetch(source: source.name, result: result.rawValue)
+                let waiting = state.withLockedValue { $0.inFlight.removeValue(forKey: key) } ?? []
+                for waiter in waiting { waiter(result) }
+            }
         }
     }
 }
