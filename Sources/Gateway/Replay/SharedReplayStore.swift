@@ -44,7 +44,7 @@ package final class SharedReplayStore: Sendable {
         url: RedisURL, configuration: GatewayConfiguration, metrics: GatewayMetrics, logger: Logger,
         eventLoopGroup: any EventLoopGroup
     ) throws(ConfigurationError) {
-        let timeout = TimeAmount.nanoseconds(Int64(configuration.replayStoreTimeout * 1e9))
+        let timeout = TimeAmount(seconds: configuration.replayStoreTimeout)
         do {
             client = try RESPClient(
                 url: url, eventLoopGroup: eventLoopGroup, connectionsPerLoop: configuration.replayStoreConnections,
