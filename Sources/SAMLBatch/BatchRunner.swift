@@ -1,3 +1,6 @@
+// Running a batch, and what a run reports: its statistics, the chunks in flight, peak memory.
+
+import Dispatch
 import Foundation
 import NIOCore
 import ServerSupport
@@ -100,5 +103,102 @@ import Glibc
             }
         }
         return total
+    }
+}
+
+// MARK: - The report
+
+/// The outcome of a batch run, for the summary and the exit status.
+@_spi(Benchmarks) public struct BatchReport: Sendable {
+    public var statistics: BatchStatistics
+    /// Inputs that could not be opened or read (the run went on without them).
+    public var unreadableInputs: [String]
+    /// Why the output could not be written, when it could not.
+    public var outputFailure: String?
+    /// Bytes read from the input files (compressed bytes for gzip).
+    public var inputBytes: Int
+    public var wallSeconds: Double
+    /// Peak resident memory of the process (VmHWM), in bytes, when the system tells it.
+    public var peakResidentBytes: Int?
+}
+
+/// Counts for the summary and the progress line, merged chunk by chunk.
+@_spi(Benchmarks) public struct BatchStatistics: Sendable, Equatable {
+    public var records = 0
+    /// Records whose value was brought to the cookbook form.
+    public var encoded = 0
+    /// Records with an error of any kind (unencodable, or not valid with `--verify`).
+    public var failed = 0
+    /// With `--verify`: records whose signature and SAML rules checked out.
+    public var valid = 0
+    /// Failed records by error code.
+    public var failuresByCode: [String: Int] = [:]
+    /// Bytes of the response values read (after JSON unescaping or form decoding).
+    public var bytesIn = 0
+    /// Bytes of cookbook-encoded values produced.
+    public var bytesOut = 0
+
+    public init() {}
+
+    mutating func fail(_ code: String) {
+        failed += 1
+        failuresByCode[code, default: 0] += 1
+    }
+
+    mutating func merge(_ other: BatchStatistics) {
+        records += other.records
+        encoded += other.encoded
+        failed += other.failed
+        valid += other.valid
+        bytesIn += other.bytesIn
+        bytesOut += other.bytesOut
+        for (code, count) in other.failuresByCode { failuresByCode[code, default: 0] += count }
+    }
+}
+
+// MARK: - Bounded memory
+
+/// How many chunks may be in flight at once — read and not yet written, whether queued, being
+/// processed or finished and waiting for their turn in the output — so memory stays bounded
+/// whatever the input's size. ``BatchRunner`` takes a slot for each chunk the reader hands on
+/// and gives it back when the ordered writer has written that chunk.
+final class InFlightLimit: Sendable {
+    private let slots: DispatchSemaphore
+    private let taken = DispatchGroup()
+
+    init(_ limit: Int) {
+        slots = DispatchSemaphore(value: limit)
+    }
+
+    /// Waits for a free slot and takes it for one chunk.
+    func acquire() {
+        slots.wait()
+        taken.enter()
+    }
+
+    /// Gives back the slots of `count` chunks just written.
+    func release(_ count: Int) {
+        for _ in 0..<count {
+            slots.signal()
+            taken.leave()
+        }
+    }
+
+    /// Waits until every slot taken was given back: every chunk read is written.
+    func waitUntilAllReleased() {
+        taken.wait()
+    }
+}
+
+/// The process's peak resident memory (`VmHWM` in `/proc/self/status`), shown in the summary
+/// so an operator sees that a run stayed within its memory budget.
+enum PeakMemory {
+    static func residentBytes() -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
+        for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            if fields.count >= 2, let kilobytes = Int(fields[1]) { return kilobytes * 1024 }
+        }
+        return nil
     }
 }

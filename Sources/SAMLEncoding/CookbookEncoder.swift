@@ -1,3 +1,5 @@
+import NIOCore
+
 /// The fused cookbook pipeline: validate UTF-8, normalize whitespace, base64, percent-encode —
 /// from raw bytes into one caller-provided region, with no intermediate `String`, `Data` or
 /// `Array` and no allocation of its own.
@@ -141,5 +143,151 @@ public enum CookbookEncoder {
             .invalidUTF8,
             "byte 0x\(HexDigits.string(byte)) at offset \(offset) does not start a well-formed UTF-8 sequence",
             offset: offset)
+    }
+}
+
+// MARK: - Stages
+
+/// How far along the cookbook pipeline to go.
+public enum CookbookStage: String, Sendable, CaseIterable {
+    /// Whitespace-normalized UTF-8 (cookbook steps 1–3).
+    case normalized
+    /// Base64 of the normalized bytes (step 4).
+    case base64
+    /// Percent-encoded base64: the value the backend expects (step 5).
+    case encoded
+}
+
+// MARK: - A value in any form
+
+extension CookbookEncoder {
+    /// Bytes the output region of ``encodeAnyForm(_:into:)-(_,UnsafeMutableRawBufferPointer)``
+    /// must hold for a value of `count` bytes.
+    @inlinable
+    public static func requiredCapacity(forAnyFormCount count: Int) -> Int {
+        maximumEncodedCount(count + 3) + count + 3
+    }
+
+    /// Brings a `SAMLResponse` value in any ``SAMLForm`` to the cookbook's encoded form, encoding
+    /// it exactly once: raw XML is encoded; base64 and encoded values are decoded, checked to be
+    /// XML, normalized unless the cookbook's normalization already produced them, and encoded
+    /// again (so a value produced by the cookbook comes out unchanged, and base64 of un-normalized
+    /// XML comes out as the cookbook would have made it; see
+    /// ``WhitespaceNormalizer/normalizeValidating(_:decodedFrom:into:)``).
+    ///
+    /// Returns the detected form and the number of bytes written to the front of `output`.
+    public static func encodeAnyForm(
+        _ value: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer
+    ) throws(SAMLEncodingError) -> (form: SAMLForm, count: Int) {
+        precondition(output.count >= requiredCapacity(forAnyFormCount: value.count), "output buffer too small")
+        let form = try SAMLForm.detect(value)
+        if form == .raw {
+            return (form, try encode(value, into: output))
+        }
+        guard let dst = output.baseAddress else { return (form, 0) }
+        // Decode into scratch behind the largest possible result, then normalize in place there.
+        let scratchStart = maximumEncodedCount(value.count + 3)
+        let scratch = UnsafeMutableRawBufferPointer(rebasing: output[scratchStart...])
+        let decoded = try CookbookDecoder.xml(of: value, form: form, scratch: scratch)
+        // A document the cookbook's normalization already produced is kept: normalizing it again
+        // could change it (the normalization is not idempotent).
+        guard let normalizedCount = try WhitespaceNormalizer.normalizeValidating(decoded, decodedFrom: form, into: scratch) else {
+            return (form, encodeNormalized(decoded, into: dst))
+        }
+        return (form, encodeNormalized(UnsafeRawBufferPointer(rebasing: scratch[..<normalizedCount]), into: dst))
+    }
+
+    /// Brings `value` to the cookbook's encoded form and appends it to `buffer`; returns the form
+    /// it arrived in.
+    @discardableResult
+    public static func encodeAnyForm(
+        _ value: UnsafeRawBufferPointer, into buffer: inout ByteBuffer
+    ) throws(SAMLEncodingError) -> SAMLForm {
+        var result: Result<SAMLForm, SAMLEncodingError> = .success(.raw)
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: requiredCapacity(forAnyFormCount: value.count)) {
+            output in
+            do throws(SAMLEncodingError) {
+                let (form, count) = try encodeAnyForm(value, into: output)
+                result = .success(form)
+                return count
+            } catch {
+                result = .failure(error)
+                return 0
+            }
+        }
+        return try result.get()
+    }
+}
+
+// MARK: - ByteBuffer
+
+extension CookbookEncoder {
+    /// Runs the cookbook on `input` and appends the result to `buffer`, growing it at most once.
+    ///
+    /// When `buffer` already has ``requiredCapacity(forInputCount:)`` writable bytes, the call
+    /// allocates nothing.
+    public static func encode(
+        _ input: UnsafeRawBufferPointer, stage: CookbookStage = .encoded, into buffer: inout ByteBuffer
+    ) throws(SAMLEncodingError) {
+        var failure: SAMLEncodingError?
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: requiredCapacity(forInputCount: input.count)) {
+            output in
+            do throws(SAMLEncodingError) {
+                return try encode(input, stage: stage, into: output)
+            } catch {
+                failure = error
+                return 0
+            }
+        }
+        if let failure { throw failure }
+    }
+
+    /// Base64 and percent-encoding only, appended to `buffer`: for bytes already normalized (or
+    /// deliberately left as they are), which normalizing again could change — the cookbook's
+    /// rule is not idempotent (`"a \n b"` becomes `"a  b"`, then `"a b"`).
+    public static func encodeWithoutNormalizing(_ input: UnsafeRawBufferPointer, into buffer: inout ByteBuffer) {
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: maximumEncodedCount(input.count)) { output in
+            guard let dst = output.baseAddress else { return 0 }
+            return encodeNormalized(input, into: dst)
+        }
+    }
+
+    /// Encodes a document decoded from a value that arrived in `form` and appends it to `buffer`:
+    /// normalized as ``WhitespaceNormalizer/normalizeValidating(_:decodedFrom:into:)`` decides (a
+    /// document the cookbook already normalized is kept byte for byte), then base64 and
+    /// percent-encoded.
+    public static func encode(
+        _ xml: UnsafeRawBufferPointer, decodedFrom form: SAMLForm, into buffer: inout ByteBuffer
+    ) throws(SAMLEncodingError) {
+        var failure: SAMLEncodingError?
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: requiredCapacity(forInputCount: xml.count)) { output in
+            guard let dst = output.baseAddress else { return 0 }
+            let scratch = UnsafeMutableRawBufferPointer(rebasing: output[maximumEncodedCount(xml.count)...])
+            do throws(SAMLEncodingError) {
+                guard let count = try WhitespaceNormalizer.normalizeValidating(xml, decodedFrom: form, into: scratch) else {
+                    return encodeNormalized(xml, into: dst)
+                }
+                return encodeNormalized(UnsafeRawBufferPointer(rebasing: scratch[..<count]), into: dst)
+            } catch {
+                failure = error
+                return 0
+            }
+        }
+        if let failure { throw failure }
+    }
+
+    /// Runs the cookbook on the readable bytes of `input` and appends the result to `buffer`.
+    public static func encode(
+        _ input: ByteBuffer, stage: CookbookStage = .encoded, into buffer: inout ByteBuffer
+    ) throws(SAMLEncodingError) {
+        var failure: SAMLEncodingError?
+        input.withUnsafeReadableBytes { bytes in
+            do throws(SAMLEncodingError) {
+                try encode(bytes, stage: stage, into: &buffer)
+            } catch {
+                failure = error
+            }
+        }
+        if let failure { throw failure }
     }
 }

@@ -76,7 +76,7 @@ struct VerifyCommand: ParsableCommand {
             do {
                 // The verdict on the document the gateway forwards in its default `cookbook` form.
                 let (xml, form) = try Self.readDocument(path, inputLimit: inputLimit)
-                let document = try UnverifiedDocument(Array(xml.readableBytesView), decodedFrom: form)
+                let document = try UnverifiedDocument(xml, decodedFrom: form)
                 let verified = try verifier.verifyForForwarding(document, fallback: .equivalentTree, mvpd: mvpdID).response
                 line.add("valid", true)
                 line.add("error", json: nil)
@@ -104,16 +104,14 @@ struct VerifyCommand: ParsableCommand {
     /// Reads an input and, when it is base64 or cookbook-encoded, decodes it to XML (the file's
     /// surrounding whitespace trimmed first, see ``UnverifiedDocument``); returns the form it was
     /// in too.
-    static func readDocument(_ path: RawPath, inputLimit: Int) throws -> (ByteBuffer, SAMLForm) {
-        var input = try InputReader.read(path, limit: inputLimit)
-        let form = try input.withUnsafeReadableBytes { bytes throws(SAMLEncodingError) in try SAMLForm.detect(bytes) }
-        if form == .raw { return (input, form) }
-        input.trimASCIIWhitespace()
-        var decoded = ByteBuffer()
-        try input.withUnsafeReadableBytes { bytes throws(SAMLEncodingError) in
-            try CookbookDecoder.decode(bytes, into: &decoded)
+    static func readDocument(_ path: RawPath, inputLimit: Int) throws -> ([UInt8], SAMLForm) {
+        let input = try InputReader.read(path, limit: inputLimit)
+        return try input.withUnsafeReadableBytes { bytes throws(SAMLEncodingError) in
+            let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: bytes.count + 3, alignment: 16)
+            defer { scratch.deallocate() }
+            let (xml, form) = try CookbookDecoder.xml(detectingFormOf: bytes, trimmingWhitespace: true, scratch: scratch)
+            return (Array(xml), form)
         }
-        return (decoded, form)
     }
 
     static func describe(_ error: any Error) -> (code: String, message: String) {

@@ -3,13 +3,15 @@ import FuzzSupport
 
 /// Target `batch-readers`.
 ///
-/// Invariant: the batch tool's streaming readers — JSON Lines (each line through the record
-/// scanner), HAR (the entries of `log.entries`, each parsed and searched for an exchange) and
-/// gzip (every member inflated) — on any input return a count or a refusal: no crash, no hang,
-/// memory bounded (records over 64 KB are skipped, not held; gzip output is capped here at 4 MB).
+/// Invariant: the batch tool's reader (`BatchReader`, as `samlgate batch` runs it) on any input
+/// read as JSON Lines (each line through the record scanner), as HAR (the entries of
+/// `log.entries`, each parsed and searched for an exchange) or as gzip (every member inflated,
+/// then read as what its content is) turns it into records, failure records included: no crash,
+/// no hang, memory bounded (records over 64 KB are reported, not held).
 ///
-/// Input: byte 0 chooses the reader (modulo 3: JSON Lines, HAR, gzip) and byte 1 the read window
-/// (1…256 bytes per read, so buffer boundaries fall everywhere); the rest is the input.
+/// Input: byte 0 chooses how the input is read (modulo 3: as `.jsonl`, `.har` or `.gz`; gzip's
+/// magic number is followed in all three) and byte 1 the read window (1…256 bytes per read, so
+/// buffer boundaries fall everywhere); the rest is the input.
 @main
 enum BatchReadersTarget {
     static func main() {

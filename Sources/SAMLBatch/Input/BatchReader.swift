@@ -15,9 +15,13 @@ final class BatchReader {
     private var baseBytes = 0
     private(set) var unreadableInputs: [String] = []
 
-    init(options: BatchOptions, progress: BatchProgress, shouldStop: @escaping () -> Bool, submit: @escaping (RecordChunk) -> Void) {
+    /// `streamCapacity`: the stream buffer's first size (it grows as far as one record needs).
+    init(
+        options: BatchOptions, progress: BatchProgress, streamCapacity: Int = 1 << 20, shouldStop: @escaping () -> Bool,
+        submit: @escaping (RecordChunk) -> Void
+    ) {
         builder = ChunkBuilder(shard: options.shard, chunkRecords: options.chunkRecords, chunkBytes: options.chunkBytes, submit: submit)
-        reader = StreamReader(source: FileByteSource(fd: -1, ownsDescriptor: false))
+        reader = StreamReader(source: FileByteSource(fd: -1, ownsDescriptor: false), capacity: streamCapacity)
         scanner = JSONLineScanner(field: options.field)
         maxRecordBytes = options.maxRecordBytes
         self.progress = progress
@@ -50,12 +54,20 @@ final class BatchReader {
         builder.flush()
     }
 
+    /// Reads the one input `source` as a file called `name` is read (gzip undone, its kind told
+    /// from the name and the first bytes), then hands on the records gathered: for
+    /// ``BatchReaderFuzzing``, over a ``MemoryByteSource``.
+    func readOne(_ source: any ByteSource, name: String) {
+        read(source, name: name)
+        builder.flush()
+    }
+
     private func unreadable(_ name: String, _ error: RecordError) {
         unreadableInputs.append(name)
         builder.fail(RecordSource(path: name, locator: .whole), error)
     }
 
-    private func read(_ file: FileByteSource, name: String) {
+    private func read(_ file: any ByteSource, name: String) {
         defer {
             baseBytes += file.consumedBytes
             progress.bytesRead.store(baseBytes, ordering: .relaxed)
@@ -114,7 +126,7 @@ final class BatchReader {
         }
     }
 
-    private func readLines(_ name: String, file: FileByteSource) {
+    private func readLines(_ name: String, file: any ByteSource) {
         var number = 0
         while !shouldStop() {
             let line: StreamReader.Line
@@ -198,5 +210,97 @@ final class BatchReader {
 
     private static func isBlank(_ bytes: UnsafeRawBufferPointer) -> Bool {
         bytes.allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }
+    }
+}
+
+// MARK: - What an input holds
+
+/// What one batch input holds, told from its name and first bytes (after gzip is undone).
+enum InputKind: String, Sendable {
+    /// One response: raw XML, base64, or the cookbook-encoded form. One record.
+    case document
+    /// JSON Lines: one object per line, the response in one field.
+    case jsonLines
+    /// An HTTP Archive: one record per request that carries a `SAMLResponse`.
+    case har
+
+    /// Decides from the file name (without `.gz`) first, then from the content: a `.har` name
+    /// or an object whose first key is `log` is HAR; a `.jsonl`/`.ndjson` name or any other
+    /// object is JSON Lines; everything else is a single document.
+    static func detect(name: String, prefix: UnsafeRawBufferPointer) -> InputKind {
+        let lowered = name.lowercased()
+        let base = lowered.hasSuffix(".gz") ? String(lowered.dropLast(3)) : lowered
+        if base.hasSuffix(".har") { return .har }
+        if base.hasSuffix(".jsonl") || base.hasSuffix(".ndjson") { return .jsonLines }
+        var i = 0
+        JSONSyntax.skipWhitespace(prefix, &i)
+        // A UTF-8 byte-order mark.
+        if i + 2 < prefix.count, prefix[i] == 0xEF, prefix[i + 1] == 0xBB, prefix[i + 2] == 0xBF {
+            i += 3
+            JSONSyntax.skipWhitespace(prefix, &i)
+        }
+        guard i < prefix.count, prefix[i] == UInt8(ascii: "{") else { return .document }
+        var key = i + 1
+        JSONSyntax.skipWhitespace(prefix, &key)
+        let log: [UInt8] = Array("\"log\"".utf8)
+        if key + log.count <= prefix.count, Array(prefix[key..<(key + log.count)]) == log { return .har }
+        return .jsonLines
+    }
+
+    static func isGzip(name: String, prefix: UnsafeRawBufferPointer) -> Bool {
+        if prefix.count >= 2 { return prefix[0] == 0x1F && prefix[1] == 0x8B }
+        return name.lowercased().hasSuffix(".gz")
+    }
+}
+
+// MARK: - Fuzzing
+
+/// The batch tool's reader on bytes in memory, for the `batch-readers` fuzz target (`Fuzz/`,
+/// docs/robustness.md). Not used by `samlgate batch`.
+///
+/// **Why it is here.** ``BatchReader`` and the readers under it (`StreamReader` lines,
+/// ``JSONLineScanner``, ``HARReader``, ``GzipByteSource``) are internal to this module and read a
+/// ``ByteSource``; this type runs the real ``BatchReader`` on one input, over a
+/// ``MemoryByteSource`` with a small read window and a small stream buffer so that buffer
+/// boundaries fall everywhere, and returns how many records it made (failure records included).
+/// It changes nothing the batch tool does.
+@_spi(Fuzzing) public enum BatchReaderFuzzing {
+    /// The largest record the reader holds (`--max-record-bytes`): a larger one is reported as
+    /// `record_too_large`, never held.
+    public static let recordLimit = 64 * 1024
+
+    /// The input read as `fuzz.jsonl`: JSON Lines, every line through ``JSONLineScanner`` with
+    /// `field` (gzip undone first when the input starts with its magic number).
+    public static func jsonLines(_ input: UnsafeRawBufferPointer, field: String = "SAMLResponse", window: Int) -> Int {
+        records(input, name: "fuzz.jsonl", field: field, window: window)
+    }
+
+    /// The input read as `fuzz.har`: an HTTP Archive, the entries of `log.entries` each parsed and
+    /// searched for an exchange.
+    public static func har(_ input: UnsafeRawBufferPointer, window: Int) -> Int {
+        records(input, name: "fuzz.har", window: window)
+    }
+
+    /// The input read as `fuzz.gz`: inflated member by member, then read as what its content is
+    /// (a document, JSON Lines or HAR). The inflated bytes are not held beyond a record, and
+    /// deflate's ratio (about 1,000 to 1) bounds how many there are.
+    public static func gunzip(_ input: UnsafeRawBufferPointer, window: Int) -> Int {
+        records(input, name: "fuzz.gz", window: window)
+    }
+
+    private static func records(_ input: UnsafeRawBufferPointer, name: String, field: String = "SAMLResponse", window: Int) -> Int {
+        var options = BatchOptions()
+        options.field = field
+        options.maxRecordBytes = recordLimit
+        // Small chunks, so that chunk boundaries fall among the records too.
+        options.chunkRecords = 8
+        options.chunkBytes = 16 * 1024
+        let progress = BatchProgress(mode: .none, interval: 1, totalBytes: { _ in nil }, write: { _ in })
+        var records = 0
+        let reader = BatchReader(options: options, progress: progress, streamCapacity: 4096, shouldStop: { false }) { chunk in
+            records += chunk.records.count
+        }
+        reader.readOne(MemoryByteSource(input, window: window), name: name)
+        return records
     }
 }

@@ -1,3 +1,5 @@
+import SAMLEncoding
+
 /// Streams the entries out of an HTTP Archive without loading the file: the scanner walks the
 /// top-level object to `log.entries` and hands out one entry's bytes at a time; everything else
 /// (pages, response bodies, base64 images) is skipped as it streams past.
@@ -151,7 +153,7 @@ final class HARReader {
                 depth -= 1
                 take(1)
                 if depth == 0 { return length }
-            case UInt8(ascii: ","), 0x20, 0x0A, 0x0D, 0x09:
+            case _ where c == UInt8(ascii: ",") || c.isXMLWhitespace:
                 if depth == 0 { return length }
                 take(1)
             default:
@@ -185,7 +187,7 @@ final class HARReader {
     }
 
     private func skipWhitespace() throws(RecordError) {
-        while let c = try reader.peekByte(), c == 0x20 || c == 0x0A || c == 0x0D || c == 0x09 {
+        while let c = try reader.peekByte(), c.isXMLWhitespace {
             _ = try reader.nextByte()
         }
     }

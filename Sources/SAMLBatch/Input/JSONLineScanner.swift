@@ -1,4 +1,5 @@
 import NIOCore
+import SAMLEncoding
 
 #if canImport(Glibc)
 import Glibc
@@ -108,5 +109,12 @@ struct JSONLineScanner {
         meta.append(UInt8(ascii: "}"))
         guard UTF8Check.isValid(meta) else { throw RecordError(.invalidJSON, "the record's other fields are not valid UTF-8") }
         return Carried(meta: String(decoding: meta, as: UTF8.self), mvpd: mvpd)
+    }
+}
+
+/// Whether carried bytes are valid UTF-8 (they are copied verbatim into JSON output).
+enum UTF8Check {
+    static func isValid(_ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBytes { UTF8Validator.firstInvalidOffset(in: $0) == nil }
     }
 }

@@ -1,3 +1,4 @@
+import SAMLEncoding
 import SAMLVerification
 
 #if canImport(Glibc)
@@ -36,8 +37,9 @@ struct XMLShapeCheck {
             }
             return nil
         }
-        func isSpace(_ c: UInt8) -> Bool { c == 0x20 || c == 0x0A || c == 0x0D || c == 0x09 }
-        func isNameEnd(_ c: UInt8) -> Bool { isSpace(c) || c == UInt8(ascii: ">") || c == UInt8(ascii: "/") || c == UInt8(ascii: "=") }
+        func isNameEnd(_ c: UInt8) -> Bool {
+            c.isXMLWhitespace || c == UInt8(ascii: ">") || c == UInt8(ascii: "/") || c == UInt8(ascii: "=")
+        }
 
         while true {
             let lt: Int? = i < count ? memchr(base + i, 0x3C, count - i).map { UnsafeRawPointer($0) - base } : nil
@@ -97,7 +99,7 @@ struct XMLShapeCheck {
                 let nameStart = j
                 while j < count, !isNameEnd(xml[j]) { j += 1 }
                 let name = nameStart..<j
-                while j < count, isSpace(xml[j]) { j += 1 }
+                while j < count, xml[j].isXMLWhitespace { j += 1 }
                 guard j < count, xml[j] == UInt8(ascii: ">") else { throw Self.failure("the document ends inside an end tag", at: lt) }
                 guard let opened = open.popLast() else { throw Self.failure("an end tag without a start tag", at: lt) }
                 guard opened.count == name.count, memcmp(base + opened.lowerBound, base + name.lowerBound, name.count) == 0 else {
@@ -116,7 +118,7 @@ struct XMLShapeCheck {
                 // Attributes: name, '=', a quoted value; then '>' or '/>'.
                 var selfClosing = false
                 attributes: while true {
-                    while j < count, isSpace(xml[j]) { j += 1 }
+                    while j < count, xml[j].isXMLWhitespace { j += 1 }
                     guard j < count else { throw Self.failure("the document ends inside a start tag", at: lt) }
                     switch xml[j] {
                     case UInt8(ascii: ">"):
@@ -130,10 +132,10 @@ struct XMLShapeCheck {
                         let attributeStart = j
                         while j < count, !isNameEnd(xml[j]) { j += 1 }
                         guard j > attributeStart else { throw Self.failure("a malformed attribute", at: j) }
-                        while j < count, isSpace(xml[j]) { j += 1 }
+                        while j < count, xml[j].isXMLWhitespace { j += 1 }
                         guard j < count, xml[j] == UInt8(ascii: "=") else { throw Self.failure("an attribute without a value", at: attributeStart) }
                         j += 1
-                        while j < count, isSpace(xml[j]) { j += 1 }
+                        while j < count, xml[j].isXMLWhitespace { j += 1 }
                         guard j < count, xml[j] == 0x22 || xml[j] == 0x27 else { throw Self.failure("an attribute value without quotes", at: j) }
                         guard let close = memchr(base + j + 1, Int32(xml[j]), count - j - 1) else {
                             throw Self.failure("the document ends inside an attribute value", at: j)
