@@ -1,4 +1,5 @@
 import CXMLSec
+import SAMLEncoding
 
 // MARK: - DocumentEquivalence
 
@@ -135,10 +136,10 @@ enum DocumentEquivalence {
         var start = 0
         var end = Int(xmlStrlen(text))
         if trimmingStart {
-            while start < end && XMLTree.isXMLSpace(text[start]) { start += 1 }
+            while start < end && text[start].isXMLWhitespace { start += 1 }
         }
         if trimmingEnd {
-            while end > start && XMLTree.isXMLSpace(text[end - 1]) { end -= 1 }
+            while end > start && text[end - 1].isXMLWhitespace { end -= 1 }
         }
         return (text + start, end - start)
     }

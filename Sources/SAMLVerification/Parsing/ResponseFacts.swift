@@ -4,6 +4,7 @@
 
 import CXMLSec
 import Foundation
+import SAMLEncoding
 
 // MARK: - ResponseFacts
 
@@ -136,8 +137,8 @@ struct ResponseFacts: Equatable {
 enum SAMLInstant {
     static func parse(_ text: String) -> Date? {
         var bytes = Array(text.utf8)
-        while let last = bytes.last, last == 0x20 || last == 0x0A || last == 0x0D || last == 0x09 { bytes.removeLast() }
-        while let first = bytes.first, first == 0x20 || first == 0x0A || first == 0x0D || first == 0x09 { bytes.removeFirst() }
+        while let last = bytes.last, last.isXMLWhitespace { bytes.removeLast() }
+        while let first = bytes.first, first.isXMLWhitespace { bytes.removeFirst() }
         return bytes.withUnsafeBufferPointer { parse($0) }
     }
 

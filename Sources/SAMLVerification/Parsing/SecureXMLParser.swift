@@ -3,6 +3,7 @@
 // owner of the parsed tree.
 
 import CXMLSec
+import SAMLEncoding
 
 #if canImport(Glibc)
 import Glibc
@@ -130,7 +131,7 @@ enum PrologScanner {
         // Invariant: bytes[..<i] is a well-formed prolog prefix without `<!` other than comments.
         while i < n {
             let byte = bytes[i]
-            if byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D {
+            if byte.isXMLWhitespace {
                 i += 1
                 continue
             }
@@ -139,7 +140,7 @@ enum PrologScanner {
             if next == UInt8(ascii: "?") {
                 guard let end = find(bytes, from: i + 2, "?>") else { return }
                 if i + 5 < n && bytes[i + 2] == UInt8(ascii: "x") && bytes[i + 3] == UInt8(ascii: "m") && bytes[i + 4] == UInt8(ascii: "l")
-                    && isBlank(bytes[i + 5])
+                    && bytes[i + 5].isXMLWhitespace
                 {
                     try checkDeclaredEncoding(UnsafeRawBufferPointer(rebasing: bytes[(i + 5)..<(end - 2)]))
                 }
@@ -167,7 +168,7 @@ enum PrologScanner {
     private static func checkDeclaredEncoding(_ declaration: UnsafeRawBufferPointer) throws(VerificationError) {
         guard var i = find(declaration, from: 0, "encoding") else { return }
         let n = declaration.count
-        while i < n && (isBlank(declaration[i]) || declaration[i] == UInt8(ascii: "=")) { i += 1 }
+        while i < n && (declaration[i].isXMLWhitespace || declaration[i] == UInt8(ascii: "=")) { i += 1 }
         guard i < n, declaration[i] == UInt8(ascii: "\"") || declaration[i] == UInt8(ascii: "'") else {
             throw VerificationError(.malformedXML, "the XML declaration's encoding is unreadable")
         }
@@ -187,10 +188,6 @@ enum PrologScanner {
         guard matches else {
             throw VerificationError(.malformedXML, "only UTF-8 documents are accepted (the XML declaration names another encoding)")
         }
-    }
-
-    private static func isBlank(_ byte: UInt8) -> Bool {
-        byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
     }
 
     /// Index just past the first occurrence of `needle` at or after `start`.
@@ -322,7 +319,7 @@ enum MarkupScanner {
                         continue
                     }
                     if byte == 0x3C { throw malformed(at: i) }
-                    if byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D {
+                    if byte.isXMLWhitespace {
                         atBlank = true
                     } else if atBlank && byte != UInt8(ascii: "=") {
                         nameStart = i
@@ -343,7 +340,7 @@ enum MarkupScanner {
     private static func isNamespaceDeclaration(_ bytes: UnsafeRawBufferPointer, from start: Int) -> Bool {
         guard matches(bytes, start, "xmlns"), start + 5 < bytes.count else { return false }
         let next = bytes[start + 5]
-        return next == UInt8(ascii: ":") || next == UInt8(ascii: "=") || next == 0x20 || next == 0x09 || next == 0x0A || next == 0x0D
+        return next == UInt8(ascii: ":") || next == UInt8(ascii: "=") || next.isXMLWhitespace
     }
 
     /// The index just past the first `terminator` at or after `from`; a construct left open at

@@ -1,4 +1,5 @@
 import CXMLSec
+import SAMLEncoding
 
 // MARK: - XMLTree
 
@@ -110,17 +111,11 @@ enum XMLTree {
         trimXMLWhitespace(textContent(node))
     }
 
-    /// XML's white space characters: space, tab, CR, LF.
-    @inline(__always)
-    static func isXMLSpace(_ byte: UInt8) -> Bool {
-        byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
-    }
-
     /// Whether `text` is empty or only XML white space.
     static func isXMLWhitespace(_ text: UnsafePointer<xmlChar>?) -> Bool {
         guard var p = text else { return true }
         while p.pointee != 0 {
-            guard isXMLSpace(p.pointee) else { return false }
+            guard p.pointee.isXMLWhitespace else { return false }
             p += 1
         }
         return true
@@ -128,8 +123,8 @@ enum XMLTree {
 
     static func trimXMLWhitespace(_ value: String) -> String {
         let utf8 = value.utf8
-        guard let first = utf8.firstIndex(where: { !isXMLSpace($0) }) else { return "" }
-        let last = utf8.lastIndex(where: { !isXMLSpace($0) })!
+        guard let first = utf8.firstIndex(where: { !$0.isXMLWhitespace }) else { return "" }
+        let last = utf8.lastIndex(where: { !$0.isXMLWhitespace })!
         if first == utf8.startIndex && last == utf8.index(before: utf8.endIndex) { return value }
         return String(value[first...last])
     }

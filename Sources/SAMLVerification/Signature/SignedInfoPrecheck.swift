@@ -1,4 +1,5 @@
 import CXMLSec
+import SAMLEncoding
 
 // MARK: - SignedInfoPrecheck
 
@@ -151,9 +152,9 @@ enum SignedInfoPrecheck {
         var count = 0
         var p = UnsafePointer(list)
         while p.pointee != 0 {
-            while XMLTree.isXMLSpace(p.pointee) { p += 1 }
+            while p.pointee.isXMLWhitespace { p += 1 }
             let start = p
-            while p.pointee != 0 && !XMLTree.isXMLSpace(p.pointee) { p += 1 }
+            while p.pointee != 0 && !p.pointee.isXMLWhitespace { p += 1 }
             guard p > start else { continue }
             count += 1
             guard count <= Int(CXMLSEC_MAX_INCLUSIVE_PREFIXES), p - start <= Int(CXMLSEC_MAX_INCLUSIVE_PREFIX_LENGTH) else {
@@ -225,6 +226,6 @@ enum InclusivePrefixList {
         // Split on the bytes, as the C classes do: splitting a `String` would split on
         // characters, and a blank followed by a combining mark is one character, not a separator.
         let bytes = UnsafeBufferPointer(start: list, count: Int(xmlStrlen(list)))
-        return .prefixes(bytes.split(whereSeparator: XMLTree.isXMLSpace).map { String(decoding: $0, as: UTF8.self) })
+        return .prefixes(bytes.split(whereSeparator: { $0.isXMLWhitespace }).map { String(decoding: $0, as: UTF8.self) })
     }
 }
