@@ -6,7 +6,7 @@ import SAMLEncoding
 /// Verifies the signature SAML identity providers make — exclusive C14N, one `Reference` to the
 /// signed element with the enveloped-signature and exclusive C14N transforms, RSA or ECDSA
 /// over SHA-1/256/384/512 — without xmlsec's transform chain, and **declines** everything else
-/// (``SignatureVerifier`` then lets xmlsec decide, as before).
+/// (``SignatureVerifier`` then lets xmlsec decide).
 ///
 /// **Why.** xmlsec builds a transform chain, an XPointer node set, a key request and a copy of
 /// the RSA parameters for every signature, and buffers the canonical reference before hashing

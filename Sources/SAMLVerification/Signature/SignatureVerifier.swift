@@ -59,7 +59,7 @@ enum SignatureVerifier {
         }
         // The key is chosen on SignedInfo alone, before any digest: xmlsec then makes one pass
         // with that key. When no key signed SignedInfo, the verdict is final for a large
-        // document; below that size every key gets its pass as before. With one key and a small
+        // document; below that size every key gets its own pass. With one key and a small
         // document the choice would only add a signature check to xmlsec's single pass.
         var candidates = order
         if algorithms.nativeCanonicalization && (keys.count > 1 || algorithms.largeDocument) {
@@ -231,23 +231,24 @@ enum SignatureVerifier {
 ///
 /// xmlsec verifies the references first — canonicalizing and hashing the whole signed element —
 /// and the signature value last, so with several trusted keys (a rotation, a metadata document
-/// listing several) a response signed by anyone else cost one full pass per key, and a forged
-/// response whose digests match (the forger signs it) cost all of them before `key_not_trusted`.
-/// Here `SignedInfo` alone (a few hundred bytes) is canonicalized — natively, or by libxml2 when
-/// the native canonicalizer declines the document or `SignedInfo` names inclusive C14N — and its `SignatureValue` checked against
-/// each key with xmlsec's own signature-method transform; xmlsec then verifies everything with
-/// the one key that matched. A forger cannot change what `SignedInfo` says (its prefix list,
-/// its digest) without this check failing, so past ``VerificationOptions/largeDocumentSize``
-/// the costly passes only ever run on a `SignedInfo` a trusted key signed (below it, no key
-/// matching still gives every key xmlsec's full pass, behind the libxml2 safety net). Used with
-/// several trusted keys or a large document (``SignatureVerifier``).
+/// listing several) a response signed by anyone else would cost one full pass per key, and a
+/// forged response whose digests match (the forger signs it) all of them before
+/// `key_not_trusted`. Here `SignedInfo` alone (a few hundred bytes) is canonicalized — natively,
+/// or by libxml2 when the native canonicalizer declines the document or `SignedInfo` names
+/// inclusive C14N — and its `SignatureValue` checked against each key with xmlsec's own
+/// signature-method transform; xmlsec then verifies everything with the one key that matched. A
+/// forger cannot change what `SignedInfo` says (its prefix list, its digest) without this check
+/// failing, so past ``VerificationOptions/largeDocumentSize`` the costly passes only ever run on a
+/// `SignedInfo` a trusted key signed (below it, no key matching still gives every key xmlsec's
+/// full pass, behind the libxml2 safety net). Used with several trusted keys or a large document
+/// (``SignatureVerifier``).
 enum SignatureKeySelection: Equatable {
     /// This key signed `SignedInfo`.
     case key(Int)
     /// No trusted key signed `SignedInfo` (or its `SignatureValue` is not base64 at all).
     case none
     /// Not decided here (a canonicalization or signature-method failure inside the libraries):
-    /// xmlsec tries the keys as before.
+    /// xmlsec tries every candidate key in turn.
     case undecided
 
     /// - Precondition: ``SignedInfoPrecheck`` passed on `signature`.
