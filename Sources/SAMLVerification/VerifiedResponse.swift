@@ -64,3 +64,12 @@ public struct VerifiedResponse: Sendable {
         self.replayClaim = replayClaim
     }
 }
+
+// MARK: - SignedElementKind
+
+/// Which element(s) carried a verified signature.
+public enum SignedElementKind: String, Sendable, Hashable {
+    case response
+    case assertion
+    case both
+}

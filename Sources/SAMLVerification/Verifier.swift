@@ -191,8 +191,8 @@ public struct Verifier: Sendable {
         case .equivalentTree:
             let refusal = VerificationError(
                 .normalizationChangesDocument,
-                "the signature does not survive the cookbook's whitespace normalization, and the normalized document is not the signed one with only whitespace changed"
-            )
+                "the signature does not survive the cookbook's whitespace normalization, and the normalized document is not "
+                    + "the signed one with only whitespace changed")
             // Parsed again: the first attempt registered its IDs in (and let xmlsec work on) the
             // tree it verified, so that tree cannot be walked and checked a second time.
             guard
@@ -205,7 +205,7 @@ public struct Verifier: Sendable {
             // The identity and the policies come from the document that is forwarded; and as a
             // second wall behind the tree comparison, everything read from it must equal what
             // the verified original says (identity, issuers, audiences, conditions, attributes).
-            // No document reaches it today (the facts are read trimmed, and the comparison lets
+            // No known document reaches it (the facts are read trimmed, and the comparison lets
             // only whitespace-only text and the ends of values differ); it stands so that a
             // change to either side cannot let an identity through unnoticed.
             let structure = try ResponseStructure(document: normalizedDocument, maxDepth: options.maxDepth)

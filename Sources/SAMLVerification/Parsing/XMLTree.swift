@@ -1,4 +1,7 @@
 import CXMLSec
+import SAMLEncoding
+
+// MARK: - XMLTree
 
 /// Small, allocation-free helpers over libxml2's tree for the shapes SAML uses.
 ///
@@ -108,17 +111,11 @@ enum XMLTree {
         trimXMLWhitespace(textContent(node))
     }
 
-    /// XML's white space characters: space, tab, CR, LF.
-    @inline(__always)
-    static func isXMLSpace(_ byte: UInt8) -> Bool {
-        byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
-    }
-
     /// Whether `text` is empty or only XML white space.
     static func isXMLWhitespace(_ text: UnsafePointer<xmlChar>?) -> Bool {
         guard var p = text else { return true }
         while p.pointee != 0 {
-            guard isXMLSpace(p.pointee) else { return false }
+            guard p.pointee.isXMLWhitespace else { return false }
             p += 1
         }
         return true
@@ -126,8 +123,8 @@ enum XMLTree {
 
     static func trimXMLWhitespace(_ value: String) -> String {
         let utf8 = value.utf8
-        guard let first = utf8.firstIndex(where: { !isXMLSpace($0) }) else { return "" }
-        let last = utf8.lastIndex(where: { !isXMLSpace($0) })!
+        guard let first = utf8.firstIndex(where: { !$0.isXMLWhitespace }) else { return "" }
+        let last = utf8.lastIndex(where: { !$0.isXMLWhitespace })!
         if first == utf8.startIndex && last == utf8.index(before: utf8.endIndex) { return value }
         return String(value[first...last])
     }
@@ -150,4 +147,33 @@ enum XMLTree {
             return nil
         }
     }
+}
+
+// MARK: - SAMLNamespace
+
+/// Namespace URIs and names this module matches elements against.
+///
+/// Elements are always matched by namespace URI and local name, never by prefix.
+enum SAMLNamespace {
+    static let protocolNS: StaticString = "urn:oasis:names:tc:SAML:2.0:protocol"
+    static let assertionNS: StaticString = "urn:oasis:names:tc:SAML:2.0:assertion"
+    static let dsigNS: StaticString = "http://www.w3.org/2000/09/xmldsig#"
+    static let metadataNS: StaticString = "urn:oasis:names:tc:SAML:2.0:metadata"
+
+    /// XInclude 1.0 and its 2001 draft: an `include` element asks the reader to fetch and
+    /// splice in other content.
+    static let xinclude: StaticString = "http://www.w3.org/2001/XInclude"
+    static let xincludeDraft: StaticString = "http://www.w3.org/2003/XInclude"
+
+    static func isXInclude(_ href: UnsafePointer<xmlChar>?) -> Bool {
+        XMLTree.equals(href, xinclude) || XMLTree.equals(href, xincludeDraft)
+    }
+
+    /// The SAML assertion or protocol namespace.
+    static func isSAML(_ href: UnsafePointer<xmlChar>?) -> Bool {
+        XMLTree.equals(href, assertionNS) || XMLTree.equals(href, protocolNS)
+    }
+
+    static let statusSuccess = "urn:oasis:names:tc:SAML:2.0:status:Success"
+    static let bearer = "urn:oasis:names:tc:SAML:2.0:cm:bearer"
 }

@@ -1,4 +1,7 @@
 import CXMLSec
+import SAMLEncoding
+
+// MARK: - SignedInfoPrecheck
 
 /// Reads a `ds:Signature` before xmlsec does and refuses what we never verify.
 ///
@@ -149,9 +152,9 @@ enum SignedInfoPrecheck {
         var count = 0
         var p = UnsafePointer(list)
         while p.pointee != 0 {
-            while XMLTree.isXMLSpace(p.pointee) { p += 1 }
+            while p.pointee.isXMLWhitespace { p += 1 }
             let start = p
-            while p.pointee != 0 && !XMLTree.isXMLSpace(p.pointee) { p += 1 }
+            while p.pointee != 0 && !p.pointee.isXMLWhitespace { p += 1 }
             guard p > start else { continue }
             count += 1
             guard count <= Int(CXMLSEC_MAX_INCLUSIVE_PREFIXES), p - start <= Int(CXMLSEC_MAX_INCLUSIVE_PREFIX_LENGTH) else {
@@ -180,5 +183,49 @@ enum SignedInfoPrecheck {
             let why = policy.flatMap { policy in CanonicalizationMethod(uri: UnsafePointer(raw)).map { _ in ": " + policy.inclusiveRefusal } } ?? ""
             throw VerificationError(.algorithmNotAllowed, "\(what) \(String(String(cString: raw).prefix(100))) is not allowed" + why)
         }
+    }
+}
+
+// MARK: - ReferenceTarget
+
+/// What the single `Reference` of a signature points at, as ``SignedInfoPrecheck`` read it.
+enum ReferenceTarget: Equatable {
+    /// `URI="#id"`: the element the signature is a direct child of.
+    case element
+    /// `URI=""`: the whole document, with the enveloped-signature transform removing the
+    /// signature itself. Allowed only for a signature that is a direct child of the document
+    /// element (the Response), which is then what it signs — the Assertion and everything else
+    /// in the document included.
+    case wholeDocument
+}
+
+// MARK: - InclusivePrefixList
+
+/// The `InclusiveNamespaces PrefixList` of an exclusive canonicalization (its method in
+/// `SignedInfo`, or a `Reference` transform), read as samlgate's exc-c14n transform classes
+/// read it: the element child `InclusiveNamespaces` in the exc-c14n namespace, its `PrefixList`
+/// by `xmlGetProp`, split on XML whitespace. ``SignedInfoPrecheck`` has bounded its length.
+enum InclusivePrefixList {
+    /// What a method element says.
+    enum Reading {
+        /// No element child: no prefix list.
+        case none
+        case prefixes([String])
+        /// Another child, a second one, or no `PrefixList`: left to xmlsec.
+        case unreadable
+    }
+
+    static func read(_ method: XMLTree.Node) -> Reading {
+        var children = XMLTree.childElements(method).makeIterator()
+        guard let inclusive = children.next() else { return .none }
+        guard children.next() == nil,
+            XMLTree.isElement(inclusive, "InclusiveNamespaces", ns: "http://www.w3.org/2001/10/xml-exc-c14n#"),
+            let list = xmlGetProp(inclusive, "PrefixList")
+        else { return .unreadable }
+        defer { cxmlsec_xml_free(list) }
+        // Split on the bytes, as the C classes do: splitting a `String` would split on
+        // characters, and a blank followed by a combining mark is one character, not a separator.
+        let bytes = UnsafeBufferPointer(start: list, count: Int(xmlStrlen(list)))
+        return .prefixes(bytes.split(whereSeparator: { $0.isXMLWhitespace }).map { String(decoding: $0, as: UTF8.self) })
     }
 }

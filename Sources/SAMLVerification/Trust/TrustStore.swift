@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 
 /// An immutable snapshot of the trusted IdP keys and issuers per MVPD.
 ///
@@ -327,5 +328,92 @@ public final class TrustStore: Sendable {
             }
         }
         return blocks
+    }
+}
+
+// MARK: - Keys shared by several MVPDs
+
+extension TrustStore {
+    /// Refuses a key trusted for several MVPDs unless each of them has an issuer binding (an
+    /// `issuer` file, or the `entityID` of its metadata).
+    ///
+    /// Without one, a response that one MVPD's IdP signed verifies for every MVPD sharing its
+    /// key, so a client naming another MVPD is believed: the issuer binding is what tells the
+    /// MVPDs apart. One IdP serving several MVPD ids stays possible — give each entry an `issuer`
+    /// file (the same one if its responses carry the same Issuer). `providers` are checked in
+    /// order; the error names the first unbound MVPD's key files and the fix.
+    static func refuseUnboundSharedKeys(_ providers: [IdentityProviderTrust]) throws(TrustStoreError) {
+        var holders: [String: [(mvpd: String, source: String, bound: Bool)]] = [:]
+        var order: [String] = []
+        for provider in providers {
+            var seen: Set<String> = []
+            for key in provider.keys where seen.insert(key.fingerprint).inserted {
+                if holders[key.fingerprint] == nil { order.append(key.fingerprint) }
+                holders[key.fingerprint, default: []].append((provider.mvpd, key.source, provider.issuer != nil))
+            }
+        }
+        for fingerprint in order {
+            guard let list = holders[fingerprint], list.count > 1, list.contains(where: { !$0.bound }) else { continue }
+            let unbound = list.filter { !$0.bound }.map(\.mvpd)
+            throw TrustStoreError(
+                "the key \(fingerprint.prefix(8)) (\(list.map(\.source).joined(separator: ", "))) is trusted for the MVPDs "
+                    + "\(list.map(\.mvpd).joined(separator: ", ")) and \(unbound.joined(separator: ", ")) has no issuer binding: "
+                    + "add an issuer file (\(unbound.map { "\($0)/issuer" }.joined(separator: ", "))) naming the Issuer its responses carry, "
+                    + "so that a response for one MVPD cannot be accepted as another's")
+        }
+    }
+}
+
+// MARK: - ReloadableTrustStore
+
+/// Holds the current ``TrustStore`` snapshot and swaps it atomically on reload.
+///
+/// Readers take the snapshot once per request (``current``) and keep using it for the whole
+/// verification, so a reload never mixes two configurations inside one request. A failed
+/// reload keeps the previous snapshot.
+public final class ReloadableTrustStore: Sendable {
+    private let snapshot: NIOLockedValueBox<TrustStore>
+    /// Held for a whole ``reload()``: SIGHUP, the poll and a metadata refresh can ask at the same
+    /// moment, and without it an older load finishing last would replace a newer one.
+    private let reloading = NIOLock()
+    /// The directory ``reload()`` reads, if any.
+    public let directory: String?
+    /// Where fetched metadata's last good copies are (see ``MetadataSource``).
+    public let metadataCache: String?
+
+    public init(_ initial: TrustStore, directory: String? = nil, metadataCache: String? = nil) {
+        self.snapshot = NIOLockedValueBox(initial)
+        self.directory = directory
+        self.metadataCache = metadataCache
+    }
+
+    /// Loads `directory` now and remembers it for ``reload()``.
+    public convenience init(directory: String, metadataCache: String? = nil) throws(TrustStoreError) {
+        self.init(try TrustStore.load(directory: directory, metadataCache: metadataCache), directory: directory, metadataCache: metadataCache)
+    }
+
+    public var current: TrustStore {
+        snapshot.withLockedValue { $0 }
+    }
+
+    public func replace(with store: TrustStore) {
+        snapshot.withLockedValue { $0 = store }
+    }
+
+    /// Re-reads ``directory``; on error the current snapshot stays in place and the error is thrown.
+    @discardableResult
+    public func reload() throws(TrustStoreError) -> TrustStore {
+        guard let directory else { throw TrustStoreError("this trust store was not loaded from a directory") }
+        let metadataCache = self.metadataCache
+        let result = reloading.withLock { () -> Result<TrustStore, TrustStoreError> in
+            do throws(TrustStoreError) {
+                let fresh = try TrustStore.load(directory: directory, metadataCache: metadataCache)
+                replace(with: fresh)
+                return .success(fresh)
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
     }
 }

@@ -1,6 +1,8 @@
 import CXMLSec
 import Foundation
 
+// MARK: - MetadataReader
+
 /// Reads SAML 2.0 metadata (an `EntityDescriptor`, or an `EntitiesDescriptor` aggregate) with
 /// the verifier's hardened parser: no DOCTYPE (so no entities, no external fetches), markup
 /// limits checked by a byte scan before libxml2 runs, a depth limit, and a size limit checked
@@ -166,5 +168,83 @@ enum MetadataReader {
         }
         guard let date else { return own }
         return min(date, own)
+    }
+}
+
+// MARK: - MetadataEntity
+
+/// What the trust store takes from one `md:EntityDescriptor`: its `entityID` (the Issuer its
+/// responses carry), the certificates it signs with, and how long the metadata may be used.
+///
+/// Only the identity-provider roles (`IDPSSODescriptor`, `AttributeAuthorityDescriptor`) are
+/// read, and of their `KeyDescriptor`s only those for signing (`use="signing"` or no `use`):
+/// an encryption key never verifies a response.
+package struct MetadataEntity: Sendable, Equatable {
+    package let entityID: String
+    /// The earliest `validUntil` of the entity, its roles and the `EntitiesDescriptor`s around it.
+    package let validUntil: Date?
+    /// Base64 DER of each signing certificate, in document order, without repeats.
+    package let signingCertificates: [String]
+
+    package init(entityID: String, validUntil: Date?, signingCertificates: [String]) {
+        self.entityID = entityID
+        self.validUntil = validUntil
+        self.signingCertificates = signingCertificates
+    }
+
+    /// A certificate of ``signingCertificates`` as the PEM ``TrustedKey`` loads.
+    static func pem(_ base64: String) -> String {
+        var lines: [Substring] = []
+        var rest = Substring(base64)
+        while !rest.isEmpty {
+            lines.append(rest.prefix(64))
+            rest = rest.dropFirst(64)
+        }
+        return "-----BEGIN CERTIFICATE-----\n" + lines.joined(separator: "\n") + "\n-----END CERTIFICATE-----\n"
+    }
+}
+
+// MARK: - MetadataSignature
+
+/// Checks the enveloped signature of a metadata document against pinned signer keys, with the
+/// verifier's own machinery and defences: every `ID` registered by us with duplicates refused,
+/// exactly one `ds:Signature` as a direct child of the root, whose single reference is `#` +
+/// the root's ID and resolves to the root itself, the algorithm allow-list (no SHA-1), the
+/// `SignedInfo` precheck, and only the pinned keys — `KeyInfo` is never read.
+///
+/// The signature covers the root, so every entity, role and certificate read afterwards
+/// (direct children only) is signed content.
+enum MetadataSignature {
+    static func verify(
+        _ document: borrowing ParsedDocument, root: XMLTree.Node, signers: [TrustedKey],
+        context: VerificationThreadContext
+    ) throws(VerificationError) {
+        var rootID: UnsafePointer<xmlChar>?
+        try register(root, document.doc, depth: 1, rootID: &rootID)
+        guard let rootID else {
+            throw VerificationError(.signatureMissing, "the signed metadata's root has no ID to reference")
+        }
+        guard let signature = try ResponseStructure.signature(of: root) else {
+            throw VerificationError(.signatureMissing, "the metadata is not signed (no ds:Signature on its root)")
+        }
+        let options = VerificationOptions()
+        _ = try SignatureVerifier.verify(
+            signature: signature, owner: root, ownerID: rootID, document: document, keys: signers,
+            algorithms: AlgorithmPolicy(allowSHA1: false, nativeCanonicalization: options.nativeCanonicalization), context: context)
+    }
+
+    /// Registers the IDs of `node` and every element below it. Depth is bounded by the parse
+    /// (``MetadataReader/maxDepth``), so the recursion is too.
+    private static func register(
+        _ node: XMLTree.Node, _ doc: UnsafeMutablePointer<xmlDoc>, depth: Int,
+        rootID: inout UnsafePointer<xmlChar>?
+    ) throws(VerificationError) {
+        let id = try IDAttribute.register(node, in: doc)
+        if depth == 1 { rootID = id }
+        var child = try IDAttribute.nextElement(from: node.pointee.children)
+        while let current = child {
+            try register(current, doc, depth: depth + 1, rootID: &rootID)
+            child = try IDAttribute.nextElement(from: current.pointee.next)
+        }
     }
 }
