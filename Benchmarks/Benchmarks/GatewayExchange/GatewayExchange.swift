@@ -45,7 +45,7 @@ let benchmarks: @Sendable () -> Void = {
 
     Benchmark("gateway-exchange/8KB") { benchmark in
         for _ in benchmark.scaledIterations {
-            let prepared = try! processor.prepare(body: body, route: .v1).get()
+            guard case .forward(let prepared) = processor.prepare(body: body, route: .v1) else { fatalError("the fixture must verify") }
             var headers = ProxyHeaders.upstreamRequest(
                 incoming, authority: "gateway", peer: peer, trusting: trustedProxies, requestID: "0123456789abcdef")
             headers.replaceOrAdd(name: "Content-Type", value: "application/x-www-form-urlencoded")

@@ -85,7 +85,7 @@ enum ForwardedDocumentTarget {
         let input = FuzzDriver.input(data, size)
         let body = formBody(input)
         for (form, processor) in processors {
-            guard case .success(let prepared) = processor.prepare(body: body, route: .v1, now: FuzzFixture.now) else { continue }
+            guard case .forward(let prepared) = processor.prepare(body: body, route: .v1, now: FuzzFixture.now) else { continue }
             let forwarded = forwardedDocument(prepared.upstreamBody)
             guard let normalized = normalization(of: input) else { FuzzFailure.violated("forwarded a document that is not UTF-8") }
             let original = Array(input)

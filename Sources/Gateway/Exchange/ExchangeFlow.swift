@@ -128,20 +128,19 @@ final class ExchangeFlow {
     /// Back from the worker: refused, or recorded (when a shared replay store is in use) and
     /// forwarded. `queued`, `began` and `ended`: when the body was queued for a worker, and when
     /// the worker took it up and was done with it.
-    private func verified(_ outcome: Result<PreparedExchange, ExchangeRefusal>, queued: UInt64, began: UInt64, ended: UInt64) {
+    private func verified(_ verdict: ExchangeVerdict, queued: UInt64, began: UInt64, ended: UInt64) {
         guard live else { return }
         core.metrics.stage("queue", nanos: began - queued)
         if let span = request.recordingSpan {
             span.stage("worker_wait", from: queued, to: began, attributes: [])
-            let verdict = (try? outcome.get()).map { $0.wouldRefuse == nil ? "verified" : "would_refuse" } ?? "refused"
-            span.stage("verification", from: began, to: ended, attributes: [("samlgate.verdict", verdict)])
+            span.stage("verification", from: began, to: ended, attributes: [("samlgate.verdict", verdict.spanLabel)])
         }
-        switch outcome {
-        case .failure(let refusal):
+        switch verdict {
+        case .refuse(let error, let mvpd):
             // Refused only for a key not trusted, from an MVPD whose metadata is fetched: maybe
             // a rotation the next scheduled refresh would bring. Fetched now, verified again if
             // the copy changed.
-            if refusal.error.code == .keyNotTrusted, !refetchedOnce, let refetch = core.metadataRefetch, let mvpd = refusal.mvpd,
+            if error.code == .keyNotTrusted, !refetchedOnce, let refetch = core.metadataRefetch, let mvpd,
                 let source = store.provider(for: mvpd)?.metadataSource
             {
                 refetchedOnce = true
@@ -153,15 +152,15 @@ final class ExchangeFlow {
                 }
                 let (asked, loop) = (DispatchTime.now().uptimeNanoseconds, eventLoop)
                 let flow = NIOLoopBound(self, eventLoop: loop)
-                refetch.request(source) { result in loop.execute { flow.value.refetched(result, refusal: refusal, asked: asked) } }
+                refetch.request(source) { result in
+                    loop.execute { flow.value.refetched(result, refusal: error, mvpd: mvpd, asked: asked) }
+                }
                 return
             }
-            refuse(refusal.error, mvpd: refusal.mvpd)
-        case .success(let prepared):
-            if let wouldRefuse = prepared.wouldRefuse {
-                reported(wouldRefuse, prepared: prepared)
-                return
-            }
+            refuse(error, mvpd: mvpd)
+        case .report(let prepared, let wouldRefuse):
+            reported(wouldRefuse, prepared: prepared)
+        case .forward(let prepared):
             core.metrics.exchange(prepared)
             // The digests of the audit line: a later refusal, a replay, an upstream failure keeps them.
             request.assertionHash = prepared.assertionHash
@@ -194,7 +193,7 @@ final class ExchangeFlow {
 
     /// Back from an out-of-turn metadata fetch: verified again against the reloaded store when
     /// the copy changed, else refused as the first verification decided.
-    private func refetched(_ result: MetadataRefreshResult, refusal: ExchangeRefusal, asked: UInt64) {
+    private func refetched(_ result: MetadataRefreshResult, refusal: GatewayError, mvpd: String, asked: UInt64) {
         guard live else { return }
         if let span = request.recordingSpan {
             span.stage("metadata_refetch", from: asked, to: DispatchTime.now().uptimeNanoseconds, attributes: [("samlgate.refetch", result.rawValue)])
@@ -203,7 +202,7 @@ final class ExchangeFlow {
         // loaded meanwhile — may trust the key: verified again against it.
         let current = core.trustStore.current
         guard result == .updated || current !== store else {
-            refuse(refusal.error, mvpd: refusal.mvpd)
+            refuse(refusal, mvpd: mvpd)
             return
         }
         store = current
@@ -220,12 +219,11 @@ final class ExchangeFlow {
                     "replay_record", from: asked, to: DispatchTime.now().uptimeNanoseconds,
                     attributes: [("samlgate.replay", refusal?.code.rawValue ?? "recorded")])
             }
-            if let refusal, self.core.processor.reporting(prepared.mvpd, in: self.store) {
-                self.reported(refusal, prepared: prepared)
-            } else if let refusal {
-                self.refuse(refusal, mvpd: prepared.mvpd)
-            } else {
-                self.forward(prepared)
+            guard let refusal else { return self.forward(prepared) }
+            switch self.core.processor.verdict(for: refusal, mvpd: prepared.mvpd, store: self.store, reported: { prepared }) {
+            case .report(let prepared, let wouldRefuse): self.reported(wouldRefuse, prepared: prepared)
+            case .refuse(let error, let mvpd): self.refuse(error, mvpd: mvpd)
+            case .forward(let prepared): self.forward(prepared)
             }
         }
     }
@@ -258,5 +256,16 @@ final class ExchangeFlow {
         guard let span = request.recordingSpan else { return }
         span.setAttribute("samlgate.mvpd", mvpd ?? GatewayMetrics.unknownMVPD)
         span.setAttribute("samlgate.outcome", outcome)
+    }
+}
+
+extension ExchangeVerdict {
+    /// `samlgate.verdict` on the verification stage span.
+    fileprivate var spanLabel: String {
+        switch self {
+        case .forward: "verified"
+        case .report: "would_refuse"
+        case .refuse: "refused"
+        }
     }
 }
