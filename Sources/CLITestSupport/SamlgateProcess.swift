@@ -95,7 +95,6 @@ package struct SamlgateProcess: Sendable {
             status: process.terminationStatus, stdout: out, stderr: String(decoding: errorBox.value, as: UTF8.self))
     }
 
-    /// Writes `contents` to a fresh file in a temporary directory and returns its path.
     /// The first line a running process writes to `handle` (a server's start-up line), read as
     /// it arrives; what came before the end of the stream when there is no newline.
     package static func firstLine(of handle: FileHandle) -> String {
@@ -108,6 +107,7 @@ package struct SamlgateProcess: Sendable {
         return String(decoding: line, as: UTF8.self)
     }
 
+    /// Writes `contents` to a fresh file in a temporary directory and returns its path.
     package static func temporaryFile(_ name: String, _ contents: Data) throws -> String {
         let dir = TestScratch.directory("samlgate-tests")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)

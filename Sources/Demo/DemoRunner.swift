@@ -52,3 +52,53 @@ package enum DemoRunner {
         }
     }
 }
+
+// MARK: - Flows
+
+/// Which cookbook the demo walks.
+package enum DemoFlow: String, CaseIterable, Sendable {
+    case v1
+    case v2
+}
+
+// MARK: - Scenarios
+
+/// Which path through a cookbook the demo takes.
+package enum DemoScenario: String, CaseIterable, Sendable {
+    /// The user is signed in to a TV provider that supports partner SSO and grants access.
+    case happy
+    /// The user refused the app access to the TV provider account (`invalid_header_pfs_permission_access_not_granted`).
+    case denied
+    /// The user's TV provider does not support partner SSO: second-screen authentication.
+    case unsupported
+    /// The TV provider's session on the device has expired.
+    case expired
+
+    var summary: String {
+        switch self {
+        case .happy: return "partner SSO through the gateway"
+        case .denied: return "access to the TV provider account denied, second-screen fallback"
+        case .unsupported: return "TV provider without partner SSO, second-screen fallback"
+        case .expired: return "expired TV provider session, second-screen fallback"
+        }
+    }
+}
+
+// MARK: - Who the demo plays
+
+/// Who the demo plays: the requestor, the TV providers, the resources it asks for. The defaults
+/// match the reference upstream's built-in configuration.
+package struct DemoSettings: Sendable {
+    package var requestor = "REF"
+    /// A TV provider with partner SSO.
+    package var mvpd = "Cablevision"
+    /// Its platform-mapping id (what VSA reports).
+    package var providerID = "Cablevision"
+    /// A TV provider without partner SSO (the `unsupported` scenario).
+    package var fallbackMVPD = "SecondScreenTV"
+    /// A resource the MVPD permits, and one it denies.
+    package var resource = "REF"
+    package var deniedResource = "premium-sports"
+
+    package init() {}
+}

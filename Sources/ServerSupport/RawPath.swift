@@ -49,7 +49,7 @@ public struct RawPath: Sendable, Hashable, CustomStringConvertible {
 
     /// The injective spelling of any bytes (see ``RawPath``); plain printable ASCII, the usual
     /// case, is returned as it is without a second pass. Without `escapingBackslash` the
-    /// spelling is no longer injective, but still safe to print: for messages, which are read,
+    /// spelling is not injective, but still safe to print: for messages, which are read,
     /// not parsed back.
     public static func printable(_ bytes: ArraySlice<UInt8>, escapingBackslash: Bool = true) -> String {
         if bytes.allSatisfy({ $0 >= 0x20 && $0 < 0x7F && ($0 != 0x5C || !escapingBackslash) }) {

@@ -84,3 +84,11 @@ public struct IdPKeyPair: Sendable {
         certificatePEM.split(whereSeparator: \.isNewline).filter { !$0.hasPrefix("-----") }.joined()
     }
 }
+
+// MARK: - Key algorithms
+
+/// The key types the test IdP generates.
+public enum KeyAlgorithm: String, Sendable, CaseIterable {
+    case rsa2048
+    case p256
+}

@@ -30,8 +30,10 @@ struct BatchCommand: ParsableCommand {
     var inputs: [String] = []
 
     @Option(
-        help:
-            "Where records go: a file (written whole at the end), or an existing directory for one .encoded file per record (with --verify, per record that verifies). Default: standard output."
+        help: """
+            Where records go: a file (written whole at the end), or an existing directory for one .encoded file per record \
+            (with --verify, per record that verifies). Default: standard output.
+            """
     )
     var out: String?
 
@@ -57,8 +59,10 @@ struct BatchCommand: ParsableCommand {
 
     @Flag(
         name: .customLong("replay-check"),
-        help:
-            "Reject an assertion id seen earlier in the run (off: captures repeat). Runs on one worker, so the first in input order is the one accepted."
+        help: """
+            Reject an assertion id seen earlier in the run (off: captures repeat). Runs on one worker, so the first in input order \
+            is the one accepted.
+            """
     )
     var replayCheck = false
 

@@ -4,12 +4,13 @@ import SAMLVerification
 import ServerSupport
 import Workers
 
-/// Every setting of `samlgate serve`, with its default.
+/// Every setting of `samlgate serve`, with its default, and the types of their values.
 ///
 /// Each setting has one name used everywhere: the YAML key (`trust-store:`), the flag
-/// (`--trust-store`) and the environment variable (`SAMLGATE_TRUST_STORE`). Sources are layered:
-/// defaults, then the `--config` file, then the environment, then flags
-/// (see ``GatewayConfiguration/apply(_:value:source:)``).
+/// (`--trust-store`) and the environment variable (`SAMLGATE_TRUST_STORE`); the name, the help
+/// and the reading of each are declared in ``GatewaySetting``, the typed value and its default
+/// here. Sources are layered: defaults, then the `--config` file, then the environment, then
+/// flags (see ``GatewayConfiguration/apply(_:value:source:)``).
 package struct GatewayConfiguration: Sendable {
     /// Listen address.
     package var host: String = "127.0.0.1"
@@ -170,4 +171,39 @@ package struct GatewayConfiguration: Sendable {
     package var eventLoopCount: Int {
         eventLoops > 0 ? eventLoops : UsableCPUs.count
     }
+}
+
+// MARK: - Values of settings
+
+/// How log records are written to standard error.
+package enum LogFormat: String, Sendable, CaseIterable {
+    /// One JSON object per line (for log shippers).
+    case json
+    /// `timestamp level message key=value …` (for people).
+    case text
+}
+
+/// The `error-details` setting: what a refusal's `details` says.
+package enum ErrorDetails: String, Sendable, CaseIterable {
+    /// samlgate's reason and its context (`signature_invalid`, `body_too_large; limit=1048576`).
+    case reason
+    /// No `details`: the reason is only in the log line and the metrics.
+    case none
+}
+
+/// What the gateway forwards upstream as `SAMLResponse`. In both forms the bytes forwarded
+/// (after one percent- and base64-decoding) are a document the gateway verified itself.
+@_spi(Benchmarks) public enum ForwardForm: String, Sendable, CaseIterable {
+    /// Exactly what the cookbook produces: whitespace-normalized, base64, percent-encoded. The
+    /// normalized document is what is verified. When normalization breaks the IdP's signature
+    /// (typically a `SignedInfo` with line breaks), the original is verified instead and the
+    /// normalized document is forwarded only if it parses to the same tree (whitespace in text
+    /// aside), counted in `samlgate_equivalent_normalized_forwards_total`; otherwise
+    /// `401 normalization_changes_document`.
+    case cookbook
+    /// Like `cookbook`, except when normalization breaks the IdP's signature: then the original
+    /// response, verified as received, is base64- and percent-encoded *without* normalization,
+    /// so whoever verifies after the gateway still can. Counted in
+    /// `samlgate_signature_preserving_forwards_total`.
+    case signaturePreserving = "signature-preserving"
 }

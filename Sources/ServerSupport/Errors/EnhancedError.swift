@@ -87,3 +87,66 @@ public struct EnhancedError: Sendable {
         return out
     }
 }
+
+// MARK: - Formats
+
+/// How an enhanced error is written: JSON always on REST API v2, JSON or XML on v1 as the
+/// client's `Accept` asks (the backend documents XML for v1 only).
+public enum ErrorFormat: Sendable {
+    case json
+    case xml
+
+    /// XML when the API is v1 and the first media range of `Accept` is `application/xml` or
+    /// `text/xml`; JSON otherwise (also for `*/*`, no `Accept`, or a list that starts with JSON).
+    public init(api: BackendAPI, accept: String?) {
+        guard api == .v1, let accept else {
+            self = .json
+            return
+        }
+        let type = HTTPFieldValue.mediaType(accept, listElement: true)
+        self =
+            HTTPFieldValue.equalsIgnoringCase(type, "application/xml") || HTTPFieldValue.equalsIgnoringCase(type, "text/xml") ? .xml : .json
+    }
+
+    /// The `Content-Type` of a body in this format.
+    public var contentType: String {
+        switch self {
+        case .json: "application/json"
+        case .xml: "application/xml"
+        }
+    }
+}
+
+// MARK: - APIs
+
+/// Which of the backend's APIs a request belongs to, which decides the vocabulary of a refusal:
+/// REST API v1 (`/api/v1/…`) has its own list of enhanced error codes and may answer in XML; every
+/// other path (REST API v2, client registration, anything the gateway cannot place) is answered
+/// with the v2 list, the backend's current one.
+public enum BackendAPI: String, Sendable {
+    case v1
+    case v2
+
+    /// The API of a request path: `/api/v1` and below is v1 (ASCII case ignored, as the gateway
+    /// routes), everything else v2. Read on the path's bytes in place: it runs for every request
+    /// the gateway routes.
+    public init(path: some StringProtocol) {
+        self = path.utf8.withContiguousStorageIfAvailable(Self.api(ofPath:)) ?? Self.api(ofPath: Array(path.utf8))
+    }
+
+    private static func api(ofPath bytes: UnsafeBufferPointer<UInt8>) -> BackendAPI {
+        let prefix: StaticString = "/api/v1"
+        let count = prefix.utf8CodeUnitCount
+        guard bytes.count >= count else { return .v2 }
+        for index in 0..<count where bytes[index] | 0x20 != prefix.utf8Start[index] | 0x20 {
+            return .v2
+        }
+        guard bytes.count > count else { return .v1 }
+        let next = bytes[count]
+        return next == UInt8(ascii: "/") || next == UInt8(ascii: "?") ? .v1 : .v2
+    }
+
+    private static func api(ofPath bytes: [UInt8]) -> BackendAPI {
+        bytes.withUnsafeBufferPointer(api(ofPath:))
+    }
+}
