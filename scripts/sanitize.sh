@@ -12,7 +12,7 @@ SWIFT=${SWIFT:-swift}
 SUPPRESSIONS=$PWD/scripts/sanitizers
 # Without jemalloc (Package.swift): a sanitizer's allocator and jemalloc free each other's memory.
 export SAMLGATE_SANITIZE=1
-# Tests wait this many times longer before they call something lost (Sources/CLITestSupport/TestTiming.swift).
+# Tests wait this many times longer before they call something lost (TestTiming, in Sources/CLITestSupport/TestEnvironment.swift).
 export SAMLGATE_TEST_TIME_SCALE=${SAMLGATE_TEST_TIME_SCALE:-4}
 status=0
 

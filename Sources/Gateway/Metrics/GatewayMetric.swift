@@ -144,7 +144,7 @@ extension PrometheusCollectorRegistry {
 /// counts a code named anywhere in the sources as raised, so naming them here would hide a code
 /// nothing raises. MetricSeriesTests holds these lists to the declarations in the sources.
 enum KnownLabelValues {
-    /// The verifier's codes (SAMLVerification's `ErrorCode+Verification.swift`): the `code` of
+    /// The verifier's codes (SAMLVerification's `Errors/VerificationError.swift`): the `code` of
     /// `verification_failures_total`, and reasons of `errors_total` and `report_only_total`.
     static let verificationCodes = [
         "signature_missing", "signature_invalid", "key_not_trusted", "reference_mismatch", "algorithm_not_allowed", "duplicate_id",
@@ -155,7 +155,7 @@ enum KnownLabelValues {
         "metadata_unavailable", "internal_error",
     ]
 
-    /// The encoder's codes (SAMLEncoding's `ErrorCode+Encoding.swift`).
+    /// The encoder's codes (SAMLEncoding's `Errors/ErrorCode.swift`).
     static let encodingCodes = ["invalid_utf8", "malformed_percent_encoding", "malformed_base64", "unrecognized_saml_form", "double_encoded"]
 
     /// The gateway's own codes (`ErrorCode+Gateway.swift`).
