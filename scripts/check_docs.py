@@ -566,9 +566,9 @@ _DECLARED = {}
 
 def declared_codes(files, target):
     """Adds the wire form of every `static let name = ErrorCode("wire")` (the named constants
-    each module declares in its `Errors/ErrorCode+….swift`: the verifier's, the encoder's, the
-    trust store's, the gateway's, the batch tool's). A code no other source file names
-    (`.name`) is never raised: a failure, so the pages cannot document a code the program cannot
+    each module declares in its `Errors/` folder: the verifier's, the encoder's, the trust
+    store's, the gateway's, the batch tool's). A code no source names (`.name`) outside its
+    declaration is never raised: a failure, so the pages cannot document a code the program cannot
     produce. A name or a wire form declared twice fails too."""
     for path in files:
         text = without_comments(path.read_text(encoding="utf-8"))
@@ -580,7 +580,8 @@ def declared_codes(files, target):
                 if key in _DECLARED:
                     fail(path, line, f"{key[0]} '{key[1]}' is already declared at {_DECLARED[key]}")
                 _DECLARED[key] = f"{os.path.relpath(path, ROOT)}:{line}"
-            if not any(re.search(r"\." + name + r"\b", other) for other in other_sources(path)):
+            rest = text[:match.start()] + text[match.end():]
+            if not re.search(r"\." + name + r"\b", rest) and not any(re.search(r"\." + name + r"\b", other) for other in other_sources(path)):
                 fail(path, line, f"code '{wire}' is declared but never raised")
 
 

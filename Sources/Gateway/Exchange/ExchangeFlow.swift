@@ -76,16 +76,13 @@ final class ExchangeFlow {
         decided = nil
     }
 
-    /// Whether the flow still answers its request (else it stops: see ``cancel()``).
-    private var live: Bool { !cancelled }
-
     private func decide(_ decision: Decision) {
         guard let decided else { return }
         self.decided = nil
         decided(decision)
     }
 
-    /// A part of the body; refused once the whole would pass `max-body-bytes`.
+    /// A part of the body; refused once the whole would pass `body-limit`.
     func receive(_ part: ByteBuffer) throws(GatewayError) {
         let limit = core.configuration.bodyLimit
         guard body.readableBytes + part.readableBytes <= limit else { throw GatewayError.bodyTooLarge(limit) }
@@ -104,7 +101,7 @@ final class ExchangeFlow {
         if let verdict = throttleVerdict {
             throttleVerdict = nil
             verdict.assumeIsolated().whenSuccess { wait in
-                guard self.live else { return }
+                guard !self.cancelled else { return }
                 guard let wait else { return self.bodyComplete() }
                 self.core.metrics.throttled(route: self.request.routeLabel)
                 self.decide(.refuse(.throttled(wait: wait)))
@@ -129,7 +126,7 @@ final class ExchangeFlow {
     /// forwarded. `queued`, `began` and `ended`: when the body was queued for a worker, and when
     /// the worker took it up and was done with it.
     private func verified(_ verdict: ExchangeVerdict, queued: UInt64, began: UInt64, ended: UInt64) {
-        guard live else { return }
+        guard !cancelled else { return }
         core.metrics.stage("queue", nanos: began - queued)
         if let span = request.recordingSpan {
             span.stage("worker_wait", from: queued, to: began, attributes: [])
@@ -177,7 +174,7 @@ final class ExchangeFlow {
     /// refused is forwarded, and reported — `samlgate_report_only_total{mvpd,reason}`, the
     /// `would_refuse` log line, the span — so the dashboard shows what enforcing would change.
     private func reported(_ error: GatewayError, prepared: PreparedExchange) {
-        guard live else { return }
+        guard !cancelled else { return }
         if error.isVerificationFailure { core.metrics.verificationFailure(code: error.code.rawValue, mvpd: prepared.mvpd) }
         core.metrics.reportOnly(mvpd: prepared.mvpd, reason: error.code.rawValue)
         core.logger.notice(
@@ -194,7 +191,7 @@ final class ExchangeFlow {
     /// Back from an out-of-turn metadata fetch: verified again against the reloaded store when
     /// the copy changed, else refused as the first verification decided.
     private func refetched(_ result: MetadataRefreshResult, refusal: GatewayError, mvpd: String, asked: UInt64) {
-        guard live else { return }
+        guard !cancelled else { return }
         if let span = request.recordingSpan {
             span.stage("metadata_refetch", from: asked, to: DispatchTime.now().uptimeNanoseconds, attributes: [("samlgate.refetch", result.rawValue)])
         }
@@ -213,7 +210,7 @@ final class ExchangeFlow {
     private func record(_ claim: ReplayClaim, in shared: SharedReplayStore, then prepared: PreparedExchange) {
         let asked = DispatchTime.now().uptimeNanoseconds
         shared.admit(claim, digest: prepared.assertionHash, on: eventLoop).assumeIsolated().whenSuccess { refusal in
-            guard self.live else { return }
+            guard !self.cancelled else { return }
             if let span = self.request.recordingSpan {
                 span.stage(
                     "replay_record", from: asked, to: DispatchTime.now().uptimeNanoseconds,
@@ -230,7 +227,7 @@ final class ExchangeFlow {
 
     /// The verified body to the backend, under the client's headers.
     private func forward(_ prepared: PreparedExchange) {
-        guard live else { return }
+        guard !cancelled else { return }
         // The client's body was kept for a second verification only: not for the trip.
         body = ByteBuffer()
         core.metrics.exchangeOutcome(mvpd: prepared.mvpd, forwarded: true)
@@ -245,7 +242,7 @@ final class ExchangeFlow {
         body = ByteBuffer()
         if error.isVerificationFailure { core.metrics.verificationFailure(code: error.code.rawValue, mvpd: mvpd) }
         core.metrics.exchangeOutcome(mvpd: mvpd, forwarded: false)
-        if live { Self.annotate(request, mvpd: mvpd, outcome: "refused") }
+        if !cancelled { Self.annotate(request, mvpd: mvpd, outcome: "refused") }
         decide(.refuse(error))
     }
 

@@ -110,7 +110,9 @@ import SAMLVerification
 
     // MARK: - the steps
 
-    private func prepare(_ body: UnsafeRawBufferPointer, original: ByteBuffer, route: ExchangeRoute, store: TrustStore, now: Date)
+    private func prepare(
+        _ body: UnsafeRawBufferPointer, original: ByteBuffer, route: ExchangeRoute, store: TrustStore, now: Date
+    )
         -> ExchangeVerdict
     {
         let start = DispatchTime.now().uptimeNanoseconds

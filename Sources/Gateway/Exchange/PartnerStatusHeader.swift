@@ -8,7 +8,7 @@ import SAMLVerification
 ///
 /// | state | reason | backend code |
 /// |---|---|---|
-/// | absent, not base64, not the JSON object, unknown `accessStatus` | `missing_parameter` / `invalid_parameter_value` | `invalid_header_pfs_permission_access_not_present` |
+/// | absent, unreadable, other `accessStatus` | `missing_parameter`, `invalid_parameter_value` | `invalid_header_pfs_permission_access_not_present` |
 /// | `denied`, `restricted` | `partner_access_not_granted` | `invalid_header_pfs_permission_access_not_granted` |
 /// | `notDetermined` (`pending`) | `partner_access_undetermined` | `invalid_header_pfs_permission_access_not_determined` |
 /// | `frameworkPermissionInfo.error` | `partner_framework_error` | `invalid_header_pfs_permission_access_not_determined` |

@@ -79,7 +79,8 @@ struct RequestObserver {
 
     private func logRefusal(_ error: GatewayError, requestID: String, traceID: String?, status: Int, backendCode: BackendErrorCode) {
         // Made inside the log call (an autoclosure): nothing is built when `notice` is filtered out.
-        core.logger.notice("refused", metadata: Self.refusedMetadata(error, requestID: requestID, traceID: traceID, status: status, backendCode: backendCode))
+        core.logger.notice(
+            "refused", metadata: Self.refusedMetadata(error, requestID: requestID, traceID: traceID, status: status, backendCode: backendCode))
     }
 
     private static func refusedMetadata(

@@ -78,7 +78,9 @@ struct GatewayResponder {
         return decide(request, route: route, target: target, peer: peer, eventLoop: eventLoop)
     }
 
-    private func decide(_ request: InFlightRequest, route: GatewayRoute, target: RequestTarget, peer: SocketAddress?, eventLoop: any EventLoop)
+    private func decide(
+        _ request: InFlightRequest, route: GatewayRoute, target: RequestTarget, peer: SocketAddress?, eventLoop: any EventLoop
+    )
         -> Decision
     {
         let head = request.head
