@@ -3,11 +3,16 @@ import NIOCore
 import NIOHTTP1
 import SAMLVerification
 
+/// Who an ``ExchangeFlow`` reports its one decision to (the client connection, on its event loop).
+protocol ExchangeFlowDelegate: AnyObject {
+    func exchange(_ flow: ExchangeFlow, decided decision: ExchangeFlow.Decision)
+}
+
 /// One token exchange, from its admitted head to its one ``Decision``: its body collected,
 /// verified and encoded on a worker (``ExchangeProcessor``), a shared throttle's and a shared
 /// replay store's answers awaited, an out-of-turn metadata fetch made when a key is not trusted —
 /// then forwarded (the head and body for the backend) or refused, reported once to whoever
-/// started it (``whenDecided``). It knows nothing of the connection.
+/// started it (``whenDecided(tell:)``). It knows nothing of the connection.
 ///
 /// Runs on the connection's event loop but for the worker's part. The connection cancels it
 /// (``cancel()``) when the request ends otherwise — a client gone, a timeout, a refusal — and
@@ -25,7 +30,8 @@ final class ExchangeFlow {
     private let eventLoop: any EventLoop
     /// The client's address, for `X-Forwarded-For`.
     private let peer: SocketAddress?
-    private var decided: ((Decision) -> Void)?
+    /// Whom the decision goes to (the connection answering the request); weak, as a trip's delegate.
+    private weak var delegate: (any ExchangeFlowDelegate)?
     private var cancelled = false
     private let route: ExchangeRoute
     /// One trust snapshot for the whole request, so a reload cannot split it: the v2 partner
@@ -65,21 +71,21 @@ final class ExchangeFlow {
         path = target.path
     }
 
-    /// `decision` is called once, on the event loop, when the exchange is decided (not after ``cancel()``).
-    func whenDecided(_ decision: @escaping (Decision) -> Void) {
-        decided = decision
+    /// `delegate` is told once, on the event loop, when the exchange is decided (not after ``cancel()``).
+    func whenDecided(tell delegate: any ExchangeFlowDelegate) {
+        self.delegate = delegate
     }
 
     /// The request ended otherwise: the flow stops at its next step, and decides nothing.
     func cancel() {
         cancelled = true
-        decided = nil
+        delegate = nil
     }
 
     private func decide(_ decision: Decision) {
-        guard let decided else { return }
-        self.decided = nil
-        decided(decision)
+        guard let delegate else { return }
+        self.delegate = nil
+        delegate.exchange(self, decided: decision)
     }
 
     /// A part of the body; refused once the whole would pass `body-limit`.

@@ -18,7 +18,7 @@ import ServerSupport
 ///
 /// Backpressure both ways: the client's body is read only as fast as the backend takes it, and
 /// the backend's answer only as fast as the client takes it (``UpstreamTrip/pauseResponse()``).
-final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate {
+final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate, ExchangeFlowDelegate {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundIn = HTTPServerResponsePart
     typealias OutboundOut = HTTPServerResponsePart
@@ -108,7 +108,7 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         case .exchange(let flow):
             current.exchange = flow
             current.body = .collect(flow)
-            flow.whenDecided { [weak self, unowned flow] decision in self?.exchangeDecided(flow, decision) }
+            flow.whenDecided(tell: self)
             continueIfExpected()
         }
     }
@@ -152,8 +152,8 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
 
     // MARK: - what the responder decided
 
-    /// The exchange's decision, when it is still the request being answered.
-    private func exchangeDecided(_ flow: ExchangeFlow, _ decision: ExchangeFlow.Decision) {
+    /// The exchange's decision, when it is still the request being answered (``ExchangeFlowDelegate``).
+    func exchange(_ flow: ExchangeFlow, decided decision: ExchangeFlow.Decision) {
         guard let current = request, current.exchange === flow, context != nil, !machine.answerStarted, !machine.isClosing else { return }
         switch decision {
         case .forward(let head, let body): startTrip(head, body: body)
