@@ -191,12 +191,6 @@ struct ConnectionStateMachine {
         return .end(complete: complete, resumeReads: resume)
     }
 
-    /// The request ends without a proper answer (the client went away, or its answer broke off
-    /// after it began): the handler records it and closes.
-    mutating func requestDropped() {
-        state = .closing
-    }
-
     // MARK: - reading
 
     /// A part read from the client.
