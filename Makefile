@@ -31,10 +31,15 @@ build: deps
 release: deps
 	$(SWIFT) build -c release --product samlgate
 
-## deps-load: wrk and nginx (the anchor of make load-compare).
+## deps-load: wrk and nginx (the anchor of make load-compare), haproxy and caddy (its other peers;
+## where the distribution has no package for them, load-compare leaves them out).
 deps-load: deps
 	@if ! command -v wrk >/dev/null || ! [ -x /usr/sbin/nginx ]; then \
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq wrk nginx-light; \
+	fi
+	@if ! [ -x /usr/sbin/haproxy ] || ! [ -x /usr/bin/caddy ]; then \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq haproxy caddy \
+			|| echo "haproxy or caddy not installed: make load-compare runs without them"; \
 	fi
 
 ## test: the whole test suite (what CI runs): Swift tests, the OpenAPI document check, the
@@ -90,9 +95,11 @@ demo: deps build
 load: release deps-load
 	./scripts/load.sh
 
-## load-compare: nginx pass-through, the NIO floor (FLOOR=0 leaves it out), samlgate pass-through
-## and v1 exchange in interleaved rounds at 1/16/64/256 connections; a table,
-## .run/load/compare.csv and plots (ROUNDS=3 DURATION=5).
+## load-compare: nginx, HAProxy, Caddy and the NIO floor passing requests through, samlgate
+## pass-through and v1 exchange, in interleaved rounds at 1/16/64/256 connections, for two
+## workloads (form: ~11 KB form bodies; get204: GETs answered 204); a table per workload,
+## .run/load/compare.csv and plots (ROUNDS=3 DURATION=5 WORKLOADS="form get204"
+## PEERS="nginx haproxy caddy floor").
 load-compare: release deps-load
 	./scripts/load-compare.sh
 

@@ -5,8 +5,9 @@
 #   - in process, one worker: `samlgate batch --jobs 1` over RECORDS signed ~8 KB responses,
 #     encode only and with --verify (the verifier's and the encoder's cost per record, the
 #     process's start-up taken off by a run over one record);
-#   - end to end: scripts/load-compare.sh with BASELINE_BIN=OLD (nginx, pass-through and v1
-#     exchange CPU per request), ROUNDS rounds at CONNECTIONS (64).
+#   - end to end: scripts/load-compare.sh with BASELINE_BIN=OLD, its form workload with nginx and
+#     the NIO floor as peers (pass-through and v1 exchange CPU per request), ROUNDS rounds at
+#     CONNECTIONS (64).
 # OLD is an executable, or a commit built once (release) in a worktree under .build/bench-compare/,
 # whose binary is kept there (.build/bench-compare/<commit>.samlgate) and the worktree removed.
 # Prints one table (median, min–max, new ÷ old); every run in $DIR/bench-compare.csv.
@@ -74,11 +75,12 @@ for round in $(seq 1 "$ROUNDS"); do
 done
 
 if [ "${E2E:-1}" != 0 ]; then
-    BIN=$BIN BASELINE_BIN=$old_bin ROUNDS=$ROUNDS CONNECTIONS=${CONNECTIONS:-64} LOAD_DIR=$DIR ./scripts/load-compare.sh
-    awk -F, 'NR > 1 {
-        build = ($2 ~ /^baseline-/) ? "old" : ($2 == "nginx" ? "nginx" : ($2 == "nio-floor" ? "floor" : "new"))
-        stage = $2; sub(/^(baseline|samlgate)-/, "", stage)
-        printf "%d,%s,e2e-%s-%s,%s\n", $1, build, stage, $3, $10
+    BIN=$BIN BASELINE_BIN=$old_bin ROUNDS=$ROUNDS CONNECTIONS=${CONNECTIONS:-64} LOAD_DIR=$DIR \
+        WORKLOADS=form PEERS="nginx floor" ./scripts/load-compare.sh
+    awk -F, 'NR > 1 && $2 == "form" {
+        build = ($3 ~ /^baseline-/) ? "old" : ($3 == "nginx" ? "nginx" : ($3 == "nio-floor" ? "floor" : "new"))
+        stage = $3; sub(/^(baseline|samlgate)-/, "", stage)
+        printf "%d,%s,e2e-%s-%s,%s\n", $1, build, stage, $4, $11
     }' "$DIR/compare.csv" >> "$CSV"
 fi
 

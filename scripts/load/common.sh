@@ -18,12 +18,25 @@ wait_for() {
 ticks_of() { local total=0 pid; for pid in "$@"; do total=$(( total + $(awk '{print $14 + $15}' "/proc/$pid/stat") )); done; echo "$total"; }
 HZ=$(getconf CLK_TCK)
 
+# The path of a server installed for the load scripts (nginx, haproxy, caddy), also when its
+# directory (/usr/sbin) is not on PATH; nothing when it is not installed.
+load_tool() { command -v "$1" 2>/dev/null || { [ -x "/usr/sbin/$1" ] && echo "/usr/sbin/$1"; } || true; }
+
 # wrk, and with the argument `nginx` nginx too (then NGINX is its path), or a pointer to make deps-load.
 require_load_tools() {
     command -v wrk >/dev/null || { echo "wrk is not installed (make deps-load installs it)" >&2; exit 1; }
     [ "${1:-}" = nginx ] || return 0
-    command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || { echo "nginx is not installed (make deps-load installs it)" >&2; exit 1; }
-    NGINX=$(command -v nginx || echo /usr/sbin/nginx)
+    NGINX=$(load_tool nginx)
+    [ -n "$NGINX" ] || { echo "nginx is not installed (make deps-load installs it)" >&2; exit 1; }
+}
+
+# The path of an optional peer of make load-compare (haproxy, caddy), or nothing and one line to
+# stderr when it is not installed: its rows are left out, the run goes on.
+optional_load_tool() {
+    local path
+    path=$(load_tool "$1")
+    [ -n "$path" ] || echo "$1 is not installed: its rows are left out (make deps-load installs it)" >&2
+    echo "$path"
 }
 
 # An empty directory (made afresh), printed as an absolute path: nginx's prefix.

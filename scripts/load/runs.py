@@ -6,6 +6,8 @@ from collections import defaultdict
 
 LABELS = {
     "nginx": "nginx pass-through",
+    "haproxy": "HAProxy pass-through",
+    "caddy": "Caddy pass-through",
     "nio-floor": "NIO floor pass-through",
     "samlgate-pass-through": "samlgate pass-through",
     "samlgate-exchange": "samlgate v1 exchange",
@@ -14,14 +16,21 @@ LABELS = {
 }
 
 
-class Runs:
-    """Rows of CSV `path` by (proxy, int(row[column]))."""
+def workloads(path):
+    """The workloads of CSV `path` in the order of their first row (one, "", without the column)."""
+    with open(path) as f:
+        return list(dict.fromkeys(row.get("workload") or "" for row in csv.DictReader(f)))
 
-    def __init__(self, path, column):
+
+class Runs:
+    """Rows of CSV `path` by (proxy, int(row[column])); only the workload's when one is named."""
+
+    def __init__(self, path, column, workload=None):
         self.rows = defaultdict(list)
         with open(path) as f:
             for row in csv.DictReader(f):
-                self.rows[(row["proxy"], int(row[column]))].append(row)
+                if workload is None or (row.get("workload") or "") == workload:
+                    self.rows[(row["proxy"], int(row[column]))].append(row)
         self.keys = sorted({key for _, key in self.rows})
         self.proxies = [p for p in LABELS if any((p, key) in self.rows for key in self.keys)]
         self.rounds = max(len(v) for v in self.rows.values())
