@@ -20,9 +20,11 @@ final class UpstreamConnection: ChannelDuplexHandler {
     var reused = false
     private var context: ChannelHandlerContext?
     private var reads = ReadGate()
+    private let encoder: UpstreamRequestEncoder
 
-    init(endpointIndex: Int) {
+    init(endpointIndex: Int, encoder: UpstreamRequestEncoder) {
         self.endpointIndex = endpointIndex
+        self.encoder = encoder
     }
 
     var isActive: Bool { context?.channel.isActive ?? false }
@@ -42,6 +44,13 @@ final class UpstreamConnection: ChannelDuplexHandler {
             return
         }
         context.write(wrapOutboundOut(part), promise: promise)
+    }
+
+    /// A request's head, to the endpoint with this path prefix and `Host` (written by the
+    /// encoder in front of the head's own target and fields: the head is not copied to add them).
+    func writeHead(_ head: HTTPRequestHead, prefix: String, authority: String, promise: EventLoopPromise<Void>?) {
+        encoder.endpoint(prefix: prefix, authority: authority)
+        write(.head(head), promise: promise)
     }
 
     func flush() {

@@ -55,13 +55,22 @@ final class UpstreamConnectionPool {
     }
 
     /// What every connection to an upstream carries below its own handler: TLS for an `https`
-    /// endpoint, then HTTP/1.1 with the answer-head limits (``responseHeadLimits``). Shared by the
-    /// request pool and the health checks' probes, so a probe speaks to the upstream as requests do.
-    static func addClientHandlers(_ pipeline: ChannelPipeline.SynchronousOperations, tls: NIOSSLContext?, serverName: String?) throws {
+    /// endpoint, then HTTP/1.1 — the gateway's request encoder (``UpstreamRequestEncoder``) and
+    /// NIOHTTP1's response decoder with the answer-head limits (``responseHeadLimits``). Shared by
+    /// the request pool and the health checks' probes, so a probe speaks to the upstream as requests
+    /// do. Returns the encoder (a trip names its endpoint to it).
+    @discardableResult
+    static func addClientHandlers(
+        _ pipeline: ChannelPipeline.SynchronousOperations, tls: NIOSSLContext?, serverName: String?
+    ) throws -> UpstreamRequestEncoder {
         if let tls {
             try pipeline.addHandler(NIOSSLClientHandler(context: tls, serverHostname: serverName))
         }
-        try pipeline.addHTTPClientHandlers(decoderLimitConfiguration: responseHeadLimits)
+        let encoder = UpstreamRequestEncoder()
+        let decoder = HTTPResponseDecoder(leftOverBytesStrategy: .dropBytes, informationalResponseStrategy: .drop, limitConfiguration: responseHeadLimits)
+        try pipeline.addHandler(encoder)
+        try pipeline.addHandler(ByteToMessageHandler(decoder))
+        return encoder
     }
 
     /// Opens a new connection to the endpoint; `completion` runs on this event loop.
@@ -74,8 +83,8 @@ final class UpstreamConnectionPool {
             .channelOption(.recvAllocator, value: GatewayHTTPServer.readBuffers)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try Self.addClientHandlers(channel.pipeline.syncOperations, tls: tls, serverName: serverName)
-                    try channel.pipeline.syncOperations.addHandler(UpstreamConnection(endpointIndex: index))
+                    let encoder = try Self.addClientHandlers(channel.pipeline.syncOperations, tls: tls, serverName: serverName)
+                    try channel.pipeline.syncOperations.addHandler(UpstreamConnection(endpointIndex: index, encoder: encoder))
                 }
             }
             .connect(host: endpoint.host, port: endpoint.port)

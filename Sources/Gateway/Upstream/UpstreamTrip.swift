@@ -215,13 +215,10 @@ final class UpstreamTrip {
         partsHandedOver = false
         if readPaused { opened.pauseReading() }
         let endpoint = client.endpoints[opened.endpointIndex]
-        var head = self.head
-        head.uri = endpoint.pathPrefix + head.uri
-        head.headers.add(name: "Host", value: endpoint.authority)
         // A pooled connection closed by the backend between requests fails this first write
         // before any byte left: then nothing was sent, and the next connection may have it.
         let headWritten = pool.eventLoop.makePromise(of: Void.self)
-        opened.write(.head(head), promise: headWritten)
+        opened.writeHead(head, prefix: endpoint.pathPrefix, authority: endpoint.authority, promise: headWritten)
         headWritten.futureResult.assumeIsolated().whenFailure { [weak self, weak opened] error in
             guard let self, let opened, connection === opened, !responseStarted else { return }
             opened.trip = nil
