@@ -27,8 +27,27 @@ import ServerSupport
     ]
 
     /// What is never copied from the client whatever its peer: ``hopByHop``, ``replaced`` and
-    /// ``routeOverrides`` in one set (one lookup per header of every request).
+    /// ``routeOverrides`` in one set.
     static let neverCopied: Set<String> = hopByHop.union(replaced).union(routeOverrides)
+    /// ``neverCopied`` as bytes: the check every header of every request takes, with no
+    /// lower-cased copy of the name and no hashing.
+    static let neverCopiedNames = FoldedNames(neverCopied)
+    /// ``hopByHop`` and `X-Request-Id` (the gateway's own): what an answer's head never passes on.
+    static let neverAnswered = FoldedNames(hopByHop.union(["x-request-id"]))
+
+    /// Whether `name` is one of ``neverCopied``, ASCII letters folded.
+    static func isNeverCopied(_ name: String.UTF8View) -> Bool {
+        neverCopiedNames.contains(name)
+    }
+
+    /// `bytes` equal `lower` (lower-case ASCII) but for the case of letters.
+    static func equalFolded<S: Sequence<UInt8>>(_ bytes: S, _ lower: [UInt8]) -> Bool {
+        var pattern = lower.makeIterator()
+        for byte in bytes {
+            guard let expected = pattern.next(), byte | 0x20 == expected else { return false }
+        }
+        return pattern.next() == nil
+    }
 
     /// Other client claims about the hop (client address, scheme, host, original path), read by
     /// some backend or framework: Rails' `remote_ip` reads `Client-IP`, Rack's scheme
@@ -50,17 +69,10 @@ import ServerSupport
     /// pass-through request from an untrusted peer). The names reaching it hold only letters,
     /// digits, `-` and `_`, which `| 0x20` folds without confusion.
     static func isHopClaim(_ name: String.UTF8View) -> Bool {
-        func equal<S: Sequence<UInt8>>(_ bytes: S, _ lower: [UInt8]) -> Bool {
-            var pattern = lower.makeIterator()
-            for byte in bytes {
-                guard let expected = pattern.next(), byte | 0x20 == expected else { return false }
-            }
-            return pattern.next() == nil
-        }
         let count = name.count
-        for prefix in hopClaimPrefixes where count >= prefix.count && equal(name.prefix(prefix.count), prefix) { return true }
-        for suffix in hopClaimSuffixes where count >= suffix.count && equal(name.suffix(suffix.count), suffix) { return true }
-        for exact in hopClaimNames where count == exact.count && equal(name, exact) { return true }
+        for prefix in hopClaimPrefixes where count >= prefix.count && equalFolded(name.prefix(prefix.count), prefix) { return true }
+        for suffix in hopClaimSuffixes where count >= suffix.count && equalFolded(name.suffix(suffix.count), suffix) { return true }
+        for exact in hopClaimNames where count == exact.count && equalFolded(name, exact) { return true }
         return false
     }
 
@@ -179,24 +191,22 @@ import ServerSupport
                     continue
                 }
             }
-            let name = fieldName.lowercased()
-            if Self.neverCopied.contains(name) || (!tokens.isEmpty && tokens.contains(name)) || (!trusted && Self.isHopClaim(fieldName.utf8)) {
+            let name = fieldName.utf8
+            if Self.isNeverCopied(name) || (!tokens.isEmpty && tokens.contains(asciiLowercased(fieldName[...].utf8)))
+                || (!trusted && Self.isHopClaim(name))
+            {
                 continue
             }
             // Only a trusted peer's `X-Forwarded-*` and `Forwarded` get here: from any other peer
             // they are hop claims, dropped above.
-            switch name {
-            case "x-forwarded-for":
-                forwardedFor = forwardedFor.map { $0 + ", " + value } ?? value
-                continue
-            case "x-forwarded-host":
-                keptHost = true
-            case "x-forwarded-proto":
-                keptProto = true
-            case "forwarded":
-                continue
-            default:
-                break
+            if trusted {
+                if equalFolded(name, Self.forwardedFor) {
+                    forwardedFor = forwardedFor.map { $0 + ", " + value } ?? value
+                    continue
+                }
+                if equalFolded(name, Self.forwarded) { continue }
+                if equalFolded(name, Self.forwardedHost) { keptHost = true }
+                if equalFolded(name, Self.forwardedProto) { keptProto = true }
             }
             headers.add(name: fieldName, value: value)
         }
@@ -213,18 +223,42 @@ import ServerSupport
         return headers
     }
 
+    static let forwardedFor = Array("x-forwarded-for".utf8)
+    static let forwardedHost = Array("x-forwarded-host".utf8)
+    static let forwardedProto = Array("x-forwarded-proto".utf8)
+    static let forwarded = Array("forwarded".utf8)
+
     /// The upstream's response headers for the client.
     static func clientResponse(_ headers: HTTPHeaders, requestID: String) -> HTTPHeaders {
         let tokens = connectionTokens(headers["connection"])
         var fields = HTTPHeaders()
         fields.reserveCapacity(headers.count + 1)
         for (name, value) in headers {
-            let lower = name.lowercased()
-            if hopByHop.contains(lower) || (!tokens.isEmpty && tokens.contains(lower)) || lower == "x-request-id" { continue }
+            if neverAnswered.contains(name.utf8) || (!tokens.isEmpty && tokens.contains(asciiLowercased(name[...].utf8))) { continue }
             fields.add(name: name, value: value)
         }
         fields.add(name: "X-Request-Id", value: requestID)
         return fields
+    }
+}
+
+/// A set of lower-case header names, looked up on a name's bytes with ASCII letters folded
+/// (`| 0x20`): no lower-cased copy, no hashing, a few comparisons of names of the same length.
+/// The names looked up passed llhttp (token characters only), where no other byte folds onto a
+/// lower-case letter or `-`.
+struct FoldedNames {
+    private let byLength: [[[UInt8]]]
+
+    init(_ names: Set<String>) {
+        var table = [[[UInt8]]](repeating: [], count: (names.map(\.utf8.count).max() ?? 0) + 1)
+        for name in names { table[name.utf8.count].append(Array(name.utf8)) }
+        byLength = table
+    }
+
+    func contains(_ name: String.UTF8View) -> Bool {
+        let count = name.count
+        guard count < byLength.count else { return false }
+        return byLength[count].contains { ProxyHeaders.equalFolded(name, $0) }
     }
 }
 

@@ -67,7 +67,8 @@ final class UpstreamConnectionPool {
             try pipeline.addHandler(NIOSSLClientHandler(context: tls, serverHostname: serverName))
         }
         let encoder = UpstreamRequestEncoder()
-        let decoder = HTTPResponseDecoder(leftOverBytesStrategy: .dropBytes, informationalResponseStrategy: .drop, limitConfiguration: responseHeadLimits)
+        let decoder = HTTPResponseDecoder(
+            leftOverBytesStrategy: .dropBytes, informationalResponseStrategy: .drop, limitConfiguration: responseHeadLimits)
         try pipeline.addHandler(encoder)
         try pipeline.addHandler(ByteToMessageHandler(decoder))
         return encoder
