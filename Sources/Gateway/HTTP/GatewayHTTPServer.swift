@@ -54,11 +54,7 @@ struct GatewayHTTPServer: Service {
                 channel.closeFuture.whenComplete { _ in core.connections.release(client) }
                 return channel.eventLoop.makeCompletedFuture {
                     let pipeline = channel.pipeline.syncOperations
-                    // No second validation pass over every field of every answer: the backend's
-                    // fields passed llhttp on the upstream connection (no control character gets
-                    // through it), and the gateway's own are its constants, numbers and checked ids.
-                    try pipeline.configureHTTPServerPipeline(
-                        withPipeliningAssistance: false, withErrorHandling: false, withOutboundHeaderValidation: false)
+                    try pipeline.configureHTTPServerPipeline(withPipeliningAssistance: false, withErrorHandling: false)
                     try pipeline.addHandler(GatewayConnectionHandler(core: core, pool: core.upstream.pool(on: channel.eventLoop)))
                 }
             }
