@@ -28,12 +28,13 @@ struct VerificationFixture {
     static func make(_ algorithm: KeyAlgorithm) -> VerificationFixture {
         let pair = try! IdPKeyPair.generate(algorithm)
         let idp = try! TestIdentityProvider(keyPair: pair)
-        let documents = sizes.map { name, size -> (String, [UInt8]) in
-            var options = IssueOptions(mvpd: mvpd, user: "bench-user@example.com", attributes: [SAMLAttribute("userID", "u-1")])
-            options.ttl = 10 * 365 * 86_400  // valid for the whole run
-            options.padToSize = size
-            return (name, try! idp.issue(options))
-        } + [("realistic", try! idp.issue(realisticOptions))]
+        let documents =
+            sizes.map { name, size -> (String, [UInt8]) in
+                var options = IssueOptions(mvpd: mvpd, user: "bench-user@example.com", attributes: [SAMLAttribute("userID", "u-1")])
+                options.ttl = 10 * 365 * 86_400  // valid for the whole run
+                options.padToSize = size
+                return (name, try! idp.issue(options))
+            } + [("realistic", try! idp.issue(realisticOptions))]
         let store = TrustStore(providers: [try! IdentityProviderTrust(mvpd: mvpd, certificatesPEM: [pair.certificatePEM])])
         // No replay cache: the same document is verified again and again.
         var libxml2 = VerificationOptions()
