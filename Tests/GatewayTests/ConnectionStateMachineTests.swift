@@ -196,7 +196,7 @@ struct ConnectionStateMachineTests {
     func parserFailures() {
         var idle = Self.machine()
         #expect(idle.parserFailed(.invalidHeaderToken) == true)
-        idle.refusingHead()
+        idle.closed()
         #expect(idle.parserFailed(.invalidHeaderToken) == false)
 
         var midBody = Self.machine()

@@ -252,12 +252,6 @@ struct ConnectionStateMachine {
         return true
     }
 
-    /// A head the parser refused, or a head that timed out: a plain refusal is written, then the
-    /// connection closes.
-    mutating func refusingHead() {
-        state = .closing
-    }
-
     /// The client half-closed. Waits behind what is queued; else: an idle connection closes now,
     /// one with a request closes once its answer is written. A connection already closing is left
     /// to finish writing its last answer: a client may half-close after its request and still read it.
@@ -291,7 +285,8 @@ struct ConnectionStateMachine {
         }
     }
 
-    /// The connection is closed from the handler (an error, a timeout): nothing more is taken up.
+    /// The connection ends from the handler — an error, a timeout, a head the parser refused or
+    /// that did not arrive in time (a plain refusal is written first): nothing more is taken up.
     mutating func closed() {
         state = .closing
     }

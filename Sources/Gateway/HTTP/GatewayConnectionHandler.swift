@@ -396,7 +396,7 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     /// A head begun but not complete within `header-timeout`: `408 header_timeout`, closed.
     private func headerTimedOut() {
         guard context != nil else { return }
-        machine.refusingHead()
+        machine.closed()
         let (response, requestID) = observer.headerTimedOut()
         writeHeadAndBody(response, requestID: requestID, version: .http1_1, withBody: true, closing: true)
         endAndClose()
@@ -427,7 +427,7 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         // The head itself is not HTTP/1.1 (a smuggling attempt among others): the parser's
         // plain refusal, written before the decoder closes the connection. Closing from here on:
         // the write may report a writability change, which must not take up what is queued.
-        machine.refusingHead()
+        machine.closed()
         let status: HTTPResponseStatus = parserError == .headerOverflow ? .requestHeaderFieldsTooLarge : .badRequest
         let headers = HTTPHeaders([("Connection", "close"), ("Content-Length", "0")])
         context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)

@@ -35,11 +35,6 @@ import ServerSupport
     /// ``hopByHop`` and `X-Request-Id` (the gateway's own): what an answer's head never passes on.
     static let neverAnswered = FoldedNames(hopByHop.union(["x-request-id"]))
 
-    /// Whether `name` is one of ``neverCopied``, ASCII letters folded.
-    static func isNeverCopied(_ name: String.UTF8View) -> Bool {
-        neverCopiedNames.contains(name)
-    }
-
     /// `bytes` equal `lower` (lower-case ASCII) but for the case of letters.
     static func equalFolded<S: Sequence<UInt8>>(_ bytes: S, _ lower: [UInt8]) -> Bool {
         var pattern = lower.makeIterator()
@@ -192,7 +187,7 @@ import ServerSupport
                 }
             }
             let name = fieldName.utf8
-            if Self.isNeverCopied(name) || (!tokens.isEmpty && tokens.contains(asciiLowercased(fieldName[...].utf8)))
+            if Self.neverCopiedNames.contains(name) || (!tokens.isEmpty && tokens.contains(asciiLowercased(fieldName[...].utf8)))
                 || (!trusted && Self.isHopClaim(name))
             {
                 continue
