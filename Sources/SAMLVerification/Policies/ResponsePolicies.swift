@@ -115,11 +115,19 @@ struct AudiencePolicy: ResponsePolicy {
 /// `not_yet_valid` when `now + skew < NotBefore`, `expired` when `now - skew >= NotOnOrAfter`.
 struct ValidityWindowPolicy: ResponsePolicy {
     func check(_ facts: ResponseFacts, _ context: PolicyContext) throws(VerificationError) {
-        if let notBefore = facts.notBefore, context.now.addingTimeInterval(context.clockSkew) < notBefore {
-            throw VerificationError(.notYetValid, "the assertion is not valid before \(notBefore)")
+        try context.checkWindow(notBefore: facts.notBefore, notOnOrAfter: facts.notOnOrAfter, of: "the assertion")
+    }
+}
+
+extension PolicyContext {
+    /// A validity window with the clock skew: `not_yet_valid` before `notBefore`, `expired` at or
+    /// after `notOnOrAfter`; `what` names the element in the message.
+    func checkWindow(notBefore: Date?, notOnOrAfter: Date?, of what: String) throws(VerificationError) {
+        if let notBefore, now.addingTimeInterval(clockSkew) < notBefore {
+            throw VerificationError(.notYetValid, "\(what) is not valid before \(notBefore)")
         }
-        if let notOnOrAfter = facts.notOnOrAfter, context.now.addingTimeInterval(-context.clockSkew) >= notOnOrAfter {
-            throw VerificationError(.expired, "the assertion expired at \(notOnOrAfter)")
+        if let notOnOrAfter, now.addingTimeInterval(-clockSkew) >= notOnOrAfter {
+            throw VerificationError(.expired, "\(what) expired at \(notOnOrAfter)")
         }
     }
 }
@@ -147,12 +155,7 @@ struct SubjectConfirmationPolicy: ResponsePolicy {
     }
 
     private func check(_ confirmation: ResponseFacts.SubjectConfirmation, _ context: PolicyContext) throws(VerificationError) {
-        if let notBefore = confirmation.notBefore, context.now.addingTimeInterval(context.clockSkew) < notBefore {
-            throw VerificationError(.notYetValid, "the subject confirmation is not valid before \(notBefore)")
-        }
-        if let notOnOrAfter = confirmation.notOnOrAfter, context.now.addingTimeInterval(-context.clockSkew) >= notOnOrAfter {
-            throw VerificationError(.expired, "the subject confirmation expired at \(notOnOrAfter)")
-        }
+        try context.checkWindow(notBefore: confirmation.notBefore, notOnOrAfter: confirmation.notOnOrAfter, of: "the subject confirmation")
     }
 }
 
