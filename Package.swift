@@ -35,10 +35,6 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
-        .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
-        // OTLP/HTTP only: the gRPC exporter's dependencies (grpc-swift, its protobuf plugin)
-        // would double the first build for a protocol the OTLP collector also takes over HTTP.
-        .package(url: "https://github.com/swift-otel/swift-otel.git", from: "1.6.0", traits: ["OTLPHTTP"]),
     ],
     targets: [
         .target(
@@ -161,17 +157,20 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]
         ),
-        // Spans of the gateway's requests exported over OTLP/HTTP (swift-otel behind
-        // swift-distributed-tracing's API), plugged into the Gateway's ``RequestTracing`` by
-        // `samlgate serve`: the Gateway module itself depends on neither.
+        // Spans of the gateway's requests recorded as plain values and exported over OTLP/HTTP
+        // (protobuf written directly), plugged into the Gateway's ``RequestTracing`` by
+        // `samlgate serve`.
         .target(
             name: "GatewayTracing",
             dependencies: [
                 "Gateway",
-                .product(name: "OTel", package: "swift-otel"),
-                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                "ServerSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         .target(

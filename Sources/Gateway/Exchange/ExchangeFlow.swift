@@ -134,7 +134,7 @@ final class ExchangeFlow {
     private func verified(_ verdict: ExchangeVerdict, queued: UInt64, began: UInt64, ended: UInt64) {
         guard !cancelled else { return }
         core.metrics.stage("queue", nanos: began - queued)
-        if let span = request.recordingSpan {
+        if let span = request.span {
             span.stage("worker_wait", from: queued, to: began, attributes: [])
             span.stage("verification", from: began, to: ended, attributes: [("samlgate.verdict", verdict.spanLabel)])
         }
@@ -189,7 +189,7 @@ final class ExchangeFlow {
                 "request_id": .string(request.requestID), "trace_id": .string(request.trace.traceID), "mvpd": .string(prepared.mvpd),
                 "code": .string(error.code.rawValue), "raised_at": .stringConvertible(error.location),
             ])
-        if let span = request.recordingSpan { span.setAttribute("samlgate.would_refuse", error.code.rawValue) }
+        if let span = request.span { span.setAttribute("samlgate.would_refuse", error.code.rawValue) }
         request.wouldRefuse = error.code.rawValue
         forward(prepared)
     }
@@ -198,7 +198,7 @@ final class ExchangeFlow {
     /// the copy changed, else refused as the first verification decided.
     private func refetched(_ result: MetadataRefreshResult, refusal: GatewayError, mvpd: String, asked: UInt64) {
         guard !cancelled else { return }
-        if let span = request.recordingSpan {
+        if let span = request.span {
             span.stage("metadata_refetch", from: asked, to: DispatchTime.now().uptimeNanoseconds, attributes: [("samlgate.refetch", result.rawValue)])
         }
         // A newer store — this fetch's, or one a scheduled refresh or another request's fetch
@@ -217,7 +217,7 @@ final class ExchangeFlow {
         let asked = DispatchTime.now().uptimeNanoseconds
         shared.admit(claim, digest: prepared.assertionHash, on: eventLoop).assumeIsolated().whenSuccess { refusal in
             guard !self.cancelled else { return }
-            if let span = self.request.recordingSpan {
+            if let span = self.request.span {
                 span.stage(
                     "replay_record", from: asked, to: DispatchTime.now().uptimeNanoseconds,
                     attributes: [("samlgate.replay", refusal?.code.rawValue ?? "recorded")])
@@ -256,7 +256,7 @@ final class ExchangeFlow {
     private static func annotate(_ request: InFlightRequest, mvpd: String?, outcome: String) {
         request.mvpd = mvpd
         request.forwarded = outcome == "forwarded"
-        guard let span = request.recordingSpan else { return }
+        guard let span = request.span else { return }
         span.setAttribute("samlgate.mvpd", mvpd ?? GatewayMetrics.unknownMVPD)
         span.setAttribute("samlgate.outcome", outcome)
     }

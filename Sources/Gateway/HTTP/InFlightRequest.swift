@@ -26,10 +26,8 @@ final class InFlightRequest {
     let hasBody: Bool
     /// The W3C trace this request belongs to, continued or started here.
     let trace: TraceContext
-    /// The gateway's span of this request, when tracing is on.
+    /// The gateway's span of this request, when tracing is on and the sampler records it.
     let span: (any RequestSpan)?
-    /// ``span`` when the sampler records it: where stage spans and attributes go.
-    var recordingSpan: (any RequestSpan)? { span.flatMap { $0.isRecording ? $0 : nil } }
     let started: UInt64
     /// `nil` until routed, and for a request refused before it could be (its framing).
     var route: GatewayRoute?

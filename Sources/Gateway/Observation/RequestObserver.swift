@@ -43,7 +43,7 @@ struct RequestObserver {
     /// The answer refusing `request` with `error`, rendered (``GatewayError/response(requestID:api:exchange:accept:configuration:)``),
     /// counted, logged, and noted on the request and its span.
     func refused(_ error: GatewayError, request: InFlightRequest) -> GatewayResponse {
-        if let span = request.recordingSpan { span.setAttribute("samlgate.reason", error.code.rawValue) }
+        if let span = request.span { span.setAttribute("samlgate.reason", error.code.rawValue) }
         request.reason = error.code.rawValue
         core.metrics.error(code: error.code.rawValue)
         // Only a refusal of a target that could not be parsed reads the raw one.
@@ -98,7 +98,7 @@ struct RequestObserver {
 
     /// The trip's stage span (`upstream`), from the request sent to the answer's end or the failure.
     func tripEnded(_ request: InFlightRequest, failure: UpstreamFailure?) {
-        guard let span = request.recordingSpan else { return }
+        guard let span = request.span else { return }
         let end = DispatchTime.now().uptimeNanoseconds
         if let failure {
             span.stage("upstream", from: request.tripStarted, to: end, attributes: [("samlgate.upstream_failure", failure.kind.rawValue)])

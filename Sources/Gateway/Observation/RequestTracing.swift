@@ -3,35 +3,27 @@ import ServiceLifecycle
 /// Where the spans of the gateway's requests go. The Gateway module only asks for them: the
 /// exporter (OTLP over HTTP, the `GatewayTracing` module) is plugged in by `samlgate serve`
 /// when `tracing-endpoint` is set. Without it ``GatewayCore/tracing`` is `nil` and the data
-/// plane does no span work at all, not even a no-op tracer's.
+/// plane does no span work at all.
+///
+/// Asked only for the requests ``TraceSampler`` records, with the ids the gateway already drew
+/// (``TraceContext``): the span is the one the backend is told as its parent.
 package protocol RequestTracing: Sendable {
     /// The gateway's span for one request (kind server), started at `uptime` (`DispatchTime`
     /// nanoseconds).
     /// - Parameters:
-    ///   - parent: the client's `traceparent` when the gateway accepted it, in its version-00 form
-    ///     (``TraceContext/continued(_:)``): the span continues that trace; `nil` starts a new one.
-    ///   - state: the client's `tracestate` as the gateway forwards it (only with `parent`): the
-    ///     trace state of the span and of its stages, as of any span in the client's trace.
-    func startRequest(parent: String?, state: String?, at uptime: UInt64) -> any RequestSpan
+    ///   - traceID: 32 lower-case hex digits, the client's on a continued trace.
+    ///   - spanID: the gateway's span id, the parent the backend is told.
+    ///   - parentSpanID: the client's span on a continued trace; `nil` starts a new one.
+    ///   - state: the client's `tracestate` as the gateway forwards it (continued traces only).
+    func startRequest(traceID: String, spanID: UInt64, parentSpanID: UInt64?, state: String?, at uptime: UInt64) -> any RequestSpan
 }
 
-/// The gateway's span of one request, used on the connection's event loop only. Its ids are
-/// the ones the backend is told (``TraceContext``), so the backend's span hangs under it.
+/// The gateway's span of one request, recorded: used on the connection's event loop only.
 ///
 /// The stages of an exchange are recorded after the fact, each with the start and end the
 /// data plane measured anyway: no span object crosses to a worker thread, and a request the
-/// sampler left out (``isRecording`` false) costs no stage spans.
+/// sampler left out has no span at all.
 package protocol RequestSpan: AnyObject {
-    /// 32 lower-case hex digits.
-    var traceID: String { get }
-    var spanID: UInt64 { get }
-    /// The W3C trace flags: `01` when sampled, else `00`; plus `02` (Level 2's `random`) when the
-    /// span started its trace with a trace id whose right-most 7 bytes at least are random. On a
-    /// continued trace the `random` flag is the client's (``TraceContext``), whatever this says.
-    var flags: String { get }
-    /// Whether this span is exported: stage spans and attributes are only made then.
-    var isRecording: Bool { get }
-
     /// A finished stage under this span, from `start` to `end` (`DispatchTime` nanoseconds).
     /// Attributes are typed as the OpenTelemetry semantic conventions type them: `integers` for
     /// those with a number for value (`http.response.status_code`), `attributes` for the strings.
@@ -41,7 +33,7 @@ package protocol RequestSpan: AnyObject {
     func setAttribute(_ key: String, _ value: String)
 
     /// Ends the span, named after the route (`POST v1_tokens_authn`), with the status answered
-    /// (`0` when the client left before any answer); a 5xx marks it failed.
+    /// (`0` when the client left before any answer); a 5xx marks it failed. Called once.
     func end(name: String, status: Int, at uptime: UInt64)
 }
 

@@ -12,11 +12,11 @@ import NIOHTTP1
 /// the client's `tracestate` goes with its broken parent. A `tracestate` is forwarded when it is
 /// printable ASCII of at most 512 bytes (its header lines joined with `,`), else dropped. A trace
 /// the gateway starts is not marked sampled when tracing is off (it records no spans then);
-/// with tracing on, the ids and the sampled flag are those of the gateway's span
+/// with tracing on, it is marked sampled when the gateway records its span
 /// (``traced(_:tracing:sampler:ids:at:)``).
 ///
 /// The flags follow Level 2: the `random` flag (`02`) is set on a trace the gateway starts (its
-/// trace ids are drawn whole, ``TraceIDSequence``, as are the tracer's), and on a continued trace
+/// trace ids are drawn whole, ``TraceIDSequence``), and on a continued trace
 /// it is the client's, set or unset, as the recommendation requires of every outgoing
 /// `traceparent` with the client's trace id. Flags the recommendation does not define are
 /// reserved, and sent as zeros.
@@ -90,47 +90,38 @@ struct TraceContext {
     }
 
     /// The context of a request when tracing is on. `sampler` decides first whether it is
-    /// recorded; if so the ids are those of the span `tracing` starts, which continues the
-    /// client's trace when its `traceparent` is accepted here (the same rules as
-    /// ``make(_:ids:)``). If not, no span is started: the trace is continued (or started) with
-    /// the gateway's own span id, marked not sampled.
+    /// recorded, then the ids are drawn as ``make(_:ids:)`` draws them (the same rules for the
+    /// client's `traceparent`) and marked sampled or not; only a recorded request gets a span,
+    /// which `tracing` starts with exactly those ids.
     static func traced(
         _ headers: HTTPHeaders, tracing: any RequestTracing, sampler: TraceSampler, ids: inout TraceIDSequence, at uptime: UInt64
     ) -> (TraceContext, (any RequestSpan)?) {
         let parents = headers["traceparent"]
         let parent = parents.count == 1 ? continued(parents[0]) : nil
-        let recorded: Bool
+        let context: TraceContext
         if let parent {
-            recorded = sampler.records(continuing: parent.traceID)
+            let recorded = sampler.records(continuing: parent.traceID)
+            let flags = Self.flags(sampled: recorded, random: isRandom(parent.flags))
+            context = TraceContext(traceID: parent.traceID, spanID: ids.nextSpanID(), flags: flags, state: state(headers["tracestate"]))
         } else {
-            recorded = sampler.recordsNewTrace(using: &ids)
+            let recorded = sampler.recordsNewTrace(using: &ids)
+            context = TraceContext(traceID: ids.nextTraceID(), spanID: ids.nextSpanID(), flags: flags(sampled: recorded, random: true), state: nil)
         }
-        guard recorded else {
-            guard let parent else {
-                return (TraceContext(traceID: ids.nextTraceID(), spanID: ids.nextSpanID(), flags: startedFlags, state: nil), nil)
-            }
-            let unsampled = Self.flags(sampled: false, random: isRandom(parent.flags))
-            return (TraceContext(traceID: parent.traceID, spanID: ids.nextSpanID(), flags: unsampled, state: state(headers["tracestate"])), nil)
-        }
-        let forwarded = parent == nil ? nil : state(headers["tracestate"])
-        let span = tracing.startRequest(parent: parent?.traceparent, state: forwarded, at: uptime)
-        if let parent, parent.traceID == span.traceID {
-            // The client's trace: the span's sampled flag, the client's random flag whatever the tracer wrote.
-            let sent = Self.flags(sampled: isSampled(span.flags), random: isRandom(parent.flags))
-            return (TraceContext(traceID: span.traceID, spanID: span.spanID, flags: sent, state: forwarded), span)
-        }
-        // A trace the span started (with no parent, or one its tracer could not read): its flags
-        // are the tracer's, and the client's tracestate is not of this trace.
-        return (TraceContext(traceID: span.traceID, spanID: span.spanID, flags: span.flags, state: nil), span)
+        guard isSampled(context.flags) else { return (context, nil) }
+        let span = tracing.startRequest(
+            traceID: context.traceID, spanID: context.spanID, parentSpanID: parent?.spanID, state: context.state, at: uptime)
+        return (context, span)
     }
 
-    /// A valid `traceparent` in its version-00 form (a later version is read for the fields
-    /// version 00 defines, as the recommendation says), its trace id and its flags; else `nil`.
-    static func continued(_ value: String) -> (traceparent: String, traceID: String, flags: String)? {
+    /// A valid `traceparent` (a later version read for the fields version 00 defines, as the
+    /// recommendation says): its trace id, its span id (the client's span) and its flags; else `nil`.
+    static func continued(_ value: String) -> (traceID: String, spanID: UInt64, flags: String)? {
         var value = value
         return value.withUTF8 { bytes in
-            guard let (traceID, flags) = parse(bytes: bytes) else { return nil }
-            return ("00-" + traceID + "-" + String(decoding: bytes[36..<52], as: UTF8.self) + "-" + flags, traceID, flags)
+            guard let (traceID, flags) = parse(bytes: bytes),
+                let spanID = UInt64(String(decoding: bytes[36..<52], as: UTF8.self), radix: 16)
+            else { return nil }
+            return (traceID, spanID, flags)
         }
     }
 

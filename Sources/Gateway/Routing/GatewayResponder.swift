@@ -135,7 +135,7 @@ struct GatewayResponder {
 
     /// An exchange's first stage: its head checked (``ExchangeAdmission``), from the head's arrival.
     private func admissionSpan(_ request: InFlightRequest) {
-        guard let span = request.recordingSpan else { return }
+        guard let span = request.span else { return }
         span.stage("admission", from: request.started, to: DispatchTime.now().uptimeNanoseconds, attributes: [])
     }
 
