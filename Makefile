@@ -7,7 +7,7 @@ BIN := .build/release/samlgate
 # What make format-check lints and make format rewrites.
 FORMATTED := Package.swift Sources Tests Benchmarks/Package.swift Benchmarks/Benchmarks Benchmarks/Drivers Fuzz/Package.swift Fuzz/Sources
 
-.PHONY: deps deps-load build release test format-check format openapi-check docs-check deploy-check monitoring-check run demo load load-compare header-costs alerts-check http-diff load-mallocs load-scale load-replay-store soak faults sanitize cluster-check stream-check bench bench-compare bench-check bench-thresholds bench-verify fuzz-build fuzz fuzz-all clean
+.PHONY: deps deps-load build release test format-check format openapi-check docs-check deploy-check monitoring-check run demo load load-compare header-costs alerts-check tracing-check http-diff load-mallocs load-scale load-replay-store soak faults sanitize cluster-check stream-check bench bench-compare bench-check bench-thresholds bench-verify fuzz-build fuzz fuzz-all clean
 
 ## deps: install the system libraries (apt-get) when xmlsec1-openssl, zlib or jemalloc is not found,
 ## and redis-server (the shared replay store's tests start their own); promtool (Debian's
@@ -45,8 +45,9 @@ deps-load: deps
 ## test: the whole test suite (what CI runs): Swift tests, the OpenAPI document check, the
 ## documentation check (links, command lines against the built CLI, error codes against the sources),
 ## then the deployment check (Kubernetes manifests, checkov, hadolint; offline), the monitoring
-## check (dashboard, alert rules and their promtool tests) and the alert rules in a real Prometheus
-## against the debug build (alerts-check, under a minute).
+## check (dashboard, alert rules and their promtool tests), the alert rules in a real Prometheus
+## against the debug build (alerts-check, under a minute) and its span exports read by
+## OpenTelemetry's own classes (tracing-check).
 test: deps
 	$(MAKE) format-check
 	$(SWIFT) test
@@ -55,6 +56,7 @@ test: deps
 	$(MAKE) deploy-check
 	$(MAKE) monitoring-check
 	BIN=.build/debug/samlgate ./scripts/alerts-check.sh
+	BIN=.build/debug/samlgate ./scripts/tracing-check.sh
 
 ## openapi-check: validate docs/openapi.yaml (openapi-spec-validator in .build/tools-venv).
 openapi-check:
@@ -113,6 +115,11 @@ header-costs: release
 ## keys, overload, Redis, upstream and a gateway stopped): each alert fires, the others stay silent.
 alerts-check: release
 	./scripts/alerts-check.sh
+
+## tracing-check: the gateway's OTLP span exports read by OpenTelemetry's own protobuf classes
+## (opentelemetry-proto, in .build/tools-venv): ids, parents, kinds, typed attributes, trace state.
+tracing-check: build
+	BIN=.build/debug/samlgate ./scripts/tracing-check.sh
 
 ## http-diff: ~295 odd or malformed HTTP/1.1 requests (raw sockets) through nginx and the gateway to a
 ## byte-logging backend; the differences that matter (samlgate stricter, laxer, content differs) and

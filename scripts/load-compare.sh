@@ -23,6 +23,9 @@
 # (gateway), BASELINE_BIN (another samlgate build, e.g. the previous one: its pass-through and
 # exchange are measured in the same rounds, labelled "baseline"), GATEWAY_ARGS (more `serve` flags
 # for this build only, e.g. "--mode report-only": what a setting costs, against the baseline),
+# BASELINE_ARGS (more `serve` flags for the baseline build only: the same setting on both builds;
+# in either, @SINK@ is the URL of an nginx that answers 204 to anything, e.g. a span sink:
+# "--tracing-endpoint @SINK@/v1/traces --tracing-sample-ratio 1"),
 # FLOOR (0 leaves out the NIO floor, as PEERS without `floor` does).
 set -euo pipefail
 BIN=${BIN:-.build/release/samlgate}
@@ -95,7 +98,8 @@ fill() {
 "$BIN" upstream --port "${upstream_of[form]}" --log-level error >/dev/null 2>&1 &
 pids+=($!)
 wait_for "http://127.0.0.1:${upstream_of[form]}/"
-if [[ " $WORKLOADS " == *" get204 "* ]]; then
+# The nginx answering 204 also serves as the span sink of tracing runs (@SINK@ in the ARGS).
+if [[ " $WORKLOADS " == *" get204 "* || "${GATEWAY_ARGS:-}${BASELINE_ARGS:-}" == *@SINK@* ]]; then
     dir=$(fresh_dir "$DIR/upstream-204")
     fill scripts/load/nginx-204.conf "$dir" "${upstream_of[get204]}" > "$dir/nginx.conf"
     "$NGINX" -p "$dir" -c "$dir/nginx.conf" -e "$dir/nginx-error.log" &
@@ -137,11 +141,12 @@ for workload in $WORKLOADS; do
     for proxy in "${peers[@]}"; do start_peer "$proxy" "$workload"; done
 done
 
-# start_gateway WORKLOAD [BINARY]: this build (with GATEWAY_ARGS) when none is named, in front of
-# the workload's upstream.
+# start_gateway WORKLOAD [BINARY]: this build (with GATEWAY_ARGS) when none is named, else BINARY
+# (with BASELINE_ARGS), in front of the workload's upstream.
 start_gateway() {
     local extra=""
-    [ -n "${2:-}" ] || extra=${GATEWAY_ARGS:-}
+    if [ -n "${2:-}" ]; then extra=${BASELINE_ARGS:-}; else extra=${GATEWAY_ARGS:-}; fi
+    extra=${extra//@SINK@/http://127.0.0.1:${upstream_of[get204]}}
     # shellcheck disable=SC2086,SC2046
     "${2:-$BIN}" serve --port "$GATEWAY_PORT" --upstream "http://127.0.0.1:${upstream_of[$1]}" --trust-store "$DIR/trust" \
         --log-level warning ${WORKERS:+--workers "$WORKERS"} $(throttle_args "${2:-$BIN}") $extra >/dev/null 2>>"$DIR/gateway.log" &

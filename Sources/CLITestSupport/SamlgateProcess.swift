@@ -25,8 +25,11 @@ package struct SamlgateProcess: Sendable {
     /// - Parameter timeout: seconds after which a process still running is terminated (SIGTERM),
     ///   so a command that should have exited at once makes its test fail instead of hang.
     /// - Parameter directory: the working directory (default: the test's own).
-    package static func run(_ arguments: [String], stdin: Data = Data(), timeout: Double? = nil, directory: String? = nil) throws -> SamlgateProcess {
-        try launch(executable, arguments, stdin: stdin, timeout: timeout, directory: directory)
+    /// - Parameter environment: variables set for the process, over the test's own.
+    package static func run(
+        _ arguments: [String], stdin: Data = Data(), timeout: Double? = nil, directory: String? = nil, environment: [String: String] = [:]
+    ) throws -> SamlgateProcess {
+        try launch(executable, arguments, stdin: stdin, timeout: timeout, directory: directory, environment: environment)
     }
 
     /// ``run(_:stdin:timeout:directory:)`` waited for on a thread of its own. For a process that
@@ -63,13 +66,17 @@ package struct SamlgateProcess: Sendable {
             }.joined()
         }
         return try launch(
-            URL(fileURLWithPath: "/bin/sh"), ["-c", script, "sh", executable.path] + escaped, stdin: stdin, timeout: timeout, directory: nil)
+            URL(fileURLWithPath: "/bin/sh"), ["-c", script, "sh", executable.path] + escaped, stdin: stdin, timeout: timeout, directory: nil,
+            environment: [:])
     }
 
-    private static func launch(_ program: URL, _ arguments: [String], stdin: Data, timeout: Double?, directory: String?) throws -> SamlgateProcess {
+    private static func launch(
+        _ program: URL, _ arguments: [String], stdin: Data, timeout: Double?, directory: String?, environment: [String: String]
+    ) throws -> SamlgateProcess {
         let process = Process()
         process.executableURL = program
         process.arguments = arguments
+        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         let input = Pipe(), output = Pipe(), error = Pipe()
         process.standardInput = input

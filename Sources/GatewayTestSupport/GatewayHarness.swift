@@ -37,9 +37,12 @@ package final class GatewayHarness: Sendable {
 
     /// - Parameters:
     ///   - upstreamURL: use this instead of a fresh reference upstream (a faulty one).
-    ///   - gatewayLogger: the gateway's logger (a ``CapturedLog``'s), instead of none.
+    ///   - gatewayLogger: the gateway's logger (a ``CapturedLog``'s), instead of none; its span
+    ///     exporter's too.
+    ///   - tracingEnvironment: the `OTEL_*` variables the span exporter reads, instead of the
+    ///     test process's (none by default).
     package init(
-        upstreamURL fixedUpstream: String? = nil, gatewayLogger: Logger? = nil,
+        upstreamURL fixedUpstream: String? = nil, gatewayLogger: Logger? = nil, tracingEnvironment: [String: String] = [:],
         configure: (inout GatewayConfiguration) -> Void = { _ in }
     ) async throws {
         let logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
@@ -68,7 +71,7 @@ package final class GatewayHarness: Sendable {
         configuration.throttleExchanges = nil
         configure(&configuration)
         // Tracing as `serve` sets it up: off unless `configure` names an endpoint.
-        let tracing = try OTLPTracing.backend(for: configuration, logger: logger)
+        let tracing = try OTLPTracing.backend(for: configuration, logger: gatewayLogger ?? logger, environment: tracingEnvironment)
         let gateway = try GatewayServer(configuration: configuration, logger: gatewayLogger ?? logger, signals: false, tracing: tracing)
         tasks.append(Task { try await gateway.run() })
         self.gateway = gateway
@@ -245,10 +248,11 @@ extension GatewayHarness {
 
 /// Runs `body` with a fresh harness and always stops it.
 package func withHarness(
-    upstreamURL: String? = nil, gatewayLogger: Logger? = nil, configure: (inout GatewayConfiguration) -> Void = { _ in },
-    _ body: (GatewayHarness) async throws -> Void
+    upstreamURL: String? = nil, gatewayLogger: Logger? = nil, tracingEnvironment: [String: String] = [:],
+    configure: (inout GatewayConfiguration) -> Void = { _ in }, _ body: (GatewayHarness) async throws -> Void
 ) async throws {
-    let harness = try await GatewayHarness(upstreamURL: upstreamURL, gatewayLogger: gatewayLogger, configure: configure)
+    let harness = try await GatewayHarness(
+        upstreamURL: upstreamURL, gatewayLogger: gatewayLogger, tracingEnvironment: tracingEnvironment, configure: configure)
     do {
         try await body(harness)
     } catch {

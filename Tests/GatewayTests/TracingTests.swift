@@ -15,11 +15,13 @@ struct TracingTests {
     /// the gateway (its exporter flushes at shutdown) and returns every span exported and every
     /// request the backend got.
     static func traced(
-        ratio: Double = 1, configure: @escaping (inout GatewayConfiguration) -> Void = { _ in }, _ body: (GatewayHarness) async throws -> Void
+        ratio: Double = 1, environment: [String: String] = [:], log: CapturedLog? = nil,
+        configure: @escaping (inout GatewayConfiguration) -> Void = { _ in }, eachExport: (EchoUpstream.Received) -> Void = { _ in },
+        _ body: (GatewayHarness) async throws -> Void
     ) async throws -> (spans: [OTLPExport.Span], resource: [String: String], backend: [EchoUpstream.Received]) {
         let echo = try await EchoUpstream.start()
         do {
-            try await withHarness(upstreamURL: echo.url) {
+            try await withHarness(upstreamURL: echo.url, gatewayLogger: log?.logger, tracingEnvironment: environment) {
                 $0.tracingEndpoint = echo.url + "/v1/traces"
                 $0.tracingServiceName = "samlgate-test"
                 $0.tracingSampleRatio = ratio
@@ -33,7 +35,10 @@ struct TracingTests {
         }
         await echo.stop()
         let exports = echo.requests.filter { $0.target == "/v1/traces" }
-        for export in exports { #expect(export.header("content-type") == ["application/x-protobuf"]) }
+        for export in exports {
+            #expect(export.header("content-type") == ["application/x-protobuf"])
+            eachExport(export)
+        }
         var spans: [OTLPExport.Span] = []
         var resource: [String: String] = [:]
         for export in exports {
@@ -154,6 +159,55 @@ struct TracingTests {
         for secret in ["device-secret-42", "mallory", "SAMLResponse", "Assertion", "requestor=REF"] {
             #expect(!everything.contains(secret), "\(secret) in a span")
         }
+    }
+
+    @Test("OTEL_EXPORTER_OTLP_TRACES_HEADERS goes with every export (a collector's token); OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES name the resource")
+    func exporterVariables() async throws {
+        let environment = [
+            "OTEL_EXPORTER_OTLP_TRACES_HEADERS": "authorization=Bearer%20t0ken, x-tenant=acme", "OTEL_SERVICE_NAME": "gate-eu",
+            "OTEL_RESOURCE_ATTRIBUTES": "deployment.environment=prod,service.name=ignored",
+        ]
+        var exports = 0
+        let (spans, resource, _) = try await Self.traced(
+            environment: environment,
+            eachExport: { export in
+                exports += 1
+                #expect(export.header("authorization") == ["Bearer t0ken"] && export.header("x-tenant") == ["acme"])
+            }
+        ) { h in
+            _ = try await h.send(.GET, "/api/v2/REF/configuration")
+        }
+        #expect(exports > 0 && spans.count == 2, "\(spans.map(\.name))")
+        #expect(resource["service.name"] == "gate-eu" && resource["deployment.environment"] == "prod", "\(resource)")
+    }
+
+    @Test("a full queue drops a request's spans whole and never holds the request; one warning says how many and why")
+    func queueFull() async throws {
+        let log = CapturedLog()
+        // An exchange makes 5 spans: more than the queue holds. A pass-through's 2 fit.
+        let environment = ["OTEL_BSP_MAX_QUEUE_SIZE": "3", "OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "3"]
+        let (spans, _, _) = try await Self.traced(environment: environment, log: log) { h in
+            #expect(try await h.exchangeV1(GatewayHarness.base64(GatewayHarness.issue())).status == 200)
+            _ = try await h.send(.GET, "/api/v2/REF/configuration")
+        }
+        #expect(spans.count == 2 && spans.contains { $0.name == "upstream" }, "\(spans.map(\.name))")
+        let warning = try #require(log.lines.first { $0.message == "tracing: spans lost" }, "\(log.lines.map(\.message))")
+        #expect(warning.level == .warning && warning.metadata["reason"]?.contains("queue was full (3 spans)") == true)
+        #expect(Int(warning.metadata["spans"] ?? "") ?? 0 >= 5, "\(warning.metadata)")
+    }
+
+    @Test("a collector answering an error loses that batch, with a warning; the requests are answered all the same")
+    func collectorError() async throws {
+        let log = CapturedLog()
+        try await withHarness(gatewayLogger: log.logger) {
+            // The reference upstream answers 404 here.
+            $0.tracingEndpoint = $0.upstreams[0] + "/no/collector/v1/traces"
+            $0.tracingSampleRatio = 1
+        } _: { h in
+            #expect(try await h.exchangeV1(GatewayHarness.base64(GatewayHarness.issue())).status == 200)
+        }
+        let warning = try #require(log.lines.first { $0.message == "tracing: spans lost" }, "\(log.lines.map(\.message))")
+        #expect(warning.metadata["reason"] == "the collector answered 404", "\(warning.metadata)")
     }
 
     @Test("with a shared replay store: the SET NX round trip is a stage span, recorded or the replay's reason")

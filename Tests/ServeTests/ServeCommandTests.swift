@@ -125,6 +125,27 @@ struct ServeCommandTests {
         }
     }
 
+    @Test("an OTEL_* exporter variable malformed or asking for what is not built in stops start-up: exit 2, the variable named")
+    func tracingVariables() throws {
+        let trust = try GatewayHarness.makeTrustStore()
+        defer { try? FileManager.default.removeItem(atPath: trust) }
+        for (variable, value, expected) in [
+            ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "grpc", "http/protobuf"), ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json", "http/protobuf"),
+            ("OTEL_EXPORTER_OTLP_TRACES_COMPRESSION", "gzip", "none"), ("OTEL_BSP_SCHEDULE_DELAY", "soon", "milliseconds"),
+            ("OTEL_EXPORTER_OTLP_TRACES_HEADERS", "authorization", "name=value pairs"),
+            ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "collector:4318", "an OTLP/HTTP traces URL"),
+            ("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "4096", "must not exceed OTEL_BSP_MAX_QUEUE_SIZE (2048)"),
+        ] {
+            let bad = try SamlgateProcess.run(
+                [
+                    "serve", "--tracing-endpoint", "http://127.0.0.1:1/v1/traces", "--upstream", "http://x:1", "--trust-store", trust,
+                    "--log-format", "text",
+                ], timeout: 20, environment: [variable: value])
+            #expect(bad.status == 2, "\(variable)")
+            #expect(bad.stderr.contains(variable) && bad.stderr.contains(expected), "\(bad.stderr)")
+        }
+    }
+
     @Test("with tracing on, the start-up line names the endpoint and ratio; a collector that cannot be reached fails no request; SIGTERM exits 0")
     func tracingStartUpLine() async throws {
         let trust = try GatewayHarness.makeTrustStore()

@@ -56,7 +56,7 @@ enum ExchangeAdmission {
         let values = headers["connection"]
         guard !values.isEmpty else { return nil }
         let tokens = ProxyHeaders.connectionTokens(values)
-        guard let named = needed.first(where: { tokens.contains($0.lowercased()) }) else { return nil }
+        guard let named = needed.first(where: { tokens.contains(lowercased: $0.lowercased()) }) else { return nil }
         return GatewayError(
             status: 400, code: .invalidRequest,
             message: "Connection names \(named), which this route needs end to end (a proxy drops what Connection names)",

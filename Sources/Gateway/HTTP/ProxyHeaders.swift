@@ -106,21 +106,13 @@ import ServerSupport
             details: [("header", .string("Connection"))])
     }
 
-    /// The names listed in `Connection` (also hop-by-hop), ASCII letters lower-cased: one pass
-    /// over the values' bytes.
-    static func connectionTokens(_ values: [String]) -> Set<String> {
-        var tokens = Set<String>()
-        for value in values {
-            HTTPFieldValue.forEachElement(of: value) { token in
-                tokens.insert(asciiLowercased(token.utf8))
-                return true
-            }
-        }
-        return tokens
+    /// The names listed in `Connection` (also hop-by-hop): one pass over the values' bytes.
+    static func connectionTokens(_ values: [String]) -> ConnectionTokens {
+        ConnectionTokens(values)
     }
 
     /// `bytes` with ASCII upper-case letters lowered, every other byte as it is.
-    static func asciiLowercased(_ bytes: Substring.UTF8View) -> String {
+    static func asciiLowercased(_ bytes: some Collection<UInt8>) -> String {
         String(unsafeUninitializedCapacity: bytes.count) { buffer in
             var index = 0
             for byte in bytes {
@@ -187,7 +179,7 @@ import ServerSupport
                 }
             }
             let name = fieldName.utf8
-            if Self.neverCopiedNames.contains(name) || (!tokens.isEmpty && tokens.contains(asciiLowercased(fieldName[...].utf8)))
+            if Self.neverCopiedNames.contains(name) || tokens.contains(name)
                 || (!trusted && Self.isHopClaim(name))
             {
                 continue
@@ -229,11 +221,48 @@ import ServerSupport
         var fields = HTTPHeaders()
         fields.reserveCapacity(headers.count + 1)
         for (name, value) in headers {
-            if neverAnswered.contains(name.utf8) || (!tokens.isEmpty && tokens.contains(asciiLowercased(name[...].utf8))) { continue }
+            if neverAnswered.contains(name.utf8) || tokens.contains(name.utf8) { continue }
             fields.add(name: name, value: value)
         }
         fields.add(name: "X-Request-Id", value: requestID)
         return fields
+    }
+}
+
+/// The names a `Connection` header lists, which a proxy drops as hop-by-hop (RFC 9110 §7.6.1).
+/// Nearly every `Connection` lists `keep-alive` or `close` only: those are kept as two flags, and a
+/// header is looked up against them on its bytes, so the common message costs no set, no
+/// lower-cased copy of its names and no allocation. Other names go to a set (a client's
+/// `Connection` lists at most ``ProxyHeaders/maximumConnectionTokens``).
+struct ConnectionTokens {
+    private var close = false
+    private var others: Set<String> = []
+
+    init(_ values: [String]) {
+        for value in values {
+            HTTPFieldValue.forEachElement(of: value) { token in
+                // `Keep-Alive` is hop-by-hop whatever `Connection` says: never passed on anyway.
+                if HTTPFieldValue.equalsIgnoringCase(token, "close") {
+                    close = true
+                } else if !HTTPFieldValue.equalsIgnoringCase(token, "keep-alive") {
+                    others.insert(ProxyHeaders.asciiLowercased(token.utf8))
+                }
+                return true
+            }
+        }
+    }
+
+    private static let closeName = Array("close".utf8)
+
+    /// Whether `name` (a field name that passed llhttp) is listed, ASCII letters in any case.
+    func contains(_ name: String.UTF8View) -> Bool {
+        if close, ProxyHeaders.equalFolded(name, Self.closeName) { return true }
+        return !others.isEmpty && others.contains(ProxyHeaders.asciiLowercased(name))
+    }
+
+    /// Whether `Connection` lists `name` (lower-case; not `keep-alive`, which is not kept).
+    func contains(lowercased name: String) -> Bool {
+        name == "close" ? close : others.contains(name)
     }
 }
 
