@@ -2,7 +2,7 @@
 # make tracing-check: the gateway's span exports read by OpenTelemetry's own protobuf classes
 # (opentelemetry-proto from PyPI, in .build/tools-venv), not by code of ours. Starts on loopback
 # the reference upstream, a receiver (scripts/load/otlp_check.py) and the gateway exporting to it
-# at tracing-sample-ratio 1; sends a pass-through request and a v1 exchange, both continuing one
+# at tracing-sample-ratio 1; sends a v1 exchange and a pass-through request (its token), both continuing one
 # client trace with a tracestate; stops the gateway (it sends its spans on the way out); then
 # checks every span: parsed, ids, parents, kinds, typed attributes, trace state, stage timing.
 # Exit 1 when a check fails. Knobs: BIN (.build/debug/samlgate), TRACING_DIR (.run/tracing-check).
@@ -45,12 +45,13 @@ wait_for "http://127.0.0.1:$UPSTREAM_PORT/"
 wait_for "http://127.0.0.1:$GATEWAY_PORT/readyz"
 
 trace=(-H "traceparent: 00-$TRACE_ID-$CLIENT_SPAN-01" -H "tracestate: $STATE")
-status=$(curl -sS -o /dev/null -w '%{http_code}' "${trace[@]}" "http://127.0.0.1:$GATEWAY_PORT/api/v1/tokens/authn?requestor=REF&deviceId=check-device")
-[ "$status" = 200 ] || { echo "tracing-check: pass-through answered $status" >&2; exit 1; }
 status=$(curl -sS -o /dev/null -w '%{http_code}' "${trace[@]}" -H 'Content-Type: application/x-www-form-urlencoded' \
     --data "requestor=REF&deviceId=check-device&mvpd=$MVPD&deviceType=iOS&SAMLResponse=$saml" \
     "http://127.0.0.1:$GATEWAY_PORT/api/v1/tokens/authn")
-[ "$status" = 200 ] || { echo "tracing-check: the exchange answered $status" >&2; exit 1; }
+[ "$status" = 204 ] || { echo "tracing-check: the exchange answered $status" >&2; exit 1; }
+# Passed through: the token the exchange made, retrieved.
+status=$(curl -sS -o /dev/null -w '%{http_code}' "${trace[@]}" "http://127.0.0.1:$GATEWAY_PORT/api/v1/tokens/authn?requestor=REF&deviceId=check-device")
+[ "$status" = 200 ] || { echo "tracing-check: pass-through answered $status" >&2; exit 1; }
 # SIGTERM: the gateway drains, then sends what its exporter holds, then exits.
 kill -TERM "$gateway"
 wait "$gateway" || { echo "tracing-check: the gateway did not exit cleanly" >&2; cat "$DIR/gateway.log" >&2; exit 1; }

@@ -2,7 +2,7 @@ import Dispatch
 import Gateway
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #endif
 
 /// One finished span as the exporter sends it: plain values, made on an event loop and encoded

@@ -161,7 +161,9 @@ struct TracingTests {
         }
     }
 
-    @Test("OTEL_EXPORTER_OTLP_TRACES_HEADERS goes with every export (a collector's token); OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES name the resource")
+    @Test(
+        "OTEL_EXPORTER_OTLP_TRACES_HEADERS goes with every export (a collector's token); OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES name the resource"
+    )
     func exporterVariables() async throws {
         let environment = [
             "OTEL_EXPORTER_OTLP_TRACES_HEADERS": "authorization=Bearer%20t0ken, x-tenant=acme", "OTEL_SERVICE_NAME": "gate-eu",
@@ -187,7 +189,8 @@ struct TracingTests {
         // An exchange makes 5 spans: more than the queue holds. A pass-through's 2 fit.
         let environment = ["OTEL_BSP_MAX_QUEUE_SIZE": "3", "OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "3"]
         let (spans, _, _) = try await Self.traced(environment: environment, log: log) { h in
-            #expect(try await h.exchangeV1(GatewayHarness.base64(GatewayHarness.issue())).status == 200)
+            let saml = GatewayHarness.base64(GatewayHarness.issue())
+            #expect(try await h.exchangeV1(saml).status == 200)
             _ = try await h.send(.GET, "/api/v2/REF/configuration")
         }
         #expect(spans.count == 2 && spans.contains { $0.name == "upstream" }, "\(spans.map(\.name))")
@@ -199,12 +202,17 @@ struct TracingTests {
     @Test("a collector answering an error loses that batch, with a warning; the requests are answered all the same")
     func collectorError() async throws {
         let log = CapturedLog()
-        try await withHarness(gatewayLogger: log.logger) {
+        // Exports every 50 ms: one goes out while the reference upstream (the "collector") still runs.
+        try await withHarness(gatewayLogger: log.logger, tracingEnvironment: ["OTEL_BSP_SCHEDULE_DELAY": "50"]) {
             // The reference upstream answers 404 here.
             $0.tracingEndpoint = $0.upstreams[0] + "/no/collector/v1/traces"
             $0.tracingSampleRatio = 1
-        } _: { h in
-            #expect(try await h.exchangeV1(GatewayHarness.base64(GatewayHarness.issue())).status == 200)
+        } _: { (h: GatewayHarness) async throws in
+            let saml = GatewayHarness.base64(GatewayHarness.issue())
+            #expect(try await h.exchangeV1(saml).status == 204)
+            for _ in 0..<100 where !log.lines.contains(where: { $0.message == "tracing: spans lost" }) {
+                try await Task.sleep(for: .milliseconds(50))
+            }
         }
         let warning = try #require(log.lines.first { $0.message == "tracing: spans lost" }, "\(log.lines.map(\.message))")
         #expect(warning.metadata["reason"] == "the collector answered 404", "\(warning.metadata)")
