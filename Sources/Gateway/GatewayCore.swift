@@ -35,6 +35,8 @@ package final class GatewayCore: Sendable {
     package let tracing: (any RequestTracing)?
     /// Which requests `tracing` records (`tracing-sample-ratio`), decided before it is asked.
     package let traceSampler: TraceSampler
+    /// The client listener's TLS (`tls-certificate`); `nil` when it is plain HTTP.
+    package let tls: ServerTLS?
 
     /// Loads the trust store (failing start-up when it cannot be read) and starts the workers.
     package init(
@@ -53,6 +55,7 @@ package final class GatewayCore: Sendable {
         options.allowSHA1 = configuration.allowSHA1
         options.maxSize = configuration.bodyLimit
         metrics = GatewayMetrics()
+        tls = try ServerTLS(configuration: configuration, metrics: metrics.connections, logger: logger)
         metrics.setTrustStoreSize(trustStore.current.providers.count)
         if let path = configuration.auditLog {
             audit = try AuditLog(path: path, metrics: metrics, logger: logger)

@@ -17,6 +17,8 @@ package final class GatewayServer: Sendable {
     private let group: ServiceGroup
     private let eventLoopGroup: MultiThreadedEventLoopGroup
     package let port = ListeningPort()
+    /// The probe listener's (`plain-port`), published only when there is one.
+    package let plainPort = ListeningPort()
 
     /// - Parameters:
     ///   - signals: handle SIGTERM/SIGINT (drain) and SIGHUP (reload); off in tests.
@@ -32,6 +34,9 @@ package final class GatewayServer: Sendable {
         self.eventLoopGroup = eventLoopGroup
         var services: [any Service] = [ResourcesService(core: core)]
         if signals { services.append(TrustStoreReloadService(core: core)) }
+        if let tls = core.tls, configuration.tlsPoll > 0 {
+            services.append(TLSPollService(tls: tls, interval: .milliseconds(Int64(configuration.tlsPoll * 1000))))
+        }
         if configuration.trustStorePoll > 0 {
             services.append(TrustStorePollService(core: core, interval: .milliseconds(Int64(configuration.trustStorePoll * 1000))))
         }
@@ -42,7 +47,10 @@ package final class GatewayServer: Sendable {
             // Before the server, so stopped after it has drained: rotation stays informed meanwhile.
             services.append(UpstreamHealthCheckService(checker: checker))
         }
-        services.append(GatewayHTTPServer(core: core, port: port, eventLoopGroup: eventLoopGroup))
+        services.append(GatewayHTTPServer(core: core, role: .clients(tls: core.tls), port: port, eventLoopGroup: eventLoopGroup))
+        if configuration.plainPort != nil {
+            services.append(GatewayHTTPServer(core: core, role: .probes, port: plainPort, eventLoopGroup: eventLoopGroup))
+        }
         var configured = services.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) }
         if let tracing {
             // First, so shut down last (the group goes last to first): after everything that
@@ -91,7 +99,7 @@ struct ResourcesService: Service {
     }
 }
 
-/// Reloads the trust store on SIGHUP, and reopens the audit log (after a rotation).
+/// Reloads the trust store and the TLS files on SIGHUP, and reopens the audit log (after a rotation).
 struct TrustStoreReloadService: Service {
     let core: GatewayCore
 
@@ -99,6 +107,7 @@ struct TrustStoreReloadService: Service {
         let signals = await UnixSignalsSequence(trapping: .sighup)
         for await _ in signals.cancelOnGracefulShutdown() {
             core.reloadTrustStore()
+            core.tls?.reload(trigger: "sighup")
             core.audit?.reopen()
         }
     }

@@ -31,6 +31,8 @@ package struct AuditRecord: Sendable, Equatable {
     package var assertion: String?
     /// ``AuditKey/subject(of:)`` of a verified response's NameID, with a key configured.
     package var subject: String?
+    /// The subject of the client's verified TLS certificate (`tls-client-auth`).
+    package var clientCertificate: String?
 
     /// The current wall-clock time, for ``seconds`` and ``nanoseconds``.
     package static func now() -> (seconds: Int, nanoseconds: Int) {
@@ -57,6 +59,7 @@ package struct AuditRecord: Sendable, Equatable {
         if let wouldRefuse { Self.append("would_refuse", wouldRefuse, to: &out) }
         if let assertion { Self.append("assertion", assertion, to: &out) }
         if let subject { Self.append("subject", subject, to: &out) }
+        if let clientCertificate { Self.append("client_certificate", clientCertificate, to: &out) }
         out.append(contentsOf: "}\n".utf8)
         return out
     }

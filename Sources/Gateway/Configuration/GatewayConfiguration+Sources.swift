@@ -90,6 +90,7 @@ extension GatewayConfiguration {
         if throttleShared, case .memory = replayStore {
             throw ConfigurationError("throttle-store is shared but replay-store is not a redis:// or rediss:// URL: the buckets live in that Redis")
         }
+        try validateTLS()
         var result = self
         if let file = replayStorePasswordFile {
             guard case .redis(var url) = replayStore else {
@@ -108,6 +109,38 @@ extension GatewayConfiguration {
         }
         result.auditKeyFromEnvironment = nil
         return result
+    }
+
+    /// The TLS settings that only make sense together (the files themselves are read by
+    /// ``ServerTLS`` and ``UpstreamClient``, which name the file that does not load).
+    private func validateTLS() throws(ConfigurationError) {
+        guard (tlsCertificate == nil) == (tlsKey == nil) else {
+            throw ConfigurationError("tls-certificate and tls-key go together: give both, or neither for plain HTTP")
+        }
+        let tls = tlsCertificate != nil
+        if !tls {
+            for (name, set) in [("tls-client-ca", tlsClientCA != nil), ("tls-client-auth", tlsClientAuth != .none), ("plain-port", plainPort != nil)]
+            where set {
+                throw ConfigurationError("\(name) is set but tls-certificate is not: the listener is plain HTTP")
+            }
+        } else if h2c {
+            throw ConfigurationError("h2c is for a plain listener: with tls-certificate, HTTP/2 is offered over TLS (http2)")
+        }
+        if tlsClientAuth != .none && tlsClientCA == nil {
+            throw ConfigurationError("tls-client-auth is \(tlsClientAuth.rawValue) but tls-client-ca is not set: client certificates chain to it")
+        }
+        if tlsClientCA != nil && tlsClientAuth == .none {
+            throw ConfigurationError("tls-client-ca is set but tls-client-auth is none: set it to optional or require")
+        }
+        if let plainPort, plainPort != 0, plainPort == port {
+            throw ConfigurationError("plain-port \(plainPort) is the TLS listener's port too")
+        }
+        guard (upstreamTLSCertificate == nil) == (upstreamTLSKey == nil) else {
+            throw ConfigurationError("upstream-tls-certificate and upstream-tls-key go together: give both, or neither")
+        }
+        if upstreamTLSCertificate != nil || upstreamCA != nil, !upstreams.contains(where: { $0.lowercased().hasPrefix("https://") }) {
+            throw ConfigurationError("upstream-tls-certificate or upstream-ca is set but no upstream is an https:// URL")
+        }
     }
 
     /// The password in `path`: its first line (a trailing line break is the editor's, not the

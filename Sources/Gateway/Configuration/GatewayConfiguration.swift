@@ -159,6 +159,34 @@ package struct GatewayConfiguration: Sendable {
     /// attacker which check failed.
     package var errorDetails: ErrorDetails = .reason
 
+    /// The certificate chain (PEM, leaf first) and private key the client listener serves TLS
+    /// with; `nil` (the default) is plain HTTP. Reloaded without a restart (``ServerTLS``).
+    package var tlsCertificate: String?
+    package var tlsKey: String?
+    /// The certificate authorities (PEM) a client certificate must chain to.
+    package var tlsClientCA: String?
+    /// Whether a client certificate is asked for, and required.
+    package var tlsClientAuth: ClientCertificatePolicy = .none
+    /// The oldest TLS version accepted: 1.2, as Mozilla's "intermediate" profile.
+    package var tlsMinVersion: TLSMinimumVersion = .v1_2
+    /// Seconds between checks of the certificate, key and client CA files for a change (reloaded
+    /// as on SIGHUP); 0 is SIGHUP only. A minute: a renewal is published days before expiry.
+    package var tlsPoll: Double = 60
+    /// Offer HTTP/2 (ALPN `h2`) on the TLS listener.
+    package var http2: Bool = true
+    /// Accept HTTP/2 with prior knowledge (h2c) on a plain listener, beside HTTP/1.1.
+    package var h2c: Bool = false
+    /// With TLS on, a second, plain HTTP listener (same host) serving `/healthz`, `/readyz` and
+    /// `/metrics` only, for probes and scrapes that do not speak TLS; `nil` is none, 0 a free port.
+    package var plainPort: Int?
+    /// A client certificate chain and key the gateway presents to `https://` upstreams that
+    /// require one (mutual TLS).
+    package var upstreamTLSCertificate: String?
+    package var upstreamTLSKey: String?
+    /// The certificate authorities (PEM) an `https://` upstream's certificate must chain to;
+    /// `nil` is the system's.
+    package var upstreamCA: String?
+
     package init() {}
 
     /// Resolved worker count: by default one per CPU the process may use (``UsableCPUs``: its

@@ -64,6 +64,18 @@ package enum GatewaySetting: String, Sendable, CaseIterable {
     case tracingServiceName = "tracing-service-name"
     case auditLog = "audit-log"
     case auditKeyFile = "audit-key-file"
+    case tlsCertificate = "tls-certificate"
+    case tlsKey = "tls-key"
+    case tlsClientCA = "tls-client-ca"
+    case tlsClientAuth = "tls-client-auth"
+    case tlsMinVersion = "tls-min-version"
+    case tlsPoll = "tls-poll"
+    case http2
+    case h2c
+    case plainPort = "plain-port"
+    case upstreamTLSCertificate = "upstream-tls-certificate"
+    case upstreamTLSKey = "upstream-tls-key"
+    case upstreamCA = "upstream-ca"
 
     /// `SAMLGATE_TRUST_STORE` for `trust-store`. `SAMLGATE_UPSTREAM` and `SAMLGATE_TRUSTED_PROXIES`
     /// take comma-separated lists.
@@ -288,6 +300,29 @@ extension GatewaySetting {
             .optionalText(
                 \.auditKeyFile, "a file holding the audit key",
                 help: "File holding the audit key (at least 32 bytes): lines then carry the NameID's HMAC as subject. Or SAMLGATE_AUDIT_KEY")
+        case .tlsCertificate:
+            .optionalText(\.tlsCertificate, "a PEM file", help: "Serve TLS with this certificate chain (PEM, leaf first; default none: plain HTTP)")
+        case .tlsKey: .optionalText(\.tlsKey, "a PEM file", help: "The private key (PEM) of tls-certificate")
+        case .tlsClientCA:
+            .optionalText(\.tlsClientCA, "a PEM file", help: "Certificate authorities (PEM) client certificates must chain to")
+        case .tlsClientAuth:
+            .choice(\.tlsClientAuth, "none, optional or require", help: "none|optional|require: ask clients for a certificate (tls-client-ca)")
+        case .tlsMinVersion: .choice(\.tlsMinVersion, "1.2 or 1.3", help: "1.2|1.3: the oldest TLS version accepted")
+        case .tlsPoll:
+            .number(\.tlsPoll, in: 0...86_400, "0 (off) or seconds in 0...86400", help: "Seconds between checks of the TLS files for a change; 0 = SIGHUP only")
+        case .http2: .boolean(\.http2, help: "Offer HTTP/2 (ALPN h2) beside HTTP/1.1 on the TLS listener (default true)")
+        case .h2c: .boolean(\.h2c, help: "Accept HTTP/2 with prior knowledge (h2c) beside HTTP/1.1 on a plain listener (default false)")
+        case .plainPort:
+            Definition(help: "With TLS on, a plain HTTP port serving /healthz, /readyz and /metrics only (default none; 0 picks a free one)") {
+                (configuration, value) throws(ConfigurationError) in
+                configuration.plainPort = value.text.lowercased() == "none" ? nil : try value.integer(0...65535)
+            }
+        case .upstreamTLSCertificate:
+            .optionalText(
+                \.upstreamTLSCertificate, "a PEM file", help: "Client certificate chain (PEM) presented to https:// upstreams (mutual TLS)")
+        case .upstreamTLSKey: .optionalText(\.upstreamTLSKey, "a PEM file", help: "The private key (PEM) of upstream-tls-certificate")
+        case .upstreamCA:
+            .optionalText(\.upstreamCA, "a PEM file", help: "Certificate authorities (PEM) https:// upstreams must chain to (default: the system's)")
         }
     }
 

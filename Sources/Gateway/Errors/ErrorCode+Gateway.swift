@@ -40,6 +40,8 @@ import SAMLEncoding
     public static let invalidRequest = ErrorCode("invalid_request")
     /// A request target spelled so that the gateway and the backend could route it apart.
     public static let invalidRequestTarget = ErrorCode("invalid_request_target")
+    /// A request other than a probe or the scrape on the plain probe listener (`plain-port`).
+    public static let tlsRequired = ErrorCode("tls_required")
     /// The request head did not arrive whole within `header-timeout`.
     public static let headerTimeout = ErrorCode("header_timeout")
     /// The v2 exchange path names a partner other than Apple, the only one with a partner

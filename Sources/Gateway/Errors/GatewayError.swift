@@ -118,6 +118,14 @@ import ServerSupport
             retryAfter: 1, fileID: fileID, line: line)
     }
 
+    /// A request for the API on the plain probe listener (`plain-port`): served over TLS only.
+    static func tlsRequired(port: Int, fileID: String = #fileID, line: Int = #line) -> GatewayError {
+        GatewayError(
+            status: 403, code: .tlsRequired,
+            message: "this listener serves /healthz, /readyz and /metrics only; the API is served over TLS",
+            details: [("port", .integer(port))], fileID: fileID, line: line)
+    }
+
     /// The client's token bucket is empty: `Retry-After` the whole seconds until its next
     /// token, at least one (the backend asks clients to wait a second after a 429).
     static func throttled(wait seconds: Double, fileID: String = #fileID, line: Int = #line) -> GatewayError {

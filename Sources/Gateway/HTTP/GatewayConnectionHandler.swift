@@ -26,6 +26,8 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     private let core: GatewayCore
     private let pool: UpstreamConnectionPool
     private let responder: GatewayResponder
+    /// The client's verified TLS certificate, given to each request (its throttle key, its audit line).
+    private let certificate: ClientCertificate?
     private var observer: RequestObserver
     private var context: ChannelHandlerContext?
     private var machine: ConnectionStateMachine
@@ -38,10 +40,14 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     /// not the client took that answer: a client that never reads would otherwise keep it open.
     private var closeBy: NIODeadline?
 
-    init(core: GatewayCore, pool: UpstreamConnectionPool) {
+    /// - Parameters:
+    ///   - certificate: the client's verified certificate (`tls-client-auth`).
+    ///   - probesOnly: the probe listener's: `/healthz`, `/readyz`, `/metrics` and nothing else.
+    init(core: GatewayCore, pool: UpstreamConnectionPool, certificate: ClientCertificate? = nil, probesOnly: Bool = false) {
         self.core = core
         self.pool = pool
-        responder = GatewayResponder(core: core)
+        self.certificate = certificate
+        responder = GatewayResponder(core: core, probesOnly: probesOnly)
         observer = RequestObserver(core: core)
         let configuration = core.configuration
         machine = ConnectionStateMachine(
@@ -95,6 +101,7 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     private func begin(_ head: HTTPRequestHead) {
         machine.headReceived(keepAlive: head.isKeepAlive)
         let current = observer.begin(head)
+        current.clientCertificate = certificate
         request = current
         let decision = responder.respond(to: current, peer: context?.channel.remoteAddress, eventLoop: context!.eventLoop)
         if current.endsConnection { machine.closeAfterAnswer() }

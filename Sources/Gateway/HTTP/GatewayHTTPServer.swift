@@ -1,24 +1,38 @@
 import Logging
 import NIOCore
 import NIOExtras
-import NIOHTTP1
 import NIOPosix
+import NIOSSL
 import ServerSupport
 import ServiceLifecycle
 
-/// The gateway's HTTP/1.1 listener on SwiftNIO: one channel pipeline per client connection, on
-/// the event loop that accepted it, ending in a ``GatewayConnectionHandler``.
+/// One of the gateway's listeners on SwiftNIO: one channel pipeline per client connection, on
+/// the event loop that accepted it, ending in a ``GatewayConnectionHandler`` per HTTP/1.1
+/// connection or HTTP/2 stream (``ClientProtocol``).
 ///
-/// The pipeline: NIO's HTTP/1.1 codec (request smuggling defences live in its parser: a
-/// `Content-Length` beside `Transfer-Encoding`, two lengths, a bad chunk size are errors, and the
-/// connection is closed after the `400`), then the gateway's handler, which also answers
-/// pipelined requests in order, follows half-closes and quiescing, and keeps the idle and
-/// header clocks (fewer handlers: every event of every request passes through each).
+/// The client listener (`port`) serves plain HTTP/1.1 (with `h2c`, HTTP/2 with prior knowledge
+/// beside it: ``HTTP2PrefaceSniffer``), or TLS with `tls-certificate` (``ServerTLS``: each new
+/// connection takes the context current at its accept, so a reload never touches an open one;
+/// ALPN chooses `h2` or `http/1.1`: ``TLSHandshakeHandler``). The probe listener (`plain-port`,
+/// with TLS on) serves `/healthz`, `/readyz` and `/metrics` over plain HTTP/1.1, nothing else.
+///
+/// HTTP/1.1 runs through NIO's codec (request smuggling defences live in its parser: a
+/// `Content-Length` beside `Transfer-Encoding`, two lengths, a bad chunk size are errors, and
+/// the connection is closed after the `400`), then the gateway's handler.
 ///
 /// A service of the gateway's group: on graceful shutdown it stops accepting, lets every
-/// connection finish the request in flight (idle ones are closed), then returns.
+/// connection finish the request in flight (idle ones are closed; HTTP/2 ones get a GOAWAY),
+/// then returns.
 struct GatewayHTTPServer: Service {
+    /// What a listener serves.
+    enum Role {
+        case clients(tls: ServerTLS?)
+        /// `plain-port`: the probes and the scrape only.
+        case probes
+    }
+
     let core: GatewayCore
+    let role: Role
     let port: ListeningPort
     let eventLoopGroup: MultiThreadedEventLoopGroup
 
@@ -29,10 +43,16 @@ struct GatewayHTTPServer: Service {
 
     func run() async throws {
         let core = self.core
+        let role = self.role
         let quiesce = ServerQuiescingHelper(group: eventLoopGroup)
         var bootstrap = ServerBootstrap(group: eventLoopGroup)
         if let size = core.configuration.clientSendBuffer {
             bootstrap = bootstrap.childChannelOption(.socketOption(.so_sndbuf), value: SocketOptionValue(size))
+        }
+        let listenPort: Int
+        switch role {
+        case .clients: listenPort = core.configuration.port
+        case .probes: listenPort = core.configuration.plainPort ?? 0
         }
         let channel =
             try await bootstrap
@@ -54,11 +74,22 @@ struct GatewayHTTPServer: Service {
                 channel.closeFuture.whenComplete { _ in core.connections.release(client) }
                 return channel.eventLoop.makeCompletedFuture {
                     let pipeline = channel.pipeline.syncOperations
-                    try pipeline.configureHTTPServerPipeline(withPipeliningAssistance: false, withErrorHandling: false)
-                    try pipeline.addHandler(GatewayConnectionHandler(core: core, pool: core.upstream.pool(on: channel.eventLoop)))
+                    switch role {
+                    case .clients(let tls?):
+                        try pipeline.addHandler(NIOSSLServerHandler(context: tls.context))
+                        try pipeline.addHandler(TLSHandshakeHandler(core: core))
+                    case .clients(nil) where core.configuration.h2c:
+                        try pipeline.addHandler(HTTP2PrefaceSniffer(core: core))
+                    case .clients(nil):
+                        try ClientProtocol.http1.configure(channel, on: pipeline, core: core, certificate: nil)
+                    case .probes:
+                        try pipeline.configureHTTPServerPipeline(withPipeliningAssistance: false, withErrorHandling: false)
+                        try pipeline.addHandler(
+                            GatewayConnectionHandler(core: core, pool: core.upstream.pool(on: channel.eventLoop), probesOnly: true))
+                    }
                 }
             }
-            .bind(host: core.configuration.host, port: core.configuration.port)
+            .bind(host: core.configuration.host, port: listenPort)
             .get()
         port.publish(channel.localAddress?.port ?? 0)
         try? await gracefulShutdown()

@@ -43,6 +43,8 @@ final class InFlightRequest {
     var tripStarted: UInt64 = 0
     /// The client's `Expect: 100-continue` not yet answered.
     var expectsContinue: Bool
+    /// The client's verified TLS certificate (`tls-client-auth`): its throttle key, its audit line.
+    var clientCertificate: ClientCertificate?
     /// The absolute-form target's authority, else `Host`: what `X-Forwarded-Host` reports.
     var authority: String?
     /// The backend API the request is for, from its canonical path (the one routed on): the

@@ -49,6 +49,12 @@ enum GatewayMetric: String, CaseIterable, Sendable {
     case auditLines = "samlgate_audit_lines_total"
     case auditErrors = "samlgate_audit_errors_total"
     case partnerStatus = "samlgate_partner_status_total"
+    case clientConnections = "samlgate_client_connections_total"
+    case tlsHandshakes = "samlgate_tls_handshakes_total"
+    case tlsHandshakeFailures = "samlgate_tls_handshake_failures_total"
+    case tlsCertificateNotAfter = "samlgate_tls_certificate_not_after_timestamp_seconds"
+    case tlsReloads = "samlgate_tls_reloads_total"
+    case http2ConnectionErrors = "samlgate_http2_connection_errors_total"
 
     /// The `# HELP` text.
     var help: String {
@@ -100,6 +106,12 @@ enum GatewayMetric: String, CaseIterable, Sendable {
         case .auditLines: "With audit-log: audit lines written"
         case .auditErrors: "With audit-log: writes (or a reopen, a sync) that failed"
         case .partnerStatus: "Every AP-Partner-Framework-Status seen on a v2 route, by route and verdict"
+        case .clientConnections: "Client connections by the protocol they speak once set up: http1.1, h2 (over TLS), h2c"
+        case .tlsHandshakes: "With TLS: handshakes completed, by TLS version and protocol chosen by ALPN"
+        case .tlsHandshakeFailures: "With TLS: handshakes that failed, by reason"
+        case .tlsCertificateNotAfter: "With TLS: Unix time of the served certificate's notAfter"
+        case .tlsReloads: "With TLS: reloads of the certificate, key and client CA by result (ok, failed, unchanged files are not counted)"
+        case .http2ConnectionErrors: "HTTP/2 connections closed for a protocol error or a flood, by reason"
         }
     }
 
@@ -163,7 +175,7 @@ enum KnownLabelValues {
         "missing_parameter", "invalid_parameter_value", "method_not_allowed", "malformed_request", "body_too_large", "overloaded", "throttled",
         "replay_store_unavailable", "upstream_unavailable", "upstream_timeout", "upstream_response_invalid", "client_timeout",
         "unsupported_media_type", "duplicate_header", "duplicate_parameter", "invalid_request", "invalid_request_target", "header_timeout",
-        "invalid_partner", "partner_access_not_granted", "partner_access_undetermined", "partner_framework_error", "partner_provider_error",
+        "tls_required", "invalid_partner", "partner_access_not_granted", "partner_access_undetermined", "partner_framework_error", "partner_provider_error",
         "partner_provider_undetermined", "partner_provider_expired",
     ]
 
@@ -206,6 +218,15 @@ enum KnownLabelValues {
 
     /// `connections_refused_total{reason}`.
     static let connectionRefusals = ConnectionCaps.Refusal.allCases.map(\.rawValue)
+
+    /// `client_connections_total{protocol}`.
+    static let connectionProtocols = ["http1.1", "h2", "h2c"]
+
+    /// `tls_handshake_failures_total{reason}`.
+    static let handshakeFailures = TLSHandshakeFailure.allCases.map(\.rawValue)
+
+    /// `http2_connection_errors_total{reason}`.
+    static let http2ConnectionErrors = HTTP2ConnectionError.allCases.map(\.rawValue)
 
     /// `metadata_refresh_total{result}`: a new copy, none (`304` or the same bytes), a failure.
     static let metadataRefreshResults = ["updated", "not_modified", "failed"]

@@ -42,6 +42,8 @@ package final class GatewayMetrics: Sendable {
     private let metadataFailures: MetricHandles<Pair, Prometheus.Counter>
     private let metadataRefetches: MetricHandles<Pair, Prometheus.Counter>
     private let trustExpiry: TrustExpiryGauges
+    /// The client connections' protocols, TLS handshakes and HTTP/2 connection errors.
+    package let connections: ConnectionMetrics
 
     struct RequestKey: Hashable, Sendable {
         let route: String
@@ -102,6 +104,7 @@ package final class GatewayMetrics: Sendable {
         }
         metadataRefetches = MetricHandles { key in registry.counter(.metadataRefetch, [("source", key.first), ("result", key.second)]) }
         trustExpiry = TrustExpiryGauges(registry: registry)
+        connections = ConnectionMetrics(registry: registry)
 
         errors.prepare(KnownLabelValues.refusalCodes)
         forms.prepare(SAMLForm.allCases)

@@ -142,6 +142,7 @@ struct RequestObserver {
         return AuditRecord(
             seconds: seconds, nanoseconds: nanoseconds, requestID: request.requestID, traceID: request.trace.traceID, route: request.routeLabel,
             mvpd: request.mvpd ?? GatewayMetrics.unknownMVPD, forwarded: request.forwarded && request.reason == nil, status: request.status,
-            reason: request.reason, wouldRefuse: request.wouldRefuse, assertion: request.assertionHash, subject: request.subjectHMAC)
+            reason: request.reason, wouldRefuse: request.wouldRefuse, assertion: request.assertionHash, subject: request.subjectHMAC,
+            clientCertificate: request.clientCertificate?.subject)
     }
 }

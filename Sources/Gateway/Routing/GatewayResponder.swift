@@ -44,9 +44,12 @@ struct GatewayResponder {
 
     let core: GatewayCore
     private let local: LocalEndpoints
+    /// The probe listener's (`plain-port`): what is not an operational endpoint is refused.
+    private let probesOnly: Bool
 
-    init(core: GatewayCore) {
+    init(core: GatewayCore, probesOnly: Bool = false) {
         self.core = core
+        self.probesOnly = probesOnly
         local = LocalEndpoints(core: core)
     }
 
@@ -73,6 +76,10 @@ struct GatewayResponder {
             return .refuse(GatewayError(status: 400, code: .invalidRequest, message: "the only transfer coding accepted is chunked"), closing: true)
         }
         let route = GatewayRoute.classify(method: head.method, path: target.path)
+        if probesOnly && !route.isOperational {
+            request.route = route
+            return .refuse(.tlsRequired(port: core.configuration.port), closing: request.hasBody)
+        }
         // A token check without a body is counted as the pass-through it is.
         request.route = route == .tokenCheck && !request.hasBody ? .proxy : route
         return decide(request, route: route, target: target, peer: peer, eventLoop: eventLoop)
@@ -101,7 +108,7 @@ struct GatewayResponder {
                 let flow = try ExchangeFlow(
                     request: request, target: target, partner: route == .exchangeV2, peer: peer, eventLoop: eventLoop, core: core)
                 // Shared buckets: asked of Redis while the body arrives, answered before any verification.
-                if let shared = core.sharedThrottle, let client = ClientKey(peer: peer, headers: head.headers, trusting: core.trustedProxies) {
+                if let shared = core.sharedThrottle, let client = clientKey(request, peer: peer) {
                     flow.throttleVerdict = shared.take(client, on: eventLoop)
                 }
                 return .exchange(flow)
@@ -142,11 +149,14 @@ struct GatewayResponder {
     /// The refusal of a request whose client has no token left in `throttle`, counted in
     /// `samlgate_throttled_total{route}`; `nil` when it may go on (or no throttle is set).
     private func throttled(_ request: InFlightRequest, by throttle: ClientThrottle?, peer: SocketAddress?) -> GatewayError? {
-        guard let throttle, let client = ClientKey(peer: peer, headers: request.head.headers, trusting: core.trustedProxies),
-            let wait = throttle.take(client)
-        else { return nil }
+        guard let throttle, let client = clientKey(request, peer: peer), let wait = throttle.take(client) else { return nil }
         core.metrics.throttled(route: request.routeLabel)
         return .throttled(wait: wait)
+    }
+
+    /// Whose bucket a request takes from: its verified client certificate's, else its address's.
+    private func clientKey(_ request: InFlightRequest, peer: SocketAddress?) -> ClientKey? {
+        request.clientCertificate?.throttleKey ?? ClientKey(peer: peer, headers: request.head.headers, trusting: core.trustedProxies)
     }
 
     /// Streamed to the backend as it comes, the answer streamed back (after the pass-through
@@ -200,6 +210,13 @@ struct LocalEndpoints {
             if let refusal { body.add("throttleRefusal", refusal) }
         } else {
             body.add("throttle", core.exchangeThrottle == nil ? "off" : "memory")
+        }
+        // Reported, not required: a refused reload leaves the previous certificate serving.
+        if let tls = core.tls {
+            let failure = tls.reloadFailure
+            body.add("tls", failure == nil ? "ok" : "reload_failed")
+            if let failure { body.add("tlsReloadError", failure) }
+            body.add("tlsNotAfter", tls.notAfter.ISO8601Format())
         }
         return .json(status: ready ? 200 : 503, body.json)
     }

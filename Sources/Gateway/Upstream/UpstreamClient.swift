@@ -36,14 +36,7 @@ package final class UpstreamClient: Sendable {
         coolDownNanos = UInt64(configuration.upstreamCooldown * 1e9)
         readTimeout = TimeAmount(seconds: configuration.readTimeout)
         totalTimeout = TimeAmount(seconds: configuration.totalTimeout)
-        var tls: NIOSSLContext?
-        if endpoints.contains(where: \.usesTLS) {
-            do {
-                tls = try NIOSSLContext(configuration: .makeClientConfiguration())
-            } catch {
-                throw ConfigurationError("TLS to the upstreams cannot be set up: \(error)")
-            }
-        }
+        let tls = endpoints.contains(where: \.usesTLS) ? try Self.clientTLS(configuration) : nil
         var pools: [ObjectIdentifier: NIOLoopBoundBox<UpstreamConnectionPool>] = [:]
         for eventLoop in eventLoopGroup.makeIterator() {
             let pool = UpstreamConnectionPool(
@@ -53,6 +46,29 @@ package final class UpstreamClient: Sendable {
         }
         self.pools = pools
         self.tls = tls
+    }
+
+    /// The TLS of every `https://` upstream: the system's trust roots or `upstream-ca`'s, and the
+    /// client certificate of `upstream-tls-certificate` for a backend that requires one.
+    static func clientTLS(_ configuration: GatewayConfiguration) throws(ConfigurationError) -> NIOSSLContext {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.minimumTLSVersion = .tlsv12
+        do throws(ServerTLS.TLSLoadError) {
+            if let ca = configuration.upstreamCA {
+                tls.trustRoots = .certificates(try ServerTLS.certificates(in: ca, setting: "upstream-ca"))
+            }
+            if let certificate = configuration.upstreamTLSCertificate, let key = configuration.upstreamTLSKey {
+                tls.certificateChain = try ServerTLS.certificates(in: certificate, setting: "upstream-tls-certificate").map { .certificate($0) }
+                tls.privateKey = .privateKey(try ServerTLS.privateKey(in: key, setting: "upstream-tls-key"))
+            }
+        } catch {
+            throw ConfigurationError("tls: \(error.message)")
+        }
+        do {
+            return try NIOSSLContext(configuration: tls)
+        } catch {
+            throw ConfigurationError("TLS to the upstreams cannot be set up (upstream-tls-key not the certificate's?): \(error)")
+        }
     }
 
     /// The pool of `eventLoop` (call on that loop).

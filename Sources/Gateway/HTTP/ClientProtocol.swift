@@ -1,0 +1,149 @@
+import NIOCore
+import NIOHTTP1
+import NIOHTTP2
+
+/// The protocol a client connection speaks once set up, and the handlers that serve it. Every
+/// request, of either protocol, is answered by a ``GatewayConnectionHandler``: one per HTTP/1.1
+/// connection, one per HTTP/2 stream (behind swift-nio-http2's translation of the stream to
+/// HTTP/1-style parts), so an HTTP/2 request goes through the same responder, verification,
+/// replay store and upstream trip as an HTTP/1.1 one (upstream stays HTTP/1.1 keep-alive).
+enum ClientProtocol {
+    case http1
+    /// HTTP/2 over TLS (ALPN `h2`).
+    case http2
+    /// HTTP/2 with prior knowledge on a plain listener (`h2c`).
+    case h2c
+
+    var label: String {
+        switch self {
+        case .http1: "http1.1"
+        case .http2: "h2"
+        case .h2c: "h2c"
+        }
+    }
+
+    /// Adds the handlers of this protocol at the end of `pipeline` (on the channel's loop).
+    /// - Parameter certificate: the client's verified certificate, for each request's throttle key and audit line.
+    func configure(
+        _ channel: any Channel, on pipeline: ChannelPipeline.SynchronousOperations, core: GatewayCore, certificate: ClientCertificate?
+    ) throws {
+        core.metrics.connections.opened(protocol: label)
+        switch self {
+        case .http1:
+            try pipeline.configureHTTPServerPipeline(withPipeliningAssistance: false, withErrorHandling: false)
+            try pipeline.addHandler(
+                GatewayConnectionHandler(core: core, pool: core.upstream.pool(on: channel.eventLoop), certificate: certificate))
+        case .http2, .h2c:
+            let management = NIOHTTP2ServerConnectionManagementHandler(
+                eventLoop: channel.eventLoop, configuration: HTTP2Limits.management(core.configuration))
+            _ = try pipeline.configureHTTP2Pipeline(
+                mode: .server, connectionConfiguration: HTTP2Limits.connection, streamConfiguration: HTTP2Limits.stream,
+                streamDelegate: management.http2StreamDelegate
+            ) { stream in
+                stream.eventLoop.makeCompletedFuture {
+                    let streamPipeline = stream.pipeline.syncOperations
+                    try streamPipeline.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
+                    try streamPipeline.addHandler(
+                        GatewayConnectionHandler(
+                            core: core, pool: core.upstream.pool(on: stream.eventLoop), certificate: certificate))
+                }
+            }
+            try pipeline.addHandler(management)
+            try pipeline.addHandler(HTTP2ConnectionErrorHandler(metrics: core.metrics.connections))
+        }
+    }
+}
+
+/// The limits of an HTTP/2 connection, each one a bound on what a client can make the gateway
+/// hold or do (docs/security.md states the cost of each attack under them).
+enum HTTP2Limits {
+    /// Streams open at once per connection; one more is a connection error (swift-nio-http2
+    /// answers `PROTOCOL_ERROR`, not `REFUSED_STREAM`).
+    static let maxConcurrentStreams = 100
+    /// The largest decoded header list of a request, bytes (HTTP/1.1's limit is NIO's 80 KiB;
+    /// an exchange's headers are a few hundred bytes).
+    static let maxHeaderListSize = 32_768
+
+    static var connection: NIOHTTP2Handler.ConnectionConfiguration {
+        var configuration = NIOHTTP2Handler.ConnectionConfiguration()
+        configuration.initialSettings = [
+            HTTP2Setting(parameter: .maxConcurrentStreams, value: maxConcurrentStreams),
+            HTTP2Setting(parameter: .maxHeaderListSize, value: maxHeaderListSize),
+            HTTP2Setting(parameter: .headerTableSize, value: 4096),
+        ]
+        // swift-nio-http2's defences, at its defaults: CONTINUATION frames in a row (5), empty
+        // DATA frames in a row (1), control frames buffered for a client that does not read
+        // (10,000), reset streams remembered (32), PING/SETTINGS/PRIORITY at most 200 per 30 s,
+        // 200 "glitches" (suspicious frames) per connection.
+        return configuration
+    }
+
+    static var stream: NIOHTTP2Handler.StreamConfiguration {
+        var configuration = NIOHTTP2Handler.StreamConfiguration()
+        // Rapid reset (CVE-2023-44487): at most 200 streams reset by the client per 30 s per
+        // connection, and as many stream errors; the request a reset stream started is dropped
+        // with it (its trip and exchange cancelled), as a closed HTTP/1.1 connection's is.
+        configuration.streamResetFrameRateLimit.maximumCount = 200
+        configuration.streamResetFrameRateLimit.windowLength = .seconds(30)
+        return configuration
+    }
+
+    /// An idle HTTP/2 connection (no stream open) is closed after `idle-timeout` with a GOAWAY;
+    /// a graceful shutdown lets open streams finish for at most `total-timeout` plus a second.
+    static func management(_ configuration: GatewayConfiguration) -> NIOHTTP2ServerConnectionManagementHandler.Configuration {
+        NIOHTTP2ServerConnectionManagementHandler.Configuration(
+            maxIdleTime: TimeAmount(seconds: configuration.idleTimeout), maxAge: nil,
+            maxGraceTime: TimeAmount(seconds: configuration.totalTimeout + 1), keepalive: nil)
+    }
+}
+
+/// Why an HTTP/2 connection was closed (`samlgate_http2_connection_errors_total{reason}`).
+enum HTTP2ConnectionError: String, CaseIterable, Sendable {
+    /// More streams reset by the client than the limit allows (rapid reset).
+    case rapidReset = "rapid_reset"
+    /// A header block split into more CONTINUATION frames than allowed, or larger than the limit.
+    case headerFlood = "header_flood"
+    /// PING, SETTINGS or PRIORITY frames beyond their rate, or control frames a client never reads.
+    case controlFlood = "control_flood"
+    /// Empty DATA frames, or other suspicious frames beyond the limit.
+    case glitches
+    /// More streams opened than `SETTINGS_MAX_CONCURRENT_STREAMS`.
+    case streamLimit = "stream_limit"
+    /// Not an HTTP/2 preface, or a frame that breaks the protocol.
+    case protocolError = "protocol_error"
+
+    init(_ error: any Error) {
+        switch error {
+        case is NIOHTTP2Errors.ExcessiveRSTFrames, is NIOHTTP2Errors.ExcessiveStreamErrors: self = .rapidReset
+        case is NIOHTTP2Errors.ExcessiveContinuationFrames, is NIOHTTP2Errors.ExcessivelyLargeHeaderBlock: self = .headerFlood
+        case is NIOHTTP2Errors.ExcessiveControlFrames, is NIOHTTP2Errors.ExcessiveOutboundFrameBuffering: self = .controlFlood
+        case is NIOHTTP2Errors.ExcessiveEmptyDataFrames, is NIOHTTP2Errors.ExcessiveNumberOfGlitches: self = .glitches
+        case is NIOHTTP2Errors.MaxStreamsViolation: self = .streamLimit
+        default: self = .protocolError
+        }
+    }
+}
+
+/// The last handler of an HTTP/2 connection: swift-nio-http2 answers a protocol error or a flood
+/// with a GOAWAY but leaves the connection open; this closes it, counted by reason. A stream
+/// closed under a frame that was already on its way (`StreamClosed`) is no error of the client's.
+final class HTTP2ConnectionErrorHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTP2Frame
+
+    private let metrics: ConnectionMetrics
+    private var closed = false
+
+    init(metrics: ConnectionMetrics) {
+        self.metrics = metrics
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {}
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if error is NIOHTTP2Errors.StreamClosed || closed { return }
+        closed = true
+        // Counted when it is the protocol's; a connection that broke (a reset, TLS cut short) is not.
+        if error is any NIOHTTP2Error { metrics.http2ConnectionClosed(HTTP2ConnectionError(error)) }
+        context.close(promise: nil)
+    }
+}
