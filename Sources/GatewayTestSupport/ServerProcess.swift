@@ -38,13 +38,14 @@ package enum ServerProcess {
         // URLs are fields too); the text one starts with it.
         let json = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any]
         let listening = json?["url"] as? String ?? text
-        guard let range = listening.range(of: "http://127.0.0.1:"),
+        let scheme = listening.hasPrefix("https://") || listening.contains("listening on https://") ? "https" : "http"
+        guard let range = listening.range(of: "\(scheme)://127.0.0.1:"),
             let port = Int(listening[range.upperBound...].prefix { $0.isNumber })
         else {
             process.terminate()
             throw CocoaError(.fileReadCorruptFile, userInfo: [NSDebugDescriptionErrorKey: "no listening line: \(text)"])
         }
-        return (process, "http://127.0.0.1:\(port)", text, output)
+        return (process, "\(scheme)://127.0.0.1:\(port)", text, output)
     }
 
     package static func get(_ url: String) async throws -> (Int, [String: Any]) {

@@ -52,7 +52,13 @@ struct ServeCommand: AsyncParsableCommand {
         }
         Task {
             let port = await server.port.value()
-            let url = "http://\(configuration.host):\(port)"
+            let url = "\(configuration.tlsCertificate == nil ? "http" : "https")://\(configuration.host):\(port)"
+            // The probe listener (`plain-port`), when there is one.
+            var probes = ""
+            if configuration.plainPort != nil { probes = "http://\(configuration.host):\(await server.plainPort.value())" }
+            let protocols =
+                configuration.tlsCertificate == nil
+                ? (configuration.h2c ? "HTTP/1.1, h2c" : "HTTP/1.1") : (configuration.http2 ? "TLS: h2, HTTP/1.1" : "TLS: HTTP/1.1")
             let upstreams = configuration.upstreams.joined(separator: ", ")
             let workers = configuration.workerCount, eventLoops = configuration.eventLoopCount
             let mvpds = server.core.trustStore.current.providers.count
@@ -62,10 +68,11 @@ struct ServeCommand: AsyncParsableCommand {
             let shared = configuration.replayStore == .memory ? "" : ", replay store \(replayStore)"
             let tracing = configuration.tracingEndpoint.map { ", tracing to \($0) at ratio \(configuration.tracingSampleRatio)" } ?? ""
             console.listening(
-                "samlgate gateway listening on \(url) -> \(upstreams) (\(eventLoops) event loops, \(workers) workers, "
-                    + "\(mvpds) MVPDs\(shared)\(tracing), allocator \(allocator))",
+                "samlgate gateway listening on \(url) (\(protocols)\(probes.isEmpty ? "" : "; probes on \(probes)")) -> \(upstreams) "
+                    + "(\(eventLoops) event loops, \(workers) workers, \(mvpds) MVPDs\(shared)\(tracing), allocator \(allocator))",
                 fields: [
-                    "url": .string(url), "upstreams": .string(upstreams), "workers": .stringConvertible(workers),
+                    "url": .string(url), "protocols": .string(protocols), "probesURL": .string(probes.isEmpty ? "none" : probes),
+                    "upstreams": .string(upstreams), "workers": .stringConvertible(workers),
                     "eventLoops": .stringConvertible(eventLoops),
                     "mvpds": .stringConvertible(mvpds), "replayStore": .string(replayStore), "allocator": .string(allocator),
                     "tracing": .string(configuration.tracingEndpoint ?? "off"),

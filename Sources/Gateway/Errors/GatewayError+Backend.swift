@@ -47,7 +47,7 @@ extension GatewayError {
         case .upstreamTimeout: return .maximumExecutionTimeExceeded
         case .upstreamResponseInvalid: return .networkReceivedError
         default:
-            // method_not_allowed, a request target no route has, header_timeout: nothing the
+            // method_not_allowed, a request target no route has, header_timeout, tls_required: nothing the
             // backend's lists name.
             return .generic(api: api)
         }

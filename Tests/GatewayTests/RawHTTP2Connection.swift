@@ -1,0 +1,158 @@
+import Foundation
+import GatewayTestSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An HTTP/2 client that writes its frames by hand over a plain socket (h2c with prior
+/// knowledge), so a test can send what no well-behaved client library would: resets by the
+/// thousand, endless CONTINUATION frames, floods of PING and SETTINGS, stream ids out of order.
+/// Header blocks are HPACK literals without indexing (no Huffman): what any decoder must take.
+/// Blocking reads and writes run on threads of their own, off Swift concurrency's pool.
+final class RawHTTP2Connection: @unchecked Sendable {
+    enum FrameType: UInt8 {
+        case data = 0, headers = 1, priority = 2, rstStream = 3, settings = 4, pushPromise = 5, ping = 6, goAway = 7, windowUpdate = 8
+        case continuation = 9
+    }
+
+    struct Frame {
+        let type: UInt8
+        let flags: UInt8
+        let stream: UInt32
+        let payload: [UInt8]
+
+        var endStream: Bool { flags & 0x1 != 0 }
+        /// A GOAWAY's error code (`ENHANCE_YOUR_CALM` is 11, `PROTOCOL_ERROR` 1).
+        var goAwayCode: UInt32? {
+            guard type == FrameType.goAway.rawValue, payload.count >= 8 else { return nil }
+            return payload[4..<8].reduce(0) { $0 << 8 | UInt32($1) }
+        }
+        /// A response's `:status` when the encoder sent it as a static-table index (200, 204, 206,
+        /// 304, 400, 404, 500), which swift-nio-http2 does for those.
+        var indexedStatus: Int? {
+            guard type == FrameType.headers.rawValue, let first = payload.first else { return nil }
+            return [0x88: 200, 0x89: 204, 0x8A: 206, 0x8B: 304, 0x8C: 400, 0x8D: 404, 0x8E: 500][Int(first)]
+        }
+    }
+
+    static let enhanceYourCalm: UInt32 = 11
+    static let protocolError: UInt32 = 1
+    static let endStream: UInt8 = 0x1
+    static let endHeaders: UInt8 = 0x4
+
+    private let fd: Int32
+    private var pending: [UInt8] = []
+
+    /// Connects, and sends the preface and a SETTINGS frame (`settings`: identifier and value pairs).
+    init(port: Int, settings: [(UInt16, UInt32)] = [], readTimeout: Int = 10) throws {
+        fd = try RawConnection.connectedSocket(port: port, readTimeout: readTimeout)
+        var payload: [UInt8] = []
+        for (identifier, value) in settings {
+            payload += [UInt8(identifier >> 8), UInt8(identifier & 0xFF)] + Self.bytes(value, count: 4)
+        }
+        try writeNow(Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8) + Self.frame(.settings, flags: 0, stream: 0, payload))
+    }
+
+    deinit { close(fd) }
+
+    // MARK: Frames
+
+    static func frame(_ type: FrameType, flags: UInt8, stream: UInt32, _ payload: [UInt8]) -> [UInt8] {
+        bytes(UInt32(payload.count), count: 3) + [type.rawValue, flags] + bytes(stream & 0x7FFF_FFFF, count: 4) + payload
+    }
+
+    /// A request's header block: the pseudo-headers, then `headers`.
+    static func requestBlock(method: String, path: String, headers: [(String, String)] = []) -> [UInt8] {
+        var block: [UInt8] = []
+        for (name, value) in [(":method", method), (":scheme", "http"), (":path", path), (":authority", "127.0.0.1")] + headers {
+            block += literal(name, value)
+        }
+        return block
+    }
+
+    /// HPACK "literal header field without indexing, new name", no Huffman coding.
+    static func literal(_ name: String, _ value: String) -> [UInt8] {
+        [0x00] + integer(name.utf8.count, prefix: 7) + Array(name.utf8) + integer(value.utf8.count, prefix: 7) + Array(value.utf8)
+    }
+
+    /// HPACK's integer with an `prefix`-bit prefix (RFC 7541 §5.1), the flag bits above it zero.
+    static func integer(_ value: Int, prefix: Int) -> [UInt8] {
+        let limit = (1 << prefix) - 1
+        guard value >= limit else { return [UInt8(value)] }
+        var out: [UInt8] = [UInt8(limit)]
+        var rest = value - limit
+        while rest >= 128 {
+            out.append(UInt8(rest % 128 + 128))
+            rest /= 128
+        }
+        out.append(UInt8(rest))
+        return out
+    }
+
+    static func bytes(_ value: UInt32, count: Int) -> [UInt8] {
+        (0..<count).reversed().map { UInt8((value >> (8 * UInt32($0))) & 0xFF) }
+    }
+
+    // MARK: Sending and reading
+
+    func send(_ bytes: [UInt8]) async throws {
+        try await Self.onThread { [self] in try writeNow(bytes) }
+    }
+
+    /// Frames until one satisfies `stop` (included), or the server closes, or a read times out.
+    func frames(until stop: @escaping @Sendable (Frame) -> Bool) async throws -> (frames: [Frame], closed: Bool) {
+        try await Self.onThread { [self] in
+            var frames: [Frame] = []
+            while true {
+                guard let frame = readFrame() else { return (frames, true) }
+                frames.append(frame)
+                if stop(frame) { return (frames, false) }
+            }
+        }
+    }
+
+    /// Reads to the end: the frames, and whether the server closed (`false`: a read timed out).
+    func framesUntilClose() async throws -> (frames: [Frame], closed: Bool) {
+        try await Self.onThread { [self] in
+            var frames: [Frame] = []
+            while true {
+                guard let frame = readFrame() else { return (frames, errno != EAGAIN && errno != EWOULDBLOCK) }
+                frames.append(frame)
+            }
+        }
+    }
+
+    private func writeNow(_ bytes: [UInt8]) throws {
+        var sent = 0
+        while sent < bytes.count {
+            let n = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard n > 0 else { throw POSIXError(.EPIPE) }
+            sent += n
+        }
+    }
+
+    private func readFrame() -> Frame? {
+        while true {
+            if pending.count >= 9 {
+                let length = Int(pending[0]) << 16 | Int(pending[1]) << 8 | Int(pending[2])
+                if pending.count >= 9 + length {
+                    let stream = pending[5..<9].reduce(UInt32(0)) { $0 << 8 | UInt32($1) } & 0x7FFF_FFFF
+                    let frame = Frame(type: pending[3], flags: pending[4], stream: stream, payload: Array(pending[9..<(9 + length)]))
+                    pending.removeFirst(9 + length)
+                    return frame
+                }
+            }
+            var buffer = [UInt8](repeating: 0, count: 65_536)
+            let n = recv(fd, &buffer, buffer.count, 0)
+            guard n > 0 else { return nil }
+            pending += buffer[..<n]
+        }
+    }
+
+    private static func onThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(with: Result { try work() }) }
+        }
+    }
+}
