@@ -31,6 +31,8 @@ package final class GatewayHarness: Sendable {
     package let upstream: ReferenceUpstreamServer?
     package let gateway: GatewayServer
     package let gatewayURL: String
+    /// The probe listener's (`plain-port`), when the configuration has one.
+    package let probesURL: String?
     package let upstreamURL: String
     package let trustDirectory: String
     private let tasks: [Task<Void, any Error>]
@@ -75,7 +77,8 @@ package final class GatewayHarness: Sendable {
         let gateway = try GatewayServer(configuration: configuration, logger: gatewayLogger ?? logger, signals: false, tracing: tracing)
         tasks.append(Task { try await gateway.run() })
         self.gateway = gateway
-        gatewayURL = "http://127.0.0.1:\(await gateway.port.value())"
+        gatewayURL = "\(configuration.tlsCertificate == nil ? "http" : "https")://127.0.0.1:\(await gateway.port.value())"
+        probesURL = configuration.plainPort == nil ? nil : "http://127.0.0.1:\(await gateway.plainPort.value())"
         self.tasks = tasks
     }
 
@@ -129,6 +132,8 @@ package final class GatewayHarness: Sendable {
         package var status: Int
         package var headers: HTTPHeaders
         package var raw: [UInt8]
+        /// The HTTP version the answer came in (HTTP/2 when ALPN chose it).
+        package var version: HTTPVersion = .http1_1
         package var body: String { String(decoding: raw, as: UTF8.self) }
 
         /// The `code` of an error body.
@@ -187,25 +192,27 @@ package final class GatewayHarness: Sendable {
 
     package func send(
         _ method: HTTPMethod = .POST, _ path: String, body: String? = nil, bytes: [UInt8]? = nil,
-        headers: [(String, String)] = [("Content-Type", "application/x-www-form-urlencoded")]
+        headers: [(String, String)] = [("Content-Type", "application/x-www-form-urlencoded")], via client: HTTPClient = client,
+        to base: String? = nil
     ) async throws -> Reply {
-        var request = HTTPClientRequest(url: gatewayURL + path)
+        var request = HTTPClientRequest(url: (base ?? gatewayURL) + path)
         request.method = method
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         if let body { request.body = .bytes(ByteBuffer(string: body)) }
         if let bytes { request.body = .bytes(ByteBuffer(bytes: bytes)) }
-        let response = try await Self.client.execute(request, timeout: .seconds(30))
+        let response = try await client.execute(request, timeout: .seconds(30))
         let data = try await response.body.collect(upTo: 16 << 20)
-        return Reply(status: Int(response.status.code), headers: response.headers, raw: Array(buffer: data))
+        return Reply(status: Int(response.status.code), headers: response.headers, raw: Array(buffer: data), version: response.version)
     }
 
     package func exchangeV1(_ saml: String, mvpd: String = mvpd, device: String = "device-1") async throws -> Reply {
         try await send(.POST, "/api/v1/tokens/authn", body: Self.form(Self.v1Fields(saml, mvpd: mvpd, device: device)))
     }
 
-    /// The value of the metric line starting with `prefix` (labels included) in `/metrics`, or 0.
+    /// The value of the metric line starting with `prefix` (labels included) in `/metrics`, or 0
+    /// (scraped on the probe listener when there is one: the TLS listener needs a client of the tests' authority).
     package func metric(_ prefix: String) async throws -> Double {
-        let body = try await send(.GET, "/metrics").body
+        let body = try await send(.GET, "/metrics", to: probesURL).body
         guard let line = body.split(separator: "\n").first(where: { $0.hasPrefix(prefix + " ") }) else { return 0 }
         return Double(line.split(separator: " ").last ?? "") ?? 0
     }

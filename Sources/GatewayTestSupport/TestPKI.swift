@@ -82,7 +82,8 @@ package struct TestPKI: Sendable {
         }
         var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
         configuration.decompression = .disabled
-        configuration.timeout = .init(connect: .seconds(5), read: .seconds(30))
+        // Short: a handshake the gateway refuses is retried by the client until this runs out.
+        configuration.timeout = .init(connect: .seconds(2), read: .seconds(30))
         if http1Only { configuration.httpVersion = .http1Only }
         return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }

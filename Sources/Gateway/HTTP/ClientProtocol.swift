@@ -127,6 +127,8 @@ enum HTTP2ConnectionError: String, CaseIterable, Sendable {
 /// The last handler of an HTTP/2 connection: swift-nio-http2 answers a protocol error or a flood
 /// with a GOAWAY but leaves the connection open; this closes it, counted by reason. A stream
 /// closed under a frame that was already on its way (`StreamClosed`) is no error of the client's.
+/// A client that half-closes has ended the connection (HTTP/2 has no use for a half-open one):
+/// it is closed too, or it would hold a graceful shutdown's drain forever.
 final class HTTP2ConnectionErrorHandler: ChannelInboundHandler {
     typealias InboundIn = HTTP2Frame
 
@@ -138,6 +140,14 @@ final class HTTP2ConnectionErrorHandler: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {}
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let event = event as? ChannelEvent, event == .inputClosed {
+            context.close(promise: nil)
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         if error is NIOHTTP2Errors.StreamClosed || closed { return }
