@@ -291,6 +291,7 @@ let package = Package(
             dependencies: [
                 "GatewayTestSupport", "CLITestSupport", "TestIdP", "samlgate",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]

@@ -1,0 +1,199 @@
+import AsyncHTTPClient
+import CLITestSupport
+import Foundation
+import GatewayTestSupport
+import NIOCore
+import Synchronization
+import Testing
+
+/// `samlgate serve` serving TLS as a process of its own: the certificate renewed under a stream
+/// of requests (SIGHUP, and the `tls-poll` watch), a bad pair published by mistake, and the
+/// settings that stop start-up.
+@Suite("samlgate serve TLS reload", .serialized)
+struct TLSReloadTests {
+    /// A running `samlgate serve` with TLS from `directory`'s `tls.pem` and `tls.key`, before a
+    /// running reference upstream; both stopped by ``stop()``.
+    struct Served {
+        let gateway: Process
+        let upstream: Process
+        let url: String
+        let port: Int
+        let probes: String
+        let pipes: [Pipe]
+
+        init(directory: String, trust: String, extra: [String] = []) throws {
+            let (upstream, upstreamURL, _, upstreamPipe) = try ServerProcess.start(["--port", "0"], command: "upstream")
+            self.upstream = upstream
+            let (gateway, url, line, pipe) = try ServerProcess.start(
+                [
+                    "--port", "0", "--upstream", upstreamURL, "--trust-store", trust, "--tls-certificate", directory + "/tls.pem",
+                    "--tls-key", directory + "/tls.key", "--plain-port", "0", "--workers", "1",
+                ] + extra)
+            self.gateway = gateway
+            self.url = url
+            port = Int(url.split(separator: ":").last!)!
+            let fields = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
+            probes = fields?["probesURL"] as? String ?? ""
+            pipes = [upstreamPipe, pipe]
+        }
+
+        func stop() {
+            for process in [gateway, upstream] where process.isRunning { process.terminate() }
+        }
+
+        func metric(_ prefix: String) async throws -> Double {
+            let (_, body) = try await Self.text(probes + "/metrics")
+            guard let line = body.split(separator: "\n").first(where: { $0.hasPrefix(prefix + " ") }) else { return 0 }
+            return Double(line.split(separator: " ").last ?? "") ?? 0
+        }
+
+        func readiness() async throws -> [String: Any] {
+            let (_, body) = try await Self.text(probes + "/readyz")
+            return (try? JSONSerialization.jsonObject(with: Data(body.utf8))) as? [String: Any] ?? [:]
+        }
+
+        static func text(_ url: String, via client: HTTPClient = GatewayHarness.client) async throws -> (Int, String) {
+            let response = try await client.execute(HTTPClientRequest(url: url), timeout: .seconds(10))
+            let body = try await response.body.collect(upTo: 1 << 20)
+            return (Int(response.status.code), String(buffer: body))
+        }
+    }
+
+    /// What the request stream met: answers 200, and every other outcome.
+    final class Outcomes: Sendable {
+        let state = Mutex<(ok: Int, failed: [String])>((0, []))
+
+        func record(_ failure: String?) {
+            state.withLock { if let failure { $0.failed.append(failure) } else { $0.ok += 1 } }
+        }
+    }
+
+    /// Publishes `name`'s pair as `tls.pem`/`tls.key`, each file replaced whole (as a renewal tool writes them).
+    static func publish(_ pki: TestPKI, _ name: String, in directory: String) throws {
+        for (from, to) in [(name + ".key", "tls.key"), (name + ".pem", "tls.pem")] {
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: pki.directory + "/" + from))
+            try bytes.write(to: URL(fileURLWithPath: directory + "/" + to), options: .atomic)
+        }
+    }
+
+    static func scratch() throws -> String {
+        let directory = TestScratch.directory("samlgate-tls").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        return directory
+    }
+
+    @Test("a stream of requests on HTTP/2 and HTTP/1.1 connections runs across a SIGHUP that renews the certificate: nothing lost, new connections see the new one")
+    func renewedUnderLoad() async throws {
+        let pki = try TestPKI()
+        try pki.issue("first", commonName: "gateway-first")
+        try pki.issue("second", commonName: "gateway-second")
+        let directory = try Self.scratch()
+        try Self.publish(pki, "first", in: directory)
+        let trust = try GatewayHarness.makeTrustStore()
+        let served = try Served(directory: directory, trust: trust, extra: ["--tls-poll", "0"])
+        defer { served.stop() }
+        #expect(try TestPKI.servedSubject(port: served.port)?.contains("gateway-first") == true)
+
+        let h2 = try pki.client()
+        let h1 = try pki.client(http1Only: true)
+        let outcomes = Outcomes()
+        let deadline = Date().addingTimeInterval(3)
+        let url = served.url
+        let pid = served.gateway.processIdentifier
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for client in [h2, h1] {
+                group.addTask {
+                    while Date() < deadline {
+                        do {
+                            let (status, _) = try await Served.text(url + "/api/v1/config/REF", via: client)
+                            outcomes.record(status == 200 ? nil : "status \(status)")
+                        } catch {
+                            outcomes.record("\(error)")
+                        }
+                    }
+                }
+            }
+            group.addTask {
+                try await Task.sleep(for: .seconds(1))
+                try Self.publish(pki, "second", in: directory)
+                kill(pid, SIGHUP)
+            }
+            try await group.waitForAll()
+        }
+        try await h2.shutdown()
+        try await h1.shutdown()
+        let (ok, failed) = outcomes.state.withLock { ($0.ok, $0.failed) }
+        #expect(failed.isEmpty, "\(failed.prefix(3))")
+        #expect(ok > 20, "\(ok) requests")
+        #expect(try await served.metric("samlgate_tls_reloads_total{result=\"ok\"}") == 1)
+        #expect(try TestPKI.servedSubject(port: served.port)?.contains("gateway-second") == true)
+        kill(served.gateway.processIdentifier, SIGTERM)
+        try await SamlgateProcess.waitForExit(served.gateway)
+        #expect(served.gateway.terminationStatus == 0)
+    }
+
+    @Test("a bad pair published (a key of another certificate) keeps the old one serving, counted and on /readyz; the poll takes the good pair that follows")
+    func badPairKeepsTheOld() async throws {
+        let pki = try TestPKI()
+        try pki.issue("first", commonName: "gateway-first")
+        try pki.issue("second", commonName: "gateway-second")
+        let directory = try Self.scratch()
+        try Self.publish(pki, "first", in: directory)
+        let trust = try GatewayHarness.makeTrustStore()
+        let served = try Served(directory: directory, trust: trust, extra: ["--tls-poll", "0.2"])
+        defer { served.stop() }
+
+        // The second certificate with the first's key.
+        let certificate = try Data(contentsOf: URL(fileURLWithPath: pki.directory + "/second.pem"))
+        try certificate.write(to: URL(fileURLWithPath: directory + "/tls.pem"), options: .atomic)
+        var failed = 0.0
+        for _ in 0..<100 where failed == 0 {
+            try await Task.sleep(for: .milliseconds(100))
+            failed = try await served.metric("samlgate_tls_reloads_total{result=\"failed\"}")
+        }
+        #expect(failed == 1)
+        #expect(try TestPKI.servedSubject(port: served.port)?.contains("gateway-first") == true)
+        let ready = try await served.readiness()
+        #expect(ready["status"] as? String == "ready" && ready["tls"] as? String == "reload_failed", "\(ready)")
+        #expect((ready["tlsReloadError"] as? String)?.contains("does not match") == true, "\(ready)")
+        let client = try pki.client()
+        #expect(try await Served.text(served.url + "/api/v1/config/REF", via: client).0 == 200)
+        try await client.shutdown()
+
+        try Self.publish(pki, "second", in: directory)
+        var reloaded = 0.0
+        for _ in 0..<100 where reloaded == 0 {
+            try await Task.sleep(for: .milliseconds(100))
+            reloaded = try await served.metric("samlgate_tls_reloads_total{result=\"ok\"}")
+        }
+        #expect(reloaded == 1)
+        #expect(try TestPKI.servedSubject(port: served.port)?.contains("gateway-second") == true)
+        #expect(try await served.readiness()["tls"] as? String == "ok")
+    }
+
+    @Test("start-up stops (exit 2, the setting named) on TLS settings that cannot serve")
+    func startUpRefusals() throws {
+        let pki = try TestPKI()
+        let (certificate, key) = try pki.issue("server", commonName: "localhost")
+        let (other, _) = try pki.issue("other", commonName: "other")
+        let (expired, expiredKey) = try pki.issue("expired", commonName: "localhost", validFrom: -3 * 86_400, validFor: 86_400)
+        let trust = try GatewayHarness.makeTrustStore()
+        let base = ["serve", "--port", "0", "--upstream", "http://127.0.0.1:1", "--trust-store", trust]
+        let cases: [([String], String)] = [
+            (["--tls-certificate", certificate], "tls-certificate and tls-key go together"),
+            (["--tls-certificate", other, "--tls-key", key], "does not match"),
+            (["--tls-certificate", expired, "--tls-key", expiredKey], "expired"),
+            (["--tls-certificate", "/nonexistent.pem", "--tls-key", key], "tls-certificate /nonexistent.pem: cannot be read"),
+            (["--tls-certificate", certificate, "--tls-key", certificate], "not a PEM private key"),
+            (["--tls-certificate", certificate, "--tls-key", key, "--h2c"], "h2c is for a plain listener"),
+            (["--tls-certificate", certificate, "--tls-key", key, "--tls-client-auth", "require"], "tls-client-ca is not set"),
+            (["--tls-client-ca", pki.caPath, "--tls-client-auth", "optional"], "tls-certificate is not"),
+            (["--upstream-tls-certificate", certificate, "--upstream-tls-key", key], "no upstream is an https:// URL"),
+        ]
+        for (arguments, message) in cases {
+            let run = try SamlgateProcess.run(base + arguments)
+            #expect(run.status == 2, "\(arguments)")
+            #expect(run.stderr.contains(message), "\(arguments): \(run.stderr)")
+        }
+    }
+}
