@@ -1,20 +1,22 @@
 # samlgate — build, test, run and measure. `make test` and `make run` install what they need.
 SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = "0" ] || echo sudo)
-APT_PACKAGES := libxml2-dev libxmlsec1-dev libssl-dev zlib1g-dev libjemalloc-dev pkg-config python3-venv gzip redis-server
+APT_PACKAGES := libxml2-dev libxmlsec1-dev libssl-dev zlib1g-dev libjemalloc-dev pkg-config python3-venv gzip redis-server \
+	openssl curl nghttp2-client
 SAMPLE := samples/response.xml
 BIN := .build/release/samlgate
 # What make format-check lints and make format rewrites.
 FORMATTED := Package.swift Sources Tests Benchmarks/Package.swift Benchmarks/Benchmarks Benchmarks/Drivers Fuzz/Package.swift Fuzz/Sources
 
-.PHONY: deps deps-load build release test format-check format openapi-check docs-check deploy-check monitoring-check run demo load load-compare header-costs alerts-check tracing-check http-diff load-mallocs load-scale load-replay-store soak faults sanitize cluster-check stream-check bench bench-compare bench-check bench-thresholds bench-verify fuzz-build fuzz fuzz-all clean
+.PHONY: deps deps-load build release test format-check format openapi-check docs-check deploy-check monitoring-check run demo load load-compare header-costs alerts-check tracing-check tls-check tls-compare http-diff load-mallocs load-scale load-replay-store soak faults sanitize cluster-check stream-check bench bench-compare bench-check bench-thresholds bench-verify fuzz-build fuzz fuzz-all clean
 
 ## deps: install the system libraries (apt-get) when xmlsec1-openssl, zlib or jemalloc is not found,
-## and redis-server (the shared replay store's tests start their own); promtool (Debian's
-## prometheus package) for make monitoring-check.
+## redis-server (the shared replay store's tests start their own), openssl, curl and nghttp2-client
+## (nghttp, h2load: make tls-check, make tls-compare); promtool (Debian's prometheus package) for
+## make monitoring-check.
 deps:
 	@if ! pkg-config --exists xmlsec1-openssl zlib jemalloc 2>/dev/null || ! command -v gzip >/dev/null || ! python3 -c 'import ensurepip, venv' 2>/dev/null \
-		|| ! [ -x /usr/bin/redis-server ]; then \
+		|| ! [ -x /usr/bin/redis-server ] || ! command -v openssl >/dev/null || ! command -v curl >/dev/null || ! command -v nghttp >/dev/null; then \
 		echo "Installing $(APT_PACKAGES)"; \
 		$(SUDO) apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(APT_PACKAGES); \
@@ -46,8 +48,9 @@ deps-load: deps
 ## documentation check (links, command lines against the built CLI, error codes against the sources),
 ## then the deployment check (Kubernetes manifests, checkov, hadolint; offline), the monitoring
 ## check (dashboard, alert rules and their promtool tests), the alert rules in a real Prometheus
-## against the debug build (alerts-check, under a minute) and its span exports read by
-## OpenTelemetry's own classes (tracing-check).
+## against the debug build (alerts-check, under a minute), its span exports read by
+## OpenTelemetry's own classes (tracing-check), and TLS and HTTP/2 against real clients and
+## sslyze (tls-check).
 test: deps
 	$(MAKE) format-check
 	$(SWIFT) test
@@ -57,6 +60,7 @@ test: deps
 	$(MAKE) monitoring-check
 	BIN=.build/debug/samlgate ./scripts/alerts-check.sh
 	BIN=.build/debug/samlgate ./scripts/tracing-check.sh
+	BIN=.build/debug/samlgate ./scripts/tls-check.sh
 
 ## openapi-check: validate docs/openapi.yaml (openapi-spec-validator in .build/tools-venv).
 openapi-check:
@@ -120,6 +124,12 @@ alerts-check: release
 ## (opentelemetry-proto, in .build/tools-venv): ids, parents, kinds, typed attributes, trace state.
 tracing-check: build
 	BIN=.build/debug/samlgate ./scripts/tracing-check.sh
+
+## tls-check: TLS and HTTP/2 against clients nobody here wrote — curl (--http2, --http1.1, h2c),
+## httpx (HTTP/2), nghttp, openssl s_client: an exchange and its token each; a required client
+## certificate; sslyze on the defaults (Mozilla's intermediate profile). Its own CA; under 30 s.
+tls-check: build
+	BIN=.build/debug/samlgate ./scripts/tls-check.sh
 
 ## http-diff: ~295 odd or malformed HTTP/1.1 requests (raw sockets) through nginx and the gateway to a
 ## byte-logging backend; the differences that matter (samlgate stricter, laxer, content differs) and
