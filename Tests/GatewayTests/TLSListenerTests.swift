@@ -158,6 +158,54 @@ struct TLSListenerTests {
         }
     }
 
+    @Test("upstream mutual TLS: an https:// backend requiring a client certificate is reached with upstream-tls-certificate and upstream-ca; without the certificate, 502")
+    func upstreamMutualTLS() async throws {
+        let pki = try TestPKI()
+        let (certificate, key) = try pki.issue("backend", commonName: "localhost")
+        let (clientCertificate, clientKey) = try pki.issue("gateway", commonName: "samlgate-front", server: false)
+        // The backend: a gateway serving TLS that requires a client certificate, before the reference upstream.
+        try await withHarness(configure: {
+            $0.tlsCertificate = certificate
+            $0.tlsKey = key
+            $0.tlsClientCA = pki.caPath
+            $0.tlsClientAuth = .require
+            $0.plainPort = 0
+        }) { (backend: GatewayHarness) async throws in
+            try await withHarness(
+                upstreamURL: backend.gatewayURL,
+                configure: {
+                    $0.upstreamCA = pki.caPath
+                    $0.upstreamTLSCertificate = clientCertificate
+                    $0.upstreamTLSKey = clientKey
+                }
+            ) { (front: GatewayHarness) async throws in
+                let reply = try await front.send(.GET, "/api/v1/config/REF")
+                #expect(reply.status == 200, "\(reply.body)")
+            }
+            try await withHarness(upstreamURL: backend.gatewayURL, configure: { $0.upstreamCA = pki.caPath }) { (front: GatewayHarness) async throws in
+                let reply = try await front.send(.GET, "/api/v1/config/REF")
+                #expect(reply.status == 502 && reply.reason == "upstream_unavailable", "\(reply.body)")
+            }
+            #expect(try await Self.failures(backend, "no_client_certificate") >= 1)
+        }
+    }
+
+    @Test("a recorded request's span carries its protocol: HTTP/2 over TLS 1.3")
+    func spanProtocol() async throws {
+        let pki = try TestPKI()
+        let (certificate, key) = try pki.issue("server", commonName: "localhost")
+        let client = try pki.client()
+        let (spans, _, _) = try await TracingTests.traced(configure: {
+            $0.tlsCertificate = certificate
+            $0.tlsKey = key
+        }) { (h: GatewayHarness) async throws in
+            #expect(try await h.send(.GET, "/api/v2/REF/configuration", headers: [], via: client).version == .http2)
+        }
+        try await client.shutdown()
+        let server = try #require(spans.first { $0.kind == 2 })
+        #expect(server.attributes["network.protocol.version"] == "2" && server.attributes["tls.protocol.version"] == "1.3", "\(server.attributes)")
+    }
+
     /// A client trusting `pki`'s authority and presenting `presenting`'s certificate `name`.
     static func client(trusting pki: TestPKI, presenting other: TestPKI, _ name: String) throws -> HTTPClient {
         var tls = TLSConfiguration.makeClientConfiguration()

@@ -23,16 +23,16 @@ enum ClientProtocol {
     }
 
     /// Adds the handlers of this protocol at the end of `pipeline` (on the channel's loop).
-    /// - Parameter certificate: the client's verified certificate, for each request's throttle key and audit line.
+    /// - Parameter tls: the connection's TLS (its version, the client's verified certificate), given to each request.
     func configure(
-        _ channel: any Channel, on pipeline: ChannelPipeline.SynchronousOperations, core: GatewayCore, certificate: ClientCertificate?
+        _ channel: any Channel, on pipeline: ChannelPipeline.SynchronousOperations, core: GatewayCore, tls: TLSSession?
     ) throws {
         core.metrics.connections.opened(protocol: label)
         switch self {
         case .http1:
             try pipeline.configureHTTPServerPipeline(withPipeliningAssistance: false, withErrorHandling: false)
             try pipeline.addHandler(
-                GatewayConnectionHandler(core: core, pool: core.upstream.pool(on: channel.eventLoop), certificate: certificate))
+                GatewayConnectionHandler(core: core, pool: core.upstream.pool(on: channel.eventLoop), tls: tls))
         case .http2, .h2c:
             let management = NIOHTTP2ServerConnectionManagementHandler(
                 eventLoop: channel.eventLoop, configuration: HTTP2Limits.management(core.configuration))
@@ -45,7 +45,7 @@ enum ClientProtocol {
                     try streamPipeline.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
                     try streamPipeline.addHandler(
                         GatewayConnectionHandler(
-                            core: core, pool: core.upstream.pool(on: stream.eventLoop), certificate: certificate))
+                            core: core, pool: core.upstream.pool(on: stream.eventLoop), tls: tls))
                 }
             }
             try pipeline.addHandler(management)

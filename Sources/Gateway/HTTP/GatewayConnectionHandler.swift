@@ -26,8 +26,8 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     private let core: GatewayCore
     private let pool: UpstreamConnectionPool
     private let responder: GatewayResponder
-    /// The client's verified TLS certificate, given to each request (its throttle key, its audit line).
-    private let certificate: ClientCertificate?
+    /// The connection's TLS, given to each request (the client certificate's throttle key and audit line).
+    private let tls: TLSSession?
     private var observer: RequestObserver
     private var context: ChannelHandlerContext?
     private var machine: ConnectionStateMachine
@@ -41,12 +41,12 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     private var closeBy: NIODeadline?
 
     /// - Parameters:
-    ///   - certificate: the client's verified certificate (`tls-client-auth`).
+    ///   - tls: the connection's TLS session, `nil` on a plain listener.
     ///   - probesOnly: the probe listener's: `/healthz`, `/readyz`, `/metrics` and nothing else.
-    init(core: GatewayCore, pool: UpstreamConnectionPool, certificate: ClientCertificate? = nil, probesOnly: Bool = false) {
+    init(core: GatewayCore, pool: UpstreamConnectionPool, tls: TLSSession? = nil, probesOnly: Bool = false) {
         self.core = core
         self.pool = pool
-        self.certificate = certificate
+        self.tls = tls
         responder = GatewayResponder(core: core, probesOnly: probesOnly)
         observer = RequestObserver(core: core)
         let configuration = core.configuration
@@ -101,7 +101,7 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     private func begin(_ head: HTTPRequestHead) {
         machine.headReceived(keepAlive: head.isKeepAlive)
         let current = observer.begin(head)
-        current.clientCertificate = certificate
+        current.tls = tls
         request = current
         let decision = responder.respond(to: current, peer: context?.channel.remoteAddress, eventLoop: context!.eventLoop)
         if current.endsConnection { machine.closeAfterAnswer() }

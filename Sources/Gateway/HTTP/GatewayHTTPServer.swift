@@ -81,7 +81,7 @@ struct GatewayHTTPServer: Service {
                     case .clients(nil) where core.configuration.h2c:
                         try pipeline.addHandler(HTTP2PrefaceSniffer(core: core))
                     case .clients(nil):
-                        try ClientProtocol.http1.configure(channel, on: pipeline, core: core, certificate: nil)
+                        try ClientProtocol.http1.configure(channel, on: pipeline, core: core, tls: nil)
                     case .probes:
                         try pipeline.configureHTTPServerPipeline(withPipeliningAssistance: false, withErrorHandling: false)
                         try pipeline.addHandler(

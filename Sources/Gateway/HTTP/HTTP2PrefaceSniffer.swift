@@ -52,7 +52,7 @@ final class HTTP2PrefaceSniffer: ChannelInboundHandler, RemovableChannelHandler 
         timer?.cancel()
         buffered = nil
         do {
-            try (matches ? ClientProtocol.h2c : .http1).configure(context.channel, on: context.pipeline.syncOperations, core: core, certificate: nil)
+            try (matches ? ClientProtocol.h2c : .http1).configure(context.channel, on: context.pipeline.syncOperations, core: core, tls: nil)
         } catch {
             context.close(promise: nil)
             return

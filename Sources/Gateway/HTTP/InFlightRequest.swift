@@ -43,8 +43,9 @@ final class InFlightRequest {
     var tripStarted: UInt64 = 0
     /// The client's `Expect: 100-continue` not yet answered.
     var expectsContinue: Bool
-    /// The client's verified TLS certificate (`tls-client-auth`): its throttle key, its audit line.
-    var clientCertificate: ClientCertificate?
+    /// The connection's TLS (`nil` on a plain listener): its version, and the client's verified
+    /// certificate (`tls-client-auth`), whose subject is the request's throttle key and audit line.
+    var tls: TLSSession?
     /// The absolute-form target's authority, else `Host`: what `X-Forwarded-Host` reports.
     var authority: String?
     /// The backend API the request is for, from its canonical path (the one routed on): the

@@ -115,7 +115,12 @@ struct RequestObserver {
         core.metrics.request(route: request.routeLabel, status: request.status)
         if request.isExchange, let audit = core.audit { audit.write(auditRecord(of: request)) }
         let now = DispatchTime.now().uptimeNanoseconds
-        request.span?.end(name: Self.spanMethod(request.head.method) + " " + request.routeLabel, status: request.status, at: now)
+        if let span = request.span {
+            // The protocol of a recorded request (OpenTelemetry's network and TLS conventions).
+            span.setAttribute("network.protocol.version", request.head.version.major == 2 ? "2" : "1.1")
+            if let tls = request.tls { span.setAttribute("tls.protocol.version", tls.version) }
+            span.end(name: Self.spanMethod(request.head.method) + " " + request.routeLabel, status: request.status, at: now)
+        }
         guard request.route?.isOperational != true else { return }
         let elapsed = now - request.started
         core.metrics.stage("total", nanos: elapsed)
@@ -143,6 +148,6 @@ struct RequestObserver {
             seconds: seconds, nanoseconds: nanoseconds, requestID: request.requestID, traceID: request.trace.traceID, route: request.routeLabel,
             mvpd: request.mvpd ?? GatewayMetrics.unknownMVPD, forwarded: request.forwarded && request.reason == nil, status: request.status,
             reason: request.reason, wouldRefuse: request.wouldRefuse, assertion: request.assertionHash, subject: request.subjectHMAC,
-            clientCertificate: request.clientCertificate?.subject)
+            clientCertificate: request.tls?.certificate?.subject)
     }
 }

@@ -156,7 +156,7 @@ struct GatewayResponder {
 
     /// Whose bucket a request takes from: its verified client certificate's, else its address's.
     private func clientKey(_ request: InFlightRequest, peer: SocketAddress?) -> ClientKey? {
-        request.clientCertificate?.throttleKey ?? ClientKey(peer: peer, headers: request.head.headers, trusting: core.trustedProxies)
+        request.tls?.certificate?.throttleKey ?? ClientKey(peer: peer, headers: request.head.headers, trusting: core.trustedProxies)
     }
 
     /// Streamed to the backend as it comes, the answer streamed back (after the pass-through

@@ -1,29 +1,6 @@
-import Crypto
 import NIOCore
 import NIOSSL
 import NIOTLS
-
-/// A client's verified certificate (`tls-client-auth`): its subject, for the audit line, and the
-/// throttle's key for it, so that clients behind one address (a carrier's NAT) are told apart by
-/// what they proved rather than by where they came from.
-struct ClientCertificate: Sendable {
-    /// RFC 4514 (`CN=app,O=Example`); a certificate authority's own naming, never user data.
-    let subject: String
-    let throttleKey: ClientKey
-
-    init(subject: String) {
-        self.subject = subject
-        // A digest, not Swift's per-process hash: a shared throttle compares keys across replicas.
-        let digest = Array(SHA256.hash(data: Array(("certificate\0" + subject).utf8)))
-        var high: UInt64 = 0
-        var low: UInt64 = 0
-        for index in 0..<8 {
-            high = high << 8 | UInt64(digest[index])
-            low = low << 8 | UInt64(digest[8 + index])
-        }
-        throttleKey = ClientKey(high: high, low: low)
-    }
-}
 
 /// Why a TLS handshake failed (`samlgate_tls_handshake_failures_total{reason}`), read from
 /// BoringSSL's reason string (swift-nio-ssl gives no code).
@@ -78,7 +55,7 @@ enum TLSHandshakeFailure: String, CaseIterable, Sendable {
 /// handshake in time (swift-nio-ssl has no clock of its own: a client that connects and sends
 /// nothing would hold the connection forever), counts how it ended, reads the client's verified
 /// certificate, and hands the connection to HTTP/2 or HTTP/1.1 as ALPN chose
-/// (``ClientProtocol/configure(_:on:core:certificate:)``), then leaves the pipeline.
+/// (``ClientProtocol/configure(_:on:core:tls:)``), then leaves the pipeline.
 final class TLSHandshakeHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
 
@@ -116,15 +93,16 @@ final class TLSHandshakeHandler: ChannelInboundHandler, RemovableChannelHandler 
         let ssl = try? context.pipeline.syncOperations.handler(type: NIOSSLServerHandler.self)
         let version: String =
             switch ssl?.tlsVersion {
-            case .tlsv13: "tls1.3"
-            case .tlsv12: "tls1.2"
+            case .tlsv13: "1.3"
+            case .tlsv12: "1.2"
             default: "other"
             }
-        core.metrics.connections.handshake(version: version, alpn: negotiated ?? "none")
-        let certificate = ssl?.peerCertificate.flatMap(ServerTLS.subject(of:)).map(ClientCertificate.init(subject:))
+        core.metrics.connections.handshake(version: "tls" + version, alpn: negotiated ?? "none")
+        let session = TLSSession(
+            version: version, certificate: ssl?.peerCertificate.flatMap(ServerTLS.subject(of:)).map(ClientCertificate.init(subject:)))
         let chosen: ClientProtocol = negotiated == "h2" ? .http2 : .http1
         do {
-            try chosen.configure(context.channel, on: context.pipeline.syncOperations, core: core, certificate: certificate)
+            try chosen.configure(context.channel, on: context.pipeline.syncOperations, core: core, tls: session)
             context.pipeline.syncOperations.removeHandler(self, promise: nil)
         } catch {
             context.close(promise: nil)
