@@ -33,6 +33,9 @@ package final class GatewayHarness: Sendable {
     package let gatewayURL: String
     /// The probe listener's (`plain-port`), when the configuration has one.
     package let probesURL: String?
+    /// The client ``send(_:_:body:bytes:headers:via:to:)`` uses by default: one trusting the
+    /// gateway's certificate when it serves TLS, else the shared ``client``.
+    private let defaultClient: HTTPClient
     package let upstreamURL: String
     package let trustDirectory: String
     private let tasks: [Task<Void, any Error>]
@@ -43,10 +46,13 @@ package final class GatewayHarness: Sendable {
     ///     exporter's too.
     ///   - tracingEnvironment: the `OTEL_*` variables the span exporter reads, instead of the
     ///     test process's (none by default).
+    /// - Parameter tlsClient: the client of ``send(_:_:body:bytes:headers:via:to:)`` when the
+    ///   configuration serves TLS (one trusting its certificate's authority).
     package init(
         upstreamURL fixedUpstream: String? = nil, gatewayLogger: Logger? = nil, tracingEnvironment: [String: String] = [:],
-        configure: (inout GatewayConfiguration) -> Void = { _ in }
+        tlsClient: HTTPClient? = nil, configure: (inout GatewayConfiguration) -> Void = { _ in }
     ) async throws {
+        defaultClient = tlsClient ?? Self.client
         let logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
         trustDirectory = try Self.makeTrustStore()
         var tasks: [Task<Void, any Error>] = []
@@ -192,9 +198,10 @@ package final class GatewayHarness: Sendable {
 
     package func send(
         _ method: HTTPMethod = .POST, _ path: String, body: String? = nil, bytes: [UInt8]? = nil,
-        headers: [(String, String)] = [("Content-Type", "application/x-www-form-urlencoded")], via client: HTTPClient = client,
+        headers: [(String, String)] = [("Content-Type", "application/x-www-form-urlencoded")], via client: HTTPClient? = nil,
         to base: String? = nil
     ) async throws -> Reply {
+        let client = client ?? defaultClient
         var request = HTTPClientRequest(url: (base ?? gatewayURL) + path)
         request.method = method
         for (name, value) in headers { request.headers.add(name: name, value: value) }
@@ -255,11 +262,12 @@ extension GatewayHarness {
 
 /// Runs `body` with a fresh harness and always stops it.
 package func withHarness(
-    upstreamURL: String? = nil, gatewayLogger: Logger? = nil, tracingEnvironment: [String: String] = [:],
+    upstreamURL: String? = nil, gatewayLogger: Logger? = nil, tracingEnvironment: [String: String] = [:], tlsClient: HTTPClient? = nil,
     configure: (inout GatewayConfiguration) -> Void = { _ in }, _ body: (GatewayHarness) async throws -> Void
 ) async throws {
     let harness = try await GatewayHarness(
-        upstreamURL: upstreamURL, gatewayLogger: gatewayLogger, tracingEnvironment: tracingEnvironment, configure: configure)
+        upstreamURL: upstreamURL, gatewayLogger: gatewayLogger, tracingEnvironment: tracingEnvironment, tlsClient: tlsClient,
+        configure: configure)
     do {
         try await body(harness)
     } catch {

@@ -215,26 +215,38 @@ struct MetricSeriesTests {
     /// brought the keys (before it the MVPD has none, nor expiry gauges), and before any client
     /// request.
     static func withDashboardGateway(_ body: (GatewayHarness) async throws -> Void) async throws {
-        try await MetadataServer.withServedStore(refresh: "3600") { _, store, cache in
-            try await RedisServerProcess.with { redis in
-                try await withHarness(configure: {
-                    $0.trustStore = store
-                    $0.metadataCache = cache
-                    $0.mode = .reportOnly
-                    $0.upstreamHealthPath = "/"
-                    $0.upstreamHealthInterval = 60
-                    SharedReplayStoreTests.redisStore(redis.url)(&$0)
-                }) { h async throws in
-                    let fetched = try await RemoteMetadataTests.eventually {
-                        let scrape = try await h.send(.GET, "/metrics").body
-                        return scrape.contains("samlgate_trust_metadata_expiry_seconds{")
-                            && scrape.contains("samlgate_metadata_last_refresh_timestamp_seconds{")
+        // Serving TLS, as the dashboard's TLS panels and alerts need.
+        let pki = try TestPKI()
+        let (certificate, key) = try pki.issue("server", commonName: "localhost")
+        let client = try pki.client()
+        do {
+            try await MetadataServer.withServedStore(refresh: "3600") { _, store, cache in
+                try await RedisServerProcess.with { redis in
+                    try await withHarness(tlsClient: client, configure: {
+                        $0.tlsCertificate = certificate
+                        $0.tlsKey = key
+                        $0.trustStore = store
+                        $0.metadataCache = cache
+                        $0.mode = .reportOnly
+                        $0.upstreamHealthPath = "/"
+                        $0.upstreamHealthInterval = 60
+                        SharedReplayStoreTests.redisStore(redis.url)(&$0)
+                    }) { h async throws in
+                        let fetched = try await RemoteMetadataTests.eventually {
+                            let scrape = try await h.send(.GET, "/metrics").body
+                            return scrape.contains("samlgate_trust_metadata_expiry_seconds{")
+                                && scrape.contains("samlgate_metadata_last_refresh_timestamp_seconds{")
+                        }
+                        #expect(fetched, "the metadata's first fetch")
+                        try await body(h)
                     }
-                    #expect(fetched, "the metadata's first fetch")
-                    try await body(h)
                 }
             }
+        } catch {
+            try? await client.shutdown()
+            throw error
         }
+        try await client.shutdown()
     }
 
     @Test("the dashboard's gateway, fresh: every metric the dashboard and the alerts name, each source's series at 0; kept for the monitoring check")

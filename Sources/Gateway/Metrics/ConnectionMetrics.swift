@@ -28,6 +28,8 @@ package final class ConnectionMetrics: Sendable {
 
     /// The TLS series at 0, when the listener serves TLS.
     func prepareTLS() {
+        handshakes.prepare(
+            ["tls1.2", "tls1.3"].flatMap { version in ["h2", "http/1.1", "none"].map { GatewayMetrics.Pair(version, $0) } })
         handshakeFailures.prepare(KnownLabelValues.handshakeFailures)
         reloads.prepare(KnownLabelValues.reloadResults)
     }
