@@ -12,6 +12,8 @@
 #         (/reference/exchanges every 0.5 s), shared replay store in redis-server.
 #   gw-b  upstream: the reference upstream, passive health only; one worker, queue 1;
 #         metadata-cache (for a fetched source added later).
+#   gw-c  serving TLS with a certificate valid 30 days, scraped on its plain probe listener
+#         (plain-port); upstream: the reference upstream, passive health only.
 #
 # Covered (and what fires them):
 #   SamlgateTrustStoreReloadFailing   a garbage cert.pem in gw-a's store, then SIGHUP (gw-b's good
@@ -28,6 +30,10 @@
 #   SamlgateNoHealthyUpstream         the reference upstream stopped: gw-a's health checks see it
 #                                     without traffic; gw-b (passive health, no traffic) must not
 #                                     fire, nor gw-a at start with one of its two upstreams down
+#   SamlgateTLSReloadFailing          a key of another certificate published in gw-c's TLS files +
+#                                     SIGHUP (the 30-day certificate keeps serving)
+#   SamlgateTLSCertificateExpiresSoon a good pair valid 3 days published + SIGHUP (the 30-day one
+#                                     before it must not fire it)
 #   SamlgateTargetDown                gw-b killed (gw-a must not fire)
 # Checked not firing only:
 #   SamlgateExchangeRefusalsJump      compares the refused share over 10 minutes with the share
@@ -54,12 +60,12 @@ done
 
 DIR=$(fresh_dir "$DIR")
 UPSTREAM_PORT=$(free_port) DEAD_PORT=$(free_port) REDIS_PORT=$(free_port)
-GWA_PORT=$(free_port) GWB_PORT=$(free_port) PROM_PORT=$(free_port)
+GWA_PORT=$(free_port) GWB_PORT=$(free_port) PROM_PORT=$(free_port) GWC_PORT=$(free_port) GWC_PROBES=$(free_port)
 
-upstream="" redis="" gwa="" gwb="" prom="" driver=""
+upstream="" redis="" gwa="" gwb="" gwc="" prom="" driver=""
 cleanup() {
     local pid
-    for pid in $driver $prom $gwa $gwb $upstream $redis; do kill -TERM "$pid" 2>/dev/null || true; done
+    for pid in $driver $prom $gwa $gwb $gwc $upstream $redis; do kill -TERM "$pid" 2>/dev/null || true; done
     wait 2>/dev/null || true
     # gw-b is disowned: wait for it by pid.
     for _ in $(seq 1 100); do [ -n "$gwb" ] && kill -0 "$gwb" 2>/dev/null || break; sleep 0.1; done
@@ -95,10 +101,26 @@ promtool check rules "$DIR/rules.yaml" >/dev/null || { promtool check rules "$DI
 # A key of their own for each metadata MVPD: a key trusted for two MVPDs needs issuer files.
 "$BIN" idp keygen --out "$DIR/idp-meta-short" --alg p256 >/dev/null
 "$BIN" idp keygen --out "$DIR/idp-meta-long" --alg p256 >/dev/null
-mkdir -p "$DIR/trust-a/$MVPD" "$DIR/trust-b/$MVPD" "$DIR/cache-b" \
+mkdir -p "$DIR/trust-a/$MVPD" "$DIR/trust-b/$MVPD" "$DIR/trust-c/$MVPD" "$DIR/tls-c" "$DIR/cache-b" \
     "$DIR/staged-a/Broken" "$DIR/staged-b/ShortCert" "$DIR/staged-b/ShortMeta" "$DIR/staged-b/LongMeta" "$DIR/staged-b/Fetched"
 cp "$DIR/idp/cert.pem" "$DIR/trust-a/$MVPD/cert.pem"
 cp "$DIR/idp/cert.pem" "$DIR/trust-b/$MVPD/cert.pem"
+cp "$DIR/idp/cert.pem" "$DIR/trust-c/$MVPD/cert.pem"
+# gw-c's TLS: a CA, the served pair (30 days), and what the TLS phase publishes: a pair valid 3
+# days (staged-c/good-*) and the key of another certificate (staged-c/other.key).
+tls_pair() { # name days
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$DIR/tls-c/$1.key" -out "$DIR/tls-c/$1.csr" \
+        -subj /CN=localhost >/dev/null 2>&1
+    openssl x509 -req -in "$DIR/tls-c/$1.csr" -CA "$DIR/tls-c/ca.pem" -CAkey "$DIR/tls-c/ca.key" -CAcreateserial -days "$2" \
+        -out "$DIR/tls-c/$1.pem" >/dev/null 2>&1
+}
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$DIR/tls-c/ca.key" -out "$DIR/tls-c/ca.pem" \
+    -days 60 -subj "/CN=alerts-check CA" >/dev/null 2>&1
+tls_pair served 30
+tls_pair short 3
+tls_pair other 30
+cp "$DIR/tls-c/served.pem" "$DIR/tls-c/tls.pem"
+cp "$DIR/tls-c/served.key" "$DIR/tls-c/tls.key"
 printf 'not a certificate\n' > "$DIR/staged-a/Broken/cert.pem"
 cp "$DIR/idp-short/cert.pem" "$DIR/staged-b/ShortCert/cert.pem"
 "$BIN" idp metadata --cert "$DIR/idp-meta-short/cert.pem" --mvpd ShortMeta --valid-for $((3 * 86400)) > "$DIR/staged-b/ShortMeta/metadata.xml"
@@ -124,7 +146,7 @@ scrape_configs:
   - job_name: samlgate
     metrics_path: /metrics
     static_configs:
-      - targets: ["127.0.0.1:$GWA_PORT", "127.0.0.1:$GWB_PORT"]
+      - targets: ["127.0.0.1:$GWA_PORT", "127.0.0.1:$GWB_PORT", "127.0.0.1:$GWC_PROBES"]
 YML
 promtool check config "$DIR/prometheus.yml" >/dev/null
 
@@ -145,8 +167,13 @@ gwa=$!
     --metadata-cache "$DIR/cache-b" --metadata-timeout 1 >/dev/null 2>"$DIR/gw-b.log" &
 gwb=$!
 disown "$gwb"  # killed with SIGKILL by the target phase: no "Killed" line from bash
+"$BIN" serve --port "$GWC_PORT" --plain-port "$GWC_PROBES" --trust-store "$DIR/trust-c" --log-level error \
+    --upstream "http://127.0.0.1:$UPSTREAM_PORT" --throttle-exchanges off --tls-poll 0 \
+    --tls-certificate "$DIR/tls-c/tls.pem" --tls-key "$DIR/tls-c/tls.key" >/dev/null 2>"$DIR/gw-c.log" &
+gwc=$!
 wait_for "http://127.0.0.1:$GWA_PORT/readyz"
 wait_for "http://127.0.0.1:$GWB_PORT/readyz"
+wait_for "http://127.0.0.1:$GWC_PROBES/readyz"
 
 prometheus --config.file="$DIR/prometheus.yml" --storage.tsdb.path="$DIR/tsdb" \
     --web.listen-address="127.0.0.1:$PROM_PORT" --log.level=warn >"$DIR/prometheus.log" 2>&1 &
@@ -156,7 +183,7 @@ for _ in $(seq 1 200); do curl -fsS "http://127.0.0.1:$PROM_PORT/-/ready" >/dev/
 # In the background, so that a signal to this script runs cleanup at once (bash runs a trap only
 # after its foreground command ends).
 python3 scripts/load/alerts_check.py --dir "$DIR" --prometheus "http://127.0.0.1:$PROM_PORT" \
-    --gw-a "$GWA_PORT:$gwa" --gw-b "$GWB_PORT:$gwb" --upstream-pid "$upstream" --redis-pid "$redis" \
+    --gw-a "$GWA_PORT:$gwa" --gw-b "$GWB_PORT:$gwb" --gw-c "$GWC_PROBES:$gwc" --upstream-pid "$upstream" --redis-pid "$redis" \
     --mvpd "$MVPD" --fire-timeout "${FIRE_TIMEOUT:-25}" &
 driver=$!
 wait "$driver"

@@ -66,8 +66,11 @@ class Check:
         self.prometheus = args.prometheus
         self.gwa_port, self.gwa_pid = (int(x) for x in args.gw_a.split(":"))
         self.gwb_port, self.gwb_pid = (int(x) for x in args.gw_b.split(":"))
+        # gw-c serves TLS; its instance is its plain probe listener, where it is scraped.
+        self.gwc_port, self.gwc_pid = (int(x) for x in args.gw_c.split(":"))
         self.gwa = f"127.0.0.1:{self.gwa_port}"
         self.gwb = f"127.0.0.1:{self.gwb_port}"
+        self.gwc = f"127.0.0.1:{self.gwc_port}"
         self.rows = []
         self.allowed = []  # expectations driven to fire so far: the alerts that may be active
         self.unexpected = {}  # key -> (phase, state)
@@ -94,10 +97,10 @@ class Check:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             targets = self.api("/api/v1/targets")["activeTargets"]
-            if len(targets) == 2 and all(t["health"] == "up" for t in targets):
+            if len(targets) == 3 and all(t["health"] == "up" for t in targets):
                 return
             time.sleep(POLL)
-        raise SystemExit("alerts-check: Prometheus does not scrape both gateways: " + json.dumps(targets))
+        raise SystemExit("alerts-check: Prometheus does not scrape the three gateways: " + json.dumps(targets))
 
     # -- what the phases do -----------------------------------------------------------------
 
@@ -185,6 +188,21 @@ class Check:
 
     def upstream_action(self):
         self.stop_process(self.args.upstream_pid)
+
+    def publish_tls(self, certificate, key):
+        """Writes gw-c's TLS pair (each file replaced whole), then SIGHUP."""
+        d = f"{self.args.dir}/tls-c"
+        for source, target in ((key, "tls.key"), (certificate, "tls.pem")):
+            with open(f"{d}/{source}", "rb") as src, open(f"{d}/{target}.new", "wb") as dst:
+                dst.write(src.read())
+            os.replace(f"{d}/{target}.new", f"{d}/{target}")
+        os.kill(self.gwc_pid, signal.SIGHUP)
+
+    def tls_mismatch_action(self):
+        self.publish_tls("short.pem", "other.key")
+
+    def tls_short_action(self):
+        self.publish_tls("short.pem", "short.key")
 
     def target_action(self):
         self.stop_process(self.gwb_pid, signal.SIGKILL)
@@ -287,6 +305,22 @@ class Check:
                               [("up", f"samlgate_replay_store_up{{{on(a)}}}")])]
         timings["replay"] = self.phase("replay", self.replay_action, replay)
 
+        c = self.gwc
+        tls_failed = [
+            Expectation("SamlgateTLSReloadFailing", "gw-c", {"instance": c}, "a key of another certificate + SIGHUP", True,
+                        [("failed", f'samlgate_tls_reloads_total{{{on(c)},result="failed"}}')]),
+            Expectation("SamlgateTLSCertificateExpiresSoon", "gw-c", {"instance": c}, "the 30-day certificate still served", False,
+                        [("days", f"(samlgate_tls_certificate_not_after_timestamp_seconds{{{on(c)}}} - time()) / {days}")],
+                        lambda v: v["days"] > 20),
+        ]
+        timings["tls-reload"] = self.phase("tls-reload", self.tls_mismatch_action, tls_failed)
+        tls_short = [
+            Expectation("SamlgateTLSCertificateExpiresSoon", "gw-c", {"instance": c}, "a good pair valid 3 days + SIGHUP", True,
+                        [("days", f"(samlgate_tls_certificate_not_after_timestamp_seconds{{{on(c)}}} - time()) / {days}"),
+                         ("ok", f'samlgate_tls_reloads_total{{{on(c)},result="ok"}}')], lambda v: v["ok"] == 1 and v["days"] < 4),
+        ]
+        timings["tls-expiry"] = self.phase("tls-expiry", self.tls_short_action, tls_short)
+
         upstream = [
             Expectation("SamlgateNoHealthyUpstream", "gw-a", {"instance": a}, "upstream stopped, probes every 0.5 s", True,
                         [("healthy", f"samlgate_upstreams_healthy{{{on(a)}}}")]),
@@ -311,7 +345,7 @@ class Check:
                           f"{e.fired_after:.1f} s" if e.fired_after is not None else "-", e.evidence_text, "ok" if e.passed else "FAIL"))
         for (alert, instance, mvpd, source), (phase, state) in sorted(self.unexpected.items()):
             who = instance or (f"mvpd={mvpd}" if mvpd else f"source={source}" if source else "-")
-            who = {self.gwa: "gw-a", self.gwb: "gw-b"}.get(who, who)
+            who = {self.gwa: "gw-a", self.gwb: "gw-b", self.gwc: "gw-c"}.get(who, who)
             lines.append((phase, alert, who, "(not driven)", "not firing", state, "-", "-", "FAIL"))
         widths = [max(len(str(row[i])) for row in [header] + lines) for i in range(len(header))]
         for row in [header] + lines:
@@ -330,6 +364,7 @@ def main():
     parser.add_argument("--prometheus", required=True)
     parser.add_argument("--gw-a", required=True, help="PORT:PID")
     parser.add_argument("--gw-b", required=True, help="PORT:PID")
+    parser.add_argument("--gw-c", required=True, help="PROBE-PORT:PID (the TLS gateway, scraped on its probe listener)")
     parser.add_argument("--upstream-pid", type=int, required=True)
     parser.add_argument("--redis-pid", type=int, required=True)
     parser.add_argument("--mvpd", default="Cablevision")
