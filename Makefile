@@ -8,7 +8,7 @@ BIN := .build/release/samlgate
 # What make format-check lints and make format rewrites.
 FORMATTED := Package.swift Sources Tests Benchmarks/Package.swift Benchmarks/Benchmarks Benchmarks/Drivers Fuzz/Package.swift Fuzz/Sources
 
-.PHONY: deps deps-load build release test format-check format openapi-check docs-check deploy-check monitoring-check run demo load load-compare header-costs alerts-check tracing-check tls-check tls-compare http-diff load-mallocs load-scale load-replay-store soak faults sanitize cluster-check stream-check bench bench-compare bench-check bench-thresholds bench-verify fuzz-build fuzz fuzz-all clean
+.PHONY: deps deps-load build release test format-check format openapi-check docs-check deploy-check monitoring-check run demo load load-compare header-costs alerts-check tracing-check tls-check tls-compare h2-attacks http-diff load-mallocs load-scale load-replay-store soak faults sanitize cluster-check stream-check bench bench-compare bench-check bench-thresholds bench-verify fuzz-build fuzz fuzz-all clean
 
 ## deps: install the system libraries (apt-get) when xmlsec1-openssl, zlib or jemalloc is not found,
 ## redis-server (the shared replay store's tests start their own), openssl, curl and nghttp2-client
@@ -130,6 +130,18 @@ tracing-check: build
 ## certificate; sslyze on the defaults (Mozilla's intermediate profile). Its own CA; under 30 s.
 tls-check: build
 	BIN=.build/debug/samlgate ./scripts/tls-check.sh
+
+## tls-compare: TLS to clients, samlgate against nginx with the same certificate and profile, both
+## in front of an nginx answering 204, alternated: CPU per request on kept-alive connections
+## (wrk HTTP/1.1, h2load HTTP/2) and full handshakes per CPU second (h2load, HTTP/1.1 and h2).
+tls-compare: release deps-load
+	./scripts/tls-compare.sh
+
+## h2-attacks: what each known HTTP/2 attack (rapid reset, CONTINUATION flood, PING and SETTINGS
+## floods, streams over the limit, a header list over it) costs a release gateway before it
+## closes the connection: CPU per attacking connection, beside one request's (ROUNDS=20).
+h2-attacks: release
+	./scripts/h2-attacks.sh
 
 ## http-diff: ~295 odd or malformed HTTP/1.1 requests (raw sockets) through nginx and the gateway to a
 ## byte-logging backend; the differences that matter (samlgate stricter, laxer, content differs) and

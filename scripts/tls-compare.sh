@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# make tls-compare: TLS and HTTP/2 to clients, samlgate against nginx with the same certificate
+# (ECDSA P-256) and the same profile (scripts/load/nginx-tls.conf), both passing GETs to an nginx
+# answering 204 (scripts/load/nginx-204.conf), in interleaved rounds:
+#   h1-kept    wrk, HTTP/1.1 over TLS, 16 kept-alive connections       CPU per request
+#   h2-kept    h2load, HTTP/2, 16 connections x 16 streams              CPU per request
+#   h1-new     h2load --h1, HANDSHAKES connections of one request each  handshakes per CPU second
+#   h2-new     h2load, HTTP/2, the same                                 handshakes per CPU second
+# CPU is the proxy's own (user + system from /proc: nginx's master and workers, the gateway's
+# process), not the clients' nor the upstream's. Every new connection is a full TLS 1.3 handshake
+# (X25519, ECDSA): h2load's clients resume no session. Prints each run, then medians and spread.
+# Knobs: BIN (.build/release/samlgate), ROUNDS (3), DURATION (5 s), HANDSHAKES (1000), TLS_DIR.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/load/common.sh
+require_load_tools nginx
+command -v h2load >/dev/null || { echo "tls-compare: h2load is not installed (make deps installs nghttp2-client)" >&2; exit 1; }
+BIN=${BIN:-.build/release/samlgate}
+ROUNDS=${ROUNDS:-3}
+DURATION=${DURATION:-5}
+HANDSHAKES=${HANDSHAKES:-1000}
+DIR=$(fresh_dir "${TLS_DIR:-.run/tls-compare}")
+MVPD=Cablevision
+[ -x "$BIN" ] || { echo "tls-compare: $BIN is missing (make release)" >&2; exit 1; }
+
+pids=()
+cleanup() {
+    for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+}
+trap cleanup EXIT INT TERM
+fill() {
+    sed -e "s#@PREFIX@#$2#g" -e "s#@PORT@#$3#g" -e "s#@UPSTREAM_PORT@#${4:-}#g" "$1"
+}
+
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$DIR/ca.key" -out "$DIR/ca.pem" -days 2 \
+    -subj "/CN=tls-compare CA" >/dev/null 2>&1
+openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$DIR/server.key" -out "$DIR/server.csr" -subj /CN=localhost \
+    >/dev/null 2>&1
+printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\n' >"$DIR/server.ext"
+openssl x509 -req -in "$DIR/server.csr" -CA "$DIR/ca.pem" -CAkey "$DIR/ca.key" -CAcreateserial -days 2 -extfile "$DIR/server.ext" \
+    -out "$DIR/server.pem" >/dev/null 2>&1
+"$BIN" idp keygen --out "$DIR/idp" >/dev/null
+mkdir -p "$DIR/trust/$MVPD"
+cp "$DIR/idp/cert.pem" "$DIR/trust/$MVPD/cert.pem"
+
+SINK_PORT=$(free_port) NGINX_PORT=$(free_port) GATEWAY_PORT=$(free_port)
+mkdir -p "$DIR/sink" "$DIR/nginx"
+fill scripts/load/nginx-204.conf "$DIR/sink" "$SINK_PORT" > "$DIR/sink/nginx.conf"
+"$NGINX" -p "$DIR/sink" -c "$DIR/sink/nginx.conf" -e "$DIR/sink/nginx-error.log" &
+pids+=($!)
+cp "$DIR/server.pem" "$DIR/server.key" "$DIR/nginx/"
+fill scripts/load/nginx-tls.conf "$DIR/nginx" "$NGINX_PORT" "$SINK_PORT" > "$DIR/nginx/nginx.conf"
+"$NGINX" -p "$DIR/nginx" -c "$DIR/nginx/nginx.conf" -e "$DIR/nginx/nginx-error.log" &
+nginx_pid=$!
+pids+=("$nginx_pid")
+# shellcheck disable=SC2046
+"$BIN" serve --port "$GATEWAY_PORT" --upstream "http://127.0.0.1:$SINK_PORT" --trust-store "$DIR/trust" --log-level warning \
+    --tls-certificate "$DIR/server.pem" --tls-key "$DIR/server.key" --tls-poll 0 $(throttle_args "$BIN") >/dev/null 2>"$DIR/gateway.log" &
+gateway_pid=$!
+pids+=("$gateway_pid")
+wait_for "http://127.0.0.1:$SINK_PORT/"
+for port in "$NGINX_PORT" "$GATEWAY_PORT"; do
+    for _ in $(seq 1 100); do curl -s -o /dev/null --cacert "$DIR/ca.pem" "https://localhost:$port/" && break; sleep 0.1; done
+done
+
+proxy_pids() { # name
+    case $1 in
+        nginx) echo "$nginx_pid $(pgrep -P "$nginx_pid" | tr '\n' ' ')" ;;
+        samlgate) echo "$gateway_pid" ;;
+    esac
+}
+port_of() { case $1 in nginx) echo "$NGINX_PORT" ;; samlgate) echo "$GATEWAY_PORT" ;; esac }
+
+# run PROXY WORKLOAD: prints "PROXY WORKLOAD REQUESTS TICKS".
+run() {
+    local proxy=$1 workload=$2 url out before after requests
+    url="https://127.0.0.1:$(port_of "$proxy")/api/v1/config/REF"
+    # shellcheck disable=SC2046
+    before=$(ticks_of $(proxy_pids "$proxy"))
+    case $workload in
+        h1-kept)
+            out=$(wrk -t1 -c16 -d"${DURATION}s" "$url")
+            requests=$(awk '/requests in/ {print $1}' <<<"$out") ;;
+        h2-kept)
+            out=$(h2load -c16 -m16 -D "$DURATION" "$url")
+            requests=$(awk '/^requests:/ {print $8}' <<<"$out") ;;
+        h1-new)
+            out=$(h2load --h1 -n "$HANDSHAKES" -c "$HANDSHAKES" "$url")
+            requests=$(awk '/^requests:/ {print $8}' <<<"$out") ;;
+        h2-new)
+            out=$(h2load -n "$HANDSHAKES" -c "$HANDSHAKES" "$url")
+            requests=$(awk '/^requests:/ {print $8}' <<<"$out") ;;
+    esac
+    # shellcheck disable=SC2046
+    after=$(ticks_of $(proxy_pids "$proxy"))
+    echo "$proxy $workload $requests $((after - before))"
+}
+
+echo "tls-compare: $ROUNDS rounds of ${DURATION}s (kept) / $HANDSHAKES connections (new), nginx and samlgate alternated; HZ=$HZ"
+: >"$DIR/runs.txt"
+for round in $(seq 1 "$ROUNDS"); do
+    for workload in h1-kept h2-kept h1-new h2-new; do
+        for proxy in nginx samlgate; do
+            line=$(run "$proxy" "$workload")
+            echo "round $round: $line"
+            echo "$round $line" >>"$DIR/runs.txt"
+        done
+    done
+done
+
+python3 - "$DIR/runs.txt" "$HZ" <<'PY'
+import statistics, sys
+runs, hz = {}, int(sys.argv[2])
+for line in open(sys.argv[1]):
+    round_, proxy, workload, requests, ticks = line.split()
+    runs.setdefault((workload, proxy), []).append((int(requests), int(ticks) / hz))
+print()
+print("| workload | proxy | per request (kept) or per handshake (new), µs CPU: median (min–max) | handshakes per CPU second | runs |")
+print("|---|---|---:|---:|---:|")
+for workload in ["h1-kept", "h2-kept", "h1-new", "h2-new"]:
+    for proxy in ["nginx", "samlgate"]:
+        samples = runs.get((workload, proxy), [])
+        per = [cpu / n * 1e6 for n, cpu in samples if n]
+        if not per:
+            continue
+        rate = f"{statistics.median(n / cpu for n, cpu in samples if cpu):,.0f}" if workload.endswith("new") else ""
+        print(f"| {workload} | {proxy} | {statistics.median(per):.1f} ({min(per):.1f}–{max(per):.1f}) | {rate} | {len(per)} |")
+PY
