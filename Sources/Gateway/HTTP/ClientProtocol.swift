@@ -34,6 +34,7 @@ enum ClientProtocol {
             try pipeline.addHandler(
                 GatewayConnectionHandler(core: core, pool: core.upstream.pool(on: channel.eventLoop), tls: tls))
         case .http2, .h2c:
+            let seeds = NIOLoopBound(HTTP2StreamSeeds(), eventLoop: channel.eventLoop)
             let management = NIOHTTP2ServerConnectionManagementHandler(
                 eventLoop: channel.eventLoop, configuration: HTTP2Limits.management(core.configuration))
             _ = try pipeline.configureHTTP2Pipeline(
@@ -45,13 +46,20 @@ enum ClientProtocol {
                     try streamPipeline.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
                     try streamPipeline.addHandler(
                         GatewayConnectionHandler(
-                            core: core, pool: core.upstream.pool(on: stream.eventLoop), tls: tls))
+                            core: core, pool: core.upstream.pool(on: stream.eventLoop), tls: tls, seeds: seeds.value))
                 }
             }
             try pipeline.addHandler(management)
             try pipeline.addHandler(HTTP2ConnectionErrorHandler(metrics: core.metrics.connections))
         }
     }
+}
+
+/// An HTTP/2 connection's random source for its streams' request and trace ids, seeded once per
+/// connection: a stream is a request, and a system call per request for its ids is what the
+/// per-connection sequences exist to avoid.
+final class HTTP2StreamSeeds {
+    var source = TraceIDSequence()
 }
 
 /// The limits of an HTTP/2 connection, each one a bound on what a client can make the gateway

@@ -43,12 +43,15 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     /// - Parameters:
     ///   - tls: the connection's TLS session, `nil` on a plain listener.
     ///   - probesOnly: the probe listener's: `/healthz`, `/readyz`, `/metrics` and nothing else.
-    init(core: GatewayCore, pool: UpstreamConnectionPool, tls: TLSSession? = nil, probesOnly: Bool = false) {
+    ///   - seeds: an HTTP/2 connection's id sequence, which seeds each of its streams' (``RequestObserver``).
+    init(
+        core: GatewayCore, pool: UpstreamConnectionPool, tls: TLSSession? = nil, probesOnly: Bool = false, seeds: HTTP2StreamSeeds? = nil
+    ) {
         self.core = core
         self.pool = pool
         self.tls = tls
         responder = GatewayResponder(core: core, probesOnly: probesOnly)
-        observer = RequestObserver(core: core)
+        observer = seeds.map { RequestObserver(core: core, seededBy: &$0.source) } ?? RequestObserver(core: core)
         let configuration = core.configuration
         machine = ConnectionStateMachine(
             deadlines: ClientDeadlines(
@@ -99,7 +102,8 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
 
     /// A new request: the responder decides how it is answered, and that is carried out.
     private func begin(_ head: HTTPRequestHead) {
-        machine.headReceived(keepAlive: head.isKeepAlive)
+        // An HTTP/2 stream carries one request: "keep-alive" only means its end is not a close.
+        machine.headReceived(keepAlive: head.version.major >= 2 || head.isKeepAlive)
         let current = observer.begin(head)
         current.tls = tls
         request = current

@@ -124,8 +124,12 @@ enum RequestID {
 /// connection and a counter. Drawing 128 random bits per request cost a `getrandom` system call
 /// each; ids only have to be unique and carry nothing about the request.
 struct RequestIDSequence {
-    private let prefix = UInt64.random(in: .min ... .max)
+    private let prefix: UInt64
     private var counter: UInt64 = 0
+
+    init(prefix: UInt64 = .random(in: .min ... .max)) {
+        self.prefix = prefix
+    }
 
     mutating func next() -> String {
         counter &+= 1

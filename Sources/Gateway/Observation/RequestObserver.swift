@@ -10,14 +10,25 @@ import ServerSupport
 /// log line, an exchange's audit line and the end of its span. The request path decides and
 /// renders; it reports here and counts nowhere else.
 ///
-/// One per connection, on its event loop: it owns that connection's id sequences.
+/// One per HTTP/1.1 connection or HTTP/2 stream, on its event loop: it owns the id sequences of
+/// the requests it sees.
 struct RequestObserver {
     let core: GatewayCore
-    private var requestIDs = RequestIDSequence()
-    private var traceIDs = TraceIDSequence()
+    private var requestIDs: RequestIDSequence
+    private var traceIDs: TraceIDSequence
 
+    /// Its sequences seeded from the system's random source (two system calls: once per connection).
     init(core: GatewayCore) {
         self.core = core
+        requestIDs = RequestIDSequence()
+        traceIDs = TraceIDSequence()
+    }
+
+    /// Its sequences seeded from `parent`, an HTTP/2 connection's: no system call per stream.
+    init(core: GatewayCore, seededBy parent: inout TraceIDSequence) {
+        self.core = core
+        requestIDs = RequestIDSequence(prefix: parent.next())
+        traceIDs = TraceIDSequence(seededBy: &parent)
     }
 
     // MARK: - a request begins

@@ -183,10 +183,16 @@ package struct TraceIDSequence: RandomNumberGenerator {
 
     package init() {
         var system = SystemRandomNumberGenerator()
-        var seed: (UInt64, UInt64, UInt64, UInt64) = (system.next(), system.next(), system.next(), system.next())
-        while seed.0 | seed.1 | seed.2 | seed.3 == 0 { seed = (system.next(), system.next(), system.next(), system.next()) }
+        self.init(seededBy: &system)
+    }
+
+    /// Seeded from `source`: the system's once per connection, or an HTTP/2 connection's own
+    /// sequence for each of its streams (a stream's ids are as unpredictable as the connection's).
+    package init(seededBy source: inout some RandomNumberGenerator) {
+        var seed: (UInt64, UInt64, UInt64, UInt64) = (source.next(), source.next(), source.next(), source.next())
+        while seed.0 | seed.1 | seed.2 | seed.3 == 0 { seed = (source.next(), source.next(), source.next(), source.next()) }
         state = seed
-        // From the seeded generator, not the system: one system draw fewer per connection.
+        // From the seeded generator, not the source: one draw fewer.
         spanState = 0
         spanState = next()
     }
