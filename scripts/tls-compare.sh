@@ -9,7 +9,8 @@
 # CPU is the proxy's own (user + system from /proc: nginx's master and workers, the gateway's
 # process), not the clients' nor the upstream's. Every new connection is a full TLS 1.3 handshake
 # (X25519, ECDSA): h2load's clients resume no session. Prints each run, then medians and spread.
-# Knobs: BIN (.build/release/samlgate), ROUNDS (3), DURATION (5 s), HANDSHAKES (1000), TLS_DIR.
+# Knobs: BIN (.build/release/samlgate), BASELINE_BIN (another build, measured alongside as
+# `baseline`), ROUNDS (3), DURATION (5 s), HANDSHAKES (1000), TLS_DIR.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/load/common.sh
@@ -44,7 +45,8 @@ openssl x509 -req -in "$DIR/server.csr" -CA "$DIR/ca.pem" -CAkey "$DIR/ca.key" -
 mkdir -p "$DIR/trust/$MVPD"
 cp "$DIR/idp/cert.pem" "$DIR/trust/$MVPD/cert.pem"
 
-SINK_PORT=$(free_port) NGINX_PORT=$(free_port) GATEWAY_PORT=$(free_port)
+SINK_PORT=$(free_port) NGINX_PORT=$(free_port) GATEWAY_PORT=$(free_port) BASELINE_PORT=$(free_port)
+proxies="nginx samlgate"
 mkdir -p "$DIR/sink" "$DIR/nginx"
 fill scripts/load/nginx-204.conf "$DIR/sink" "$SINK_PORT" > "$DIR/sink/nginx.conf"
 "$NGINX" -p "$DIR/sink" -c "$DIR/sink/nginx.conf" -e "$DIR/sink/nginx-error.log" &
@@ -59,8 +61,18 @@ pids+=("$nginx_pid")
     --tls-certificate "$DIR/server.pem" --tls-key "$DIR/server.key" --tls-poll 0 $(throttle_args "$BIN") >/dev/null 2>"$DIR/gateway.log" &
 gateway_pid=$!
 pids+=("$gateway_pid")
+baseline_pid=""
+if [ -n "${BASELINE_BIN:-}" ]; then
+    # shellcheck disable=SC2046
+    "$BASELINE_BIN" serve --port "$BASELINE_PORT" --upstream "http://127.0.0.1:$SINK_PORT" --trust-store "$DIR/trust" \
+        --log-level warning --tls-certificate "$DIR/server.pem" --tls-key "$DIR/server.key" --tls-poll 0 \
+        $(throttle_args "$BASELINE_BIN") >/dev/null 2>"$DIR/baseline.log" &
+    baseline_pid=$!
+    pids+=("$baseline_pid")
+    proxies="nginx samlgate baseline"
+fi
 wait_for "http://127.0.0.1:$SINK_PORT/"
-for port in "$NGINX_PORT" "$GATEWAY_PORT"; do
+for port in "$NGINX_PORT" "$GATEWAY_PORT" ${baseline_pid:+"$BASELINE_PORT"}; do
     for _ in $(seq 1 100); do curl -s -o /dev/null --cacert "$DIR/ca.pem" "https://localhost:$port/" && break; sleep 0.1; done
 done
 
@@ -68,9 +80,10 @@ proxy_pids() { # name
     case $1 in
         nginx) echo "$nginx_pid $(pgrep -P "$nginx_pid" | tr '\n' ' ')" ;;
         samlgate) echo "$gateway_pid" ;;
+        baseline) echo "$baseline_pid" ;;
     esac
 }
-port_of() { case $1 in nginx) echo "$NGINX_PORT" ;; samlgate) echo "$GATEWAY_PORT" ;; esac }
+port_of() { case $1 in nginx) echo "$NGINX_PORT" ;; samlgate) echo "$GATEWAY_PORT" ;; baseline) echo "$BASELINE_PORT" ;; esac }
 
 # run PROXY WORKLOAD: prints "PROXY WORKLOAD REQUESTS TICKS".
 run() {
@@ -97,11 +110,11 @@ run() {
     echo "$proxy $workload $requests $((after - before))"
 }
 
-echo "tls-compare: $ROUNDS rounds of ${DURATION}s (kept) / $HANDSHAKES connections (new), nginx and samlgate alternated; HZ=$HZ"
+echo "tls-compare: $ROUNDS rounds of ${DURATION}s (kept) / $HANDSHAKES connections (new), $proxies alternated; HZ=$HZ"
 : >"$DIR/runs.txt"
 for round in $(seq 1 "$ROUNDS"); do
     for workload in h1-kept h2-kept h1-new h2-new; do
-        for proxy in nginx samlgate; do
+        for proxy in $proxies; do
             line=$(run "$proxy" "$workload")
             echo "round $round: $line"
             echo "$round $line" >>"$DIR/runs.txt"
@@ -119,7 +132,7 @@ print()
 print("| workload | proxy | per request (kept) or per handshake (new), µs CPU: median (min–max) | handshakes per CPU second | runs |")
 print("|---|---|---:|---:|---:|")
 for workload in ["h1-kept", "h2-kept", "h1-new", "h2-new"]:
-    for proxy in ["nginx", "samlgate"]:
+    for proxy in ["nginx", "samlgate", "baseline"]:
         samples = runs.get((workload, proxy), [])
         per = [cpu / n * 1e6 for n, cpu in samples if n]
         if not per:

@@ -1,8 +1,9 @@
-import Foundation
 import CLITestSupport
-@testable import Gateway
+import Foundation
 import GatewayTestSupport
 import Testing
+
+@testable import Gateway
 
 /// HTTP/2 served with prior knowledge (`h2c`) and the known attacks on HTTP/2 servers, each sent
 /// frame by frame (``RawHTTP2Connection``): every one ends in a GOAWAY and a closed connection
@@ -60,7 +61,9 @@ struct HTTP2AttackTests {
         }
     }
 
-    @Test("rapid reset (CVE-2023-44487): streams opened and reset by the thousand end in GOAWAY ENHANCE_YOUR_CALM after the limit; few reach the backend")
+    @Test(
+        "rapid reset (CVE-2023-44487): streams opened and reset by the thousand end in GOAWAY ENHANCE_YOUR_CALM after the limit; few reach the backend"
+    )
     func rapidReset() async throws {
         let echo = try await EchoUpstream.start()
         do {
@@ -111,13 +114,18 @@ struct HTTP2AttackTests {
             try? await large.send(frames)
             let (answer, _) = try await large.framesUntilClose()
             // Refused before the request exists: a GOAWAY, or the stream reset; never an answer.
-            #expect(answer.contains { $0.type == RawHTTP2Connection.FrameType.goAway.rawValue || $0.type == RawHTTP2Connection.FrameType.rstStream.rawValue })
+            #expect(
+                answer.contains {
+                    $0.type == RawHTTP2Connection.FrameType.goAway.rawValue || $0.type == RawHTTP2Connection.FrameType.rstStream.rawValue
+                })
             #expect(!answer.contains { $0.type == RawHTTP2Connection.FrameType.headers.rawValue })
             #expect(try await h.send(.GET, Self.passThrough).status == 200)
         }
     }
 
-    @Test("PING and SETTINGS floods end in GOAWAY ENHANCE_YOUR_CALM after 200 frames in 30 s", arguments: [RawHTTP2Connection.FrameType.ping, .settings])
+    @Test(
+        "PING and SETTINGS floods end in GOAWAY ENHANCE_YOUR_CALM after 200 frames in 30 s",
+        arguments: [RawHTTP2Connection.FrameType.ping, .settings])
     func controlFlood(_ type: RawHTTP2Connection.FrameType) async throws {
         try await withHarness(configure: { $0.h2c = true }) { (h: GatewayHarness) async throws in
             let connection = try RawHTTP2Connection(port: Self.port(h))
@@ -156,6 +164,30 @@ struct HTTP2AttackTests {
             try await Self.expectGoAway(exhausted, code: RawHTTP2Connection.protocolError)
             #expect(try await Self.errors(h, "protocol_error") == 1)
             #expect(try await h.send(.GET, Self.passThrough).status == 200)
+        }
+    }
+
+    @Test("streams open when a flood ends the connection are each ended and counted: none is held after the connection")
+    func streamsEndedWithTheConnection() async throws {
+        try await withHarness(configure: { $0.h2c = true }) { (h: GatewayHarness) async throws in
+            // 50 exchanges whose bodies never come, then a PING flood, in one write: the streams are
+            // opened in the read that ends the connection.
+            let connection = try RawHTTP2Connection(port: Self.port(h))
+            let post = RawHTTP2Connection.requestBlock(
+                method: "POST", path: "/api/v1/tokens/authn", headers: [("content-type", "application/x-www-form-urlencoded")])
+            var frames: [UInt8] = []
+            for index in 0..<50 {
+                frames += RawHTTP2Connection.frame(.headers, flags: RawHTTP2Connection.endHeaders, stream: UInt32(2 * index + 1), post)
+            }
+            let ping = RawHTTP2Connection.frame(.ping, flags: 0, stream: 0, [UInt8](repeating: 7, count: 8))
+            frames += Array([[UInt8]](repeating: ping, count: 1000).joined())
+            try? await connection.send(frames)
+            try await Self.expectGoAway(connection, code: RawHTTP2Connection.enhanceYourCalm)
+            // Each request broken off mid-body, as a closed HTTP/1.1 connection's would be.
+            let series = "samlgate_requests_total{route=\"v1_tokens_authn\",status=\"400\"}"
+            let counted = try await RemoteMetadataTests.eventually(5) { try await h.metric(series) == 50 }
+            let ended = try await h.metric(series)
+            #expect(counted, "\(ended) of 50 streams ended")
         }
     }
 

@@ -73,7 +73,9 @@ struct TLSListenerTests {
         }
     }
 
-    @Test("handshakes that fail are counted by reason: plain HTTP, TLS 1.1, a client that sends nothing (header-timeout), one that does not trust the certificate")
+    @Test(
+        "handshakes that fail are counted by reason: plain HTTP, TLS 1.1, a client that sends nothing (header-timeout), one that does not trust the certificate"
+    )
     func handshakeFailures() async throws {
         try await Self.withTLS({ configuration, _ in configuration.headerTimeout = 1 }) { h, _ in
             let port = Self.port(h)
@@ -103,7 +105,9 @@ struct TLSListenerTests {
         }
     }
 
-    @Test("tls-client-auth require: no certificate, or one of another authority, fails the handshake (counted); a good one is served, its subject on the audit line")
+    @Test(
+        "tls-client-auth require: no certificate, or one of another authority, fails the handshake (counted); a good one is served, its subject on the audit line"
+    )
     func requiredClientCertificate() async throws {
         let audit = TestScratch.directory("samlgate-audit").path
         try FileManager.default.createDirectory(atPath: audit, withIntermediateDirectories: true)
@@ -158,7 +162,9 @@ struct TLSListenerTests {
         }
     }
 
-    @Test("upstream mutual TLS: an https:// backend requiring a client certificate is reached with upstream-tls-certificate and upstream-ca; without the certificate, 502")
+    @Test(
+        "upstream mutual TLS: an https:// backend requiring a client certificate is reached with upstream-tls-certificate and upstream-ca; without the certificate, 502"
+    )
     func upstreamMutualTLS() async throws {
         let pki = try TestPKI()
         let (certificate, key) = try pki.issue("backend", commonName: "localhost")
@@ -182,7 +188,8 @@ struct TLSListenerTests {
                 let reply = try await front.send(.GET, "/api/v1/config/REF")
                 #expect(reply.status == 200, "\(reply.body)")
             }
-            try await withHarness(upstreamURL: backend.gatewayURL, configure: { $0.upstreamCA = pki.caPath }) { (front: GatewayHarness) async throws in
+            try await withHarness(upstreamURL: backend.gatewayURL, configure: { $0.upstreamCA = pki.caPath }) {
+                (front: GatewayHarness) async throws in
                 let reply = try await front.send(.GET, "/api/v1/config/REF")
                 #expect(reply.status == 502 && reply.reason == "upstream_unavailable", "\(reply.body)")
             }

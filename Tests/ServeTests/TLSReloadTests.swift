@@ -82,7 +82,9 @@ struct TLSReloadTests {
         return directory
     }
 
-    @Test("a stream of requests on HTTP/2 and HTTP/1.1 connections runs across a SIGHUP that renews the certificate: nothing lost, new connections see the new one")
+    @Test(
+        "a stream of requests on HTTP/2 and HTTP/1.1 connections runs across a SIGHUP that renews the certificate: nothing lost, new connections see the new one"
+    )
     func renewedUnderLoad() async throws {
         let pki = try TestPKI()
         try pki.issue("first", commonName: "gateway-first")
@@ -132,7 +134,9 @@ struct TLSReloadTests {
         #expect(served.gateway.terminationStatus == 0)
     }
 
-    @Test("a bad pair published (a key of another certificate) keeps the old one serving, counted and on /readyz; the poll takes the good pair that follows")
+    @Test(
+        "a bad pair published (a key of another certificate) keeps the old one serving, counted and on /readyz; the poll takes the good pair that follows"
+    )
     func badPairKeepsTheOld() async throws {
         let pki = try TestPKI()
         try pki.issue("first", commonName: "gateway-first")

@@ -162,6 +162,10 @@ final class HTTP2ConnectionErrorHandler: ChannelInboundHandler {
         closed = true
         // Counted when it is the protocol's; a connection that broke (a reset, TLS cut short) is not.
         if error is any NIOHTTP2Error { metrics.http2ConnectionClosed(HTTP2ConnectionError(error)) }
-        context.close(promise: nil)
+        // Not from inside swift-nio-http2's frame processing (this is called from it): streams it
+        // opened in the same read and the connection's close would cross, and those streams are
+        // never released.
+        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        context.eventLoop.assumeIsolated().execute { loopBound.value.close(promise: nil) }
     }
 }

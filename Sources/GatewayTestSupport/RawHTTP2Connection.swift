@@ -1,5 +1,4 @@
 import Foundation
-import GatewayTestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -10,42 +9,50 @@ import Glibc
 /// thousand, endless CONTINUATION frames, floods of PING and SETTINGS, stream ids out of order.
 /// Header blocks are HPACK literals without indexing (no Huffman): what any decoder must take.
 /// Blocking reads and writes run on threads of their own, off Swift concurrency's pool.
-final class RawHTTP2Connection: @unchecked Sendable {
-    enum FrameType: UInt8 {
-        case data = 0, headers = 1, priority = 2, rstStream = 3, settings = 4, pushPromise = 5, ping = 6, goAway = 7, windowUpdate = 8
+package final class RawHTTP2Connection: @unchecked Sendable {
+    package enum FrameType: UInt8, Sendable {
+        case data = 0
+        case headers = 1
+        case priority = 2
+        case rstStream = 3
+        case settings = 4
+        case pushPromise = 5
+        case ping = 6
+        case goAway = 7
+        case windowUpdate = 8
         case continuation = 9
     }
 
-    struct Frame {
-        let type: UInt8
-        let flags: UInt8
-        let stream: UInt32
-        let payload: [UInt8]
+    package struct Frame: Sendable {
+        package let type: UInt8
+        package let flags: UInt8
+        package let stream: UInt32
+        package let payload: [UInt8]
 
-        var endStream: Bool { flags & 0x1 != 0 }
+        package var endStream: Bool { flags & 0x1 != 0 }
         /// A GOAWAY's error code (`ENHANCE_YOUR_CALM` is 11, `PROTOCOL_ERROR` 1).
-        var goAwayCode: UInt32? {
+        package var goAwayCode: UInt32? {
             guard type == FrameType.goAway.rawValue, payload.count >= 8 else { return nil }
             return payload[4..<8].reduce(0) { $0 << 8 | UInt32($1) }
         }
         /// A response's `:status` when the encoder sent it as a static-table index (200, 204, 206,
         /// 304, 400, 404, 500), which swift-nio-http2 does for those.
-        var indexedStatus: Int? {
+        package var indexedStatus: Int? {
             guard type == FrameType.headers.rawValue, let first = payload.first else { return nil }
             return [0x88: 200, 0x89: 204, 0x8A: 206, 0x8B: 304, 0x8C: 400, 0x8D: 404, 0x8E: 500][Int(first)]
         }
     }
 
-    static let enhanceYourCalm: UInt32 = 11
-    static let protocolError: UInt32 = 1
-    static let endStream: UInt8 = 0x1
-    static let endHeaders: UInt8 = 0x4
+    package static let enhanceYourCalm: UInt32 = 11
+    package static let protocolError: UInt32 = 1
+    package static let endStream: UInt8 = 0x1
+    package static let endHeaders: UInt8 = 0x4
 
     private let fd: Int32
     private var pending: [UInt8] = []
 
     /// Connects, and sends the preface and a SETTINGS frame (`settings`: identifier and value pairs).
-    init(port: Int, settings: [(UInt16, UInt32)] = [], readTimeout: Int = 10) throws {
+    package init(port: Int, settings: [(UInt16, UInt32)] = [], readTimeout: Int = 10) throws {
         fd = try RawConnection.connectedSocket(port: port, readTimeout: readTimeout)
         var payload: [UInt8] = []
         for (identifier, value) in settings {
@@ -58,12 +65,12 @@ final class RawHTTP2Connection: @unchecked Sendable {
 
     // MARK: Frames
 
-    static func frame(_ type: FrameType, flags: UInt8, stream: UInt32, _ payload: [UInt8]) -> [UInt8] {
+    package static func frame(_ type: FrameType, flags: UInt8, stream: UInt32, _ payload: [UInt8]) -> [UInt8] {
         bytes(UInt32(payload.count), count: 3) + [type.rawValue, flags] + bytes(stream & 0x7FFF_FFFF, count: 4) + payload
     }
 
     /// A request's header block: the pseudo-headers, then `headers`.
-    static func requestBlock(method: String, path: String, headers: [(String, String)] = []) -> [UInt8] {
+    package static func requestBlock(method: String, path: String, headers: [(String, String)] = []) -> [UInt8] {
         var block: [UInt8] = []
         for (name, value) in [(":method", method), (":scheme", "http"), (":path", path), (":authority", "127.0.0.1")] + headers {
             block += literal(name, value)
@@ -72,12 +79,12 @@ final class RawHTTP2Connection: @unchecked Sendable {
     }
 
     /// HPACK "literal header field without indexing, new name", no Huffman coding.
-    static func literal(_ name: String, _ value: String) -> [UInt8] {
+    package static func literal(_ name: String, _ value: String) -> [UInt8] {
         [0x00] + integer(name.utf8.count, prefix: 7) + Array(name.utf8) + integer(value.utf8.count, prefix: 7) + Array(value.utf8)
     }
 
     /// HPACK's integer with an `prefix`-bit prefix (RFC 7541 §5.1), the flag bits above it zero.
-    static func integer(_ value: Int, prefix: Int) -> [UInt8] {
+    package static func integer(_ value: Int, prefix: Int) -> [UInt8] {
         let limit = (1 << prefix) - 1
         guard value >= limit else { return [UInt8(value)] }
         var out: [UInt8] = [UInt8(limit)]
@@ -90,18 +97,18 @@ final class RawHTTP2Connection: @unchecked Sendable {
         return out
     }
 
-    static func bytes(_ value: UInt32, count: Int) -> [UInt8] {
+    package static func bytes(_ value: UInt32, count: Int) -> [UInt8] {
         (0..<count).reversed().map { UInt8((value >> (8 * UInt32($0))) & 0xFF) }
     }
 
     // MARK: Sending and reading
 
-    func send(_ bytes: [UInt8]) async throws {
+    package func send(_ bytes: [UInt8]) async throws {
         try await Self.onThread { [self] in try writeNow(bytes) }
     }
 
     /// Frames until one satisfies `stop` (included), or the server closes, or a read times out.
-    func frames(until stop: @escaping @Sendable (Frame) -> Bool) async throws -> (frames: [Frame], closed: Bool) {
+    package func frames(until stop: @escaping @Sendable (Frame) -> Bool) async throws -> (frames: [Frame], closed: Bool) {
         try await Self.onThread { [self] in
             var frames: [Frame] = []
             while true {
@@ -113,7 +120,7 @@ final class RawHTTP2Connection: @unchecked Sendable {
     }
 
     /// Reads to the end: the frames, and whether the server closed (`false`: a read timed out).
-    func framesUntilClose() async throws -> (frames: [Frame], closed: Bool) {
+    package func framesUntilClose() async throws -> (frames: [Frame], closed: Bool) {
         try await Self.onThread { [self] in
             var frames: [Frame] = []
             while true {
