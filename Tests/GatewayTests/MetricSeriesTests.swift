@@ -222,16 +222,19 @@ struct MetricSeriesTests {
         do {
             try await MetadataServer.withServedStore(refresh: "3600") { _, store, cache in
                 try await RedisServerProcess.with { redis in
-                    try await withHarness(tlsClient: client, configure: {
-                        $0.tlsCertificate = certificate
-                        $0.tlsKey = key
-                        $0.trustStore = store
-                        $0.metadataCache = cache
-                        $0.mode = .reportOnly
-                        $0.upstreamHealthPath = "/"
-                        $0.upstreamHealthInterval = 60
-                        SharedReplayStoreTests.redisStore(redis.url)(&$0)
-                    }) { h async throws in
+                    try await withHarness(
+                        tlsClient: client,
+                        configure: {
+                            $0.tlsCertificate = certificate
+                            $0.tlsKey = key
+                            $0.trustStore = store
+                            $0.metadataCache = cache
+                            $0.mode = .reportOnly
+                            $0.upstreamHealthPath = "/"
+                            $0.upstreamHealthInterval = 60
+                            SharedReplayStoreTests.redisStore(redis.url)(&$0)
+                        }
+                    ) { h async throws in
                         let fetched = try await RemoteMetadataTests.eventually {
                             let scrape = try await h.send(.GET, "/metrics").body
                             return scrape.contains("samlgate_trust_metadata_expiry_seconds{")

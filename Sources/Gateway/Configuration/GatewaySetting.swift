@@ -309,7 +309,9 @@ extension GatewaySetting {
             .choice(\.tlsClientAuth, "none, optional or require", help: "none|optional|require: ask clients for a certificate (tls-client-ca)")
         case .tlsMinVersion: .choice(\.tlsMinVersion, "1.2 or 1.3", help: "1.2|1.3: the oldest TLS version accepted")
         case .tlsPoll:
-            .number(\.tlsPoll, in: 0...86_400, "0 (off) or seconds in 0...86400", help: "Seconds between checks of the TLS files for a change; 0 = SIGHUP only")
+            .number(
+                \.tlsPoll, in: 0...86_400, "0 (off) or seconds in 0...86400",
+                help: "Seconds between checks of the TLS files for a change; 0 = SIGHUP only")
         case .http2: .boolean(\.http2, help: "Offer HTTP/2 (ALPN h2) beside HTTP/1.1 on the TLS listener (default true)")
         case .h2c: .boolean(\.h2c, help: "Accept HTTP/2 with prior knowledge (h2c) beside HTTP/1.1 on a plain listener (default false)")
         case .plainPort:
