@@ -62,7 +62,7 @@ struct HTTP2AttackTests {
     }
 
     @Test(
-        "rapid reset (CVE-2023-44487): streams opened and reset by the thousand end in GOAWAY ENHANCE_YOUR_CALM after the limit; few reach the backend"
+        "rapid reset (CVE-2023-44487): streams opened and reset by the thousand end in ENHANCE_YOUR_CALM at the limit; few reach the backend"
     )
     func rapidReset() async throws {
         let echo = try await EchoUpstream.start()

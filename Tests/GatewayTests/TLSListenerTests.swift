@@ -74,7 +74,7 @@ struct TLSListenerTests {
     }
 
     @Test(
-        "handshakes that fail are counted by reason: plain HTTP, TLS 1.1, a client that sends nothing (header-timeout), one that does not trust the certificate"
+        "failed handshakes counted by reason: plain HTTP, TLS 1.1, a client silent past header-timeout, one not trusting the certificate"
     )
     func handshakeFailures() async throws {
         try await Self.withTLS({ configuration, _ in configuration.headerTimeout = 1 }) { h, _ in
@@ -106,7 +106,7 @@ struct TLSListenerTests {
     }
 
     @Test(
-        "tls-client-auth require: no certificate, or one of another authority, fails the handshake (counted); a good one is served, its subject on the audit line"
+        "tls-client-auth require: no certificate, or another authority's, fails the handshake (counted); a good one is served and audited"
     )
     func requiredClientCertificate() async throws {
         let audit = TestScratch.directory("samlgate-audit").path
@@ -163,7 +163,7 @@ struct TLSListenerTests {
     }
 
     @Test(
-        "upstream mutual TLS: an https:// backend requiring a client certificate is reached with upstream-tls-certificate and upstream-ca; without the certificate, 502"
+        "upstream mutual TLS: a backend requiring a client certificate is reached with upstream-tls-certificate and upstream-ca; else 502"
     )
     func upstreamMutualTLS() async throws {
         let pki = try TestPKI()

@@ -162,7 +162,7 @@ struct TracingTests {
     }
 
     @Test(
-        "OTEL_EXPORTER_OTLP_TRACES_HEADERS goes with every export (a collector's token); OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES name the resource"
+        "OTEL_EXPORTER_OTLP_TRACES_HEADERS goes with every export; OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES name the resource"
     )
     func exporterVariables() async throws {
         let environment = [

@@ -83,7 +83,7 @@ struct TLSReloadTests {
     }
 
     @Test(
-        "a stream of requests on HTTP/2 and HTTP/1.1 connections runs across a SIGHUP that renews the certificate: nothing lost, new connections see the new one"
+        "requests on HTTP/2 and HTTP/1.1 connections across a SIGHUP that renews the certificate: nothing lost, new connections see it"
     )
     func renewedUnderLoad() async throws {
         let pki = try TestPKI()
@@ -135,7 +135,7 @@ struct TLSReloadTests {
     }
 
     @Test(
-        "a bad pair published (a key of another certificate) keeps the old one serving, counted and on /readyz; the poll takes the good pair that follows"
+        "a bad pair published (another certificate's key) keeps the old one serving, counted, on /readyz; the poll takes the next good pair"
     )
     func badPairKeepsTheOld() async throws {
         let pki = try TestPKI()

@@ -175,7 +175,8 @@ enum KnownLabelValues {
         "missing_parameter", "invalid_parameter_value", "method_not_allowed", "malformed_request", "body_too_large", "overloaded", "throttled",
         "replay_store_unavailable", "upstream_unavailable", "upstream_timeout", "upstream_response_invalid", "client_timeout",
         "unsupported_media_type", "duplicate_header", "duplicate_parameter", "invalid_request", "invalid_request_target", "header_timeout",
-        "tls_required", "invalid_partner", "partner_access_not_granted", "partner_access_undetermined", "partner_framework_error", "partner_provider_error",
+        "tls_required", "invalid_partner", "partner_access_not_granted", "partner_access_undetermined", "partner_framework_error",
+        "partner_provider_error",
         "partner_provider_undetermined", "partner_provider_expired",
     ]
 
