@@ -89,7 +89,10 @@ struct MonitoringMetricsTests {
             }
         }
         let exposed = Self.exposed(exposition)
-        for name in named.sorted() {
+        // This gateway speaks plain HTTP (the states above are driven over raw connections): the
+        // TLS series are produced by the TLS listener's tests (TLSListenerTests, TLSReloadTests)
+        // and are in the dashboard gateway's scrape (MetricSeriesTests), which serves TLS.
+        for name in named.sorted() where !name.hasPrefix("samlgate_tls_") {
             #expect(exposed.contains(name), "\(name) is named in deploy/monitoring but not produced")
         }
         #expect(exposition.contains("samlgate_replay_store_up 0"), "\(exposition)")
