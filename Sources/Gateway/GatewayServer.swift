@@ -107,7 +107,7 @@ struct TrustStoreReloadService: Service {
         let signals = await UnixSignalsSequence(trapping: .sighup)
         for await _ in signals.cancelOnGracefulShutdown() {
             core.reloadTrustStore()
-            core.tls?.reload(trigger: "sighup")
+            core.tls?.reload(trigger: "sighup", retryingRefused: true)
             core.audit?.reopen()
         }
     }

@@ -191,6 +191,39 @@ struct HTTP2AttackTests {
         }
     }
 
+    @Test("an HTTP/2 connection that opens no stream is closed after idle-timeout")
+    func idleConnection() async throws {
+        try await withHarness(configure: {
+            $0.h2c = true
+            $0.idleTimeout = 1
+        }) { (h: GatewayHarness) async throws in
+            let connection = try RawHTTP2Connection(port: Self.port(h))
+            let started = Date()
+            let (_, closed) = try await connection.framesUntilClose()
+            #expect(closed && Date().timeIntervalSince(started) < 6 * TestTiming.scale)
+        }
+    }
+
+    @Test("a graceful shutdown closes an HTTP/2 connection whose client never acknowledges its PING, total-timeout + 1 s after it began")
+    func boundedDrain() async throws {
+        try await withHarness(configure: {
+            $0.h2c = true
+            $0.readTimeout = 2
+            $0.totalTimeout = 2
+        }) { (h: GatewayHarness) async throws in
+            // An exchange whose body never comes keeps a stream open; the client reads nothing.
+            let connection = try RawHTTP2Connection(port: Self.port(h), readTimeout: 30)
+            let post = RawHTTP2Connection.requestBlock(
+                method: "POST", path: "/api/v1/tokens/authn", headers: [("content-type", "application/x-www-form-urlencoded")])
+            try await connection.send(RawHTTP2Connection.frame(.headers, flags: RawHTTP2Connection.endHeaders, stream: 1, post))
+            try await Task.sleep(for: .milliseconds(200))
+            let started = Date()
+            await h.gateway.stop()
+            let (_, closed) = try await connection.framesUntilClose()
+            #expect(closed && Date().timeIntervalSince(started) < 10 * TestTiming.scale, "\(Date().timeIntervalSince(started)) s")
+        }
+    }
+
     @Test("a zero window never opened: the answer waits in a bounded buffer, the stream is reset after idle-timeout, the connection serves on")
     func zeroWindow() async throws {
         try await withHarness(configure: {

@@ -197,6 +197,34 @@ struct TLSListenerTests {
         }
     }
 
+    @Test("the backend is told the client spoke https (X-Forwarded-Proto), over HTTP/2 and HTTP/1.1")
+    func forwardedProto() async throws {
+        let pki = try TestPKI()
+        let (certificate, key) = try pki.issue("server", commonName: "localhost")
+        let echo = try await EchoUpstream.start()
+        do {
+            try await withHarness(
+                upstreamURL: echo.url,
+                configure: {
+                    $0.tlsCertificate = certificate
+                    $0.tlsKey = key
+                }
+            ) { (h: GatewayHarness) async throws in
+                for http1Only in [false, true] {
+                    let client = try pki.client(http1Only: http1Only)
+                    #expect(try await h.send(.GET, "/api/v2/REF/configuration", headers: [], via: client).status == 200)
+                    try await client.shutdown()
+                }
+            }
+        } catch {
+            await echo.stop()
+            throw error
+        }
+        await echo.stop()
+        #expect(echo.requests.count == 2)
+        for request in echo.requests { #expect(request.header("x-forwarded-proto") == ["https"]) }
+    }
+
     @Test("a recorded request's span carries its protocol: HTTP/2 over TLS 1.3")
     func spanProtocol() async throws {
         let pki = try TestPKI()

@@ -35,11 +35,17 @@ enum ClientProtocol {
                 GatewayConnectionHandler(core: core, pool: core.upstream.pool(on: channel.eventLoop), tls: tls))
         case .http2, .h2c:
             let seeds = NIOLoopBound(HTTP2StreamSeeds(), eventLoop: channel.eventLoop)
+            let configuration = core.configuration
             let management = NIOHTTP2ServerConnectionManagementHandler(
-                eventLoop: channel.eventLoop, configuration: HTTP2Limits.management(core.configuration))
+                eventLoop: channel.eventLoop, configuration: HTTP2Limits.management(configuration))
+            let guardHandler = HTTP2ConnectionGuard(
+                metrics: core.metrics.connections, idle: TimeAmount(seconds: configuration.idleTimeout),
+                grace: TimeAmount(seconds: configuration.totalTimeout + 1))
+            let streams = HTTP2StreamEvents(
+                management: management.http2StreamDelegate, guardHandler: NIOLoopBound(guardHandler, eventLoop: channel.eventLoop))
             _ = try pipeline.configureHTTP2Pipeline(
                 mode: .server, connectionConfiguration: HTTP2Limits.connection, streamConfiguration: HTTP2Limits.stream,
-                streamDelegate: management.http2StreamDelegate
+                streamDelegate: streams
             ) { stream in
                 stream.eventLoop.makeCompletedFuture {
                     let streamPipeline = stream.pipeline.syncOperations
@@ -50,7 +56,7 @@ enum ClientProtocol {
                 }
             }
             try pipeline.addHandler(management)
-            try pipeline.addHandler(HTTP2ConnectionErrorHandler(metrics: core.metrics.connections))
+            try pipeline.addHandler(guardHandler, position: .before(management))
         }
     }
 }
@@ -96,12 +102,12 @@ enum HTTP2Limits {
         return configuration
     }
 
-    /// An idle HTTP/2 connection (no stream open) is closed after `idle-timeout` with a GOAWAY;
-    /// a graceful shutdown lets open streams finish for at most `total-timeout` plus a second.
+    /// The graceful shutdown's GOAWAYs (swift-nio-http2's), open streams given at most
+    /// `total-timeout` plus a second once the client acknowledged; the idle clock and the hard
+    /// bound on the drain are ``HTTP2ConnectionGuard``'s.
     static func management(_ configuration: GatewayConfiguration) -> NIOHTTP2ServerConnectionManagementHandler.Configuration {
         NIOHTTP2ServerConnectionManagementHandler.Configuration(
-            maxIdleTime: TimeAmount(seconds: configuration.idleTimeout), maxAge: nil,
-            maxGraceTime: TimeAmount(seconds: configuration.totalTimeout + 1), keepalive: nil)
+            maxIdleTime: nil, maxAge: nil, maxGraceTime: TimeAmount(seconds: configuration.totalTimeout + 1), keepalive: nil)
     }
 }
 
@@ -132,40 +138,108 @@ enum HTTP2ConnectionError: String, CaseIterable, Sendable {
     }
 }
 
-/// The last handler of an HTTP/2 connection: swift-nio-http2 answers a protocol error or a flood
-/// with a GOAWAY but leaves the connection open; this closes it, counted by reason. A stream
-/// closed under a frame that was already on its way (`StreamClosed`) is no error of the client's.
-/// A client that half-closes has ended the connection (HTTP/2 has no use for a half-open one):
-/// it is closed too, or it would hold a graceful shutdown's drain forever.
-final class HTTP2ConnectionErrorHandler: ChannelInboundHandler {
+/// Between swift-nio-http2's handler and its connection-management handler, what neither does:
+///
+/// - **Close on errors.** swift-nio-http2 answers a protocol error or a flood with a GOAWAY but
+///   leaves the connection open; this closes it, counted by reason. Not from inside the error
+///   (it is raised mid frame-processing, and a connection closed there keeps the streams opened
+///   in the same read for ever): on the next loop tick. A stream closed under a frame already on
+///   its way (`StreamClosed`) is no error of the client's; any other error closes the connection,
+///   a stream's too (a malformed header on one stream: stricter than HTTP/2 asks).
+/// - **The idle clock.** A connection with no stream open for `idle-timeout` is closed (the
+///   management handler's own idle timer starts on `channelActive`, which a connection set up
+///   after its TLS handshake or its h2c preface never sees again; and its close waits for the
+///   client to acknowledge a PING).
+/// - **Bound a graceful shutdown.** The management handler's grace period starts only when the
+///   client acknowledges its PING; a client that never does would hold the drain for ever. After
+///   `grace` (`total-timeout` + 1 s) the connection is closed, streams or not.
+/// - **Close a half-closed connection.** HTTP/2 has no use for one, and it would hold a drain.
+final class HTTP2ConnectionGuard: ChannelInboundHandler {
     typealias InboundIn = HTTP2Frame
+    typealias InboundOut = HTTP2Frame
 
     private let metrics: ConnectionMetrics
-    private var closed = false
+    private let idle: TimeAmount
+    private let grace: TimeAmount
+    private var closing = false
+    private var openStreams = 0
+    private var idleTimer: Scheduled<Void>?
+    private var drainDeadline: Scheduled<Void>?
+    private var context: ChannelHandlerContext?
 
-    init(metrics: ConnectionMetrics) {
+    init(metrics: ConnectionMetrics, idle: TimeAmount, grace: TimeAmount) {
         self.metrics = metrics
+        self.idle = idle
+        self.grace = grace
     }
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {}
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        if openStreams == 0 { armIdle(context) }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        idleTimer?.cancel()
+        drainDeadline?.cancel()
+        self.context = nil
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if error is NIOHTTP2Errors.StreamClosed || closing { return }
+        closing = true
+        // Counted when it is the protocol's; a connection that broke (a reset, TLS cut short) is not.
+        if error is any NIOHTTP2Error { metrics.http2ConnectionClosed(HTTP2ConnectionError(error)) }
+        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        context.eventLoop.assumeIsolated().execute { loopBound.value.close(promise: nil) }
+    }
+
+    /// A stream opened (``HTTP2StreamEvents``): the connection is not idle.
+    func streamCreated() {
+        openStreams += 1
+        idleTimer?.cancel()
+        idleTimer = nil
+    }
+
+    /// A stream closed: the last one starts the idle clock.
+    func streamClosed() {
+        openStreams -= 1
+        if openStreams == 0, let context { armIdle(context) }
+    }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if let event = event as? ChannelEvent, event == .inputClosed {
+        switch event {
+        case let event as ChannelEvent where event == .inputClosed:
             context.close(promise: nil)
             return
+        case is ChannelShouldQuiesceEvent where drainDeadline == nil:
+            let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+            drainDeadline = context.eventLoop.assumeIsolated().scheduleTask(in: grace) { loopBound.value.close(promise: nil) }
+        default:
+            break
         }
         context.fireUserInboundEventTriggered(event)
     }
 
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        if error is NIOHTTP2Errors.StreamClosed || closed { return }
-        closed = true
-        // Counted when it is the protocol's; a connection that broke (a reset, TLS cut short) is not.
-        if error is any NIOHTTP2Error { metrics.http2ConnectionClosed(HTTP2ConnectionError(error)) }
-        // Not from inside swift-nio-http2's frame processing (this is called from it): streams it
-        // opened in the same read and the connection's close would cross, and those streams are
-        // never released.
+    private func armIdle(_ context: ChannelHandlerContext) {
+        idleTimer?.cancel()
         let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
-        context.eventLoop.assumeIsolated().execute { loopBound.value.close(promise: nil) }
+        idleTimer = context.eventLoop.assumeIsolated().scheduleTask(in: idle) { loopBound.value.close(promise: nil) }
+    }
+}
+
+/// swift-nio-http2 tells one delegate of its streams: this one tells the management handler
+/// (its graceful shutdown counts them) and the guard (its idle clock), on the connection's loop.
+struct HTTP2StreamEvents: NIOHTTP2StreamDelegate {
+    let management: NIOHTTP2ServerConnectionManagementHandler.HTTP2StreamDelegate
+    let guardHandler: NIOLoopBound<HTTP2ConnectionGuard>
+
+    func streamCreated(_ id: HTTP2StreamID, channel: any Channel) {
+        management.streamCreated(id, channel: channel)
+        guardHandler.value.streamCreated()
+    }
+
+    func streamClosed(_ id: HTTP2StreamID, channel: any Channel) {
+        management.streamClosed(id, channel: channel)
+        guardHandler.value.streamClosed()
     }
 }

@@ -127,8 +127,8 @@ import ServerSupport
     ///
     /// `X-Forwarded-For`, `X-Forwarded-Host` and `X-Forwarded-Proto` say what the gateway saw,
     /// not what the client claimed: from a peer outside `trustedProxies` the client's copies are
-    /// dropped and replaced by the peer address, the request's authority and `http` (the gateway
-    /// speaks plain HTTP). From a trusted proxy, its `X-Forwarded-Host` and `X-Forwarded-Proto`
+    /// dropped and replaced by the peer address, the request's authority and the scheme the
+    /// client spoke to the gateway (`http`, or `https` on the TLS listener). From a trusted proxy, its `X-Forwarded-Host` and `X-Forwarded-Proto`
     /// are kept when present, and the peer is appended to its `X-Forwarded-For`. `Forwarded`
     /// (RFC 7239) is always dropped and never written: a second, unchecked account of the same
     /// hops would let a backend that prefers it be poisoned all the same. Other hop claims
@@ -154,9 +154,10 @@ import ServerSupport
     /// does by default), counted in `droppedNames`; with `allowingUnderscores` a name whose only
     /// other character is `_` is kept, unless it reads as a header in ``shadowed``. The check is
     /// one byte scan of the name.
+    /// - Parameter scheme: what `X-Forwarded-Proto` says when the gateway writes it.
     static func upstreamRequest(
         _ fields: HTTPHeaders, authority: String?, peer: SocketAddress?, trusting trustedProxies: TrustedProxies, requestID: String,
-        allowingUnderscores: Bool, droppedNames: inout Int
+        allowingUnderscores: Bool, droppedNames: inout Int, scheme: String = "http"
     ) -> HTTPHeaders {
         let tokens = connectionTokens(fields["connection"])
         let trusted = peer.map(trustedProxies.contains) ?? false
@@ -204,7 +205,7 @@ import ServerSupport
             headers.add(name: "X-Forwarded-For", value: forwardedFor.map { $0 + ", " + clientAddress } ?? clientAddress)
         }
         if !keptProto {
-            headers.add(name: "X-Forwarded-Proto", value: "http")
+            headers.add(name: "X-Forwarded-Proto", value: scheme)
         }
         headers.add(name: "X-Request-Id", value: requestID)
         return headers
@@ -321,7 +322,8 @@ enum UpstreamRequestHead {
         var dropped = 0
         var headers = ProxyHeaders.upstreamRequest(
             request.head.headers, authority: request.authority, peer: peer, trusting: core.trustedProxies,
-            requestID: request.requestID, allowingUnderscores: core.configuration.allowUnderscoreHeaders, droppedNames: &dropped)
+            requestID: request.requestID, allowingUnderscores: core.configuration.allowUnderscoreHeaders, droppedNames: &dropped,
+            scheme: request.tls == nil ? "http" : "https")
         if dropped > 0 { core.metrics.headerNamesDropped(dropped) }
         // The gateway's hop of the trace (the client's own headers were not copied).
         headers.add(name: "traceparent", value: request.trace.traceparent)

@@ -113,12 +113,15 @@ package final class ServerTLS: Sendable {
     }
 
     /// Reads the files again and, when their bytes changed, serves the new pair to new
-    /// connections; a pair that does not load keeps the previous one.
-    /// - Returns: whether the files changed (and so whether anything was logged or counted).
+    /// connections; a pair that does not load keeps the previous one. A poll does not try the
+    /// same refused bytes again; SIGHUP does (`retryingRefused`): a certificate refused as not
+    /// yet valid becomes loadable with time alone.
+    /// - Returns: whether the files were loaded (and so whether anything was logged or counted).
     @discardableResult
-    func reload(trigger: String) -> Bool {
+    func reload(trigger: String, retryingRefused: Bool = false) -> Bool {
         let digest = Self.digest(certificatePath, keyPath, clientCAPath)
-        guard digest != state.withLockedValue({ $0.loaded.digest }) else { return false }
+        let (current, refused) = state.withLockedValue { ($0.loaded.digest, $0.reloadFailure != nil) }
+        guard digest != current || (retryingRefused && refused) else { return false }
         do throws(TLSLoadError) {
             let loaded = try Self.load(
                 certificate: certificatePath, key: keyPath, clientCA: clientCAPath, clientAuth: clientAuth, minimumVersion: minimumVersion,
@@ -195,7 +198,7 @@ package final class ServerTLS: Sendable {
         } catch {
             throw TLSLoadError(message: "tls-key \(key) does not match tls-certificate \(certificate), or cannot be used: \(error)")
         }
-        return Loaded(context: context, notAfter: notAfter, subject: subject(of: leaf) ?? "unreadable", digest: digest)
+        return Loaded(context: context, notAfter: notAfter, subject: names(of: leaf)?.subject ?? "unreadable", digest: digest)
     }
 
     /// Every certificate of a PEM file, at least one.
@@ -215,9 +218,9 @@ package final class ServerTLS: Sendable {
         return key
     }
 
-    /// A certificate's subject as RFC 4514 writes it (`CN=app,O=Example`).
-    static func subject(of certificate: NIOSSLCertificate) -> String? {
+    /// A certificate's subject and issuer as RFC 4514 writes them (`CN=app,O=Example`).
+    static func names(of certificate: NIOSSLCertificate) -> (subject: String, issuer: String)? {
         guard let der = try? certificate.toDERBytes(), let parsed = try? Certificate(derEncoded: der) else { return nil }
-        return parsed.subject.description
+        return (parsed.subject.description, parsed.issuer.description)
     }
 }

@@ -84,6 +84,14 @@ final class TLSHandshakeHandler: ChannelInboundHandler, RemovableChannelHandler 
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        // Shutting down before the handshake is done: no HTTP handler is there yet to drain the
+        // connection, and no request of it is in flight.
+        if event is ChannelShouldQuiesceEvent, !ended {
+            ended = true
+            timer?.cancel()
+            context.close(promise: nil)
+            return
+        }
         guard let event = event as? TLSUserEvent, case .handshakeCompleted(let negotiated) = event, !ended else {
             context.fireUserInboundEventTriggered(event)
             return
@@ -99,7 +107,8 @@ final class TLSHandshakeHandler: ChannelInboundHandler, RemovableChannelHandler 
             }
         core.metrics.connections.handshake(version: "tls" + version, alpn: negotiated ?? "none")
         let session = TLSSession(
-            version: version, certificate: ssl?.peerCertificate.flatMap(ServerTLS.subject(of:)).map(ClientCertificate.init(subject:)))
+            version: version,
+            certificate: ssl?.peerCertificate.flatMap(ServerTLS.names(of:)).map { ClientCertificate(subject: $0.subject, issuer: $0.issuer) })
         let chosen: ClientProtocol = negotiated == "h2" ? .http2 : .http1
         do {
             try chosen.configure(context.channel, on: context.pipeline.syncOperations, core: core, tls: session)

@@ -14,12 +14,17 @@ struct TLSSession: Sendable {
 struct ClientCertificate: Sendable {
     /// RFC 4514 (`CN=app,O=Example`); a certificate authority's own naming, never user data.
     let subject: String
+    /// The issuer's name, part of the identity: with several authorities in `tls-client-ca`, one
+    /// could issue a certificate with another's client's subject.
+    let issuer: String
     let throttleKey: ClientKey
 
-    init(subject: String) {
+    init(subject: String, issuer: String) {
         self.subject = subject
+        self.issuer = issuer
         // A digest, not Swift's per-process hash: a shared throttle compares keys across replicas.
-        let digest = Array(SHA256.hash(data: Array(("certificate\0" + subject).utf8)))
+        // Its first 64 bits are the key (``ClientKey`` keeps 64 of an IPv6 address too).
+        let digest = Array(SHA256.hash(data: Array(("certificate\0" + issuer + "\0" + subject).utf8)))
         var high: UInt64 = 0
         var low: UInt64 = 0
         for index in 0..<8 {
