@@ -40,6 +40,7 @@ CONTRACT = {
             invalid_header_pfs_permission_access_not_granted invalid_header_pfs_provider_id_not_determined
             invalid_header_pfs_provider_info_expired unknown_integration internal_error internal_server_error""",
     401: "invalid_access_token_client_application",
+    403: "internal_error internal_server_error",
     405: "internal_error internal_server_error",
     408: "internal_error internal_server_error",
     413: "invalid_parameter_saml_response",
@@ -51,8 +52,9 @@ CONTRACT = {
 CONTRACT = {status: set(codes.split()) for status, codes in CONTRACT.items()}
 
 # Pairs answered only on REST API v1 routes the gateway forwards unchanged, which the spec does
-# not list one by one: they must appear in info.description instead.
-PASS_THROUGH_ONLY = {(408, "internal_error")}
+# not list one by one, or on every path of the probe listener (`tls_required`): they must appear
+# in info.description instead.
+PASS_THROUGH_ONLY = {(408, "internal_error"), (403, "internal_error"), (403, "internal_server_error")}
 
 # The body `status` values the backend documents.
 DOCUMENTED_STATUSES = {400, 401, 403, 404, 405, 410, 412, 500}
