@@ -133,7 +133,7 @@ def attack(port, payload, answered):
                 body = buffer[9:9 + length]
                 buffer = buffer[9 + length:]
                 received += 1
-                if kind == GOAWAY:
+                if kind == GOAWAY and code is None:  # the first: what stopped the attack
                     code = int.from_bytes(body[4:8], "big")
                 if answered and stream == 1 and flags & END_STREAM:
                     return code, received
