@@ -1,0 +1,188 @@
+import NIOCore
+import NIOHTTP2
+
+// An HTTP/2 connection as the gateway sets it up (``ClientProtocol``): its limits, what its
+// streams share, the guard that closes it, and why it was closed.
+
+/// An HTTP/2 connection's random source for its streams' request and trace ids, seeded once per
+/// connection: a stream is a request, and a system call per request for its ids is what the
+/// per-connection sequences exist to avoid.
+final class HTTP2StreamSeeds {
+    var source = TraceIDSequence()
+}
+
+/// The limits of an HTTP/2 connection, each one a bound on what a client can make the gateway
+/// hold or do (docs/security.md states the cost of each attack under them).
+enum HTTP2Limits {
+    /// Streams open at once per connection; one more is a connection error (swift-nio-http2
+    /// answers `PROTOCOL_ERROR`, not `REFUSED_STREAM`).
+    static let maxConcurrentStreams = 100
+    /// The largest decoded header list of a request, bytes (HTTP/1.1's limit is NIO's 80 KiB;
+    /// an exchange's headers are a few hundred bytes).
+    static let maxHeaderListSize = 32_768
+
+    static var connection: NIOHTTP2Handler.ConnectionConfiguration {
+        var configuration = NIOHTTP2Handler.ConnectionConfiguration()
+        configuration.initialSettings = [
+            HTTP2Setting(parameter: .maxConcurrentStreams, value: maxConcurrentStreams),
+            HTTP2Setting(parameter: .maxHeaderListSize, value: maxHeaderListSize),
+            HTTP2Setting(parameter: .headerTableSize, value: 4096),
+        ]
+        // swift-nio-http2's defences, at its defaults: CONTINUATION frames in a row (5), empty
+        // DATA frames in a row (1), control frames buffered for a client that does not read
+        // (10,000), reset streams remembered (32), PING/SETTINGS/PRIORITY at most 200 per 30 s,
+        // 200 "glitches" (suspicious frames) per connection.
+        return configuration
+    }
+
+    static var stream: NIOHTTP2Handler.StreamConfiguration {
+        var configuration = NIOHTTP2Handler.StreamConfiguration()
+        // Rapid reset (CVE-2023-44487): at most 200 streams reset by the client per 30 s per
+        // connection, and as many stream errors; the request a reset stream started is dropped
+        // with it (its trip and exchange cancelled), as a closed HTTP/1.1 connection's is.
+        configuration.streamResetFrameRateLimit.maximumCount = 200
+        configuration.streamResetFrameRateLimit.windowLength = .seconds(30)
+        return configuration
+    }
+
+    /// The graceful shutdown's GOAWAYs (swift-nio-http2's), open streams given at most
+    /// `total-timeout` plus a second once the client acknowledged; the idle clock and the hard
+    /// bound on the drain are ``HTTP2ConnectionGuard``'s.
+    static func management(_ configuration: GatewayConfiguration) -> NIOHTTP2ServerConnectionManagementHandler.Configuration {
+        NIOHTTP2ServerConnectionManagementHandler.Configuration(
+            maxIdleTime: nil, maxAge: nil, maxGraceTime: TimeAmount(seconds: configuration.totalTimeout + 1), keepalive: nil)
+    }
+}
+
+/// Why an HTTP/2 connection was closed (`samlgate_http2_connection_errors_total{reason}`).
+enum HTTP2ConnectionError: String, CaseIterable, Sendable {
+    /// More streams reset by the client than the limit allows (rapid reset).
+    case rapidReset = "rapid_reset"
+    /// A header block split into more CONTINUATION frames than allowed, or larger than the limit.
+    case headerFlood = "header_flood"
+    /// PING, SETTINGS or PRIORITY frames beyond their rate, or control frames a client never reads.
+    case controlFlood = "control_flood"
+    /// Empty DATA frames, or other suspicious frames beyond the limit.
+    case glitches
+    /// More streams opened than `SETTINGS_MAX_CONCURRENT_STREAMS`.
+    case streamLimit = "stream_limit"
+    /// Not an HTTP/2 preface, or a frame that breaks the protocol.
+    case protocolError = "protocol_error"
+
+    init(_ error: any Error) {
+        switch error {
+        case is NIOHTTP2Errors.ExcessiveRSTFrames, is NIOHTTP2Errors.ExcessiveStreamErrors: self = .rapidReset
+        case is NIOHTTP2Errors.ExcessiveContinuationFrames, is NIOHTTP2Errors.ExcessivelyLargeHeaderBlock: self = .headerFlood
+        case is NIOHTTP2Errors.ExcessiveControlFrames, is NIOHTTP2Errors.ExcessiveOutboundFrameBuffering: self = .controlFlood
+        case is NIOHTTP2Errors.ExcessiveEmptyDataFrames, is NIOHTTP2Errors.ExcessiveNumberOfGlitches: self = .glitches
+        case is NIOHTTP2Errors.MaxStreamsViolation: self = .streamLimit
+        default: self = .protocolError
+        }
+    }
+}
+
+/// Between swift-nio-http2's handler and its connection-management handler, what neither does:
+///
+/// - **Close on errors.** swift-nio-http2 answers a protocol error or a flood with a GOAWAY but
+///   leaves the connection open; this closes it, counted by reason. Not from inside the error
+///   (it is raised mid frame-processing, and a connection closed there keeps the streams opened
+///   in the same read for ever): on the next loop tick. A stream closed under a frame already on
+///   its way (`StreamClosed`) is no error of the client's; any other error closes the connection,
+///   a stream's too (a malformed header on one stream: stricter than HTTP/2 asks).
+/// - **The idle clock.** A connection with no stream open for `idle-timeout` is closed (the
+///   management handler's own idle timer starts on `channelActive`, which a connection set up
+///   after its TLS handshake or its h2c preface never sees again; and its close waits for the
+///   client to acknowledge a PING).
+/// - **Bound a graceful shutdown.** The management handler's grace period starts only when the
+///   client acknowledges its PING; a client that never does would hold the drain for ever. After
+///   `grace` (`total-timeout` + 1 s) the connection is closed, streams or not.
+/// - **Close a half-closed connection.** HTTP/2 has no use for one, and it would hold a drain.
+final class HTTP2ConnectionGuard: ChannelInboundHandler {
+    typealias InboundIn = HTTP2Frame
+    typealias InboundOut = HTTP2Frame
+
+    private let metrics: ConnectionMetrics
+    private let idle: TimeAmount
+    private let grace: TimeAmount
+    private var closing = false
+    private var openStreams = 0
+    private var idleTimer: Scheduled<Void>?
+    private var drainDeadline: Scheduled<Void>?
+    private var context: ChannelHandlerContext?
+
+    init(metrics: ConnectionMetrics, idle: TimeAmount, grace: TimeAmount) {
+        self.metrics = metrics
+        self.idle = idle
+        self.grace = grace
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        if openStreams == 0 { armIdle(context) }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        idleTimer?.cancel()
+        drainDeadline?.cancel()
+        self.context = nil
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if error is NIOHTTP2Errors.StreamClosed || closing { return }
+        closing = true
+        // Counted when it is the protocol's; a connection that broke (a reset, TLS cut short) is not.
+        if error is any NIOHTTP2Error { metrics.http2ConnectionClosed(HTTP2ConnectionError(error)) }
+        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        context.eventLoop.assumeIsolated().execute { loopBound.value.close(promise: nil) }
+    }
+
+    /// A stream opened (``HTTP2StreamEvents``): the connection is not idle.
+    func streamCreated() {
+        openStreams += 1
+        idleTimer?.cancel()
+        idleTimer = nil
+    }
+
+    /// A stream closed: the last one starts the idle clock.
+    func streamClosed() {
+        openStreams -= 1
+        if openStreams == 0, let context { armIdle(context) }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        switch event {
+        case let event as ChannelEvent where event == .inputClosed:
+            context.close(promise: nil)
+            return
+        case is ChannelShouldQuiesceEvent where drainDeadline == nil:
+            let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+            drainDeadline = context.eventLoop.assumeIsolated().scheduleTask(in: grace) { loopBound.value.close(promise: nil) }
+        default:
+            break
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    private func armIdle(_ context: ChannelHandlerContext) {
+        idleTimer?.cancel()
+        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        idleTimer = context.eventLoop.assumeIsolated().scheduleTask(in: idle) { loopBound.value.close(promise: nil) }
+    }
+}
+
+/// swift-nio-http2 tells one delegate of its streams: this one tells the management handler
+/// (its graceful shutdown counts them) and the guard (its idle clock), on the connection's loop.
+struct HTTP2StreamEvents: NIOHTTP2StreamDelegate {
+    let management: NIOHTTP2ServerConnectionManagementHandler.HTTP2StreamDelegate
+    let guardHandler: NIOLoopBound<HTTP2ConnectionGuard>
+
+    func streamCreated(_ id: HTTP2StreamID, channel: any Channel) {
+        management.streamCreated(id, channel: channel)
+        guardHandler.value.streamCreated()
+    }
+
+    func streamClosed(_ id: HTTP2StreamID, channel: any Channel) {
+        management.streamClosed(id, channel: channel)
+        guardHandler.value.streamClosed()
+    }
+}
