@@ -78,6 +78,23 @@ package final class RawHTTP2Connection: @unchecked Sendable {
         return block
     }
 
+    /// `count` v1 exchanges opened on streams 1, 3, 5, … whose bodies never come: each stream
+    /// stays open, waiting.
+    package static func openExchanges(_ count: Int) -> [UInt8] {
+        let post = requestBlock(method: "POST", path: "/api/v1/tokens/authn", headers: [("content-type", "application/x-www-form-urlencoded")])
+        var frames: [UInt8] = []
+        for index in 0..<count { frames += frame(.headers, flags: endHeaders, stream: UInt32(2 * index + 1), post) }
+        return frames
+    }
+
+    /// `count` copies of one frame, as one write (a flood).
+    package static func repeated(_ frame: [UInt8], _ count: Int) -> [UInt8] {
+        Array([[UInt8]](repeating: frame, count: count).joined())
+    }
+
+    /// A PING, unacknowledged.
+    package static let ping = frame(.ping, flags: 0, stream: 0, [UInt8](repeating: 7, count: 8))
+
     /// HPACK "literal header field without indexing, new name", no Huffman coding.
     package static func literal(_ name: String, _ value: String) -> [UInt8] {
         [0x00] + integer(name.utf8.count, prefix: 7) + Array(name.utf8) + integer(value.utf8.count, prefix: 7) + Array(value.utf8)

@@ -129,8 +129,8 @@ struct HTTP2AttackTests {
     func controlFlood(_ type: RawHTTP2Connection.FrameType) async throws {
         try await withHarness(configure: { $0.h2c = true }) { (h: GatewayHarness) async throws in
             let connection = try RawHTTP2Connection(port: Self.port(h))
-            let one = RawHTTP2Connection.frame(type, flags: 0, stream: 0, type == .ping ? [UInt8](repeating: 7, count: 8) : [])
-            try? await connection.send(Array([[UInt8]](repeating: one, count: 1000).joined()))
+            let one = type == .ping ? RawHTTP2Connection.ping : RawHTTP2Connection.frame(.settings, flags: 0, stream: 0, [])
+            try? await connection.send(RawHTTP2Connection.repeated(one, 1000))
             try await Self.expectGoAway(connection, code: RawHTTP2Connection.enhanceYourCalm)
             #expect(try await Self.errors(h, "control_flood") == 1)
             #expect(try await h.send(.GET, Self.passThrough).status == 200)
@@ -142,13 +142,7 @@ struct HTTP2AttackTests {
         try await withHarness(configure: { $0.h2c = true }) { (h: GatewayHarness) async throws in
             // 101 exchanges whose bodies never come: open streams, each waiting.
             let connection = try RawHTTP2Connection(port: Self.port(h))
-            var opened: [UInt8] = []
-            let post = RawHTTP2Connection.requestBlock(
-                method: "POST", path: "/api/v1/tokens/authn", headers: [("content-type", "application/x-www-form-urlencoded")])
-            for index in 0...HTTP2Limits.maxConcurrentStreams {
-                opened += RawHTTP2Connection.frame(.headers, flags: RawHTTP2Connection.endHeaders, stream: UInt32(2 * index + 1), post)
-            }
-            try? await connection.send(opened)
+            try? await connection.send(RawHTTP2Connection.openExchanges(HTTP2Limits.maxConcurrentStreams + 1))
             try await Self.expectGoAway(connection, code: RawHTTP2Connection.protocolError)
             #expect(try await Self.errors(h, "stream_limit") == 1)
 
@@ -173,15 +167,7 @@ struct HTTP2AttackTests {
             // 50 exchanges whose bodies never come, then a PING flood, in one write: the streams are
             // opened in the read that ends the connection.
             let connection = try RawHTTP2Connection(port: Self.port(h))
-            let post = RawHTTP2Connection.requestBlock(
-                method: "POST", path: "/api/v1/tokens/authn", headers: [("content-type", "application/x-www-form-urlencoded")])
-            var frames: [UInt8] = []
-            for index in 0..<50 {
-                frames += RawHTTP2Connection.frame(.headers, flags: RawHTTP2Connection.endHeaders, stream: UInt32(2 * index + 1), post)
-            }
-            let ping = RawHTTP2Connection.frame(.ping, flags: 0, stream: 0, [UInt8](repeating: 7, count: 8))
-            frames += Array([[UInt8]](repeating: ping, count: 1000).joined())
-            try? await connection.send(frames)
+            try? await connection.send(RawHTTP2Connection.openExchanges(50) + RawHTTP2Connection.repeated(RawHTTP2Connection.ping, 1000))
             try await Self.expectGoAway(connection, code: RawHTTP2Connection.enhanceYourCalm)
             // Each request broken off mid-body, as a closed HTTP/1.1 connection's would be.
             let series = "samlgate_requests_total{route=\"v1_tokens_authn\",status=\"400\"}"
@@ -213,9 +199,7 @@ struct HTTP2AttackTests {
         }) { (h: GatewayHarness) async throws in
             // An exchange whose body never comes keeps a stream open; the client reads nothing.
             let connection = try RawHTTP2Connection(port: Self.port(h), readTimeout: 30)
-            let post = RawHTTP2Connection.requestBlock(
-                method: "POST", path: "/api/v1/tokens/authn", headers: [("content-type", "application/x-www-form-urlencoded")])
-            try await connection.send(RawHTTP2Connection.frame(.headers, flags: RawHTTP2Connection.endHeaders, stream: 1, post))
+            try await connection.send(RawHTTP2Connection.openExchanges(1))
             try await Task.sleep(for: .milliseconds(200))
             let started = Date()
             await h.gateway.stop()

@@ -18,14 +18,7 @@ struct HTTP2ConnectionMemoryTests {
     /// `connections` connections, each opening 50 exchanges whose bodies never come and then
     /// flooding PINGs, all in one write; each read until the gateway closes it.
     static func flood(port: Int, connections: Int) async throws {
-        let post = RawHTTP2Connection.requestBlock(
-            method: "POST", path: "/api/v1/tokens/authn", headers: [("content-type", "application/x-www-form-urlencoded")])
-        var frames: [UInt8] = []
-        for index in 0..<50 {
-            frames += RawHTTP2Connection.frame(.headers, flags: RawHTTP2Connection.endHeaders, stream: UInt32(2 * index + 1), post)
-        }
-        let ping = RawHTTP2Connection.frame(.ping, flags: 0, stream: 0, [UInt8](repeating: 7, count: 8))
-        frames += Array([[UInt8]](repeating: ping, count: 400).joined())
+        let frames = RawHTTP2Connection.openExchanges(50) + RawHTTP2Connection.repeated(RawHTTP2Connection.ping, 400)
         for _ in 0..<connections {
             let connection = try RawHTTP2Connection(port: port)
             try? await connection.send(frames)

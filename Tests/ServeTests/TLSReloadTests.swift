@@ -47,6 +47,16 @@ struct TLSReloadTests {
             return Double(line.split(separator: " ").last ?? "") ?? 0
         }
 
+        /// `prefix`'s value once it is above 0 (polled for up to 10 s), else 0.
+        func eventually(_ prefix: String) async throws -> Double {
+            for _ in 0..<100 {
+                let value = try await metric(prefix)
+                if value > 0 { return value }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            return 0
+        }
+
         func readiness() async throws -> [String: Any] {
             let (_, body) = try await Self.text(probes + "/readyz")
             return (try? JSONSerialization.jsonObject(with: Data(body.utf8))) as? [String: Any] ?? [:]
@@ -81,6 +91,17 @@ struct TLSReloadTests {
         }
     }
 
+    /// An authority with two `localhost` pairs (`gateway-first`, `gateway-second`), the first
+    /// published and served; the second is the renewal a test publishes.
+    static func serveFirstOfTwo(extra: [String]) throws -> (TestPKI, String, Served) {
+        let pki = try TestPKI()
+        try pki.issue("first", commonName: "gateway-first")
+        try pki.issue("second", commonName: "gateway-second")
+        let directory = try scratch()
+        try publish(pki, "first", in: directory)
+        return (pki, directory, try Served(directory: directory, trust: try GatewayHarness.makeTrustStore(), extra: extra))
+    }
+
     static func scratch() throws -> String {
         let directory = TestScratch.directory("samlgate-tls").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -91,13 +112,7 @@ struct TLSReloadTests {
         "requests on HTTP/2 and HTTP/1.1 connections across a SIGHUP that renews the certificate: nothing lost, new connections see it"
     )
     func renewedUnderLoad() async throws {
-        let pki = try TestPKI()
-        try pki.issue("first", commonName: "gateway-first")
-        try pki.issue("second", commonName: "gateway-second")
-        let directory = try Self.scratch()
-        try Self.publish(pki, "first", in: directory)
-        let trust = try GatewayHarness.makeTrustStore()
-        let served = try Served(directory: directory, trust: trust, extra: ["--tls-poll", "0"])
+        let (pki, directory, served) = try Self.serveFirstOfTwo(extra: ["--tls-poll", "0"])
         defer { served.stop() }
         #expect(try TestPKI.servedSubject(port: served.port)?.contains("gateway-first") == true)
 
@@ -136,12 +151,7 @@ struct TLSReloadTests {
         #expect(failed.isEmpty, "\(failed.prefix(3))")
         #expect(ok >= 20, "\(ok) requests")
         // SIGHUP is taken on a task of the gateway's own: by now, or very soon.
-        var reloads = 0.0
-        for _ in 0..<50 where reloads == 0 {
-            reloads = try await served.metric("samlgate_tls_reloads_total{result=\"ok\"}")
-            if reloads == 0 { try await Task.sleep(for: .milliseconds(100)) }
-        }
-        #expect(reloads == 1)
+        #expect(try await served.eventually("samlgate_tls_reloads_total{result=\"ok\"}") == 1)
         #expect(try TestPKI.servedSubject(port: served.port)?.contains("gateway-second") == true)
         kill(served.gateway.processIdentifier, SIGTERM)
         try await SamlgateProcess.waitForExit(served.gateway)
@@ -152,24 +162,13 @@ struct TLSReloadTests {
         "a bad pair published (another certificate's key) keeps the old one serving, counted, on /readyz; the poll takes the next good pair"
     )
     func badPairKeepsTheOld() async throws {
-        let pki = try TestPKI()
-        try pki.issue("first", commonName: "gateway-first")
-        try pki.issue("second", commonName: "gateway-second")
-        let directory = try Self.scratch()
-        try Self.publish(pki, "first", in: directory)
-        let trust = try GatewayHarness.makeTrustStore()
-        let served = try Served(directory: directory, trust: trust, extra: ["--tls-poll", "0.2"])
+        let (pki, directory, served) = try Self.serveFirstOfTwo(extra: ["--tls-poll", "0.2"])
         defer { served.stop() }
 
         // The second certificate with the first's key.
         let certificate = try Data(contentsOf: URL(fileURLWithPath: pki.directory + "/second.pem"))
         try certificate.write(to: URL(fileURLWithPath: directory + "/tls.pem"), options: .atomic)
-        var failed = 0.0
-        for _ in 0..<100 where failed == 0 {
-            try await Task.sleep(for: .milliseconds(100))
-            failed = try await served.metric("samlgate_tls_reloads_total{result=\"failed\"}")
-        }
-        #expect(failed == 1)
+        #expect(try await served.eventually("samlgate_tls_reloads_total{result=\"failed\"}") == 1)
         #expect(try TestPKI.servedSubject(port: served.port)?.contains("gateway-first") == true)
         let ready = try await served.readiness()
         #expect(ready["status"] as? String == "ready" && ready["tls"] as? String == "reload_failed", "\(ready)")
@@ -179,12 +178,7 @@ struct TLSReloadTests {
         try await client.shutdown()
 
         try Self.publish(pki, "second", in: directory)
-        var reloaded = 0.0
-        for _ in 0..<100 where reloaded == 0 {
-            try await Task.sleep(for: .milliseconds(100))
-            reloaded = try await served.metric("samlgate_tls_reloads_total{result=\"ok\"}")
-        }
-        #expect(reloaded == 1)
+        #expect(try await served.eventually("samlgate_tls_reloads_total{result=\"ok\"}") == 1)
         #expect(try TestPKI.servedSubject(port: served.port)?.contains("gateway-second") == true)
         #expect(try await served.readiness()["tls"] as? String == "ok")
     }
