@@ -86,20 +86,22 @@ struct HeaderFieldAttackTests {
             [("Upgrade", "h2c"), ("HTTP2-Settings", "AAMAAABkAAQAoAAAAAIAAAAA")],
         ])
     func upgrade(_ headers: [(String, String)]) async throws {
-        try await EchoUpstream.withGateway { _, echo, port in
-            let connection = try RawConnection(port: port, readTimeout: 5)
+        // Timeouts far beyond the read timeout: a close seen within it is the upgrade's, not a clock's.
+        try await EchoUpstream.withGateway(configure: {
+            $0.headerTimeout = 300
+            $0.idleTimeout = 300
+        }) { _, echo, port in
+            let connection = try RawConnection(port: port, readTimeout: 60)
             var request = "GET /api/v2/REF/configuration HTTP/1.1\r\nHost: example.test\r\n"
             for (name, value) in headers { request += "\(name): \(value)\r\n" }
             // A second request pipelined behind it: the parser reads nothing after an upgrade
             // request, so it must not wait for an answer that cannot come.
             request += "\r\nGET /api/v2/REF/configuration?second HTTP/1.1\r\nHost: example.test\r\n\r\n"
-            let started = Date()
             try await connection.write(request)
             let first = try #require(try await connection.readAnswer())
             #expect(first.status == 200, "\(first.body)")
             #expect(first.head.lowercased().contains("connection: close"), "\(first.head)")
             #expect(try await connection.closedByServer())
-            #expect(Date().timeIntervalSince(started) < 4, "closed at once, not after a header timeout")
             let forwarded = try #require(echo.requests.first)
             #expect(forwarded.header("upgrade").isEmpty && forwarded.header("http2-settings").isEmpty)
             #expect(echo.requests.count == 1)

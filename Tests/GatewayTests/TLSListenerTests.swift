@@ -93,10 +93,8 @@ struct TLSListenerTests {
             try await oldClient.shutdown()
             #expect(try await Self.failures(h, "protocol_version") >= 1)
 
-            let silent = try RawConnection(port: port, readTimeout: 10)
-            let started = Date()
+            let silent = try RawConnection(port: port, readTimeout: 30)
             #expect(try await silent.closedByServer())
-            #expect(Date().timeIntervalSince(started) < 5 * TestTiming.scale)
             #expect(try await Self.failures(h, "timeout") == 1)
 
             // The tests' shared client trusts only the system's authorities (it may retry: at least once).
