@@ -35,6 +35,16 @@ package final class RawHTTP2Connection: @unchecked Sendable {
             guard type == FrameType.goAway.rawValue, payload.count >= 8 else { return nil }
             return payload[4..<8].reduce(0) { $0 << 8 | UInt32($1) }
         }
+        /// A GOAWAY's last stream id: the highest the server will still answer.
+        package var goAwayLastStream: UInt32? {
+            guard type == FrameType.goAway.rawValue, payload.count >= 8 else { return nil }
+            return payload[0..<4].reduce(0) { $0 << 8 | UInt32($1) } & 0x7FFF_FFFF
+        }
+        /// A RST_STREAM's error code (`PROTOCOL_ERROR` 1, `REFUSED_STREAM` 7).
+        package var resetCode: UInt32? {
+            guard type == FrameType.rstStream.rawValue, payload.count == 4 else { return nil }
+            return payload.reduce(0) { $0 << 8 | UInt32($1) }
+        }
         /// A response's `:status` when the encoder sent it as a static-table index (200, 204, 206,
         /// 304, 400, 404, 500), which swift-nio-http2 does for those.
         package var indexedStatus: Int? {
@@ -45,6 +55,7 @@ package final class RawHTTP2Connection: @unchecked Sendable {
 
     package static let enhanceYourCalm: UInt32 = 11
     package static let protocolError: UInt32 = 1
+    package static let refusedStream: UInt32 = 7
     package static let endStream: UInt8 = 0x1
     package static let endHeaders: UInt8 = 0x4
 

@@ -105,6 +105,10 @@ final class OTLPSpanExporter: Service {
         guard warnings.admit() != nil else { return }
         lost.withLock { $0 -= total }
         logger.warning(
-            "tracing: spans lost", metadata: ["spans": .stringConvertible(total), "reason": .string(reason), "endpoint": .string(settings.endpoint)])
+            "tracing: spans lost",
+            metadata: [
+                "spans": .stringConvertible(total), "reason": .string(reason),
+                "endpoint": .string(GatewayConfiguration.maskedForLogs(settings.endpoint)),
+            ])
     }
 }

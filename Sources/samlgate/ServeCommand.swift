@@ -66,7 +66,8 @@ struct ServeCommand: AsyncParsableCommand {
             // The replay store as configured, its password masked; named only when shared.
             let replayStore = configuration.replayStore.description
             let shared = configuration.replayStore == .memory ? "" : ", replay store \(replayStore)"
-            let tracing = configuration.tracingEndpoint.map { ", tracing to \($0) at ratio \(configuration.tracingSampleRatio)" } ?? ""
+            let tracingEndpoint = configuration.tracingEndpoint.map(GatewayConfiguration.maskedForLogs)
+            let tracing = tracingEndpoint.map { ", tracing to \($0) at ratio \(configuration.tracingSampleRatio)" } ?? ""
             console.listening(
                 "samlgate gateway listening on \(url) (\(protocols)\(probes.isEmpty ? "" : "; probes on \(probes)")) -> \(upstreams) "
                     + "(\(eventLoops) event loops, \(workers) workers, \(mvpds) MVPDs\(shared)\(tracing), allocator \(allocator))",
@@ -75,7 +76,7 @@ struct ServeCommand: AsyncParsableCommand {
                     "upstreams": .string(upstreams), "workers": .stringConvertible(workers),
                     "eventLoops": .stringConvertible(eventLoops),
                     "mvpds": .stringConvertible(mvpds), "replayStore": .string(replayStore), "allocator": .string(allocator),
-                    "tracing": .string(configuration.tracingEndpoint ?? "off"),
+                    "tracing": .string(tracingEndpoint ?? "off"),
                 ])
         }
         do {

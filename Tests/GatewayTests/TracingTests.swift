@@ -199,13 +199,16 @@ struct TracingTests {
         #expect(Int(warning.metadata["spans"] ?? "") ?? 0 >= 5, "\(warning.metadata)")
     }
 
-    @Test("a collector answering an error loses that batch, with a warning; the requests are answered all the same")
+    @Test(
+        "a collector answering an error loses that batch, with a warning (endpoint credentials masked); the requests are answered all the same"
+    )
     func collectorError() async throws {
         let log = CapturedLog()
         // Exports every 50 ms: one goes out while the reference upstream (the "collector") still runs.
         try await withHarness(gatewayLogger: log.logger, tracingEnvironment: ["OTEL_BSP_SCHEDULE_DELAY": "50"]) {
             // The reference upstream answers 404 here.
-            $0.tracingEndpoint = $0.upstreams[0] + "/no/collector/v1/traces"
+            $0.tracingEndpoint =
+                $0.upstreams[0].replacingOccurrences(of: "http://", with: "http://tenant:s3cret@") + "/no/collector/v1/traces?api_key=k3y"
             $0.tracingSampleRatio = 1
         } _: { (h: GatewayHarness) async throws in
             let saml = GatewayHarness.base64(GatewayHarness.issue())
@@ -216,6 +219,9 @@ struct TracingTests {
         }
         let warning = try #require(log.lines.first { $0.message == "tracing: spans lost" }, "\(log.lines.map(\.message))")
         #expect(warning.metadata["reason"] == "the collector answered 404", "\(warning.metadata)")
+        let endpoint = warning.metadata["endpoint"] ?? ""
+        #expect(endpoint.hasPrefix("http://***@127.0.0.1:") && endpoint.hasSuffix("/no/collector/v1/traces?***"), "\(endpoint)")
+        #expect(!log.lines.contains { "\($0)".contains("s3cret") || "\($0)".contains("k3y") })
     }
 
     @Test("with a shared replay store: the SET NX round trip is a stage span, recorded or the replay's reason")

@@ -146,17 +146,20 @@ struct ServeCommandTests {
         }
     }
 
-    @Test("with tracing on, the start-up line names the endpoint and ratio; a collector that cannot be reached fails no request; SIGTERM exits 0")
+    @Test(
+        "with tracing on, the start-up line names the endpoint (credentials masked) and ratio; a collector down fails no request; SIGTERM exits 0"
+    )
     func tracingStartUpLine() async throws {
         let trust = try GatewayHarness.makeTrustStore()
         defer { try? FileManager.default.removeItem(atPath: trust) }
         // Port 1 on loopback: nothing listens, every export fails.
         let (process, url, line, _) = try ServerProcess.start([
             "--port", "0", "--upstream", "http://127.0.0.1:1", "--trust-store", trust, "--workers", "1", "--log-format", "text",
-            "--tracing-endpoint", "http://127.0.0.1:1/v1/traces", "--tracing-sample-ratio", "0.5",
+            "--tracing-endpoint", "http://ingest:t0ken@127.0.0.1:1/v1/traces?key=k3y", "--tracing-sample-ratio", "0.5",
         ])
         defer { if process.isRunning { process.terminate() } }
-        #expect(line.contains("tracing to http://127.0.0.1:1/v1/traces at ratio 0.5"), "\(line)")
+        #expect(line.contains("tracing to http://***@127.0.0.1:1/v1/traces?*** at ratio 0.5"), "\(line)")
+        #expect(!line.contains("t0ken") && !line.contains("k3y"))
         // Traced requests (the upstream is down too: 502) and a probe all answered.
         for _ in 0..<4 { #expect(try await ServerProcess.get(url + "/api/v2/REF/configuration").0 == 502) }
         #expect(try await ServerProcess.get(url + "/healthz").0 == 200)

@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import NIOCore
 import SAMLVerification
@@ -198,6 +199,19 @@ package struct GatewayConfiguration: Sendable {
     /// Resolved event-loop count, by default sized like ``workerCount``.
     package var eventLoopCount: Int {
         eventLoops > 0 ? eventLoops : UsableCPUs.count
+    }
+
+    /// `url` as a log line may show it: the user and password in it and its query masked (a
+    /// collector's key travels in one or the other), its fragment left out.
+    package static func maskedForLogs(_ url: String) -> String {
+        guard var components = URLComponents(string: url) else { return "(not a URL)" }
+        if components.user != nil || components.password != nil {
+            components.user = "***"
+            components.password = nil
+        }
+        if components.query != nil { components.query = "***" }
+        components.fragment = nil
+        return components.string ?? "(not a URL)"
     }
 }
 

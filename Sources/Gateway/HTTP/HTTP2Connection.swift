@@ -81,14 +81,45 @@ enum HTTP2ConnectionError: String, CaseIterable, Sendable {
     }
 }
 
+/// Why swift-nio-http2 reset one stream and left its connection alone
+/// (`samlgate_http2_stream_errors_total{reason}`). Only errors swift-nio-http2 raises for one
+/// stream alone are here; one it may raise for either (a bad state transition, flow control)
+/// closes the connection.
+enum HTTP2StreamError: String, CaseIterable, Sendable {
+    /// A request's header block or length that HTTP/2 forbids: a connection-specific or
+    /// upper-case field, pseudo-headers missing, repeated or out of place, `content-length`
+    /// against the DATA sent, trailers without the end of the stream (`PROTOCOL_ERROR`).
+    case malformed
+    /// A stream opened after the gateway's GOAWAY: refused (`REFUSED_STREAM`), for the client to
+    /// retry on a new connection.
+    case refused
+
+    init?(_ error: any Error) {
+        switch error {
+        case let wrapped as NIOHTTP2Errors.StreamError where wrapped.baseError is NIOHTTP2Errors.CreatedStreamAfterGoaway: self = .refused
+        case is NIOHTTP2Errors.ForbiddenHeaderField, is NIOHTTP2Errors.InvalidHTTP2HeaderFieldName,
+            is NIOHTTP2Errors.DuplicatePseudoHeader, is NIOHTTP2Errors.PseudoHeaderAfterRegularHeader,
+            is NIOHTTP2Errors.UnknownPseudoHeader, is NIOHTTP2Errors.UnsupportedPseudoHeader,
+            is NIOHTTP2Errors.InvalidPseudoHeaders, is NIOHTTP2Errors.EmptyPathHeader,
+            is NIOHTTP2Errors.InvalidPseudoHeaderValue, is NIOHTTP2Errors.TrailersWithoutEndStream,
+            is NIOHTTP2Errors.ContentLengthViolated, is NIOHTTP2Errors.ContentLengthHeadersMismatch,
+            is NIOHTTP2Errors.ContentLengthHeaderNegative, is NIOHTTP2Errors.ContentLengthHeaderMalformedValue:
+            self = .malformed
+        default: return nil
+        }
+    }
+}
+
 /// Between swift-nio-http2's handler and its connection-management handler, what neither does:
 ///
 /// - **Close on errors.** swift-nio-http2 answers a protocol error or a flood with a GOAWAY but
 ///   leaves the connection open; this closes it, counted by reason. Not from inside the error
 ///   (it is raised mid frame-processing, and a connection closed there keeps the streams opened
-///   in the same read for ever): on the next loop tick. A stream closed under a frame already on
-///   its way (`StreamClosed`) is no error of the client's; any other error closes the connection,
-///   a stream's too (a malformed header on one stream: stricter than HTTP/2 asks).
+///   in the same read for ever): on the next loop tick. A stream's own error is not the
+///   connection's (``HTTP2StreamError``): swift-nio-http2 has reset that stream already, and
+///   the streams beside it go on — a malformed request among answers in flight, or a stream
+///   opened after a graceful shutdown's GOAWAY, must not cost the others their answers. Too
+///   many of them is a flood swift-nio-http2 ends as a connection error (`rapid_reset`).
 /// - **The idle clock.** A connection with no stream open for `idle-timeout` is closed (the
 ///   management handler's own idle timer starts on `channelActive`, which a connection set up
 ///   after its TLS handshake or its h2c preface never sees again; and its close waits for the
@@ -129,6 +160,10 @@ final class HTTP2ConnectionGuard: ChannelInboundHandler {
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         if error is NIOHTTP2Errors.StreamClosed || closing { return }
+        if let streamError = HTTP2StreamError(error) {
+            metrics.http2StreamReset(streamError)
+            return
+        }
         closing = true
         // Counted when it is the protocol's; a connection that broke (a reset, TLS cut short) is not.
         if error is any NIOHTTP2Error { metrics.http2ConnectionClosed(HTTP2ConnectionError(error)) }

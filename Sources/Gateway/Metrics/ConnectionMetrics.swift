@@ -2,7 +2,7 @@ import Prometheus
 
 /// What the client connections report below the requests: the protocol each speaks once set
 /// up, the TLS handshakes and their failures, the served certificate's expiry and reloads, and
-/// the HTTP/2 connections closed for an error or a flood.
+/// the HTTP/2 connections closed for an error or a flood, and the streams reset alone.
 ///
 /// Counted once per connection (a handshake, a protocol chosen), never per request: the handles
 /// are kept (``MetricHandles``) and their series made at start-up where the label values are
@@ -14,6 +14,7 @@ package final class ConnectionMetrics: Sendable {
     private let handshakeFailures: MetricHandles<String, Prometheus.Counter>
     private let reloads: MetricHandles<String, Prometheus.Counter>
     private let http2Errors: MetricHandles<String, Prometheus.Counter>
+    private let http2StreamErrors: MetricHandles<String, Prometheus.Counter>
 
     init(registry: PrometheusCollectorRegistry) {
         self.registry = registry
@@ -22,8 +23,10 @@ package final class ConnectionMetrics: Sendable {
         handshakeFailures = MetricHandles { reason in registry.counter(.tlsHandshakeFailures, [("reason", reason)]) }
         reloads = MetricHandles { result in registry.counter(.tlsReloads, [("result", result)]) }
         http2Errors = MetricHandles { reason in registry.counter(.http2ConnectionErrors, [("reason", reason)]) }
+        http2StreamErrors = MetricHandles { reason in registry.counter(.http2StreamErrors, [("reason", reason)]) }
         protocols.prepare(KnownLabelValues.connectionProtocols)
         http2Errors.prepare(KnownLabelValues.http2ConnectionErrors)
+        http2StreamErrors.prepare(KnownLabelValues.http2StreamErrors)
     }
 
     /// The TLS series at 0, when the listener serves TLS.
@@ -61,5 +64,9 @@ package final class ConnectionMetrics: Sendable {
 
     func http2ConnectionClosed(_ reason: HTTP2ConnectionError) {
         http2Errors[reason.rawValue].increment()
+    }
+
+    func http2StreamReset(_ reason: HTTP2StreamError) {
+        http2StreamErrors[reason.rawValue].increment()
     }
 }

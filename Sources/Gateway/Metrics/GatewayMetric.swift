@@ -55,6 +55,7 @@ enum GatewayMetric: String, CaseIterable, Sendable {
     case tlsCertificateNotAfter = "samlgate_tls_certificate_not_after_timestamp_seconds"
     case tlsReloads = "samlgate_tls_reloads_total"
     case http2ConnectionErrors = "samlgate_http2_connection_errors_total"
+    case http2StreamErrors = "samlgate_http2_stream_errors_total"
 
     /// The `# HELP` text.
     var help: String {
@@ -112,6 +113,7 @@ enum GatewayMetric: String, CaseIterable, Sendable {
         case .tlsCertificateNotAfter: "With TLS: Unix time of the served certificate's notAfter"
         case .tlsReloads: "With TLS: reloads of the certificate, key and client CA by result (ok, failed, unchanged files are not counted)"
         case .http2ConnectionErrors: "HTTP/2 connections closed for a protocol error or a flood, by reason"
+        case .http2StreamErrors: "HTTP/2 streams reset alone, their connection serving on: malformed requests, streams opened after GOAWAY"
         }
     }
 
@@ -228,6 +230,9 @@ enum KnownLabelValues {
 
     /// `http2_connection_errors_total{reason}`.
     static let http2ConnectionErrors = HTTP2ConnectionError.allCases.map(\.rawValue)
+
+    /// `http2_stream_errors_total{reason}`.
+    static let http2StreamErrors = HTTP2StreamError.allCases.map(\.rawValue)
 
     /// `metadata_refresh_total{result}`: a new copy, none (`304` or the same bytes), a failure.
     static let metadataRefreshResults = ["updated", "not_modified", "failed"]
