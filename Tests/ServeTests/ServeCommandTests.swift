@@ -116,12 +116,14 @@ struct ServeCommandTests {
             ("--tracing-service-name", "two words", "printable ASCII without spaces"),
             ("--throttle-exchanges", "10", "RATE/BURST"), ("--throttle-pass-through", "0/5", "RATE/BURST"),
             ("--max-connections", "lots", "an integer in 0...10000000"),
+            ("--upstream", "http://svc:s3cret@127.0.0.1:9090", "upstream http://***@127.0.0.1:9090 carries a user or password"),
         ] {
             let bad = try SamlgateProcess.run([
                 "serve", flag, value, "--upstream", "http://x:1", "--trust-store", trust, "--log-format", "text",
             ])
             #expect(bad.status == 2, "\(flag)")
             #expect(bad.stderr.contains(flag) && bad.stderr.contains(expected), "\(bad.stderr)")
+            #expect(!bad.stderr.contains("s3cret"))
         }
     }
 

@@ -107,6 +107,13 @@ extension GatewaySetting {
                     else {
                         throw value.bad("an http(s) base URL such as http://127.0.0.1:9090")
                     }
+                    // Never sent, and an upstream's URL is a metric label and in the logs: refused
+                    // rather than ignored, without repeating the secret.
+                    guard url.user == nil, url.password == nil else {
+                        throw ConfigurationError(
+                            "\(value.source): upstream \(GatewayConfiguration.maskedForLogs(item)) carries a user or password, which the "
+                                + "gateway never sends upstream (clients send their own credentials): remove them")
+                    }
                     configuration.upstreams.append(item.hasSuffix("/") ? String(item.dropLast()) : item)
                 }
             }
