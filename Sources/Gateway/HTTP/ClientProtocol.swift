@@ -43,6 +43,7 @@ enum ClientProtocol {
                 grace: TimeAmount(seconds: configuration.totalTimeout + 1))
             let streams = HTTP2StreamEvents(
                 management: management.http2StreamDelegate, guardHandler: NIOLoopBound(guardHandler, eventLoop: channel.eventLoop))
+            try pipeline.addHandler(HTTP2FlushCoalescer())
             _ = try pipeline.configureHTTP2Pipeline(
                 mode: .server, connectionConfiguration: HTTP2Limits.connection, streamConfiguration: HTTP2Limits.stream,
                 streamDelegate: streams

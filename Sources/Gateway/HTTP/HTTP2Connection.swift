@@ -221,3 +221,40 @@ struct HTTP2StreamEvents: NIOHTTP2StreamDelegate {
         guardHandler.value.streamClosed()
     }
 }
+
+/// Between TLS (or the socket) and swift-nio-http2's handler: the flushes asked for in one turn
+/// of the event loop become one. Each stream flushes its answer as the upstream's read ends it,
+/// and the answers to several streams of a connection often end in the same turn (the upstream
+/// connections' reads come in one batch); flushed one by one, each was a TLS record and a
+/// `writev` of its own. The flush is taken once the turn's I/O is done (a task on the loop),
+/// and at once before a close, so that nothing written is left behind.
+final class HTTP2FlushCoalescer: ChannelOutboundHandler {
+    typealias OutboundIn = IOData
+    typealias OutboundOut = IOData
+
+    private var pending = false
+    private var removed = false
+
+    func flush(context: ChannelHandlerContext) {
+        guard !pending else { return }
+        pending = true
+        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        context.eventLoop.assumeIsolated().execute { self.flushNow(loopBound.value) }
+    }
+
+    func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
+        flushNow(context)
+        context.close(mode: mode, promise: promise)
+    }
+
+    /// Removed only as the channel is torn down, after its close has flushed.
+    func handlerRemoved(context: ChannelHandlerContext) {
+        removed = true
+    }
+
+    private func flushNow(_ context: ChannelHandlerContext) {
+        guard pending, !removed else { return }
+        pending = false
+        context.flush()
+    }
+}
