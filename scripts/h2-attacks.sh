@@ -31,4 +31,4 @@ wait_for "http://127.0.0.1:$UPSTREAM_PORT/"
 wait_for "http://127.0.0.1:$GATEWAY_PORT/readyz"
 python3 scripts/load/h2_attacks.py "$GATEWAY_PORT" "$gateway" "${ROUNDS:-20}"
 metrics=$(curl -sS "http://127.0.0.1:$GATEWAY_PORT/metrics")
-grep '^samlgate_http2_connection_errors_total' <<<"$metrics" | sed 's/^/  /'
+grep -E '^samlgate_http2_(connection|stream)_errors_total' <<<"$metrics" | sed 's/^/  /'

@@ -135,6 +135,21 @@ package final class RawHTTP2Connection: @unchecked Sendable {
         try await Self.onThread { [self] in try writeNow(bytes) }
     }
 
+    /// Sends a PING and reads until its acknowledgement: the server has processed every frame
+    /// sent before it (a stream opened is open on the server). The frames read on the way.
+    @discardableResult
+    package func roundTrip() async throws -> [Frame] {
+        try await send(Self.ping)
+        let (frames, closed) = try await frames { $0.type == FrameType.ping.rawValue && $0.flags & 0x1 != 0 }
+        guard !closed else { throw POSIXError(.ECONNRESET) }
+        return frames
+    }
+
+    /// Half-closes: the server reads the end of the stream, the connection stays open for answers.
+    package func shutdownWrite() {
+        shutdown(fd, Int32(SHUT_WR))
+    }
+
     /// Frames until one satisfies `stop` (included), or the server closes, or a read times out.
     package func frames(until stop: @escaping @Sendable (Frame) -> Bool) async throws -> (frames: [Frame], closed: Bool) {
         try await Self.onThread { [self] in

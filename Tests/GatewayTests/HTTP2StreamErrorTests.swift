@@ -73,7 +73,7 @@ struct HTTP2StreamErrorTests {
         }) { (h: GatewayHarness) async throws in
             let connection = try Raw(port: HTTP2AttackTests.port(h), readTimeout: 30)
             try await connection.send(Raw.openExchanges(1))
-            try await Task.sleep(for: .milliseconds(200))
+            try await connection.roundTrip()
             let stopped = Task { await h.gateway.stop() }
             let (goAway, closedEarly) = try await connection.frames { $0.type == Raw.FrameType.goAway.rawValue }
             try #require(!closedEarly && goAway.last?.type == Raw.FrameType.goAway.rawValue, "no GOAWAY")

@@ -61,6 +61,18 @@ struct TLSListenerTests {
         }
     }
 
+    @Test("http2 false: ALPN offers HTTP/1.1 only, so a client that would speak HTTP/2 is served HTTP/1.1")
+    func http2Off() async throws {
+        try await Self.withTLS({ configuration, _ in configuration.http2 = false }) { h, pki in
+            let client = try pki.client(http1Only: false)
+            let answer = try await h.send(.GET, "/api/v1/config/REF", headers: [], via: client)
+            #expect(answer.status == 200 && answer.version == .http1_1, "\(answer.version)")
+            try await client.shutdown()
+            #expect(try await h.metric("samlgate_tls_handshakes_total{version=\"tls1.3\",alpn=\"http/1.1\"}") == 1)
+            #expect(try await h.metric("samlgate_tls_handshakes_total{version=\"tls1.3\",alpn=\"h2\"}") == 0)
+        }
+    }
+
     @Test("the probe listener serves /healthz, /readyz (reporting TLS) and /metrics in plain HTTP, and refuses the API with 403 tls_required")
     func probeListener() async throws {
         try await Self.withTLS { h, _ in

@@ -202,8 +202,22 @@ struct TLSReloadTests {
             (["--tls-client-ca", pki.caPath, "--tls-client-auth", "optional"], "tls-certificate is not"),
             (["--upstream-tls-certificate", certificate, "--upstream-tls-key", key], "no upstream is an https:// URL"),
         ]
-        for (arguments, message) in cases {
-            let run = try SamlgateProcess.run(base + arguments)
+        let https = ["serve", "--upstream", "https://127.0.0.1:1", "--trust-store", trust]
+        let plain = ["serve", "--upstream", "http://127.0.0.1:1", "--trust-store", trust]
+        let whole: [([String], String)] = [
+            (https + ["--upstream-ca", "/nonexistent/ca.pem"], "upstream-ca /nonexistent/ca.pem: cannot be read"),
+            (
+                https + ["--upstream-tls-certificate", certificate, "--upstream-tls-key", "/nonexistent/key.pem"],
+                "upstream-tls-key /nonexistent/key.pem"
+            ),
+            (https + ["--upstream-ca", key], "upstream-ca"),
+            (
+                plain + ["--port", "18443", "--plain-port", "18443", "--tls-certificate", certificate, "--tls-key", key],
+                "plain-port 18443 is the TLS listener's port too"
+            ),
+        ]
+        for (arguments, message) in cases.map({ (base + $0.0, $0.1) }) + whole {
+            let run = try SamlgateProcess.run(arguments)
             #expect(run.status == 2, "\(arguments)")
             #expect(run.stderr.contains(message), "\(arguments): \(run.stderr)")
         }

@@ -79,6 +79,11 @@ def large_header_list():
         frame(CONTINUATION, END_HEADERS, 1, block[32000:])
 
 
+def malformed_flood():
+    bad = request("GET", "/api/v1/config/REF", [("connection", "close")])
+    return b"".join(frame(HEADERS, END_HEADERS | END_STREAM, 2 * i + 1, bad) for i in range(1000))
+
+
 def one_request():
     return frame(HEADERS, END_HEADERS | END_STREAM, 1, GET)
 
@@ -91,6 +96,7 @@ ATTACKS = [
     ("PING flood: 1,000", ping_flood, False),
     ("SETTINGS flood: 1,000", settings_flood, False),
     ("101 streams open at once (limit 100)", stream_limit, False),
+    ("malformed requests: 1,000 streams, each reset alone", malformed_flood, False),
 ]
 
 

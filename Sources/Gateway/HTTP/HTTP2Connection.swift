@@ -127,7 +127,8 @@ enum HTTP2StreamError: String, CaseIterable, Sendable {
 /// - **Bound a graceful shutdown.** The management handler's grace period starts only when the
 ///   client acknowledges its PING; a client that never does would hold the drain for ever. After
 ///   `grace` (`total-timeout` + 1 s) the connection is closed, streams or not.
-/// - **Close a half-closed connection.** HTTP/2 has no use for one, and it would hold a drain.
+/// - **Close a half-closed connection** once the streams the client opened are answered (within
+///   the drain's bound): it can open no more.
 final class HTTP2ConnectionGuard: ChannelInboundHandler {
     typealias InboundIn = HTTP2Frame
     typealias InboundOut = HTTP2Frame
@@ -137,6 +138,8 @@ final class HTTP2ConnectionGuard: ChannelInboundHandler {
     private let grace: TimeAmount
     private var closing = false
     private var openStreams = 0
+    /// The client half-closed the connection: the last stream's end closes it.
+    private var inputClosed = false
     private var idleTimer: Scheduled<Void>?
     private var drainDeadline: Scheduled<Void>?
     private var context: ChannelHandlerContext?
@@ -167,8 +170,7 @@ final class HTTP2ConnectionGuard: ChannelInboundHandler {
         closing = true
         // Counted when it is the protocol's; a connection that broke (a reset, TLS cut short) is not.
         if error is any NIOHTTP2Error { metrics.http2ConnectionClosed(HTTP2ConnectionError(error)) }
-        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
-        context.eventLoop.assumeIsolated().execute { loopBound.value.close(promise: nil) }
+        closeNextTick(context)
     }
 
     /// A stream opened (``HTTP2StreamEvents``): the connection is not idle.
@@ -178,24 +180,42 @@ final class HTTP2ConnectionGuard: ChannelInboundHandler {
         idleTimer = nil
     }
 
-    /// A stream closed: the last one starts the idle clock.
+    /// A stream closed: the last one starts the idle clock, or closes a connection the client
+    /// has half-closed.
     func streamClosed() {
         openStreams -= 1
-        if openStreams == 0, let context { armIdle(context) }
+        guard openStreams == 0, let context else { return }
+        if inputClosed { closeNextTick(context) } else { armIdle(context) }
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         switch event {
         case let event as ChannelEvent where event == .inputClosed:
-            context.close(promise: nil)
+            // The client sends nothing more: the streams it opened are answered first (within
+            // the drain's bound), then the connection is closed.
+            inputClosed = true
+            if openStreams == 0 { context.close(promise: nil) } else { boundDrain(context) }
             return
-        case is ChannelShouldQuiesceEvent where drainDeadline == nil:
-            let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
-            drainDeadline = context.eventLoop.assumeIsolated().scheduleTask(in: grace) { loopBound.value.close(promise: nil) }
+        case is ChannelShouldQuiesceEvent:
+            boundDrain(context)
         default:
             break
         }
         context.fireUserInboundEventTriggered(event)
+    }
+
+    /// Closes the connection `grace` from now, streams or not (once: the first bound holds).
+    private func boundDrain(_ context: ChannelHandlerContext) {
+        guard drainDeadline == nil else { return }
+        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        drainDeadline = context.eventLoop.assumeIsolated().scheduleTask(in: grace) { loopBound.value.close(promise: nil) }
+    }
+
+    /// Not from inside swift-nio-http2's frame processing, where errors and stream events are
+    /// raised: a connection closed there keeps the streams opened in the same read.
+    private func closeNextTick(_ context: ChannelHandlerContext) {
+        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        context.eventLoop.assumeIsolated().execute { loopBound.value.close(promise: nil) }
     }
 
     private func armIdle(_ context: ChannelHandlerContext) {
