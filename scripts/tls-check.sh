@@ -93,6 +93,40 @@ with httpx.Client(http2=True, verify=ca) as client:
 PY
 ); then pass "httpx http2: exchange and pass-through ($out)"; else fail "httpx http2" "$out"; fi
 
+# HTTP/2 over TLS, two requests, then a TCP half-close with no close_notify (as a client that
+# shuts its sending side does): both are answered before the connection closes.
+if out=$("$TOOLS_PYTHON" - "$TLS_PORT" "$DIR/ca.pem" <<'PY' 2>&1
+import socket, ssl, sys
+import h2.config, h2.connection, h2.events
+port, ca = int(sys.argv[1]), sys.argv[2]
+context = ssl.create_default_context(cafile=ca)
+context.set_alpn_protocols(["h2"])
+tls = context.wrap_socket(socket.create_connection(("127.0.0.1", port), timeout=10), server_hostname="localhost")
+assert tls.selected_alpn_protocol() == "h2", tls.selected_alpn_protocol()
+connection = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
+connection.initiate_connection()
+for stream in (1, 3):
+    connection.send_headers(stream, [(":method", "GET"), (":scheme", "https"), (":authority", "localhost"),
+                                     (":path", "/api/v1/config/REF")], end_stream=True)
+tls.sendall(connection.data_to_send())
+socket.socket.shutdown(tls, socket.SHUT_WR)  # the socket's FIN, below TLS: no close_notify
+statuses = {}
+while True:
+    try:
+        data = tls.recv(65536)
+    except (ssl.SSLError, OSError):
+        break
+    if not data:
+        break
+    for event in connection.receive_data(data):
+        if isinstance(event, h2.events.ResponseReceived):
+            statuses[event.stream_id] = dict(event.headers)[b":status"].decode()
+    connection.data_to_send()  # acknowledgements the half-closed side cannot send
+print(statuses)
+assert statuses == {1: "200", 3: "200"}, statuses
+PY
+); then pass "HTTP/2 over TLS, half-closed without close_notify: both streams answered ($out)"; else fail "TLS half-close" "$out"; fi
+
 # nghttp (nghttp2's own client): the exchange posted from a file, then the token.
 form nghttp-device >"$DIR/nghttp-form"
 # (nghttp 1.52 has no option for a CA: it reports, and does not refuse, a certificate it cannot verify.)

@@ -1,5 +1,6 @@
 import NIOCore
 import NIOHTTP2
+import NIOSSL
 
 // An HTTP/2 connection as the gateway sets it up (``ClientProtocol``): its limits, what its
 // streams share, the guard that closes it, and why it was closed.
@@ -163,6 +164,9 @@ final class HTTP2ConnectionGuard: ChannelInboundHandler {
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         if error is NIOHTTP2Errors.StreamClosed || closing { return }
+        // A TLS client's FIN without close_notify: a half-close like any other (`inputClosed`
+        // follows), not a reason to drop the streams still being answered.
+        if let tlsError = error as? NIOSSLError, case .uncleanShutdown = tlsError { return }
         if let streamError = HTTP2StreamError(error) {
             metrics.http2StreamReset(streamError)
             return
@@ -245,9 +249,10 @@ struct HTTP2StreamEvents: NIOHTTP2StreamDelegate {
 /// Between TLS (or the socket) and swift-nio-http2's handler: the flushes asked for in one turn
 /// of the event loop become one. Each stream flushes its answer as the upstream's read ends it,
 /// and the answers to several streams of a connection often end in the same turn (the upstream
-/// connections' reads come in one batch); flushed one by one, each was a TLS record and a
+/// connections' reads come in one batch); flushed one by one, each was a pass through TLS and a
 /// `writev` of its own. The flush is taken once the turn's I/O is done (a task on the loop),
-/// and at once before a close, so that nothing written is left behind.
+/// and at once before a close, so that nothing written is left behind (swift-nio-ssl drops
+/// writes not flushed when it closes).
 final class HTTP2FlushCoalescer: ChannelOutboundHandler {
     typealias OutboundIn = IOData
     typealias OutboundOut = IOData
@@ -258,8 +263,7 @@ final class HTTP2FlushCoalescer: ChannelOutboundHandler {
     func flush(context: ChannelHandlerContext) {
         guard !pending else { return }
         pending = true
-        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
-        context.eventLoop.assumeIsolated().execute { self.flushNow(loopBound.value) }
+        context.eventLoop.assumeIsolated().execute { self.flushNow(context) }
     }
 
     func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
@@ -267,8 +271,9 @@ final class HTTP2FlushCoalescer: ChannelOutboundHandler {
         context.close(mode: mode, promise: promise)
     }
 
-    /// Removed only as the channel is torn down, after its close has flushed.
+    /// Removed only as the channel is torn down; what is pending goes out first all the same.
     func handlerRemoved(context: ChannelHandlerContext) {
+        flushNow(context)
         removed = true
     }
 
