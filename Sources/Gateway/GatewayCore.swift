@@ -80,7 +80,7 @@ package final class GatewayCore: Sendable {
         processor.mode = configuration.mode
         self.processor = processor
         pool = WorkerPool(threads: configuration.workerCount, queueLimit: configuration.queue)
-        upstream = try UpstreamClient(configuration: configuration, metrics: metrics, eventLoopGroup: eventLoopGroup)
+        upstream = try UpstreamClient(configuration: configuration, metrics: metrics, logger: logger, eventLoopGroup: eventLoopGroup)
         self.logger = logger
         trustedProxies = configuration.trustedProxies
         self.tracing = tracing

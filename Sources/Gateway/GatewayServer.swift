@@ -34,8 +34,10 @@ package final class GatewayServer: Sendable {
         self.eventLoopGroup = eventLoopGroup
         var services: [any Service] = [ResourcesService(core: core)]
         if signals { services.append(TrustStoreReloadService(core: core)) }
-        if let tls = core.tls, configuration.tlsPoll > 0 {
-            services.append(TLSPollService(tls: tls, interval: .milliseconds(Int64(configuration.tlsPoll * 1000))))
+        let upstreamTLS = core.upstream.tls.flatMap { $0.readsFiles ? $0 : nil }
+        if core.tls != nil || upstreamTLS != nil, configuration.tlsPoll > 0 {
+            services.append(
+                TLSPollService(tls: core.tls, upstreamTLS: upstreamTLS, interval: .milliseconds(Int64(configuration.tlsPoll * 1000))))
         }
         if configuration.trustStorePoll > 0 {
             services.append(TrustStorePollService(core: core, interval: .milliseconds(Int64(configuration.trustStorePoll * 1000))))
@@ -108,6 +110,7 @@ struct TrustStoreReloadService: Service {
         for await _ in signals.cancelOnGracefulShutdown() {
             core.reloadTrustStore()
             core.tls?.reload(trigger: "sighup", retryingRefused: true)
+            core.upstream.tls?.reload(trigger: "sighup", retryingRefused: true)
             core.audit?.reopen()
         }
     }

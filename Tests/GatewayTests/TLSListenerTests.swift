@@ -207,6 +207,58 @@ struct TLSListenerTests {
         }
     }
 
+    @Test(
+        "upstream client certificate renewed on disk: the poll takes it for new upstream connections; a bad pair keeps the previous one, counted and on /readyz"
+    )
+    func upstreamTLSReload() async throws {
+        let pki = try TestPKI()
+        let stranger = try TestPKI(name: "Another CA")
+        let (certificate, key) = try pki.issue("backend", commonName: "localhost")
+        let (good, goodKey) = try pki.issue("gateway", commonName: "samlgate-front", server: false)
+        let (refused, refusedKey) = try stranger.issue("gateway", commonName: "samlgate-front", server: false)
+        let directory = TestScratch.directory("samlgate-upstream-tls").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let (clientCertificate, clientKey) = (directory + "/client.pem", directory + "/client.key")
+        /// Publishes a pair as a renewal does: each file replaced whole.
+        func publish(_ certificate: String, _ key: String) throws {
+            for (from, to) in [(certificate, clientCertificate), (key, clientKey)] {
+                try FileManager.default.contents(atPath: from)!.write(to: URL(fileURLWithPath: to), options: .atomic)
+            }
+        }
+        try publish(refused, refusedKey)
+        try await withHarness(configure: {
+            $0.tlsCertificate = certificate
+            $0.tlsKey = key
+            $0.tlsClientCA = pki.caPath
+            $0.tlsClientAuth = .require
+            $0.plainPort = 0
+        }) { (backend: GatewayHarness) async throws in
+            try await withHarness(
+                upstreamURL: backend.gatewayURL,
+                configure: {
+                    $0.upstreamCA = pki.caPath
+                    $0.upstreamTLSCertificate = clientCertificate
+                    $0.upstreamTLSKey = clientKey
+                    $0.tlsPoll = 0.1
+                }
+            ) { (front: GatewayHarness) async throws in
+                let series = "samlgate_upstream_tls_reloads_total"
+                #expect(try await front.send(.GET, "/api/v1/config/REF").status == 502)
+                try publish(good, goodKey)
+                for _ in 0..<100 where try await front.metric(series + "{result=\"ok\"}") < 1 { try await Task.sleep(for: .milliseconds(50)) }
+                let renewed = try await front.send(.GET, "/api/v1/config/REF")
+                #expect(renewed.status == 200, "\(renewed.body)")
+                // Another authority's key beside the good certificate: refused, the good pair kept.
+                try publish(good, refusedKey)
+                for _ in 0..<100 where try await front.metric(series + "{result=\"failed\"}") < 1 { try await Task.sleep(for: .milliseconds(50)) }
+                #expect(try await front.metric(series + "{result=\"failed\"}") == 1)
+                let ready = try await front.send(.GET, "/readyz").body
+                #expect(ready.contains("\"upstreamTLS\":\"reload_failed\"") && ready.contains("upstreamTLSReloadError"), "\(ready)")
+                #expect(try await front.send(.GET, "/api/v1/config/REF").status == 200)
+            }
+        }
+    }
+
     @Test("the backend is told the client spoke https (X-Forwarded-Proto), over HTTP/2 and HTTP/1.1")
     func forwardedProto() async throws {
         let pki = try TestPKI()

@@ -13,6 +13,7 @@ package final class ConnectionMetrics: Sendable {
     private let handshakes: MetricHandles<GatewayMetrics.Pair, Prometheus.Counter>
     private let handshakeFailures: MetricHandles<String, Prometheus.Counter>
     private let reloads: MetricHandles<String, Prometheus.Counter>
+    private let upstreamReloads: MetricHandles<String, Prometheus.Counter>
     private let http2Errors: MetricHandles<String, Prometheus.Counter>
     private let http2StreamErrors: MetricHandles<String, Prometheus.Counter>
 
@@ -22,6 +23,7 @@ package final class ConnectionMetrics: Sendable {
         handshakes = MetricHandles { key in registry.counter(.tlsHandshakes, [("version", key.first), ("alpn", key.second)]) }
         handshakeFailures = MetricHandles { reason in registry.counter(.tlsHandshakeFailures, [("reason", reason)]) }
         reloads = MetricHandles { result in registry.counter(.tlsReloads, [("result", result)]) }
+        upstreamReloads = MetricHandles { result in registry.counter(.upstreamTLSReloads, [("result", result)]) }
         http2Errors = MetricHandles { reason in registry.counter(.http2ConnectionErrors, [("reason", reason)]) }
         http2StreamErrors = MetricHandles { reason in registry.counter(.http2StreamErrors, [("reason", reason)]) }
         protocols.prepare(KnownLabelValues.connectionProtocols)
@@ -55,6 +57,16 @@ package final class ConnectionMetrics: Sendable {
     /// A reload of the TLS files: `ok` or `failed` (the previous pair kept).
     func tlsReloaded(succeeded: Bool) {
         reloads[succeeded ? "ok" : "failed"].increment()
+    }
+
+    /// The upstream TLS series at 0, when the upstreams' TLS reads files.
+    func prepareUpstreamTLS() {
+        upstreamReloads.prepare(KnownLabelValues.reloadResults)
+    }
+
+    /// A reload of the upstreams' TLS files: `ok` or `failed` (the previous ones kept).
+    func upstreamTLSReloaded(succeeded: Bool) {
+        upstreamReloads[succeeded ? "ok" : "failed"].increment()
     }
 
     /// The served certificate's notAfter, Unix seconds: an alert compares it with `time()`.

@@ -54,6 +54,7 @@ enum GatewayMetric: String, CaseIterable, Sendable {
     case tlsHandshakeFailures = "samlgate_tls_handshake_failures_total"
     case tlsCertificateNotAfter = "samlgate_tls_certificate_not_after_timestamp_seconds"
     case tlsReloads = "samlgate_tls_reloads_total"
+    case upstreamTLSReloads = "samlgate_upstream_tls_reloads_total"
     case http2ConnectionErrors = "samlgate_http2_connection_errors_total"
     case http2StreamErrors = "samlgate_http2_stream_errors_total"
 
@@ -112,6 +113,7 @@ enum GatewayMetric: String, CaseIterable, Sendable {
         case .tlsHandshakeFailures: "With TLS: handshakes that failed, by reason"
         case .tlsCertificateNotAfter: "With TLS: Unix time of the served certificate's notAfter"
         case .tlsReloads: "With TLS: reloads of the certificate, key and client CA by result (ok, failed, unchanged files are not counted)"
+        case .upstreamTLSReloads: "With upstream-ca or upstream-tls-certificate: reloads of those files by result (ok, failed)"
         case .http2ConnectionErrors: "HTTP/2 connections closed for a protocol error or a flood, by reason"
         case .http2StreamErrors: "HTTP/2 streams reset alone, their connection serving on: malformed requests, streams opened after GOAWAY"
         }

@@ -218,6 +218,11 @@ struct LocalEndpoints {
             if let failure { body.add("tlsReloadError", failure) }
             body.add("tlsNotAfter", tls.notAfter.ISO8601Format())
         }
+        if let tls = core.upstream.tls, tls.readsFiles {
+            let failure = tls.reloadFailure
+            body.add("upstreamTLS", failure == nil ? "ok" : "reload_failed")
+            if let failure { body.add("upstreamTLSReloadError", failure) }
+        }
         return .json(status: ready ? 200 : 503, body.json)
     }
 

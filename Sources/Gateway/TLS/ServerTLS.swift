@@ -1,7 +1,5 @@
-import Crypto
 import Foundation
 import Logging
-import NIOConcurrencyHelpers
 import NIOSSL
 import ServerSupport
 import X509
@@ -25,7 +23,7 @@ package enum TLSMinimumVersion: String, Sendable, CaseIterable {
 
 /// The TLS the client listener serves: the context every new connection's handshake uses,
 /// built from `tls-certificate`, `tls-key` and `tls-client-ca`, and rebuilt when those files
-/// change (SIGHUP, ``TLSReloadService``) without touching the connections already open.
+/// change (SIGHUP, ``TLSPollService``; ``TLSFiles``) without touching the connections already open.
 ///
 /// A pair that does not load (unreadable, not PEM, the key not the certificate's, expired)
 /// stops start-up; on a reload it leaves the previous context serving, is logged and counted
@@ -44,13 +42,6 @@ package final class ServerTLS: Sendable {
         let notAfter: Date
         /// The leaf's subject (RFC 4514), for the log.
         let subject: String
-        /// SHA-256 of the three files' bytes: a reload that reads the same bytes does nothing.
-        let digest: [UInt8]
-    }
-
-    private struct State: Sendable {
-        var loaded: Loaded
-        var reloadFailure: String?
     }
 
     let certificatePath: String
@@ -62,7 +53,7 @@ package final class ServerTLS: Sendable {
     let applicationProtocols: [String]
     private let metrics: ConnectionMetrics
     private let logger: Logger
-    private let state: NIOLockedValueBox<State>
+    private let files: TLSFiles<Loaded>
 
     /// The TLS 1.2 suites: ECDHE, AEAD, forward secrecy (TLS 1.3's are not configurable).
     static let cipherSuites: [NIOTLSCipher] = [
@@ -82,15 +73,17 @@ package final class ServerTLS: Sendable {
         applicationProtocols = configuration.http2 ? ["h2", "http/1.1"] : ["http/1.1"]
         self.metrics = metrics
         self.logger = logger
-        let loaded: Loaded
+        let (clientCA, clientAuth, minimumVersion, applicationProtocols) = (clientCAPath, clientAuth, minimumVersion, applicationProtocols)
         do throws(TLSLoadError) {
-            loaded = try Self.load(
-                certificate: certificate, key: key, clientCA: clientCAPath, clientAuth: clientAuth, minimumVersion: minimumVersion,
-                applicationProtocols: applicationProtocols)
+            files = try TLSFiles(paths: [certificate, key, clientCA]) { () throws(TLSLoadError) in
+                try Self.load(
+                    certificate: certificate, key: key, clientCA: clientCA, clientAuth: clientAuth, minimumVersion: minimumVersion,
+                    applicationProtocols: applicationProtocols)
+            }
         } catch {
             throw ConfigurationError("tls: \(error.message)")
         }
-        state = NIOLockedValueBox(State(loaded: loaded))
+        let loaded = files.value
         metrics.prepareTLS()
         metrics.servedCertificate(notAfter: loaded.notAfter.timeIntervalSince1970)
         logger.info(
@@ -99,17 +92,17 @@ package final class ServerTLS: Sendable {
 
     /// The context for a new connection's handshake.
     var context: NIOSSLContext {
-        state.withLockedValue { $0.loaded.context }
+        files.value.context
     }
 
     /// The served certificate's notAfter.
     var notAfter: Date {
-        state.withLockedValue { $0.loaded.notAfter }
+        files.value.notAfter
     }
 
     /// Why the last reload was refused, until one succeeds (`/readyz` reports it).
     var reloadFailure: String? {
-        state.withLockedValue { $0.reloadFailure }
+        files.failure
     }
 
     /// Reads the files again and, when their bytes changed, serves the new pair to new
@@ -119,14 +112,10 @@ package final class ServerTLS: Sendable {
     /// - Returns: whether the files were loaded (and so whether anything was logged or counted).
     @discardableResult
     func reload(trigger: String, retryingRefused: Bool = false) -> Bool {
-        let digest = Self.digest(certificatePath, keyPath, clientCAPath)
-        let (current, refused) = state.withLockedValue { ($0.loaded.digest, $0.reloadFailure != nil) }
-        guard digest != current || (retryingRefused && refused) else { return false }
-        do throws(TLSLoadError) {
-            let loaded = try Self.load(
-                certificate: certificatePath, key: keyPath, clientCA: clientCAPath, clientAuth: clientAuth, minimumVersion: minimumVersion,
-                applicationProtocols: applicationProtocols)
-            state.withLockedValue { $0 = State(loaded: loaded) }
+        switch files.reload(retryingRefused: retryingRefused) {
+        case .unchanged:
+            return false
+        case .loaded(let loaded):
             metrics.tlsReloaded(succeeded: true)
             metrics.servedCertificate(notAfter: loaded.notAfter.timeIntervalSince1970)
             logger.notice(
@@ -134,42 +123,21 @@ package final class ServerTLS: Sendable {
                 metadata: [
                     "trigger": .string(trigger), "subject": .string(loaded.subject), "not_after": .string(loaded.notAfter.ISO8601Format()),
                 ])
-        } catch {
-            // Not retried until the bytes change again: a broken publication is reported once.
-            state.withLockedValue {
-                $0.loaded = Loaded(context: $0.loaded.context, notAfter: $0.loaded.notAfter, subject: $0.loaded.subject, digest: digest)
-                $0.reloadFailure = error.message
-            }
+        case .refused(let why):
             metrics.tlsReloaded(succeeded: false)
             logger.error(
                 "TLS certificate reload failed; keeping the previous one",
-                metadata: ["code": "tls_reload_failed", "trigger": .string(trigger), "error": .string(error.message)])
+                metadata: ["code": "tls_reload_failed", "trigger": .string(trigger), "error": .string(why)])
         }
         return true
     }
 
     // MARK: - Loading
 
-    struct TLSLoadError: Error {
-        let message: String
-    }
-
-    /// SHA-256 over the files' bytes (an unreadable file counts as empty: the load says why).
-    static func digest(_ paths: String?...) -> [UInt8] {
-        var hasher = SHA256()
-        for path in paths {
-            let bytes = path.flatMap { FileManager.default.contents(atPath: $0) } ?? Data()
-            hasher.update(data: Array(String(bytes.count).utf8) + [0])
-            hasher.update(data: bytes)
-        }
-        return Array(hasher.finalize())
-    }
-
     static func load(
         certificate: String, key: String, clientCA: String?, clientAuth: ClientCertificatePolicy, minimumVersion: TLSMinimumVersion,
         applicationProtocols: [String], now: Date = Date()
     ) throws(TLSLoadError) -> Loaded {
-        let digest = Self.digest(certificate, key, clientCA)
         let chain = try certificates(in: certificate, setting: "tls-certificate")
         let privateKey = try privateKey(in: key, setting: "tls-key")
         let leaf = chain[0]
@@ -198,7 +166,7 @@ package final class ServerTLS: Sendable {
         } catch {
             throw TLSLoadError(message: "tls-key \(key) does not match tls-certificate \(certificate), or cannot be used: \(error)")
         }
-        return Loaded(context: context, notAfter: notAfter, subject: names(of: leaf)?.subject ?? "unreadable", digest: digest)
+        return Loaded(context: context, notAfter: notAfter, subject: names(of: leaf)?.subject ?? "unreadable")
     }
 
     /// Every certificate of a PEM file, at least one.

@@ -18,9 +18,9 @@ package final class UpstreamClient: Sendable {
     let coolDownNanos: UInt64
     let readTimeout: TimeAmount
     let totalTimeout: TimeAmount
-    /// The client TLS context of the `https://` upstreams (`nil` when there is none), shared by
-    /// the pools and the health checks.
-    let tls: NIOSSLContext?
+    /// The client TLS of the `https://` upstreams (`nil` when there is none), shared by the
+    /// pools and the health checks, each reading its current context as it connects.
+    package let tls: UpstreamTLS?
     private let cursor = Atomic<Int>(0)
     /// Every endpoint in configuration order, made once: the order of a trip when there is one
     /// endpoint (or none is healthy), shared rather than allocated per request.
@@ -28,7 +28,9 @@ package final class UpstreamClient: Sendable {
     /// Keyed by the event loop's identity; each box is used only on its loop.
     private let pools: [ObjectIdentifier: NIOLoopBoundBox<UpstreamConnectionPool>]
 
-    package init(configuration: GatewayConfiguration, metrics: GatewayMetrics, eventLoopGroup: any EventLoopGroup) throws(ConfigurationError) {
+    package init(
+        configuration: GatewayConfiguration, metrics: GatewayMetrics, logger: Logger, eventLoopGroup: any EventLoopGroup
+    ) throws(ConfigurationError) {
         let endpoints = configuration.upstreams.map(UpstreamEndpoint.init(baseURL:))
         self.endpoints = endpoints
         allIndices = Array(endpoints.indices)
@@ -36,7 +38,7 @@ package final class UpstreamClient: Sendable {
         coolDownNanos = UInt64(configuration.upstreamCooldown * 1e9)
         readTimeout = TimeAmount(seconds: configuration.readTimeout)
         totalTimeout = TimeAmount(seconds: configuration.totalTimeout)
-        let tls = endpoints.contains(where: \.usesTLS) ? try Self.clientTLS(configuration) : nil
+        let tls = try UpstreamTLS(configuration: configuration, metrics: metrics.connections, logger: logger)
         var pools: [ObjectIdentifier: NIOLoopBoundBox<UpstreamConnectionPool>] = [:]
         for eventLoop in eventLoopGroup.makeIterator() {
             let pool = UpstreamConnectionPool(
@@ -46,29 +48,6 @@ package final class UpstreamClient: Sendable {
         }
         self.pools = pools
         self.tls = tls
-    }
-
-    /// The TLS of every `https://` upstream: the system's trust roots or `upstream-ca`'s, and the
-    /// client certificate of `upstream-tls-certificate` for a backend that requires one.
-    static func clientTLS(_ configuration: GatewayConfiguration) throws(ConfigurationError) -> NIOSSLContext {
-        var tls = TLSConfiguration.makeClientConfiguration()
-        tls.minimumTLSVersion = .tlsv12
-        do throws(ServerTLS.TLSLoadError) {
-            if let ca = configuration.upstreamCA {
-                tls.trustRoots = .certificates(try ServerTLS.certificates(in: ca, setting: "upstream-ca"))
-            }
-            if let certificate = configuration.upstreamTLSCertificate, let key = configuration.upstreamTLSKey {
-                tls.certificateChain = try ServerTLS.certificates(in: certificate, setting: "upstream-tls-certificate").map { .certificate($0) }
-                tls.privateKey = .privateKey(try ServerTLS.privateKey(in: key, setting: "upstream-tls-key"))
-            }
-        } catch {
-            throw ConfigurationError("tls: \(error.message)")
-        }
-        do {
-            return try NIOSSLContext(configuration: tls)
-        } catch {
-            throw ConfigurationError("TLS to the upstreams cannot be set up (upstream-tls-key not the certificate's?): \(error)")
-        }
     }
 
     /// The pool of `eventLoop` (call on that loop).

@@ -30,14 +30,14 @@ final class UpstreamConnectionPool {
 
     let eventLoop: any EventLoop
     private let endpoints: [UpstreamEndpoint]
-    private let tls: NIOSSLContext?
+    private let tls: UpstreamTLS?
     private let connectTimeout: TimeAmount
     private let maxIdlePerEndpoint: Int
     /// Per endpoint, most recently used last (so the longest idle lead).
     private var idle: [[UpstreamConnection]]
     private var sweep: Scheduled<Void>?
 
-    init(eventLoop: any EventLoop, endpoints: [UpstreamEndpoint], tls: NIOSSLContext?, connectTimeout: TimeAmount, maxIdlePerEndpoint: Int) {
+    init(eventLoop: any EventLoop, endpoints: [UpstreamEndpoint], tls: UpstreamTLS?, connectTimeout: TimeAmount, maxIdlePerEndpoint: Int) {
         self.eventLoop = eventLoop
         self.endpoints = endpoints
         self.tls = tls
@@ -77,7 +77,7 @@ final class UpstreamConnectionPool {
     /// Opens a new connection to the endpoint; `completion` runs on this event loop.
     func connect(_ index: Int, _ completion: @escaping (Result<UpstreamConnection, UpstreamFailure>) -> Void) {
         let endpoint = endpoints[index]
-        let tls = endpoint.usesTLS ? self.tls : nil
+        let tls = endpoint.usesTLS ? self.tls?.context : nil
         let serverName = endpoint.serverName
         ClientBootstrap(group: eventLoop)
             .connectTimeout(connectTimeout)

@@ -105,13 +105,13 @@ final class UpstreamProbe: Sendable {
     private let timeout: TimeAmount
     private let rise: Int
     private let fall: Int
-    private let tls: NIOSSLContext?
+    private let tls: UpstreamTLS?
     private let metrics: UpstreamProbeMetrics
     private let logger: Logger
     private let tally = Mutex<Tally>(Tally())
 
     init(
-        endpoint: UpstreamEndpoint, path: String, timeout: TimeAmount, rise: Int, fall: Int, tls: NIOSSLContext?, eventLoop: any EventLoop,
+        endpoint: UpstreamEndpoint, path: String, timeout: TimeAmount, rise: Int, fall: Int, tls: UpstreamTLS?, eventLoop: any EventLoop,
         metrics: UpstreamProbeMetrics, logger: Logger
     ) {
         self.endpoint = endpoint
@@ -159,7 +159,7 @@ final class UpstreamProbe: Sendable {
         let deadline = eventLoop.scheduleTask(in: timeout) { promise.succeed(.down("timeout")) }
         promise.futureResult.whenComplete { _ in deadline.cancel() }
         let head = self.head
-        let tls = self.tls
+        let tls = self.tls?.context
         let serverName = endpoint.serverName
         ClientBootstrap(group: eventLoop)
             .connectTimeout(timeout)

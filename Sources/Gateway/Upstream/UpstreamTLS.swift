@@ -1,0 +1,86 @@
+import Logging
+import NIOSSL
+import ServerSupport
+
+/// The TLS of the `https://` upstreams: the system's trust roots or `upstream-ca`'s, and the
+/// client certificate of `upstream-tls-certificate` and `upstream-tls-key` for a backend that
+/// requires one (TLS 1.2 at least).
+///
+/// Read again when those files change (SIGHUP, and every `tls-poll` seconds): a client
+/// certificate renewed by cert-manager or certbot, or a new CA bundle, is used from the next
+/// upstream connection on; the pooled connections keep theirs until they close. Files that do
+/// not load keep the previous context, logged (`upstream_tls_reload_failed`), counted
+/// (`samlgate_upstream_tls_reloads_total{result="failed"}`) and reported on `/readyz` until good
+/// ones are published.
+package final class UpstreamTLS: Sendable {
+    private let files: TLSFiles<NIOSSLContext>
+    /// Whether any file is read (with the system's roots alone there is nothing to reload).
+    let readsFiles: Bool
+    private let metrics: ConnectionMetrics
+    private let logger: Logger
+
+    /// `nil` when no upstream is an `https://` URL.
+    init?(configuration: GatewayConfiguration, metrics: ConnectionMetrics, logger: Logger) throws(ConfigurationError) {
+        guard configuration.upstreams.contains(where: { $0.lowercased().hasPrefix("https://") }) else { return nil }
+        let (ca, certificate, key) = (configuration.upstreamCA, configuration.upstreamTLSCertificate, configuration.upstreamTLSKey)
+        do throws(TLSLoadError) {
+            files = try TLSFiles(paths: [ca, certificate, key]) { () throws(TLSLoadError) in
+                try Self.load(ca: ca, certificate: certificate, key: key)
+            }
+        } catch {
+            throw ConfigurationError("tls: \(error.message)")
+        }
+        readsFiles = ca != nil || certificate != nil
+        self.metrics = metrics
+        self.logger = logger
+        if readsFiles { metrics.prepareUpstreamTLS() }
+    }
+
+    /// The context for a new upstream connection.
+    var context: NIOSSLContext {
+        files.value
+    }
+
+    /// Why the last reload was refused, until one succeeds (`/readyz` reports it).
+    var reloadFailure: String? {
+        files.failure
+    }
+
+    /// Reads the files again and, when their bytes changed, uses them for new connections (see
+    /// ``ServerTLS/reload(trigger:retryingRefused:)`` for `retryingRefused`).
+    /// - Returns: whether the files were loaded (and so whether anything was logged or counted).
+    @discardableResult
+    func reload(trigger: String, retryingRefused: Bool = false) -> Bool {
+        guard readsFiles else { return false }
+        switch files.reload(retryingRefused: retryingRefused) {
+        case .unchanged:
+            return false
+        case .loaded:
+            metrics.upstreamTLSReloaded(succeeded: true)
+            logger.notice("upstream TLS files reloaded", metadata: ["trigger": .string(trigger)])
+        case .refused(let why):
+            metrics.upstreamTLSReloaded(succeeded: false)
+            logger.error(
+                "upstream TLS reload failed; keeping the previous files",
+                metadata: ["code": "upstream_tls_reload_failed", "trigger": .string(trigger), "error": .string(why)])
+        }
+        return true
+    }
+
+    static func load(ca: String?, certificate: String?, key: String?) throws(TLSLoadError) -> NIOSSLContext {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.minimumTLSVersion = .tlsv12
+        if let ca {
+            tls.trustRoots = .certificates(try ServerTLS.certificates(in: ca, setting: "upstream-ca"))
+        }
+        if let certificate, let key {
+            tls.certificateChain = try ServerTLS.certificates(in: certificate, setting: "upstream-tls-certificate").map { .certificate($0) }
+            tls.privateKey = .privateKey(try ServerTLS.privateKey(in: key, setting: "upstream-tls-key"))
+        }
+        do {
+            return try NIOSSLContext(configuration: tls)
+        } catch {
+            throw TLSLoadError(message: "TLS to the upstreams cannot be set up (upstream-tls-key not the certificate's?): \(error)")
+        }
+    }
+}
