@@ -208,7 +208,7 @@ struct TLSListenerTests {
     }
 
     @Test(
-        "upstream client certificate renewed on disk: the poll takes it for new upstream connections; a bad pair keeps the previous one, counted and on /readyz"
+        "upstream client certificate renewed on disk: the poll takes it for new connections; a bad pair keeps the previous one, counted, on /readyz"
     )
     func upstreamTLSReload() async throws {
         let pki = try TestPKI()
