@@ -211,6 +211,8 @@ struct TLSReloadTests {
                 "upstream-tls-key /nonexistent/key.pem"
             ),
             (https + ["--upstream-ca", key], "upstream-ca"),
+            (https + ["--upstream-tls-certificate", expired, "--upstream-tls-key", expiredKey], "upstream-tls-certificate \(expired): expired on"),
+            (https + ["--upstream-tls-certificate", other, "--upstream-tls-key", key], "upstream-tls-key \(key) does not match"),
             (
                 plain + ["--port", "18443", "--plain-port", "18443", "--tls-certificate", certificate, "--tls-key", key],
                 "plain-port 18443 is the TLS listener's port too"

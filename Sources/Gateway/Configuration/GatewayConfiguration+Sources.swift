@@ -112,7 +112,7 @@ extension GatewayConfiguration {
     }
 
     /// The TLS settings that only make sense together (the files themselves are read by
-    /// ``ServerTLS`` and ``UpstreamClient``, which name the file that does not load).
+    /// ``ServerTLS`` and ``UpstreamTLS``, which name the file that does not load).
     private func validateTLS() throws(ConfigurationError) {
         guard (tlsCertificate == nil) == (tlsKey == nil) else {
             throw ConfigurationError("tls-certificate and tls-key go together: give both, or neither for plain HTTP")

@@ -170,8 +170,9 @@ package struct GatewayConfiguration: Sendable {
     package var tlsClientAuth: ClientCertificatePolicy = .none
     /// The oldest TLS version accepted: 1.2, as Mozilla's "intermediate" profile.
     package var tlsMinVersion: TLSMinimumVersion = .v1_2
-    /// Seconds between checks of the certificate, key and client CA files for a change (reloaded
-    /// as on SIGHUP); 0 is SIGHUP only. A minute: a renewal is published days before expiry.
+    /// Seconds between checks of the TLS files — the listener's certificate, key and client CA,
+    /// the upstreams' CA and client certificate — for a change (reloaded as on SIGHUP); 0 is
+    /// SIGHUP only. A minute: a renewal is published days before expiry.
     package var tlsPoll: Double = 60
     /// Offer HTTP/2 (ALPN `h2`) on the TLS listener.
     package var http2: Bool = true

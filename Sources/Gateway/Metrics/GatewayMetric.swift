@@ -113,7 +113,8 @@ enum GatewayMetric: String, CaseIterable, Sendable {
         case .tlsHandshakeFailures: "With TLS: handshakes that failed, by reason"
         case .tlsCertificateNotAfter: "With TLS: Unix time of the served certificate's notAfter"
         case .tlsReloads: "With TLS: reloads of the certificate, key and client CA by result (ok, failed, unchanged files are not counted)"
-        case .upstreamTLSReloads: "With upstream-ca or upstream-tls-certificate: reloads of those files by result (ok, failed)"
+        case .upstreamTLSReloads:
+            "With upstream-ca or upstream-tls-certificate: reloads of those files by result (ok, failed, unchanged files are not counted)"
         case .http2ConnectionErrors: "HTTP/2 connections closed for a protocol error or a flood, by reason"
         case .http2StreamErrors: "HTTP/2 streams reset alone, their connection serving on: malformed requests, streams opened after GOAWAY"
         }

@@ -44,13 +44,6 @@ package final class ServerTLS: Sendable {
         let subject: String
     }
 
-    let certificatePath: String
-    let keyPath: String
-    let clientCAPath: String?
-    let clientAuth: ClientCertificatePolicy
-    let minimumVersion: TLSMinimumVersion
-    /// ALPN, in the server's order of preference.
-    let applicationProtocols: [String]
     private let metrics: ConnectionMetrics
     private let logger: Logger
     private let files: TLSFiles<Loaded>
@@ -65,15 +58,11 @@ package final class ServerTLS: Sendable {
     /// `nil` when `tls-certificate` is not set (a plain listener).
     package init?(configuration: GatewayConfiguration, metrics: ConnectionMetrics, logger: Logger) throws(ConfigurationError) {
         guard let certificate = configuration.tlsCertificate, let key = configuration.tlsKey else { return nil }
-        certificatePath = certificate
-        keyPath = key
-        clientCAPath = configuration.tlsClientCA
-        clientAuth = configuration.tlsClientAuth
-        minimumVersion = configuration.tlsMinVersion
-        applicationProtocols = configuration.http2 ? ["h2", "http/1.1"] : ["http/1.1"]
         self.metrics = metrics
         self.logger = logger
-        let (clientCA, clientAuth, minimumVersion, applicationProtocols) = (clientCAPath, clientAuth, minimumVersion, applicationProtocols)
+        let (clientCA, clientAuth, minimumVersion) = (configuration.tlsClientCA, configuration.tlsClientAuth, configuration.tlsMinVersion)
+        // ALPN, in the server's order of preference.
+        let applicationProtocols = configuration.http2 ? ["h2", "http/1.1"] : ["http/1.1"]
         do throws(TLSLoadError) {
             files = try TLSFiles(paths: [certificate, key, clientCA]) { () throws(TLSLoadError) in
                 try Self.load(
@@ -141,14 +130,7 @@ package final class ServerTLS: Sendable {
         let chain = try certificates(in: certificate, setting: "tls-certificate")
         let privateKey = try privateKey(in: key, setting: "tls-key")
         let leaf = chain[0]
-        let notAfter = Date(timeIntervalSince1970: TimeInterval(leaf.notValidAfter))
-        let notBefore = Date(timeIntervalSince1970: TimeInterval(leaf.notValidBefore))
-        guard notAfter > now else {
-            throw TLSLoadError(message: "tls-certificate \(certificate): expired on \(notAfter.ISO8601Format())")
-        }
-        guard notBefore <= now.addingTimeInterval(300) else {
-            throw TLSLoadError(message: "tls-certificate \(certificate): not valid before \(notBefore.ISO8601Format())")
-        }
+        let notAfter = try validUntil(leaf, in: certificate, setting: "tls-certificate", now: now)
         var configuration = TLSConfiguration.makeServerConfiguration(
             certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(privateKey))
         configuration.minimumTLSVersion = minimumVersion == .v1_3 ? .tlsv13 : .tlsv12
@@ -167,6 +149,18 @@ package final class ServerTLS: Sendable {
             throw TLSLoadError(message: "tls-key \(key) does not match tls-certificate \(certificate), or cannot be used: \(error)")
         }
         return Loaded(context: context, notAfter: notAfter, subject: names(of: leaf)?.subject ?? "unreadable")
+    }
+
+    /// The leaf's notAfter, once it is valid now: not expired, and not valid only from more than 5
+    /// minutes ahead (a clock a little behind the issuer's).
+    static func validUntil(_ leaf: NIOSSLCertificate, in path: String, setting: String, now: Date) throws(TLSLoadError) -> Date {
+        let notAfter = Date(timeIntervalSince1970: TimeInterval(leaf.notValidAfter))
+        let notBefore = Date(timeIntervalSince1970: TimeInterval(leaf.notValidBefore))
+        guard notAfter > now else { throw TLSLoadError(message: "\(setting) \(path): expired on \(notAfter.ISO8601Format())") }
+        guard notBefore <= now.addingTimeInterval(300) else {
+            throw TLSLoadError(message: "\(setting) \(path): not valid before \(notBefore.ISO8601Format())")
+        }
+        return notAfter
     }
 
     /// Every certificate of a PEM file, at least one.

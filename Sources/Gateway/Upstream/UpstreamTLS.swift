@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import NIOSSL
 import ServerSupport
@@ -11,7 +12,8 @@ import ServerSupport
 /// upstream connection on; the pooled connections keep theirs until they close. Files that do
 /// not load keep the previous context, logged (`upstream_tls_reload_failed`), counted
 /// (`samlgate_upstream_tls_reloads_total{result="failed"}`) and reported on `/readyz` until good
-/// ones are published.
+/// ones are published. A client certificate expired or not yet valid is refused as the
+/// listener's is (at start-up too).
 package final class UpstreamTLS: Sendable {
     private let files: TLSFiles<NIOSSLContext>
     /// Whether any file is read (with the system's roots alone there is nothing to reload).
@@ -67,20 +69,25 @@ package final class UpstreamTLS: Sendable {
         return true
     }
 
-    static func load(ca: String?, certificate: String?, key: String?) throws(TLSLoadError) -> NIOSSLContext {
+    /// The context of these files; a client certificate must be valid now (as the listener's):
+    /// an expired one published would fail every new upstream connection.
+    static func load(ca: String?, certificate: String?, key: String?, now: Date = Date()) throws(TLSLoadError) -> NIOSSLContext {
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.minimumTLSVersion = .tlsv12
         if let ca {
             tls.trustRoots = .certificates(try ServerTLS.certificates(in: ca, setting: "upstream-ca"))
         }
         if let certificate, let key {
-            tls.certificateChain = try ServerTLS.certificates(in: certificate, setting: "upstream-tls-certificate").map { .certificate($0) }
+            let chain = try ServerTLS.certificates(in: certificate, setting: "upstream-tls-certificate")
+            _ = try ServerTLS.validUntil(chain[0], in: certificate, setting: "upstream-tls-certificate", now: now)
+            tls.certificateChain = chain.map { .certificate($0) }
             tls.privateKey = .privateKey(try ServerTLS.privateKey(in: key, setting: "upstream-tls-key"))
         }
         do {
             return try NIOSSLContext(configuration: tls)
         } catch {
-            throw TLSLoadError(message: "TLS to the upstreams cannot be set up (upstream-tls-key not the certificate's?): \(error)")
+            throw TLSLoadError(
+                message: "upstream-tls-key \(key ?? "") does not match upstream-tls-certificate \(certificate ?? ""), or cannot be used: \(error)")
         }
     }
 }
