@@ -211,7 +211,9 @@ struct MetricSeriesTests {
 
     /// A gateway with all the dashboard and the alert rules watch — an MVPD whose keys come from
     /// fetched metadata, a shared replay store, report-only, active health checks (their first
-    /// probe's failure takes nothing out of rotation) — once the metadata's first fetch has
+    /// probe's failure takes nothing out of rotation), TLS served, and a second upstream over
+    /// `https://` with `upstream-ca` (nothing listens there: the upstream TLS series are what it
+    /// brings; the reference upstream answers) — once the metadata's first fetch has
     /// brought the keys (before it the MVPD has none, nor expiry gauges), and before any client
     /// request.
     static func withDashboardGateway(_ body: (GatewayHarness) async throws -> Void) async throws {
@@ -232,6 +234,8 @@ struct MetricSeriesTests {
                             $0.mode = .reportOnly
                             $0.upstreamHealthPath = "/"
                             $0.upstreamHealthInterval = 60
+                            $0.upstreams.append("https://127.0.0.1:9")
+                            $0.upstreamCA = pki.caPath
                             SharedReplayStoreTests.redisStore(redis.url)(&$0)
                         }
                     ) { h async throws in
