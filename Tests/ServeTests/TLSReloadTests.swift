@@ -183,6 +183,46 @@ struct TLSReloadTests {
         #expect(try await served.readiness()["tls"] as? String == "ok")
     }
 
+    @Test("SIGHUP reloads the upstreams' client certificate: a backend that refused the old one answers once the renewed one is published")
+    func upstreamRenewedOnSIGHUP() async throws {
+        // The backend: a serve requiring a client certificate of `pki`'s.
+        let pki = try TestPKI()
+        try pki.issue("first", commonName: "backend")
+        let backendFiles = try Self.scratch()
+        try Self.publish(pki, "first", in: backendFiles)
+        let trust = try GatewayHarness.makeTrustStore()
+        let backend = try Served(directory: backendFiles, trust: trust, extra: ["--tls-client-ca", pki.caPath, "--tls-client-auth", "require"])
+        defer { backend.stop() }
+        // The front presents another authority's certificate first, then the renewed one.
+        let (good, goodKey) = try pki.issue("front", commonName: "samlgate-front", server: false)
+        let (refused, refusedKey) = try TestPKI(name: "Another CA").issue("front", commonName: "samlgate-front", server: false)
+        let files = try Self.scratch()
+        func publish(_ certificate: String, _ key: String) throws {
+            for (from, to) in [(certificate, "client.pem"), (key, "client.key")] {
+                try Data(contentsOf: URL(fileURLWithPath: from)).write(to: URL(fileURLWithPath: files + "/" + to), options: .atomic)
+            }
+        }
+        try publish(refused, refusedKey)
+        let (front, url, _, pipe) = try ServerProcess.start([
+            "--port", "0", "--upstream", "https://127.0.0.1:\(backend.port)", "--trust-store", trust, "--workers", "1",
+            "--upstream-ca", pki.caPath, "--upstream-tls-certificate", files + "/client.pem", "--upstream-tls-key", files + "/client.key",
+            "--tls-poll", "0",
+        ])
+        defer { if front.isRunning { front.terminate() } }
+        #expect(try await Served.text(url + "/api/v1/config/REF").0 == 502)
+        try publish(good, goodKey)
+        kill(front.processIdentifier, SIGHUP)
+        var reloaded = false
+        for _ in 0..<100 where !reloaded {
+            reloaded = try await Served.text(url + "/metrics").1.contains("samlgate_upstream_tls_reloads_total{result=\"ok\"} 1")
+            if !reloaded { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        #expect(reloaded, "no reload counted after SIGHUP")
+        let (status, body) = try await Served.text(url + "/api/v1/config/REF")
+        #expect(status == 200, "\(body)")
+        withExtendedLifetime(pipe) {}
+    }
+
     @Test("start-up stops (exit 2, the setting named) on TLS settings that cannot serve")
     func startUpRefusals() throws {
         let pki = try TestPKI()

@@ -32,6 +32,8 @@ final class TLSFiles<Value: Sendable>: Sendable {
     private let paths: [String?]
     private let build: @Sendable () throws(TLSLoadError) -> Value
     private let state: NIOLockedValueBox<State>
+    /// One reload at a time (a poll and a SIGHUP may meet): each sees the other's result.
+    private let reloading = NIOLock()
 
     /// Builds the first value; files that do not load are the caller's start-up error.
     init(paths: [String?], build: @escaping @Sendable () throws(TLSLoadError) -> Value) throws(TLSLoadError) {
@@ -54,6 +56,10 @@ final class TLSFiles<Value: Sendable>: Sendable {
     /// Builds the value again when the files' bytes changed (or, `retryingRefused`, when the last
     /// bytes were refused).
     func reload(retryingRefused: Bool) -> Reload {
+        reloading.withLock { reloadAlone(retryingRefused: retryingRefused) }
+    }
+
+    private func reloadAlone(retryingRefused: Bool) -> Reload {
         let digest = Self.digest(paths)
         let (current, refused) = state.withLockedValue { ($0.digest, $0.failure != nil) }
         guard digest != current || (retryingRefused && refused) else { return .unchanged }
