@@ -89,6 +89,11 @@ package final class RawHTTP2Connection: @unchecked Sendable {
         return block
     }
 
+    /// A whole GET on `stream` (END_HEADERS and END_STREAM), with `headers` after the pseudo-headers.
+    package static func get(_ stream: UInt32, path: String, headers: [(String, String)] = []) -> [UInt8] {
+        frame(.headers, flags: endHeaders | endStream, stream: stream, requestBlock(method: "GET", path: path, headers: headers))
+    }
+
     /// `count` v1 exchanges opened on streams 1, 3, 5, … whose bodies never come: each stream
     /// stays open, waiting.
     package static func openExchanges(_ count: Int) -> [UInt8] {

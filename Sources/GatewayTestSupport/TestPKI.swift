@@ -88,6 +88,14 @@ package struct TestPKI: Sendable {
         return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 
+    /// Publishes a pair where a server reads one (`to`), as a renewal tool does: the key file,
+    /// then the certificate file, each replaced whole.
+    package static func publish(_ pair: (certificate: String, key: String), to target: (certificate: String, key: String)) throws {
+        for (from, to) in [(pair.key, target.key), (pair.certificate, target.certificate)] {
+            try Data(contentsOf: URL(fileURLWithPath: from)).write(to: URL(fileURLWithPath: to), options: .atomic)
+        }
+    }
+
     /// The subject line of the certificate a TLS server on `port` presents (`openssl s_client`),
     /// or `nil` when the handshake fails.
     package static func servedSubject(port: Int) throws -> String? {

@@ -33,9 +33,7 @@ struct HTTP2AttackTests {
     func priorKnowledge() async throws {
         try await withHarness(configure: { $0.h2c = true }) { (h: GatewayHarness) async throws in
             let connection = try RawHTTP2Connection(port: Self.port(h))
-            let get = RawHTTP2Connection.requestBlock(method: "GET", path: Self.passThrough)
-            try await connection.send(
-                RawHTTP2Connection.frame(.headers, flags: RawHTTP2Connection.endHeaders | RawHTTP2Connection.endStream, stream: 1, get))
+            try await connection.send(RawHTTP2Connection.get(1, path: Self.passThrough))
             let body = Array(GatewayHarness.form(GatewayHarness.v1Fields(GatewayHarness.base64(GatewayHarness.issue()))).utf8)
             let post = RawHTTP2Connection.requestBlock(
                 method: "POST", path: "/api/v1/tokens/authn",
@@ -72,9 +70,7 @@ struct HTTP2AttackTests {
                 var burst: [UInt8] = []
                 for index in 0..<1000 {
                     let stream = UInt32(2 * index + 1)
-                    burst += RawHTTP2Connection.frame(
-                        .headers, flags: RawHTTP2Connection.endHeaders | RawHTTP2Connection.endStream, stream: stream,
-                        RawHTTP2Connection.requestBlock(method: "GET", path: Self.passThrough))
+                    burst += RawHTTP2Connection.get(stream, path: Self.passThrough)
                     burst += RawHTTP2Connection.frame(.rstStream, flags: 0, stream: stream, RawHTTP2Connection.bytes(8, count: 4))
                 }
                 try? await connection.send(burst)
@@ -148,13 +144,10 @@ struct HTTP2AttackTests {
 
             // The last stream id there is, answered; a lower one after it is a protocol error.
             let exhausted = try RawHTTP2Connection(port: Self.port(h))
-            let get = RawHTTP2Connection.requestBlock(method: "GET", path: Self.passThrough)
-            try await exhausted.send(
-                RawHTTP2Connection.frame(.headers, flags: RawHTTP2Connection.endHeaders | RawHTTP2Connection.endStream, stream: 0x7FFF_FFFF, get))
+            try await exhausted.send(RawHTTP2Connection.get(0x7FFF_FFFF, path: Self.passThrough))
             let (answer, _) = try await exhausted.frames { $0.stream == 0x7FFF_FFFF && $0.endStream }
             #expect(answer.contains { $0.indexedStatus == 200 })
-            try await exhausted.send(
-                RawHTTP2Connection.frame(.headers, flags: RawHTTP2Connection.endHeaders | RawHTTP2Connection.endStream, stream: 5, get))
+            try await exhausted.send(RawHTTP2Connection.get(5, path: Self.passThrough))
             try await Self.expectGoAway(exhausted, code: RawHTTP2Connection.protocolError)
             #expect(try await Self.errors(h, "protocol_error") == 1)
             #expect(try await h.send(.GET, Self.passThrough).status == 200)
@@ -194,10 +187,7 @@ struct HTTP2AttackTests {
     func halfClose() async throws {
         try await withHarness(configure: { $0.h2c = true }) { (h: GatewayHarness) async throws in
             let connection = try RawHTTP2Connection(port: Self.port(h), readTimeout: 30)
-            let get = RawHTTP2Connection.requestBlock(method: "GET", path: Self.passThrough)
-            let flags = RawHTTP2Connection.endHeaders | RawHTTP2Connection.endStream
-            try await connection.send(
-                RawHTTP2Connection.frame(.headers, flags: flags, stream: 1, get) + RawHTTP2Connection.frame(.headers, flags: flags, stream: 3, get))
+            try await connection.send(RawHTTP2Connection.get(1, path: Self.passThrough) + RawHTTP2Connection.get(3, path: Self.passThrough))
             connection.shutdownWrite()
             let (frames, closed) = try await connection.framesUntilClose()
             let answered = frames.filter { $0.stream != 0 && $0.type == RawHTTP2Connection.FrameType.headers.rawValue }
@@ -232,10 +222,7 @@ struct HTTP2AttackTests {
         }) { (h: GatewayHarness) async throws in
             // SETTINGS_INITIAL_WINDOW_SIZE (4) = 0: no DATA may be sent on any stream.
             let connection = try RawHTTP2Connection(port: Self.port(h), settings: [(4, 0)], readTimeout: 30)
-            try await connection.send(
-                RawHTTP2Connection.frame(
-                    .headers, flags: RawHTTP2Connection.endHeaders | RawHTTP2Connection.endStream, stream: 1,
-                    RawHTTP2Connection.requestBlock(method: "GET", path: Self.passThrough)))
+            try await connection.send(RawHTTP2Connection.get(1, path: Self.passThrough))
             let (frames, closed) = try await connection.frames { $0.type == RawHTTP2Connection.FrameType.rstStream.rawValue }
             #expect(!closed && frames.contains { $0.indexedStatus == 200 })
             #expect(!frames.contains { $0.type == RawHTTP2Connection.FrameType.data.rawValue && !$0.payload.isEmpty })

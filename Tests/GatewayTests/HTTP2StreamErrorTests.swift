@@ -11,12 +11,6 @@ import Testing
 struct HTTP2StreamErrorTests {
     typealias Raw = RawHTTP2Connection
 
-    static func get(_ stream: UInt32, headers: [(String, String)] = []) -> [UInt8] {
-        Raw.frame(
-            .headers, flags: Raw.endHeaders | Raw.endStream, stream: stream,
-            Raw.requestBlock(method: "GET", path: HTTP2AttackTests.passThrough, headers: headers))
-    }
-
     /// Ends the open exchange on `stream` (an empty body) and reads to its answer's end.
     static func finish(_ stream: UInt32, on connection: Raw) async throws -> (answered: Bool, closed: Bool) {
         try await connection.send(Raw.frame(.data, flags: Raw.endStream, stream: stream, []))
@@ -34,12 +28,12 @@ struct HTTP2StreamErrorTests {
         try await withHarness(configure: { $0.h2c = true }) { (h: GatewayHarness) async throws in
             let connection = try Raw(port: HTTP2AttackTests.port(h), readTimeout: 30)
             try await connection.send(Raw.openExchanges(1))
-            try await connection.send(Self.get(3, headers: headers))
+            try await connection.send(Raw.get(3, path: HTTP2AttackTests.passThrough, headers: headers))
             let (reset, closed) = try await connection.frames { $0.type == Raw.FrameType.rstStream.rawValue }
             #expect(!closed && reset.last?.stream == 3 && reset.last?.resetCode == Raw.protocolError, "\(reset.map(\.type))")
             let (answered, closedAfter) = try await Self.finish(1, on: connection)
             #expect(answered && !closedAfter)
-            try await connection.send(Self.get(5))
+            try await connection.send(Raw.get(5, path: HTTP2AttackTests.passThrough))
             let (next, _) = try await connection.frames { $0.stream == 5 && $0.endStream }
             #expect(next.contains { $0.stream == 5 && $0.indexedStatus == 200 })
             #expect(try await h.metric("samlgate_http2_stream_errors_total{reason=\"malformed\"}") == 1)
@@ -51,7 +45,7 @@ struct HTTP2StreamErrorTests {
     func malformedFlood() async throws {
         try await withHarness(configure: { $0.h2c = true }) { (h: GatewayHarness) async throws in
             let connection = try Raw(port: HTTP2AttackTests.port(h), readTimeout: 30)
-            let streams = (0..<300).map { Self.get(UInt32(2 * $0 + 1), headers: [("connection", "close")]) }
+            let streams = (0..<300).map { Raw.get(UInt32(2 * $0 + 1), path: HTTP2AttackTests.passThrough, headers: [("connection", "close")]) }
             try? await connection.send(Array(streams.joined()))
             let (frames, closed) = try await connection.framesUntilClose()
             let goAway = frames.first { $0.type == Raw.FrameType.goAway.rawValue }
@@ -79,7 +73,7 @@ struct HTTP2StreamErrorTests {
             try #require(!closedEarly && goAway.last?.type == Raw.FrameType.goAway.rawValue, "no GOAWAY")
             // The client has not acknowledged the PING after it: no final GOAWAY yet, and a stream
             // opened now is refused rather than ignored.
-            try await connection.send(Self.get(3))
+            try await connection.send(Raw.get(3, path: HTTP2AttackTests.passThrough))
             let (reset, closed) = try await connection.frames { $0.type == Raw.FrameType.rstStream.rawValue }
             #expect(!closed && reset.last?.stream == 3 && reset.last?.resetCode == Raw.refusedStream)
             let (answered, _) = try await Self.finish(1, on: connection)

@@ -32,6 +32,20 @@ struct TLSListenerTests {
         }
     }
 
+    /// A backend: a gateway serving TLS with a `localhost` certificate of `pki`'s and requiring
+    /// a client certificate of `pki`'s, before the reference upstream.
+    static func withMutualTLSBackend(_ pki: TestPKI, _ body: (GatewayHarness) async throws -> Void) async throws {
+        let (certificate, key) = try pki.issue("backend", commonName: "localhost")
+        try await withHarness(
+            configure: {
+                $0.tlsCertificate = certificate
+                $0.tlsKey = key
+                $0.tlsClientCA = pki.caPath
+                $0.tlsClientAuth = .require
+                $0.plainPort = 0
+            }, body)
+    }
+
     static func port(_ h: GatewayHarness) -> Int {
         Int(h.gatewayURL.split(separator: ":").last!)!
     }
@@ -177,16 +191,8 @@ struct TLSListenerTests {
     )
     func upstreamMutualTLS() async throws {
         let pki = try TestPKI()
-        let (certificate, key) = try pki.issue("backend", commonName: "localhost")
         let (clientCertificate, clientKey) = try pki.issue("gateway", commonName: "samlgate-front", server: false)
-        // The backend: a gateway serving TLS that requires a client certificate, before the reference upstream.
-        try await withHarness(configure: {
-            $0.tlsCertificate = certificate
-            $0.tlsKey = key
-            $0.tlsClientCA = pki.caPath
-            $0.tlsClientAuth = .require
-            $0.plainPort = 0
-        }) { (backend: GatewayHarness) async throws in
+        try await Self.withMutualTLSBackend(pki) { backend in
             try await withHarness(
                 upstreamURL: backend.gatewayURL,
                 configure: {
@@ -213,26 +219,16 @@ struct TLSListenerTests {
     func upstreamTLSReload() async throws {
         let pki = try TestPKI()
         let stranger = try TestPKI(name: "Another CA")
-        let (certificate, key) = try pki.issue("backend", commonName: "localhost")
         let (good, goodKey) = try pki.issue("gateway", commonName: "samlgate-front", server: false)
         let (refused, refusedKey) = try stranger.issue("gateway", commonName: "samlgate-front", server: false)
         let directory = TestScratch.directory("samlgate-upstream-tls").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let (clientCertificate, clientKey) = (directory + "/client.pem", directory + "/client.key")
-        /// Publishes a pair as a renewal does: each file replaced whole.
         func publish(_ certificate: String, _ key: String) throws {
-            for (from, to) in [(certificate, clientCertificate), (key, clientKey)] {
-                try FileManager.default.contents(atPath: from)!.write(to: URL(fileURLWithPath: to), options: .atomic)
-            }
+            try TestPKI.publish((certificate, key), to: (clientCertificate, clientKey))
         }
         try publish(refused, refusedKey)
-        try await withHarness(configure: {
-            $0.tlsCertificate = certificate
-            $0.tlsKey = key
-            $0.tlsClientCA = pki.caPath
-            $0.tlsClientAuth = .require
-            $0.plainPort = 0
-        }) { (backend: GatewayHarness) async throws in
+        try await Self.withMutualTLSBackend(pki) { backend in
             try await withHarness(
                 upstreamURL: backend.gatewayURL,
                 configure: {

@@ -85,10 +85,8 @@ struct TLSReloadTests {
 
     /// Publishes `name`'s pair as `tls.pem`/`tls.key`, each file replaced whole (as a renewal tool writes them).
     static func publish(_ pki: TestPKI, _ name: String, in directory: String) throws {
-        for (from, to) in [(name + ".key", "tls.key"), (name + ".pem", "tls.pem")] {
-            let bytes = try Data(contentsOf: URL(fileURLWithPath: pki.directory + "/" + from))
-            try bytes.write(to: URL(fileURLWithPath: directory + "/" + to), options: .atomic)
-        }
+        let source = pki.directory + "/" + name
+        try TestPKI.publish((source + ".pem", source + ".key"), to: (directory + "/tls.pem", directory + "/tls.key"))
     }
 
     /// An authority with two `localhost` pairs (`gateway-first`, `gateway-second`), the first
@@ -198,9 +196,7 @@ struct TLSReloadTests {
         let (refused, refusedKey) = try TestPKI(name: "Another CA").issue("front", commonName: "samlgate-front", server: false)
         let files = try Self.scratch()
         func publish(_ certificate: String, _ key: String) throws {
-            for (from, to) in [(certificate, "client.pem"), (key, "client.key")] {
-                try Data(contentsOf: URL(fileURLWithPath: from)).write(to: URL(fileURLWithPath: files + "/" + to), options: .atomic)
-            }
+            try TestPKI.publish((certificate, key), to: (files + "/client.pem", files + "/client.key"))
         }
         try publish(refused, refusedKey)
         let (front, url, _, pipe) = try ServerProcess.start([

@@ -38,7 +38,8 @@ package final class UpstreamClient: Sendable {
         coolDownNanos = UInt64(configuration.upstreamCooldown * 1e9)
         readTimeout = TimeAmount(seconds: configuration.readTimeout)
         totalTimeout = TimeAmount(seconds: configuration.totalTimeout)
-        let tls = try UpstreamTLS(configuration: configuration, metrics: metrics.connections, logger: logger)
+        let tls =
+            endpoints.contains(where: \.usesTLS) ? try UpstreamTLS(configuration: configuration, metrics: metrics.connections, logger: logger) : nil
         var pools: [ObjectIdentifier: NIOLoopBoundBox<UpstreamConnectionPool>] = [:]
         for eventLoop in eventLoopGroup.makeIterator() {
             let pool = UpstreamConnectionPool(

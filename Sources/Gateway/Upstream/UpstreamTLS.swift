@@ -21,9 +21,8 @@ package final class UpstreamTLS: Sendable {
     private let metrics: ConnectionMetrics
     private let logger: Logger
 
-    /// `nil` when no upstream is an `https://` URL.
-    init?(configuration: GatewayConfiguration, metrics: ConnectionMetrics, logger: Logger) throws(ConfigurationError) {
-        guard configuration.upstreams.contains(where: { $0.lowercased().hasPrefix("https://") }) else { return nil }
+    /// Made when an upstream is an `https://` URL (``UpstreamClient``).
+    init(configuration: GatewayConfiguration, metrics: ConnectionMetrics, logger: Logger) throws(ConfigurationError) {
         let (ca, certificate, key) = (configuration.upstreamCA, configuration.upstreamTLSCertificate, configuration.upstreamTLSKey)
         do throws(TLSLoadError) {
             files = try TLSFiles(paths: [ca, certificate, key]) { () throws(TLSLoadError) in
