@@ -27,8 +27,10 @@ package final class GatewayCore: Sendable {
     /// Fetched metadata refreshed out of turn after a key is not trusted; `nil` without a
     /// `metadata-cache` (no metadata is fetched then).
     package let metadataRefetch: MetadataRefetch?
-    /// `max-connections`, `max-connections-per-client`.
+    /// `max-connections`, `max-connections-per-client`, `max-streams-per-client`.
     package let connections: ConnectionCaps
+    /// `max-probe-connections`: `plain-port`'s connections, apart from the clients'.
+    package let probeConnections: ConnectionCaps
     /// The audit trail's sink (`audit-log`); `nil` when there is none.
     package let audit: AuditLog?
     /// Where the requests' spans go; `nil` (no span work at all) unless `tracing-endpoint` is set.
@@ -101,7 +103,10 @@ package final class GatewayCore: Sendable {
                 "the exchange throttle counts each peer address; behind a load balancer or proxy, list it in trusted-proxies",
                 metadata: ["throttle_exchanges": .string(configuration.throttleExchanges?.description ?? "off")])
         }
-        connections = ConnectionCaps(total: configuration.maxConnections, perClient: configuration.maxConnectionsPerClient)
+        connections = ConnectionCaps(
+            total: configuration.maxConnections, perClient: configuration.maxConnectionsPerClient,
+            streamsPerClient: configuration.maxStreamsPerClient > 0 ? configuration.maxStreamsPerClient : configuration.maxConnectionsPerClient)
+        probeConnections = ConnectionCaps(total: configuration.maxProbeConnections, perClient: 0)
         metrics.upstreamsConfigured(upstream.endpoints.map(\.baseURL))
         trustStoreLoaded(trustStore.current)
     }

@@ -108,6 +108,27 @@ package final class RawHTTP2Connection: @unchecked Sendable {
         Array([[UInt8]](repeating: frame, count: count).joined())
     }
 
+    /// A header block as a HEADERS frame and as many CONTINUATION frames as it takes at
+    /// `pieceSize` bytes each (END_HEADERS on the last; END_STREAM on the HEADERS when `endStream`).
+    package static func headerFrames(_ stream: UInt32, _ block: [UInt8], endStream: Bool, pieceSize: Int = 16_384) -> [UInt8] {
+        var pieces: [[UInt8]] = stride(from: 0, to: block.count, by: pieceSize).map { Array(block[$0..<min($0 + pieceSize, block.count)]) }
+        if pieces.isEmpty { pieces = [[]] }
+        var frames: [UInt8] = []
+        for (index, piece) in pieces.enumerated() {
+            let last = index == pieces.count - 1
+            if index == 0 {
+                frames += frame(.headers, flags: (last ? endHeaders : 0) | (endStream ? Self.endStream : 0), stream: stream, piece)
+            } else {
+                frames += frame(.continuation, flags: last ? endHeaders : 0, stream: stream, piece)
+            }
+        }
+        return frames
+    }
+
+    /// The acknowledgement of the server's SETTINGS: its limits (the header list size among
+    /// them) apply from here on.
+    package static let settingsAck = frame(.settings, flags: 0x1, stream: 0, [])
+
     /// A PING, unacknowledged.
     package static let ping = frame(.ping, flags: 0, stream: 0, [UInt8](repeating: 7, count: 8))
 

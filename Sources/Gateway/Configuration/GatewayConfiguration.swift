@@ -124,6 +124,16 @@ package struct GatewayConfiguration: Sendable {
     /// Open connections from one peer address beyond which its new ones are closed at accept; 0
     /// is no limit, the default: behind a load balancer every connection has the balancer's address.
     package var maxConnectionsPerClient: Int = 0
+    /// Open HTTP/2 streams from one peer address, over all its connections, beyond which new
+    /// ones are refused with `REFUSED_STREAM`: each holds a backend connection, as an HTTP/1.1
+    /// connection does. 0 takes ``maxConnectionsPerClient`` (itself 0 for no limit).
+    package var maxStreamsPerClient: Int = 0
+    /// Open connections to `plain-port`, counted apart from ``maxConnections``: probes and
+    /// scrapes are answered when the client listener is full.
+    package var maxProbeConnections: Int = 64
+    /// Bytes of answers an HTTP/2 connection holds for its client, written and not yet sent
+    /// (``HTTP2AnswerBudget``): beyond it the backend's answers are not read.
+    package var http2AnswerBudget: Int = 1 << 20
     /// Where spans are exported, an OTLP/HTTP traces URL (`http://collector:4318/v1/traces`);
     /// `nil` is tracing off, the default: no span is made.
     package var tracingEndpoint: String?

@@ -59,6 +59,8 @@ package enum GatewaySetting: String, Sendable, CaseIterable {
     case throttleStore = "throttle-store"
     case maxConnections = "max-connections"
     case maxConnectionsPerClient = "max-connections-per-client"
+    case maxStreamsPerClient = "max-streams-per-client"
+    case maxProbeConnections = "max-probe-connections"
     case tracingEndpoint = "tracing-endpoint"
     case tracingSampleRatio = "tracing-sample-ratio"
     case tracingServiceName = "tracing-service-name"
@@ -73,6 +75,7 @@ package enum GatewaySetting: String, Sendable, CaseIterable {
     case http2
     case h2c
     case plainPort = "plain-port"
+    case http2AnswerBudget = "http2-answer-budget"
     case upstreamTLSCertificate = "upstream-tls-certificate"
     case upstreamTLSKey = "upstream-tls-key"
     case upstreamCA = "upstream-ca"
@@ -276,6 +279,15 @@ extension GatewaySetting {
             .integer(
                 \.maxConnectionsPerClient, 0...10_000_000,
                 help: "Open connections from one peer address beyond which its new ones are closed; 0 = no limit")
+        case .maxStreamsPerClient:
+            .integer(
+                \.maxStreamsPerClient, 0...10_000_000,
+                help: "Open HTTP/2 streams from one peer address, over all its connections, beyond which new ones are refused "
+                    + "(REFUSED_STREAM); 0 = the value of max-connections-per-client")
+        case .maxProbeConnections:
+            .integer(
+                \.maxProbeConnections, 1...1_000_000,
+                help: "Open connections to plain-port beyond which new ones are closed (apart from max-connections)")
         case .tracingEndpoint:
             Definition(
                 help: "Export spans over OTLP/HTTP to this traces URL, e.g. http://127.0.0.1:4318/v1/traces (default none: tracing off)"
@@ -321,6 +333,10 @@ extension GatewaySetting {
                 help: "Seconds between checks of the TLS files for a change; 0 = SIGHUP only")
         case .http2: .boolean(\.http2, help: "Offer HTTP/2 (ALPN h2) beside HTTP/1.1 on the TLS listener (default true)")
         case .h2c: .boolean(\.h2c, help: "Accept HTTP/2 with prior knowledge (h2c) beside HTTP/1.1 on a plain listener (default false)")
+        case .http2AnswerBudget:
+            .integer(
+                \.http2AnswerBudget, 16_384...(256 << 20),
+                help: "Bytes of answers an HTTP/2 connection holds for a client that does not read them; beyond it the backend is not read")
         case .plainPort:
             Definition(help: "With TLS on, a plain HTTP port serving /healthz, /readyz and /metrics only (default none; 0 picks a free one)") {
                 (configuration, value) throws(ConfigurationError) in

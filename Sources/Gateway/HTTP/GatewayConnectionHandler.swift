@@ -39,19 +39,25 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     /// When a connection closing after its last answer (``endAndClose()``) is closed whether or
     /// not the client took that answer: a client that never reads would otherwise keep it open.
     private var closeBy: NIODeadline?
+    /// An HTTP/2 stream's: what its connection's streams share (the answer budget among them).
+    private let streams: HTTP2Streams?
+    /// The refusal of the head that comes next (``HTTP2MalformedRequest``).
+    private var malformed: GatewayError?
 
     /// - Parameters:
     ///   - tls: the connection's TLS session, `nil` on a plain listener.
     ///   - probesOnly: the probe listener's: `/healthz`, `/readyz`, `/metrics` and nothing else.
-    ///   - seeds: an HTTP/2 connection's id sequence, which seeds each of its streams' (``RequestObserver``).
+    ///   - streams: an HTTP/2 stream's connection's shares: the id sequence that seeds each of its
+    ///     streams' (``RequestObserver``), the answer budget.
     init(
-        core: GatewayCore, pool: UpstreamConnectionPool, tls: TLSSession? = nil, probesOnly: Bool = false, seeds: HTTP2StreamSeeds? = nil
+        core: GatewayCore, pool: UpstreamConnectionPool, tls: TLSSession? = nil, probesOnly: Bool = false, streams: HTTP2Streams? = nil
     ) {
         self.core = core
         self.pool = pool
         self.tls = tls
+        self.streams = streams
         responder = GatewayResponder(core: core, probesOnly: probesOnly)
-        observer = seeds.map { RequestObserver(core: core, seededBy: &$0.source) } ?? RequestObserver(core: core)
+        observer = streams.map { RequestObserver(core: core, seededBy: &$0.seeds) } ?? RequestObserver(core: core)
         let configuration = core.configuration
         machine = ConnectionStateMachine(
             deadlines: ClientDeadlines(
@@ -107,6 +113,11 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         let current = observer.begin(head)
         current.tls = tls
         request = current
+        if let error = malformed {
+            malformed = nil
+            refuse(error, closing: true)
+            return
+        }
         let decision = responder.respond(to: current, peer: context?.channel.remoteAddress, eventLoop: context!.eventLoop)
         if current.endsConnection { machine.closeAfterAnswer() }
         switch decision {
@@ -181,6 +192,8 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         if current.span != nil { current.tripStarted = DispatchTime.now().uptimeNanoseconds }
         if !machine.bodyEnded { current.body = body == nil ? .forward(trip) : .discard }
         continueIfExpected()
+        // The connection's answer budget is spent: the backend's answer waits in its socket.
+        if let budget = streams?.budget, budget.isSpent { waitForBudget(trip, budget) }
         trip.start(flushingLater: machine.readBatchOpen)
         if trip.wakeAt < timerAt { arm(at: trip.wakeAt) }
     }
@@ -202,7 +215,10 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     func tripBody(_ part: ByteBuffer) {
         guard let context else { return }
         context.write(wrapOutboundOut(.body(.byteBuffer(part))), promise: nil)
-        if !context.channel.isWritable {
+        if let budget = streams?.budget, budget.isSpent, let trip = request?.trip {
+            waitForBudget(trip, budget)
+            context.flush()
+        } else if !context.channel.isWritable {
             // Pause first: the flush may drain the buffer at once, and the writability change it
             // reports then is what resumes the backend's reads.
             request?.trip?.pauseResponse()
@@ -212,6 +228,17 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
 
     func tripFlush() {
         context?.flush()
+    }
+
+    /// Stops reading the backend until the connection's answer budget has room; the stream's own
+    /// writability still rules once it has.
+    private func waitForBudget(_ trip: UpstreamTrip, _ budget: HTTP2AnswerBudget) {
+        trip.pauseResponse()
+        budget.waitForRoom { [weak self, weak trip] in
+            guard let self, let trip, request?.trip === trip, let context, context.channel.isWritable else { return false }
+            trip.resumeResponse()
+            return true
+        }
     }
 
     func tripFinished() {
@@ -339,7 +366,7 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     func channelWritabilityChanged(context: ChannelHandlerContext) {
         if context.channel.isWritable {
             if let trip = request?.trip {
-                trip.resumeResponse()
+                if let budget = streams?.budget, budget.isSpent { waitForBudget(trip, budget) } else { trip.resumeResponse() }
             } else {
                 // The client took its answers: what waited behind them goes on.
                 let next = machine.writable()
@@ -356,6 +383,10 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         }
         if event is ChannelShouldQuiesceEvent {
             if machine.quiesce() == .close { context.close(promise: nil) }
+            return
+        }
+        if let event = event as? HTTP2MalformedRequest {
+            malformed = event.error
             return
         }
         context.fireUserInboundEventTriggered(event)

@@ -29,6 +29,14 @@ struct GatewayHTTPServer: Service {
         case clients(tls: ServerTLS?)
         /// `plain-port`: the probes and the scrape only.
         case probes
+
+        /// How a connection over the listener's total cap is counted.
+        var refusal: ConnectionCaps.Refusal {
+            switch self {
+            case .clients: .total
+            case .probes: .probes
+            }
+        }
     }
 
     let core: GatewayCore
@@ -66,12 +74,18 @@ struct GatewayHTTPServer: Service {
             .childChannelOption(.allowRemoteHalfClosure, value: true)
             .childChannelOption(.recvAllocator, value: Self.readBuffers)
             .childChannelInitializer { channel in
-                let (client, refusal) = core.connections.admit(channel.remoteAddress)
+                // The probe listener counts apart: probes and scrapes are answered when clients fill theirs.
+                let caps: ConnectionCaps
+                switch role {
+                case .clients: caps = core.connections
+                case .probes: caps = core.probeConnections
+                }
+                let (client, refusal) = caps.admit(channel.remoteAddress, refusing: role.refusal)
                 if let refusal {
                     core.metrics.connectionRefused(refusal)
                     return channel.close()
                 }
-                channel.closeFuture.whenComplete { _ in core.connections.release(client) }
+                channel.closeFuture.whenComplete { _ in caps.release(client) }
                 return channel.eventLoop.makeCompletedFuture {
                     let pipeline = channel.pipeline.syncOperations
                     switch role {

@@ -5,22 +5,66 @@ import NIOSSL
 // An HTTP/2 connection as the gateway sets it up (``ClientProtocol``): its limits, what its
 // streams share, the guard that closes it, and why it was closed.
 
-/// An HTTP/2 connection's random source for its streams' request and trace ids, seeded once per
-/// connection: a stream is a request, and a system call per request for its ids is what the
-/// per-connection sequences exist to avoid.
-final class HTTP2StreamSeeds {
-    var source = TraceIDSequence()
+/// What the streams of one HTTP/2 connection share, on its event loop: the random source of
+/// their request and trace ids (seeded once per connection: a stream is a request, and a system
+/// call per request for its ids is what the per-connection sequences exist to avoid), the budget
+/// of answers the connection holds for its client (``HTTP2AnswerBudget``), its client's count of
+/// open streams (`max-streams-per-client`), and its open streams, told when the client has
+/// half-closed the connection.
+final class HTTP2Streams {
+    var seeds = TraceIDSequence()
+    let budget: HTTP2AnswerBudget
+    let caps: ConnectionCaps
+    let client: ClientKey?
+    let metrics: ConnectionMetrics
+    /// The client sends nothing more: a stream whose request is not whole can never be.
+    private(set) var inputClosed = false
+    private var open: [ObjectIdentifier: HTTP2RequestTranslator] = [:]
+
+    init(budget: HTTP2AnswerBudget, caps: ConnectionCaps, client: ClientKey?, metrics: ConnectionMetrics) {
+        self.budget = budget
+        self.caps = caps
+        self.client = client
+        self.metrics = metrics
+    }
+
+    func opened(_ stream: HTTP2RequestTranslator) {
+        open[ObjectIdentifier(stream)] = stream
+    }
+
+    func closed(_ stream: HTTP2RequestTranslator) {
+        open[ObjectIdentifier(stream)] = nil
+    }
+
+    /// The client half-closed the connection: the streams whose requests are whole are answered,
+    /// the others end now, and their backend connections with them.
+    func clientInputClosed() {
+        inputClosed = true
+        for stream in Array(open.values) { stream.clientInputClosed() }
+    }
 }
 
 /// The limits of an HTTP/2 connection, each one a bound on what a client can make the gateway
 /// hold or do (docs/security.md states the cost of each attack under them).
 enum HTTP2Limits {
-    /// Streams open at once per connection; one more is a connection error (swift-nio-http2
-    /// answers `PROTOCOL_ERROR`, not `REFUSED_STREAM`).
+    /// Streams open at once per connection. One more is an error swift-nio-http2 raises for the
+    /// connection (`PROTOCOL_ERROR`): the streams already taken are answered before it closes
+    /// (``HTTP2ConnectionError/drains``).
     static let maxConcurrentStreams = 100
-    /// The largest decoded header list of a request, bytes (HTTP/1.1's limit is NIO's 80 KiB;
-    /// an exchange's headers are a few hundred bytes).
-    static let maxHeaderListSize = 32_768
+    /// The largest header list (RFC 9113's count: names, values and 32 bytes per field) a client
+    /// may send, and the largest header block swift-nio-http2 buffers. Above HTTP/1.1's limit for
+    /// the same request (``HTTPRequestHead/maximumFieldBytes`` of names and values, answered `431`
+    /// on its stream alone), so that what HTTP/1.1 refuses with an answer HTTP/2 refuses with one
+    /// too, up to some 5,000 fields. Beyond this, swift-nio-http2 ends the connection: the HPACK
+    /// state can no longer be trusted. Until the client acknowledges the gateway's SETTINGS,
+    /// swift-nio-http2 holds header lists to its default, 16 KiB.
+    static let maxHeaderListSize = 256 * 1024
+    /// Empty DATA frames in a row before the connection is closed (`glitches`): some clients end a
+    /// body with one, after headers that did not end the stream; a flood of them is the attack.
+    static let maxEmptyDataFrames = 16
+    /// CONTINUATION frames in a row: a header block split finely is valid HTTP/2 (nginx and
+    /// HAProxy take them); the block's size stays bounded by ``maxHeaderListSize``.
+    static let maxContinuationFrames = 64
 
     static var connection: NIOHTTP2Handler.ConnectionConfiguration {
         var configuration = NIOHTTP2Handler.ConnectionConfiguration()
@@ -29,10 +73,11 @@ enum HTTP2Limits {
             HTTP2Setting(parameter: .maxHeaderListSize, value: maxHeaderListSize),
             HTTP2Setting(parameter: .headerTableSize, value: 4096),
         ]
-        // swift-nio-http2's defences, at its defaults: CONTINUATION frames in a row (5), empty
-        // DATA frames in a row (1), control frames buffered for a client that does not read
-        // (10,000), reset streams remembered (32), PING/SETTINGS/PRIORITY at most 200 per 30 s,
-        // 200 "glitches" (suspicious frames) per connection.
+        configuration.maximumSequentialEmptyDataFrames = maxEmptyDataFrames
+        configuration.maximumSequentialContinuationFrames = maxContinuationFrames
+        // swift-nio-http2's other defences, at its defaults: control frames buffered for a client
+        // that does not read (10,000), reset streams remembered (32), PING/SETTINGS/PRIORITY at
+        // most 200 per 30 s, 200 "glitches" (suspicious frames) per connection.
         return configuration
     }
 
@@ -69,6 +114,17 @@ enum HTTP2ConnectionError: String, CaseIterable, Sendable {
     case streamLimit = "stream_limit"
     /// Not an HTTP/2 preface, or a frame that breaks the protocol.
     case protocolError = "protocol_error"
+    /// Answers held for a client that does not read them: the connection's answer budget spent
+    /// for `total-timeout` (``HTTP2AnswerBudget``).
+    case unreadAnswers = "unread_answers"
+
+    /// Whether the error is about one request rather than the connection as a whole (a stream
+    /// beyond `SETTINGS_MAX_CONCURRENT_STREAMS`, a header block beyond the advertised list size):
+    /// swift-nio-http2 can only end the connection for it, but the streams already taken are
+    /// answered before it closes.
+    var drains: Bool {
+        self == .streamLimit
+    }
 
     init(_ error: any Error) {
         switch error {
@@ -94,6 +150,8 @@ enum HTTP2StreamError: String, CaseIterable, Sendable {
     /// A stream opened after the gateway's GOAWAY: refused (`REFUSED_STREAM`), for the client to
     /// retry on a new connection.
     case refused
+    /// A stream beyond its client's `max-streams-per-client`: refused (`REFUSED_STREAM`).
+    case clientLimit = "client_limit"
 
     init?(_ error: any Error) {
         switch error {
@@ -120,33 +178,44 @@ enum HTTP2StreamError: String, CaseIterable, Sendable {
 ///   connection's (``HTTP2StreamError``): swift-nio-http2 has reset that stream already, and
 ///   the streams beside it go on — a malformed request among answers in flight, or a stream
 ///   opened after a graceful shutdown's GOAWAY, must not cost the others their answers. Too
-///   many of them is a flood swift-nio-http2 ends as a connection error (`rapid_reset`).
-/// - **The idle clock.** A connection with no stream open for `idle-timeout` is closed (the
-///   management handler's own idle timer starts on `channelActive`, which a connection set up
-///   after its TLS handshake or its h2c preface never sees again; and its close waits for the
-///   client to acknowledge a PING).
+///   many of them is a flood swift-nio-http2 ends as a connection error (`rapid_reset`). A
+///   stream beyond the concurrency limit is one request's error too, which swift-nio-http2 can
+///   only raise for the connection: the connection drains (``HTTP2ConnectionError/drains``) —
+///   the streams already taken are answered, as in a graceful shutdown, then it closes.
+/// - **The idle clock.** A connection with no stream open for `idle-timeout` is told so with a
+///   GOAWAY (`NO_ERROR`, the last stream it took) and closed: the client knows what was answered
+///   and that a new connection is safe (the management handler's own idle timer starts on
+///   `channelActive`, which a connection set up after its TLS handshake or its h2c preface never
+///   sees again; and its close waits for the client to acknowledge a PING).
 /// - **Bound a graceful shutdown.** The management handler's grace period starts only when the
 ///   client acknowledges its PING; a client that never does would hold the drain for ever. After
 ///   `grace` (`total-timeout` + 1 s) the connection is closed, streams or not.
-/// - **Close a half-closed connection** once the streams the client opened are answered (within
-///   the drain's bound): it can open no more.
+/// - **Close a half-closed connection** once the streams whose requests are whole are answered
+///   (within the drain's bound): it can open no more, and the streams still waiting for a body
+///   end at once (``HTTP2Streams/clientInputClosed()``).
+/// - **Close a connection that holds its answer budget** for `total-timeout`
+///   (``HTTP2AnswerBudget``), with a GOAWAY (`ENHANCE_YOUR_CALM`).
 final class HTTP2ConnectionGuard: ChannelInboundHandler {
     typealias InboundIn = HTTP2Frame
     typealias InboundOut = HTTP2Frame
 
     private let metrics: ConnectionMetrics
+    private let streams: HTTP2Streams
     private let idle: TimeAmount
     private let grace: TimeAmount
     private var closing = false
     private var openStreams = 0
+    /// The highest stream the client opened: what a GOAWAY of the gateway's says it took.
+    private var lastStream = HTTP2StreamID(0)
     /// The client half-closed the connection: the last stream's end closes it.
     private var inputClosed = false
     private var idleTimer: Scheduled<Void>?
     private var drainDeadline: Scheduled<Void>?
     private var context: ChannelHandlerContext?
 
-    init(metrics: ConnectionMetrics, idle: TimeAmount, grace: TimeAmount) {
+    init(metrics: ConnectionMetrics, streams: HTTP2Streams, idle: TimeAmount, grace: TimeAmount) {
         self.metrics = metrics
+        self.streams = streams
         self.idle = idle
         self.grace = grace
     }
@@ -154,11 +223,14 @@ final class HTTP2ConnectionGuard: ChannelInboundHandler {
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
         if openStreams == 0 { armIdle(context) }
+        let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        streams.budget.onStall = { loopBound.value.budgetStalled() }
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
         idleTimer?.cancel()
         drainDeadline?.cancel()
+        streams.budget.close()
         self.context = nil
     }
 
@@ -171,15 +243,29 @@ final class HTTP2ConnectionGuard: ChannelInboundHandler {
             metrics.http2StreamReset(streamError)
             return
         }
+        guard error is any NIOHTTP2Error else {
+            // A connection that broke (a reset, TLS cut short): not counted.
+            closing = true
+            closeNextTick(context)
+            return
+        }
+        let reason = HTTP2ConnectionError(error)
+        metrics.http2ConnectionClosed(reason)
+        if reason.drains {
+            // swift-nio-http2 has sent its GOAWAY; the management handler's graceful shutdown
+            // answers the streams taken and closes, within the drain's bound.
+            boundDrain(context)
+            context.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
+            return
+        }
         closing = true
-        // Counted when it is the protocol's; a connection that broke (a reset, TLS cut short) is not.
-        if error is any NIOHTTP2Error { metrics.http2ConnectionClosed(HTTP2ConnectionError(error)) }
         closeNextTick(context)
     }
 
     /// A stream opened (``HTTP2StreamEvents``): the connection is not idle.
-    func streamCreated() {
+    func streamCreated(_ id: HTTP2StreamID) {
         openStreams += 1
+        if id > lastStream { lastStream = id }
         idleTimer?.cancel()
         idleTimer = nil
     }
@@ -198,6 +284,7 @@ final class HTTP2ConnectionGuard: ChannelInboundHandler {
             // The client sends nothing more: the streams it opened are answered first (within
             // the drain's bound), then the connection is closed.
             inputClosed = true
+            streams.clientInputClosed()
             if openStreams == 0 { context.close(promise: nil) } else { boundDrain(context) }
             return
         case is ChannelShouldQuiesceEvent:
@@ -206,6 +293,14 @@ final class HTTP2ConnectionGuard: ChannelInboundHandler {
             break
         }
         context.fireUserInboundEventTriggered(event)
+    }
+
+    /// The answer budget stayed spent for its bound: the client does not read.
+    private func budgetStalled() {
+        guard let context, !closing else { return }
+        closing = true
+        metrics.http2ConnectionClosed(.unreadAnswers)
+        goAwayAndClose(context, code: .enhanceYourCalm)
     }
 
     /// Closes the connection `grace` from now, streams or not (once: the first bound holds).
@@ -222,10 +317,23 @@ final class HTTP2ConnectionGuard: ChannelInboundHandler {
         context.eventLoop.assumeIsolated().execute { loopBound.value.close(promise: nil) }
     }
 
+    /// A GOAWAY naming the last stream taken, then the close (the flush coalescer writes the
+    /// GOAWAY out before the close).
+    private func goAwayAndClose(_ context: ChannelHandlerContext, code: HTTP2ErrorCode) {
+        let goAway = HTTP2Frame(streamID: .rootStream, payload: .goAway(lastStreamID: lastStream, errorCode: code, opaqueData: nil))
+        context.writeAndFlush(NIOAny(goAway), promise: nil)
+        context.close(promise: nil)
+    }
+
     private func armIdle(_ context: ChannelHandlerContext) {
         idleTimer?.cancel()
-        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
-        idleTimer = context.eventLoop.assumeIsolated().scheduleTask(in: idle) { loopBound.value.close(promise: nil) }
+        let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        idleTimer = context.eventLoop.assumeIsolated().scheduleTask(in: idle) {
+            let guardHandler = loopBound.value
+            guard let context = guardHandler.context, !guardHandler.closing else { return }
+            guardHandler.closing = true
+            guardHandler.goAwayAndClose(context, code: .noError)
+        }
     }
 }
 
@@ -237,7 +345,7 @@ struct HTTP2StreamEvents: NIOHTTP2StreamDelegate {
 
     func streamCreated(_ id: HTTP2StreamID, channel: any Channel) {
         management.streamCreated(id, channel: channel)
-        guardHandler.value.streamCreated()
+        guardHandler.value.streamCreated(id)
     }
 
     func streamClosed(_ id: HTTP2StreamID, channel: any Channel) {

@@ -191,39 +191,52 @@ package struct ClientKey: Hashable, Sendable {
 
 // MARK: - Connection caps
 
-/// `max-connections` and `max-connections-per-client`: the open client connections, counted at
-/// accept and released at close. A connection beyond a cap is closed before it is read from, so
-/// one address (or a flood of them) cannot hold every file descriptor and event-loop slot.
+/// `max-connections`, `max-connections-per-client` and `max-streams-per-client`: the open client
+/// connections, counted at accept and released at close, and the open HTTP/2 streams per client
+/// over all its connections. A connection beyond a cap is closed before it is read from, so one
+/// address (or a flood of them) cannot hold every file descriptor and event-loop slot; a stream
+/// beyond its client's cap is refused before it reaches a backend, so one client cannot fan out
+/// to a backend connection per stream on connections it is allowed.
 ///
 /// Per client is per peer address (an IPv6 peer by its /64, as in ``ClientKey``): at accept
 /// nothing else is known.
 package final class ConnectionCaps: Sendable {
     private let total: Int
     private let perClient: Int
+    private let streamsPerClient: Int
     private let state = Mutex(State())
 
     struct State {
         var open = 0
         var byClient: [ClientKey: Int] = [:]
+        var streamsByClient: [ClientKey: Int] = [:]
     }
 
     /// Why a connection was closed at accept: the `reason` of `samlgate_connections_refused_total`.
     package enum Refusal: String, Sendable, CaseIterable {
         case total
         case perClient = "per_client"
+        /// `plain-port`'s own cap (`max-probe-connections`).
+        case probes
     }
 
     /// - Parameters: `0` for no limit.
-    package init(total: Int, perClient: Int) {
+    package init(total: Int, perClient: Int, streamsPerClient: Int = 0) {
         self.total = total
         self.perClient = perClient
+        self.streamsPerClient = streamsPerClient
+    }
+
+    /// The key a peer is counted under.
+    static func key(of peer: SocketAddress?) -> ClientKey? {
+        peer.flatMap(AddressBlock.bits(of:)).map { ClientKey(high: $0.high, low: $0.low) }
     }
 
     /// Counts a new connection from `peer`, or refuses it (nothing counted).
-    func admit(_ peer: SocketAddress?) -> (key: ClientKey?, refusal: Refusal?) {
-        let key = peer.flatMap(AddressBlock.bits(of:)).map { ClientKey(high: $0.high, low: $0.low) }
-        let refusal = state.withLock { state -> Refusal? in
-            if total > 0 && state.open >= total { return .total }
+    func admit(_ peer: SocketAddress?, refusing refusal: Refusal = .total) -> (key: ClientKey?, refusal: Refusal?) {
+        let key = Self.key(of: peer)
+        let refused = state.withLock { state -> Refusal? in
+            if total > 0 && state.open >= total { return refusal }
             if let key, perClient > 0 {
                 let count = state.byClient[key, default: 0]
                 if count >= perClient { return .perClient }
@@ -232,10 +245,10 @@ package final class ConnectionCaps: Sendable {
             state.open += 1
             return nil
         }
-        return (key, refusal)
+        return (key, refused)
     }
 
-    /// A connection ``admit(_:)`` counted has closed.
+    /// A connection ``admit(_:refusing:)`` counted has closed.
     func release(_ key: ClientKey?) {
         state.withLock { state in
             state.open -= 1
@@ -243,6 +256,26 @@ package final class ConnectionCaps: Sendable {
                 let count = (state.byClient[key] ?? 1) - 1
                 state.byClient[key] = count > 0 ? count : nil
             }
+        }
+    }
+
+    /// Counts a new HTTP/2 stream of `key`'s, or refuses it (`false`, nothing counted).
+    func admitStream(_ key: ClientKey?) -> Bool {
+        guard let key, streamsPerClient > 0 else { return true }
+        return state.withLock { state in
+            let count = state.streamsByClient[key, default: 0]
+            guard count < streamsPerClient else { return false }
+            state.streamsByClient[key] = count + 1
+            return true
+        }
+    }
+
+    /// A stream ``admitStream(_:)`` counted has closed.
+    func releaseStream(_ key: ClientKey?) {
+        guard let key, streamsPerClient > 0 else { return }
+        state.withLock { state in
+            let count = (state.streamsByClient[key] ?? 1) - 1
+            state.streamsByClient[key] = count > 0 ? count : nil
         }
     }
 
