@@ -133,11 +133,17 @@ struct HTTP2AttackTests {
         }
     }
 
-    @Test("streams beyond SETTINGS_MAX_CONCURRENT_STREAMS (100) end the connection; stream ids are spent once, in order")
+    @Test(
+        "streams beyond SETTINGS_MAX_CONCURRENT_STREAMS (100) end the connection within the drain's bound; stream ids are spent once, in order"
+    )
     func streamLimits() async throws {
-        try await withHarness(configure: { $0.h2c = true }) { (h: GatewayHarness) async throws in
-            // 101 exchanges whose bodies never come: open streams, each waiting.
-            let connection = try RawHTTP2Connection(port: Self.port(h))
+        try await withHarness(configure: {
+            $0.h2c = true
+            $0.totalTimeout = 2
+        }) { (h: GatewayHarness) async throws in
+            // 101 exchanges whose bodies never come: open streams, each waiting, until the drain's
+            // bound (total-timeout + 1 s) closes the connection.
+            let connection = try RawHTTP2Connection(port: Self.port(h), readTimeout: 30)
             try? await connection.send(RawHTTP2Connection.openExchanges(HTTP2Limits.maxConcurrentStreams + 1))
             try await Self.expectGoAway(connection, code: RawHTTP2Connection.protocolError)
             #expect(try await Self.errors(h, "stream_limit") == 1)

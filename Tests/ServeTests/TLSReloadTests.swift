@@ -170,7 +170,8 @@ struct TLSReloadTests {
         #expect(try TestPKI.servedSubject(port: served.port)?.contains("gateway-first") == true)
         let ready = try await served.readiness()
         #expect(ready["status"] as? String == "ready" && ready["tls"] as? String == "reload_failed", "\(ready)")
-        #expect((ready["tlsReloadError"] as? String)?.contains("does not match") == true, "\(ready)")
+        // Why (a path, the TLS library's words) is the log line's, not the probe's.
+        #expect(!ready.keys.contains { $0.lowercased().contains("error") } && !"\(ready)".contains(directory), "\(ready)")
         let client = try pki.client()
         #expect(try await Served.text(served.url + "/api/v1/config/REF", via: client).0 == 200)
         try await client.shutdown()

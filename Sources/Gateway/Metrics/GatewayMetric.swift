@@ -222,6 +222,22 @@ enum KnownLabelValues {
     /// `replay_store_errors_total{kind}`.
     static let replayStoreErrorKinds = RESPError.Kind.allCases.map(\.rawValue)
 
+    /// `requests_total{route, status}` for the answers the gateway gives itself, known per route
+    /// before any request: a refusal's first `rate()` is not lost to a series that did not exist
+    /// yet (the first 429s, 502s or 503s after a start). The statuses of forwarded answers are the
+    /// backend's, made as they come.
+    static let gatewayAnsweredRequests: [(route: String, status: Int)] = {
+        let forwarding = [GatewayRoute.exchangeV1, .exchangeV2, .tokenCheck, .proxy] + partnerStatusRoutes.map(GatewayRoute.partnerStatus)
+        var pairs = forwarding.flatMap { route in [400, 403, 408, 413, 429, 502, 503, 504].map { (route.label, $0) } }
+        pairs += [
+            (GatewayRoute.healthz.label, 200), (GatewayRoute.readyz.label, 200), (GatewayRoute.readyz.label, 503),
+            (GatewayRoute.metrics.label, 200), (GatewayRoute.exchangeMethodNotAllowed(allow: "").label, 405),
+            (GatewayRoute.invalidTarget.label, 400), (GatewayRoute.unroutedLabel, 400), (GatewayRoute.unroutedLabel, 431),
+            (GatewayRoute.headerTimeoutLabel, 408),
+        ]
+        return pairs
+    }()
+
     /// `connections_refused_total{reason}`.
     static let connectionRefusals = ConnectionCaps.Refusal.allCases.map(\.rawValue)
 

@@ -107,6 +107,7 @@ package final class GatewayMetrics: Sendable {
         connections = ConnectionMetrics(registry: registry)
 
         errors.prepare(KnownLabelValues.refusalCodes)
+        requests.prepare(KnownLabelValues.gatewayAnsweredRequests.map { RequestKey(route: $0.route, status: $0.status) })
         forms.prepare(SAMLForm.allCases)
         stages.prepare(KnownLabelValues.stages)
         partnerStatuses.prepare(
