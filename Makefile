@@ -8,7 +8,7 @@ BIN := .build/release/samlgate
 # What make format-check lints and make format rewrites.
 FORMATTED := Package.swift Sources Tests Benchmarks/Package.swift Benchmarks/Benchmarks Benchmarks/Drivers Fuzz/Package.swift Fuzz/Sources
 
-.PHONY: deps deps-load build release test format-check format openapi-check docs-check deploy-check monitoring-check run demo load load-compare header-costs alerts-check tracing-check tls-check tls-compare h2-attacks http-diff load-mallocs load-scale load-replay-store soak faults sanitize cluster-check stream-check bench bench-compare bench-check bench-thresholds bench-verify fuzz-build fuzz fuzz-all clean
+.PHONY: deps deps-load build release test format-check format openapi-check docs-check deploy-check monitoring-check run demo load load-compare header-costs alerts-check tracing-check tls-check tls-compare h2-attacks h2-unread http-diff load-mallocs load-scale load-replay-store soak faults sanitize cluster-check stream-check bench bench-compare bench-check bench-thresholds bench-verify fuzz-build fuzz fuzz-all clean
 
 ## deps: install the system libraries (apt-get) when xmlsec1-openssl, zlib or jemalloc is not found,
 ## redis-server (the shared replay store's tests start their own), openssl, curl and nghttp2-client
@@ -142,6 +142,12 @@ tls-compare: release deps-load
 ## closes the connection: CPU per attacking connection, beside one request's (ROUNDS=20).
 h2-attacks: release
 	./scripts/h2-attacks.sh
+
+## h2-unread: what HTTP/2 clients that never read their answers (every stream window at 0, 100
+## streams each) cost samlgate, nginx and HAProxy in resident memory, per connection and answer
+## size, h2c on loopback (CONNECTIONS=8 ROUNDS=3 SIZES="1024 65536 1048576" PEERS=...).
+h2-unread: release
+	./scripts/h2-unread.sh
 
 ## http-diff: ~295 odd or malformed HTTP/1.1 requests (raw sockets) through nginx and the gateway to a
 ## byte-logging backend; the differences that matter (samlgate stricter, laxer, content differs) and

@@ -40,10 +40,13 @@ package struct TestPKI: Sendable {
     ///   - commonName: the subject's CN (an `O=Example` beside it when `organization` is given).
     ///   - server: a server certificate for `localhost` and `127.0.0.1`; else a client certificate.
     ///   - validFrom, validFor: seconds from now; a negative start and a short life make an expired one.
+    ///   - names: a server certificate's subject alternative names in place of `localhost` and
+    ///     `127.0.0.1` (an IPv4 address is an IP-address name, anything else a DNS name); empty:
+    ///     none at all (the common name alone names it).
     @discardableResult
     package func issue(
         _ name: String, commonName: String, organization: String? = nil, server: Bool = true, validFrom: TimeInterval = -60,
-        validFor: TimeInterval = 10 * 86_400
+        validFor: TimeInterval = 10 * 86_400, names: [String]? = nil
     ) throws -> (certificate: String, key: String) {
         let key = P256.Signing.PrivateKey()
         let caKey = try P256.Signing.PrivateKey(rawRepresentation: caKeyBytes)
@@ -59,7 +62,8 @@ package struct TestPKI: Sendable {
                 Critical(BasicConstraints.notCertificateAuthority)
                 Critical(KeyUsage(digitalSignature: true))
                 if server {
-                    SubjectAlternativeNames([.dnsName("localhost"), .ipAddress(ASN1OctetString(contentBytes: [127, 0, 0, 1]))])
+                    let alternatives = (names ?? ["localhost", "127.0.0.1"]).map(Self.generalName)
+                    if !alternatives.isEmpty { SubjectAlternativeNames(alternatives) }
                     try ExtendedKeyUsage([.serverAuth])
                 } else {
                     try ExtendedKeyUsage([.clientAuth])
@@ -69,6 +73,11 @@ package struct TestPKI: Sendable {
         try certificate.serializeAsPEM().pemString.write(toFile: paths.0, atomically: true, encoding: .utf8)
         try key.pemRepresentation.write(toFile: paths.1, atomically: true, encoding: .utf8)
         return paths
+    }
+
+    private static func generalName(_ name: String) -> GeneralName {
+        let octets = name.split(separator: ".").compactMap { UInt8($0) }
+        return octets.count == 4 ? .ipAddress(ASN1OctetString(contentBytes: ArraySlice(octets))) : .dnsName(name)
     }
 
     /// An HTTP client trusting this authority (HTTP/2 by ALPN when the server offers it), with

@@ -43,6 +43,8 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     private let streams: HTTP2Streams?
     /// The refusal of the head that comes next (``HTTP2MalformedRequest``).
     private var malformed: GatewayError?
+    /// The trip's reads wait for room in the connection's answer budget (once per wait).
+    private var waitingForBudget = false
 
     /// - Parameters:
     ///   - tls: the connection's TLS session, `nil` on a plain listener.
@@ -234,8 +236,12 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     /// writability still rules once it has.
     private func waitForBudget(_ trip: UpstreamTrip, _ budget: HTTP2AnswerBudget) {
         trip.pauseResponse()
+        guard !waitingForBudget else { return }
+        waitingForBudget = true
         budget.waitForRoom { [weak self, weak trip] in
-            guard let self, let trip, request?.trip === trip, let context, context.channel.isWritable else { return false }
+            guard let self else { return false }
+            waitingForBudget = false
+            guard let trip, request?.trip === trip, let context, context.channel.isWritable else { return false }
             trip.resumeResponse()
             return true
         }

@@ -119,9 +119,9 @@ enum HTTP2ConnectionError: String, CaseIterable, Sendable {
     case unreadAnswers = "unread_answers"
 
     /// Whether the error is about one request rather than the connection as a whole (a stream
-    /// beyond `SETTINGS_MAX_CONCURRENT_STREAMS`, a header block beyond the advertised list size):
-    /// swift-nio-http2 can only end the connection for it, but the streams already taken are
-    /// answered before it closes.
+    /// beyond `SETTINGS_MAX_CONCURRENT_STREAMS`): swift-nio-http2 can only end the connection for
+    /// it, but the streams already taken are answered before it closes. Not a header block beyond
+    /// the list size: swift-nio-http2's HPACK state is no longer to be trusted after one.
     var drains: Bool {
         self == .streamLimit
     }

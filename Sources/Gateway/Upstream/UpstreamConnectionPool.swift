@@ -61,10 +61,10 @@ final class UpstreamConnectionPool {
     /// do. Returns the encoder (a trip names its endpoint to it).
     @discardableResult
     static func addClientHandlers(
-        _ pipeline: ChannelPipeline.SynchronousOperations, tls: NIOSSLContext?, serverName: String?
+        _ pipeline: ChannelPipeline.SynchronousOperations, tls: NIOSSLContext?, endpoint: UpstreamEndpoint
     ) throws -> UpstreamRequestEncoder {
         if let tls {
-            try pipeline.addHandler(NIOSSLClientHandler(context: tls, serverHostname: serverName))
+            try pipeline.addHandler(UpstreamCertificateName.handler(context: tls, host: endpoint.host, serverName: endpoint.serverName))
         }
         let encoder = UpstreamRequestEncoder()
         let decoder = HTTPResponseDecoder(
@@ -78,13 +78,12 @@ final class UpstreamConnectionPool {
     func connect(_ index: Int, _ completion: @escaping (Result<UpstreamConnection, UpstreamFailure>) -> Void) {
         let endpoint = endpoints[index]
         let tls = endpoint.usesTLS ? self.tls?.context : nil
-        let serverName = endpoint.serverName
         ClientBootstrap(group: eventLoop)
             .connectTimeout(connectTimeout)
             .channelOption(.recvAllocator, value: GatewayHTTPServer.readBuffers)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    let encoder = try Self.addClientHandlers(channel.pipeline.syncOperations, tls: tls, serverName: serverName)
+                    let encoder = try Self.addClientHandlers(channel.pipeline.syncOperations, tls: tls, endpoint: endpoint)
                     try channel.pipeline.syncOperations.addHandler(UpstreamConnection(endpointIndex: index, encoder: encoder))
                 }
             }

@@ -160,12 +160,12 @@ final class UpstreamProbe: Sendable {
         promise.futureResult.whenComplete { _ in deadline.cancel() }
         let head = self.head
         let tls = self.tls?.context
-        let serverName = endpoint.serverName
+        let endpoint = self.endpoint
         ClientBootstrap(group: eventLoop)
             .connectTimeout(timeout)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try UpstreamConnectionPool.addClientHandlers(channel.pipeline.syncOperations, tls: tls, serverName: serverName)
+                    try UpstreamConnectionPool.addClientHandlers(channel.pipeline.syncOperations, tls: tls, endpoint: endpoint)
                     try channel.pipeline.syncOperations.addHandler(UpstreamProbeHandler(head: head, promise: promise))
                 }
             }
