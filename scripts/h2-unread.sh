@@ -12,8 +12,9 @@
 # measurement, warmed up with a few ordinary requests, so no measurement reuses memory an
 # earlier one left behind (allocators and HAProxy's pools keep what they freed). Rounds
 # interleave the proxies (their order rotating per round), so drift of this machine hits all
-# alike. Kernel memory (socket buffers, page cache) is no process's RSS: the answers nginx
-# writes to its temporary files are counted apart ("on disk"). Prints two Markdown tables (MiB
+# alike. Kernel memory (socket buffers, page cache) is no process's RSS: the answers left in the
+# sockets between backend and proxy (/proc/net/tcp) and those nginx writes to its temporary
+# files are counted apart ("in sockets", "on disk"). Prints two Markdown tables (MiB
 # per connection, median and min-max over the rounds; what became of the answers and the
 # connections), every measurement in $H2U_DIR/unread.csv.
 # Knobs: CONNECTIONS (8), ROUNDS (3), SIZES (bytes, "1024 65536 1048576"), PEERS ("samlgate

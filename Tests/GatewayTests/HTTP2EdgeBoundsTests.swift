@@ -116,10 +116,11 @@ struct HTTP2EdgeBoundsTests {
                     $0.http2AnswerBudget = 16_384
                 }
             ) { (h: GatewayHarness) async throws in
-                // SETTINGS_INITIAL_WINDOW_SIZE 0: not one byte of an answer may be sent.
+                // SETTINGS_INITIAL_WINDOW_SIZE 0: not one byte of an answer may be sent. Answers of
+                // one read each: their trips end, and what they wrote stays held.
                 let connection = try Raw(port: HTTP2AttackTests.port(h), settings: [(4, 0)], readTimeout: 60)
                 var frames: [UInt8] = Raw.settingsAck
-                for stream in stride(from: UInt32(1), through: 19, by: 2) { frames += Raw.get(stream, path: "/medium") }
+                for stream in stride(from: UInt32(1), through: 19, by: 2) { frames += Raw.get(stream, path: "/small") }
                 try await connection.send(frames)
                 let (read, closed) = try await connection.framesUntilClose()
                 let goAway = read.first { $0.type == Raw.FrameType.goAway.rawValue }

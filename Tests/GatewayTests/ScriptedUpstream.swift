@@ -8,7 +8,7 @@ import NIOPosix
 ///   echo endpoint or a redirect's `Location` reflects what it was sent), with a header of its
 ///   own of `X-Own-Length` bytes;
 /// - `/big` answers 32 MiB; `/medium` 40 KiB (read whole by the gateway before its client's
-///   connection stops taking more);
+///   connection stops taking more); `/small` 12 KiB (one read);
 /// - `/upload` answers `204` once the whole body is read, after an interim `100 Continue` sent
 ///   as soon as the head arrives when the request carries `X-Interim: 1`;
 /// - `/silent` never answers (the connection stays open);
@@ -74,6 +74,8 @@ enum ScriptedUpstream {
                 body = ByteBuffer(repeating: UInt8(ascii: "a"), count: 32 << 20)
             case "/medium":
                 body = ByteBuffer(repeating: UInt8(ascii: "m"), count: ScriptedUpstream.mediumLength)
+            case "/small":
+                body = ByteBuffer(repeating: UInt8(ascii: "s"), count: 12 << 10)
             case "/upload":
                 status = .noContent
                 body = ByteBuffer()

@@ -15,9 +15,11 @@
         so every answer the proxy takes from the backend stays with the proxy. Only what the proxy
         sends besides DATA is read (SETTINGS, HEADERS, GOAWAY), to see whether it closes the
         connection. The wait: until every request has reached the backend and the proxy's RSS has
-        not grown for 1 s, at most 10 s. Then RSS again; then the connections are closed and the
-        proxy given the same time to settle (RSS unchanged for 1 s, the backend idle), and RSS
-        once more. Prints one CSV row (FIELDS).
+        not grown for 1 s, at most 10 s. Then RSS again, the answer bytes left in the kernel's
+        buffers between backend and proxy (/proc/net/tcp) and in the proxy's deleted temporary
+        files; then the connections are closed in order (FIN, as when a client process exits)
+        and the proxy given as long to settle (RSS unchanged for 1 s, the backend idle, at most
+        10 s), and RSS and the kernel's buffers once more. Prints one CSV row (FIELDS).
 
     python3 h2_unread.py fields
         The header of measure's rows.

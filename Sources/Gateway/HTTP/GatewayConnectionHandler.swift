@@ -43,7 +43,9 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     private let streams: HTTP2Streams?
     /// The refusal of the head that comes next (``HTTP2MalformedRequest``).
     private var malformed: GatewayError?
-    /// The trip's reads wait for room in the connection's answer budget (once per wait).
+    /// The trip reads its backend with a reservation of the connection's answer budget.
+    private var reading = false
+    /// The trip waits for a reservation (once per wait).
     private var waitingForBudget = false
 
     /// - Parameters:
@@ -75,6 +77,7 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     func handlerRemoved(context: ChannelHandlerContext) {
         timer?.cancel()
         timer = nil
+        stopReading()
         self.context = nil
     }
 
@@ -194,8 +197,14 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         if current.span != nil { current.tripStarted = DispatchTime.now().uptimeNanoseconds }
         if !machine.bodyEnded { current.body = body == nil ? .forward(trip) : .discard }
         continueIfExpected()
-        // The connection's answer budget is spent: the backend's answer waits in its socket.
-        if let budget = streams?.budget, budget.isSpent { waitForBudget(trip, budget) }
+        // An HTTP/2 stream reads its backend with a reservation of the connection's answer
+        // budget; without one, the backend's answer waits in its socket.
+        if let budget = streams?.budget, !budget.acquire() {
+            trip.pauseResponse()
+            waitForBudget(trip, budget)
+        } else {
+            reading = streams != nil
+        }
         trip.start(flushingLater: machine.readBatchOpen)
         if trip.wakeAt < timerAt { arm(at: trip.wakeAt) }
     }
@@ -217,13 +226,16 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     func tripBody(_ part: ByteBuffer) {
         guard let context else { return }
         context.write(wrapOutboundOut(.body(.byteBuffer(part))), promise: nil)
-        if let budget = streams?.budget, budget.isSpent, let trip = request?.trip {
+        if let budget = streams?.budget, budget.isOvercommitted, let trip = request?.trip {
+            trip.pauseResponse()
+            stopReading()
             waitForBudget(trip, budget)
             context.flush()
         } else if !context.channel.isWritable {
             // Pause first: the flush may drain the buffer at once, and the writability change it
             // reports then is what resumes the backend's reads.
             request?.trip?.pauseResponse()
+            stopReading()
             context.flush()
         }
     }
@@ -232,24 +244,47 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         context?.flush()
     }
 
-    /// Stops reading the backend until the connection's answer budget has room; the stream's own
-    /// writability still rules once it has.
+    /// The paused trip reads its backend again once the connection's answer budget has room for
+    /// a read and the stream can take more (its writability resumes it otherwise).
     private func waitForBudget(_ trip: UpstreamTrip, _ budget: HTTP2AnswerBudget) {
-        trip.pauseResponse()
         guard !waitingForBudget else { return }
         waitingForBudget = true
         budget.waitForRoom { [weak self, weak trip] in
             guard let self else { return false }
             waitingForBudget = false
-            guard let trip, request?.trip === trip, let context, context.channel.isWritable else { return false }
+            guard let trip, request?.trip === trip, !reading, let context, context.channel.isWritable, budget.acquire() else { return false }
+            reading = true
             trip.resumeResponse()
             return true
         }
     }
 
+    /// The stream can take more of the trip's answer: it reads on (an HTTP/2 stream's with a
+    /// reservation of the connection's answer budget, or once one is free).
+    private func resume(_ trip: UpstreamTrip) {
+        guard let budget = streams?.budget, !reading else {
+            trip.resumeResponse()
+            return
+        }
+        if budget.acquire() {
+            reading = true
+            trip.resumeResponse()
+        } else {
+            waitForBudget(trip, budget)
+        }
+    }
+
+    /// The trip no longer reads its backend: its reservation goes back to the connection.
+    private func stopReading() {
+        guard reading else { return }
+        reading = false
+        streams?.budget.giveBack()
+    }
+
     func tripFinished() {
         guard let current = request else { return }
         current.trip = nil
+        stopReading()
         observer.tripEnded(current, failure: nil)
         // A backend may answer before it has read the whole body: the rest of it is dropped, and
         // the request is complete once it has arrived (``endOfBody()``).
@@ -260,6 +295,7 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     func tripFailed(_ failure: UpstreamFailure, responseStarted: Bool) {
         guard let current = request else { return }
         current.trip = nil
+        stopReading()
         observer.tripEnded(current, failure: failure)
         let error = failure.gatewayError
         guard responseStarted else {
@@ -354,6 +390,7 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     /// The request's one report (``RequestObserver/finished(_:)``); it is no longer in flight.
     private func record(_ current: InFlightRequest) {
         request = nil
+        stopReading()
         observer.finished(current)
     }
 
@@ -372,7 +409,7 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     func channelWritabilityChanged(context: ChannelHandlerContext) {
         if context.channel.isWritable {
             if let trip = request?.trip {
-                if let budget = streams?.budget, budget.isSpent { waitForBudget(trip, budget) } else { trip.resumeResponse() }
+                resume(trip)
             } else {
                 // The client took its answers: what waited behind them goes on.
                 let next = machine.writable()

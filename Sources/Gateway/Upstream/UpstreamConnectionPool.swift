@@ -81,6 +81,10 @@ final class UpstreamConnectionPool {
         ClientBootstrap(group: eventLoop)
             .connectTimeout(connectTimeout)
             .channelOption(.recvAllocator, value: GatewayHTTPServer.readBuffers)
+            // One read per event (NIO's default is four): what a paused answer may still bring in
+            // is one buffer, which an HTTP/2 connection's answer budget reserves before it reads
+            // (``HTTP2AnswerBudget/readSize``). An API answer fits one read either way.
+            .channelOption(.maxMessagesPerRead, value: 1)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let encoder = try Self.addClientHandlers(channel.pipeline.syncOperations, tls: tls, endpoint: endpoint)
