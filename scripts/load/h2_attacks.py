@@ -73,10 +73,21 @@ def stream_limit():
     return b"".join(frame(HEADERS, END_HEADERS, 2 * i + 1, POST) for i in range(101))
 
 
+def header_block(size):
+    """A GET whose header block is `size` bytes and more, split into 16,000-byte frames."""
+    block = request("GET", "/api/v1/config/REF", [(f"x-large-{i}", "a" * 8000) for i in range(size // 8000 + 1)])
+    pieces = [block[i:i + 16000] for i in range(0, len(block), 16000)]
+    frames = [frame(HEADERS if i == 0 else CONTINUATION, END_HEADERS if i == len(pieces) - 1 else 0, 1, piece)
+              for i, piece in enumerate(pieces)]
+    return b"".join(frames)
+
+
 def large_header_list():
-    block = request("GET", "/api/v1/config/REF", [("x-large", "a" * 40000)])
-    return frame(HEADERS, 0, 1, block[:16000]) + frame(CONTINUATION, 0, 1, block[16000:32000]) + \
-        frame(CONTINUATION, END_HEADERS, 1, block[32000:])
+    return header_block(90_000)
+
+
+def oversized_header_block():
+    return header_block(300_000)
 
 
 def malformed_flood():
@@ -92,10 +103,11 @@ ATTACKS = [
     ("one GET, answered (the yardstick)", one_request, True),
     ("rapid reset: 1,000 streams opened and reset", rapid_reset, False),
     ("CONTINUATION flood: 1,000 frames of one header block", continuation_flood, False),
-    ("header list of 40 KB (limit 32 KiB)", large_header_list, False),
+    ("header list of 90 KB (over HTTP/1.1's 80 KiB): 431 on its stream", large_header_list, True),
+    ("header block of 300 KB (over the 256 KiB advertised)", oversized_header_block, False),
     ("PING flood: 1,000", ping_flood, False),
     ("SETTINGS flood: 1,000", settings_flood, False),
-    ("101 streams open at once (limit 100)", stream_limit, False),
+    ("101 streams open at once (limit 100): GOAWAY, the streams taken answered", stream_limit, False),
     ("malformed requests: 1,000 streams, each reset alone", malformed_flood, False),
 ]
 
@@ -112,12 +124,13 @@ def rss_bytes(pid):
 
 
 def attack(port, payload, answered):
-    """Sends the preface and payload; reads until the server closes (or, for a request, until
-    its answer ends). Returns (GOAWAY error code or None, frames received)."""
+    """Sends the preface, the acknowledgement of the server's SETTINGS (its limits apply from
+    there) and payload; reads until the server's first GOAWAY or its close (or, for a request,
+    until its answer ends). Returns (GOAWAY error code or None, frames received)."""
     sock = socket.create_connection(("127.0.0.1", port))
     sock.settimeout(15)
     try:
-        sock.sendall(PREFACE + frame(SETTINGS, 0, 0))
+        sock.sendall(PREFACE + frame(SETTINGS, 0, 0) + frame(SETTINGS, 0x1, 0))
         try:
             sock.sendall(payload)
         except OSError:
@@ -141,6 +154,8 @@ def attack(port, payload, answered):
                 received += 1
                 if kind == GOAWAY and code is None:  # the first: what stopped the attack
                     code = int.from_bytes(body[4:8], "big")
+                    if not answered:
+                        return code, received
                 if answered and stream == 1 and flags & END_STREAM:
                     return code, received
         return code, received
