@@ -176,6 +176,12 @@ package final class RawHTTP2Connection: @unchecked Sendable {
         shutdown(fd, Int32(SHUT_WR))
     }
 
+    /// Closes both directions, as a client that goes away does (the descriptor itself is closed
+    /// with this object).
+    package func shutdownBoth() {
+        shutdown(fd, Int32(SHUT_RDWR))
+    }
+
     /// Frames until one satisfies `stop` (included), or the server closes, or a read times out.
     package func frames(until stop: @escaping @Sendable (Frame) -> Bool) async throws -> (frames: [Frame], closed: Bool) {
         try await Self.onThread { [self] in

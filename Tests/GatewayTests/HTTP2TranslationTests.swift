@@ -70,9 +70,10 @@ struct HTTP2TranslationTests {
     func lengthListAndCookies() async throws {
         try await EchoUpstream.withGateway(configure: { $0.h2c = true }) { h, echo, port in
             let connection = try Raw(port: port, readTimeout: 30)
-            let fields = [(":method", "POST"), (":scheme", "http"), (":path", Self.path), (":authority", "127.0.0.1")] + [
-                ("content-type", "text/plain"), ("content-length", "5, 5"), ("cookie", "a=1"), ("x-between", "y"), ("cookie", "b=2"),
-            ]
+            let fields =
+                [(":method", "POST"), (":scheme", "http"), (":path", Self.path), (":authority", "127.0.0.1")] + [
+                    ("content-type", "text/plain"), ("content-length", "5, 5"), ("cookie", "a=1"), ("x-between", "y"), ("cookie", "b=2"),
+                ]
             try await connection.send(
                 Raw.frame(.headers, flags: Raw.endHeaders, stream: 1, Self.block(fields))
                     + Raw.frame(.data, flags: Raw.endStream, stream: 1, Array("hello".utf8)))
@@ -100,11 +101,13 @@ struct HTTP2TranslationTests {
     func dataPastLength() async throws {
         try await EchoUpstream.withGateway(configure: { $0.h2c = true }) { h, echo, port in
             let connection = try Raw(port: port, readTimeout: 30)
-            let fields = [(":method", "POST"), (":scheme", "http"), (":path", Self.path), (":authority", "127.0.0.1")] + [
-                ("content-type", "text/plain"), ("content-length", "5"),
-            ]
+            let fields =
+                [(":method", "POST"), (":scheme", "http"), (":path", Self.path), (":authority", "127.0.0.1")] + [
+                    ("content-type", "text/plain"), ("content-length", "5"),
+                ]
             try await connection.send(
-                Raw.frame(.headers, flags: Raw.endHeaders, stream: 1, Self.block(fields)) + Raw.frame(.data, flags: 0, stream: 1, Array("hello".utf8)))
+                Raw.frame(.headers, flags: Raw.endHeaders, stream: 1, Self.block(fields)) + Raw.frame(.data, flags: 0, stream: 1, Array("hello".utf8))
+            )
             try await connection.roundTrip()
             try await connection.send(Raw.frame(.data, flags: Raw.endStream, stream: 1, Array("!".utf8)))
             let (frames, _, closed) = try await Self.answer(1, on: connection)

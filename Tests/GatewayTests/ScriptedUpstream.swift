@@ -1,6 +1,7 @@
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import Synchronization
 
 /// A backend on a bare NIO HTTP/1.1 server, for answers a server library shapes by itself:
 ///
@@ -14,13 +15,38 @@ import NIOPosix
 /// - `/silent` never answers (the connection stays open);
 /// - any other path answers `200 plain`.
 ///
-/// Its parser takes request heads up to 1 MiB, so whatever the gateway forwards reaches it.
+/// Its parser takes request heads up to 1 MiB, so whatever the gateway forwards reaches it. It
+/// counts the connections open to it (``OpenConnections``).
 enum ScriptedUpstream {
-    static func start() async throws -> (url: String, stop: @Sendable () async -> Void) {
+    /// The connections open to the backend now.
+    final class OpenConnections: Sendable {
+        let count = Atomic<Int>(0)
+    }
+
+    /// Counts its connection while it is open.
+    final class Counter: ChannelInboundHandler, Sendable {
+        typealias InboundIn = NIOAny
+        let open: OpenConnections
+        init(_ open: OpenConnections) { self.open = open }
+
+        func channelActive(context: ChannelHandlerContext) {
+            open.count.add(1, ordering: .relaxed)
+            context.fireChannelActive()
+        }
+
+        func channelInactive(context: ChannelHandlerContext) {
+            open.count.subtract(1, ordering: .relaxed)
+            context.fireChannelInactive()
+        }
+    }
+
+    static func start() async throws -> (url: String, stop: @Sendable () async -> Void, open: OpenConnections) {
+        let open = OpenConnections()
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(Counter(open))
                     var limits = NIOHTTPDecoderLimitConfiguration()
                     limits.maxHeaderListSize = 1 << 20
                     limits.maxHeaderFieldSize = 1 << 20
@@ -31,7 +57,7 @@ enum ScriptedUpstream {
             }
             .bind(host: "127.0.0.1", port: 0).get()
         let port = channel.localAddress!.port!
-        return ("http://127.0.0.1:\(port)", { try? await channel.close() })
+        return ("http://127.0.0.1:\(port)", { try? await channel.close() }, open)
     }
 
     static let mediumLength = 40 << 10
