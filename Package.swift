@@ -128,6 +128,7 @@ let package = Package(
         .target(
             name: "RESP",
             dependencies: [
+                "ServerSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

@@ -1,6 +1,7 @@
 import NIOCore
 import NIOPosix
 import NIOSSL
+import ServerSupport
 
 /// The Redis connections of one event loop (a fixed number of slots, each connected on first
 /// use), so a command never leaves the loop of the request that sends it and needs no locks.
@@ -252,21 +253,6 @@ enum RESPServerIdentity {
             names.append(name.contents.withUnsafeBufferPointer { String(decoding: $0, as: UTF8.self) })
         }
         guard any else { return true }
-        return names.contains { matches(host: host, dnsName: $0) }
-    }
-
-    /// RFC 6125: equal ignoring ASCII case and a final dot, or a wildcard `*.` standing for the
-    /// whole first label of a host with at least three labels.
-    static func matches(host: String, dnsName: String) -> Bool {
-        func normal(_ text: String) -> String {
-            let lower = text.lowercased()
-            return lower.hasSuffix(".") ? String(lower.dropLast()) : lower
-        }
-        let host = normal(host), name = normal(dnsName)
-        guard !host.isEmpty, !name.isEmpty else { return false }
-        if host == name { return true }
-        guard name.hasPrefix("*."), let dot = host.firstIndex(of: "."), dot != host.startIndex else { return false }
-        let suffix = name.dropFirst(2)
-        return suffix.contains(".") && host[host.index(after: dot)...] == suffix
+        return names.contains { CertificateName.matches(host: host, dnsName: $0) }
     }
 }

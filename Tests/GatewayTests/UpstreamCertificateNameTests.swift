@@ -1,5 +1,6 @@
 import Foundation
 import GatewayTestSupport
+import ServerSupport
 import Testing
 
 @testable import Gateway
@@ -18,7 +19,7 @@ struct UpstreamCertificateNameTests {
             ("b*.internal.example", "backend.internal.example", false), ("other.example", "backend.example", false),
         ])
     func dnsNames(_ name: String, _ host: String, _ expected: Bool) {
-        #expect(UpstreamCertificateName.matches(name, host: host) == expected)
+        #expect(CertificateName.matches(host: host, dnsName: name) == expected)
     }
 
     /// A backend (a gateway serving TLS) whose certificate carries `names`, reached as `https://localhost`.

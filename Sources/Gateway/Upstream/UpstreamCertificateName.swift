@@ -1,6 +1,7 @@
 import Glibc
 import NIOCore
 import NIOSSL
+import ServerSupport
 import X509
 
 /// The name an `https://` upstream's certificate must carry, checked as RFC 6125 and the
@@ -9,9 +10,7 @@ import X509
 /// host name, and a certificate without subject alternative names whose common name is the host.
 ///
 /// - An upstream named by DNS (`https://backend.internal`) needs a DNS name among the
-///   certificate's subject alternative names equal to it (ASCII case aside, a trailing dot
-///   aside), or a wildcard `*.` as its whole first label standing for exactly one label (never
-///   for a top-level domain alone).
+///   certificate's subject alternative names that stands for it (``CertificateName``).
 /// - An upstream named by address (`https://10.0.0.5`) needs that address among the
 ///   certificate's IP-address names.
 ///
@@ -47,7 +46,7 @@ enum UpstreamCertificateName {
         if let address = addressBytes(host) {
             for case .ipAddress(let octets) in names where octets.bytes.elementsEqual(address) { return }
         } else {
-            for case .dnsName(let name) in names where matches(name, host: host) { return }
+            for case .dnsName(let name) in names where CertificateName.matches(host: host, dnsName: name) { return }
         }
         throw Mismatch(host: host)
     }
@@ -60,24 +59,5 @@ enum UpstreamCertificateName {
         var v6 = in6_addr()
         if inet_pton(AF_INET6, bare, &v6) == 1 { return withUnsafeBytes(of: &v6) { Array($0) } }
         return nil
-    }
-
-    /// A DNS name of a certificate against the host: equal, or a `*` first label standing for one label.
-    static func matches(_ name: String, host: String) -> Bool {
-        let wanted = labels(host)
-        let offered = labels(name)
-        guard wanted.count == offered.count, !wanted.isEmpty else { return false }
-        if offered[0] == "*" {
-            // At least two labels under the wildcard: `*.com` names no one host.
-            guard offered.count >= 3, !wanted[0].isEmpty else { return false }
-            return offered.dropFirst().elementsEqual(wanted.dropFirst())
-        }
-        return offered == wanted
-    }
-
-    private static func labels(_ name: String) -> [Substring] {
-        let lowered = name.lowercased()
-        let trimmed = lowered.hasSuffix(".") ? lowered.dropLast() : Substring(lowered)
-        return trimmed.split(separator: ".", omittingEmptySubsequences: false)
     }
 }
