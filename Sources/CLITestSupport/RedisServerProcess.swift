@@ -16,6 +16,8 @@ package final class RedisServerProcess: @unchecked Sendable {
     private let directory: URL
     private let lock = NSLock()
     private var process: Process?
+    /// A Sentinel's configuration file (Sentinel rewrites it, so it must be a file of its own).
+    private var sentinelConfiguration: URL?
 
     /// - Parameters:
     ///   - arguments: extra configuration, e.g. `["--requirepass", "secret"]`.
@@ -48,6 +50,25 @@ package final class RedisServerProcess: @unchecked Sendable {
 
     package var url: String { "redis://127.0.0.1:\(port)" }
 
+    /// A Sentinel (Debian's `redis-server` in Sentinel mode) monitoring the primary on
+    /// `primaryPort` under `name`, quorum 1, judging a primary down after 500 ms: not started.
+    package static func sentinel(monitoring primaryPort: Int, name: String) throws -> RedisServerProcess {
+        let sentinel = try RedisServerProcess()
+        let file = sentinel.directory.appendingPathComponent("sentinel.conf")
+        let text = """
+            port \(sentinel.port)
+            bind 127.0.0.1
+            dir \(sentinel.directory.path)
+            sentinel monitor \(name) 127.0.0.1 \(primaryPort) 1
+            sentinel down-after-milliseconds \(name) 500
+            sentinel failover-timeout \(name) 2000
+
+            """
+        try text.write(to: file, atomically: true, encoding: .utf8)
+        sentinel.sentinelConfiguration = file
+        return sentinel
+    }
+
     /// Starts the server and returns once it accepts connections (at most 10 s). Waits by
     /// sleeping the task, not the thread: tests share a few cooperative threads.
     package func start() async throws {
@@ -55,11 +76,15 @@ package final class RedisServerProcess: @unchecked Sendable {
         process.executableURL = URL(fileURLWithPath: Self.executable)
         // With TLS, the plain port is 0 (none) and `arguments` opens the TLS one.
         let plainPort = arguments.contains("--tls-port") ? 0 : port
-        process.arguments =
-            [
-                "--port", String(plainPort), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-                "--daemonize", "no", "--loglevel", "warning", "--dir", directory.path,
-            ] + arguments
+        if let sentinelConfiguration {
+            process.arguments = [sentinelConfiguration.path, "--sentinel", "--daemonize", "no", "--loglevel", "warning"]
+        } else {
+            process.arguments =
+                [
+                    "--port", String(plainPort), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+                    "--daemonize", "no", "--loglevel", "warning", "--dir", directory.path,
+                ] + arguments
+        }
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()

@@ -13,6 +13,8 @@ package final class RESPClient: Sendable {
     private let health = RESPHealth()
     /// Keyed by the event loop's identity; each box is used only on its loop.
     private let pools: [ObjectIdentifier: NIOLoopBoundBox<RESPConnectionPool>]
+    /// With `redis-sentinel://`: where the primary is, for every loop's pool.
+    private let sentinel: RESPSentinelResolver?
 
     /// - Parameters:
     ///   - connectionsPerLoop: connections each event loop keeps (commands are pipelined on each).
@@ -22,11 +24,18 @@ package final class RESPClient: Sendable {
     ///     trust instead of the system's (a Redis with a private CA). Either way a host name in
     ///     the URL must be one of the certificate's DNS names (``RESPServerIdentity``), an address
     ///     one of its IP addresses.
+    ///   - onPrimarySwitch: with `redis-sentinel://`, told of the primary the Sentinels name,
+    ///     first and after every failover followed (before, after).
     package init(
         url: RedisURL, eventLoopGroup: any EventLoopGroup, connectionsPerLoop: Int = 1,
-        connectTimeout: TimeAmount, commandTimeout: TimeAmount, trustedCertificatesFile: String? = nil
+        connectTimeout: TimeAmount, commandTimeout: TimeAmount, trustedCertificatesFile: String? = nil,
+        onPrimarySwitch: (@Sendable (RedisAddress?, RedisAddress) -> Void)? = nil
     ) throws {
         self.url = url
+        let sentinel = url.sentinel.map {
+            RESPSentinelResolver(set: $0, eventLoop: eventLoopGroup.next(), timeout: connectTimeout, onSwitch: onPrimarySwitch)
+        }
+        self.sentinel = sentinel
         var tls: NIOSSLContext?
         if url.tls {
             var configuration = TLSConfiguration.makeClientConfiguration()
@@ -39,7 +48,7 @@ package final class RESPClient: Sendable {
         for eventLoop in eventLoopGroup.makeIterator() {
             let pool = RESPConnectionPool(
                 eventLoop: eventLoop, url: url, tls: tls, size: connectionsPerLoop, connectTimeout: connectTimeout,
-                commandTimeout: commandTimeout, health: health)
+                commandTimeout: commandTimeout, health: health, sentinel: sentinel)
             pools[ObjectIdentifier(eventLoop)] = .makeBoxSendingValue(pool, eventLoop: eventLoop)
         }
         self.pools = pools
@@ -61,8 +70,17 @@ package final class RESPClient: Sendable {
     /// (`-READONLY`, `-OOM`) is, for the replay store, as good as down.
     package var isReachable: Bool? { health.isUp }
 
+    /// With `redis-sentinel://`, the primary the Sentinels name now (asked when none is known);
+    /// `nil` for a plain URL. Fails with ``RESPError/Kind/unsupported`` when every Sentinel that
+    /// answered knows no primary of that name, ``RESPError/Kind/connect`` when none answered.
+    package func sentinelPrimary(on eventLoop: any EventLoop) async throws -> RedisAddress? {
+        guard let sentinel else { return nil }
+        return try await sentinel.primary(on: eventLoop).get().0
+    }
+
     /// Closes every connection; commands sent afterwards fail with ``RESPError/Kind/shutdown``.
     package func shutdown() async {
+        sentinel?.shutdown()
         for box in pools.values {
             try? await box.eventLoop.submit { box.value.closeAll() }.get()
         }
@@ -73,9 +91,17 @@ package final class RESPClient: Sendable {
 
 /// Where the Redis server is and how to log in: `redis://[user:password@]host[:port][/db]`, or
 /// `rediss://…` for TLS. The password is kept for AUTH and never shown (``description`` masks it).
+///
+/// Or where the Sentinels are that know it: `redis-sentinel://[user:password@]host[:port][,host2[:port2]…][/db]#masterName`
+/// (Lettuce's spelling; `rediss-sentinel://` for TLS to the data nodes; a Sentinel's port is
+/// 26379 unless given). The user and password are the data nodes' (Lettuce's reading); the
+/// Sentinels are asked without credentials. ``host`` and ``port`` are then the first Sentinel's.
 package struct RedisURL: Sendable, Equatable, CustomStringConvertible {
     package var host: String
     package var port: Int
+    /// The Sentinels to ask for the primary, and the name they know it by; `nil` for a Redis at
+    /// ``host``:``port`` itself.
+    package var sentinel: RedisSentinelSet?
     /// AUTH user (Redis 6 ACLs); `nil` with a password means the `default` user.
     package var user: String?
     package var password: String?
@@ -94,7 +120,16 @@ package struct RedisURL: Sendable, Equatable, CustomStringConvertible {
 
     /// Parses the URL; the error says what is wrong without repeating the text (it may hold a password).
     package init(parsing text: String) throws(RESPError) {
-        func bad(_ why: String) -> RESPError { RESPError(.protocol, "not a redis URL (\(why)); expected redis://[user:password@]host:port[/db]") }
+        func bad(_ why: String) -> RESPError {
+            RESPError(
+                .protocol,
+                "not a redis URL (\(why)); expected redis://[user:password@]host:port[/db] or redis-sentinel://[user:password@]host:port[,host:port…][/db]#masterName"
+            )
+        }
+        if let sentinel = try RedisSentinelSet.parse(text, bad: bad) {
+            self = sentinel
+            return
+        }
         guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased() else {
             throw bad("unreadable")
         }
@@ -122,8 +157,11 @@ package struct RedisURL: Sendable, Equatable, CustomStringConvertible {
     package var description: String {
         var login = ""
         if password != nil { login = (user ?? "") + ":***@" }
-        let shownHost = host.contains(":") ? "[\(host)]" : host
-        return "\(tls ? "rediss" : "redis")://\(login)\(shownHost):\(port)/\(database)"
+        if let sentinel {
+            let hosts = sentinel.addresses.map(\.description).joined(separator: ",")
+            return "\(tls ? "rediss" : "redis")-sentinel://\(login)\(hosts)/\(database)#\(sentinel.masterName)"
+        }
+        return "\(tls ? "rediss" : "redis")://\(login)\(RedisAddress(host: host, port: port))/\(database)"
     }
 }
 

@@ -42,6 +42,9 @@ final class RESPConnection: ChannelInboundHandler {
     /// Set once the channel is going away: later commands fail at once.
     private var failure: RESPError?
     /// Told once when the connection is gone (closed by either side or failed).
+    /// A subscribed connection's messages, which no command waits for; without it such a reply
+    /// is a stream out of step, and closes the connection.
+    var onPush: ((RESPValue) -> Void)?
     var onClose: (() -> Void)?
 
     init(eventLoop: any EventLoop, commandTimeout: TimeAmount) {
@@ -114,6 +117,17 @@ final class RESPConnection: ChannelInboundHandler {
         }
         while failure == nil, received.readableBytes > 0 {
             guard let head = pending.first else {
+                if let onPush {
+                    // A subscriber's message (an array): no command waits for it.
+                    do {
+                        guard let value = try decoder.next(from: &received, accepting: .array) else { break }
+                        onPush(value)
+                        continue
+                    } catch {
+                        fail(RESPError(.protocol, error.message, command: "SUBSCRIBE"))
+                        return
+                    }
+                }
                 // Nothing asked for this: the stream is out of step with the commands.
                 fail(RESPError(.protocol, "a reply no command was waiting for"))
                 return

@@ -41,11 +41,17 @@ final class RESPConnectionPool {
     private var failures = 0
     private var retryAt: NIODeadline?
     private var stopped = false
+    /// With `redis-sentinel://`: who says where the primary is.
+    private let sentinel: RESPSentinelResolver?
+    /// The primary the ready connections were made to, and the resolver's generation then.
+    private var primary: RedisAddress?
+    private var generation: UInt64 = 0
 
     init(
         eventLoop: any EventLoop, url: RedisURL, tls: NIOSSLContext?, size: Int, connectTimeout: TimeAmount, commandTimeout: TimeAmount,
-        health: RESPHealth
+        health: RESPHealth, sentinel: RESPSentinelResolver? = nil
     ) {
+        self.sentinel = sentinel
         precondition(size > 0, "a pool has at least one connection")
         self.eventLoop = eventLoop
         self.url = url
@@ -59,6 +65,11 @@ final class RESPConnectionPool {
     /// Sends `command` on the next slot (round-robin), connecting it first when needed.
     func send(_ command: RESPCommand) -> EventLoopFuture<RESPValue> {
         guard !stopped else { return eventLoop.makeFailedFuture(RESPError(.shutdown, "the Redis client is shut down")) }
+        if let sentinel, sentinel.generation != generation {
+            // The Sentinels name another primary: nothing more goes to the old one.
+            generation = sentinel.generation
+            dropReady(RESPError(.closed, "the primary moved"))
+        }
         let index = cursor
         cursor = (cursor + 1) % slots.count
         switch slots[index] {
@@ -99,6 +110,8 @@ final class RESPConnectionPool {
                 // step per dropped connection, not one per command.
                 if self.retryAt.map({ NIODeadline.now() >= $0 }) ?? true { self.backOff() }
                 self.health.record(up: false)
+                // A primary that turned replica (`-READONLY`): the Sentinels are asked again.
+                if let primary = self.primary { self.sentinel?.invalidate(primary) }
             case .failure:
                 self.health.record(up: false)
             }
@@ -116,9 +129,29 @@ final class RESPConnectionPool {
     }
 
     private func connect(_ index: Int) {
+        guard let sentinel else {
+            connect(index, to: RedisAddress(host: url.host, port: url.port))
+            return
+        }
+        sentinel.primary(on: eventLoop).assumeIsolated().whenComplete { result in
+            switch result {
+            case .success(let (address, generation)):
+                if generation != self.generation {
+                    self.generation = generation
+                    self.dropReady(RESPError(.closed, "the primary moved"))
+                }
+                self.primary = address
+                self.connect(index, to: address)
+            case .failure(let error):
+                self.connectFailed(index, (error as? RESPError) ?? RESPError(.connect, "no Sentinel answered"))
+            }
+        }
+    }
+
+    private func connect(_ index: Int, to address: RedisAddress) {
         let commandTimeout = self.commandTimeout
         let tls = url.tls ? self.tls : nil
-        let host = url.host
+        let host = address.host
         ClientBootstrap(group: eventLoop)
             .connectTimeout(connectTimeout)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
@@ -141,7 +174,7 @@ final class RESPConnectionPool {
                     try pipeline.addHandler(RESPConnection(eventLoop: channel.eventLoop, commandTimeout: commandTimeout))
                 }
             }
-            .connect(host: url.host, port: url.port)
+            .connect(host: address.host, port: address.port)
             .assumeIsolated()
             .whenComplete { result in
                 switch result {
@@ -153,7 +186,8 @@ final class RESPConnectionPool {
                     }
                     self.logIn(index, connection)
                 case .failure(let error):
-                    self.connectFailed(index, RESPError(.connect, "cannot connect to \(self.url): \(error)"))
+                    if self.sentinel != nil { self.sentinel?.invalidate(address) }
+                    self.connectFailed(index, RESPError(.connect, "cannot connect to \(self.url) at \(address): \(error)"))
                 }
             }
     }
@@ -168,12 +202,24 @@ final class RESPConnectionPool {
         if url.database != 0 {
             steps.append(connection.send(RESPCommand("SELECT", String(url.database))))
         }
+        if sentinel != nil {
+            // What a Sentinel named may have turned replica since: written to, it would take the
+            // records and lose them to its primary.
+            steps.append(
+                connection.send(RESPCommand("INFO", "replication")).flatMapThrowing { reply in
+                    guard case .bulkString(let info) = reply, String(buffer: info).contains("role:master") else {
+                        throw RESPError(.unavailable, "the server the Sentinels named is not a primary (yet)", command: "INFO")
+                    }
+                    return reply
+                })
+        }
         EventLoopFuture.whenAllSucceed(steps, on: eventLoop).assumeIsolated().whenComplete { result in
             switch result {
             case .success:
                 self.connected(index, connection)
             case .failure(let error):
                 connection.close(RESPError(.closed, "login failed"))
+                if let primary = self.primary { self.sentinel?.invalidate(primary) }
                 self.connectFailed(index, (error as? RESPError) ?? RESPError(.connect, "login failed"))
             }
         }
@@ -203,6 +249,15 @@ final class RESPConnectionPool {
         guard case .connecting(let waiters) = slots[index] else { return }
         slots[index] = .empty
         for waiter in waiters { waiter.promise.fail(error) }
+    }
+
+    /// Closes the connections made (to a primary that is no longer one); the next commands connect anew.
+    private func dropReady(_ error: RESPError) {
+        for index in slots.indices {
+            guard case .ready(let connection) = slots[index] else { continue }
+            slots[index] = .empty
+            connection.close(error)
+        }
     }
 
     /// Closes every connection; later commands fail with ``RESPError/Kind/shutdown``.

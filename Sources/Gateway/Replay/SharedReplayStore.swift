@@ -48,7 +48,16 @@ package final class SharedReplayStore: Sendable {
         do {
             client = try RESPClient(
                 url: url, eventLoopGroup: eventLoopGroup, connectionsPerLoop: configuration.replayStoreConnections,
-                connectTimeout: timeout, commandTimeout: timeout, trustedCertificatesFile: configuration.replayStoreCA)
+                connectTimeout: timeout, commandTimeout: timeout, trustedCertificatesFile: configuration.replayStoreCA
+            ) { [logger] before, after in
+                // A failover followed (or the first primary the Sentinels name): one line each.
+                logger.notice(
+                    before == nil ? "replay store primary named by Sentinel" : "replay store primary moved: failover followed",
+                    metadata: [
+                        "code": "replay_store_failover", "replay_store": .string(url.description), "from": .string(before?.description ?? ""),
+                        "to": .string(after.description),
+                    ])
+            }
         } catch {
             throw ConfigurationError(
                 "replay-store: TLS to Redis cannot be set up (replay-store-ca: \(configuration.replayStoreCA ?? "system roots")): \(error)")
@@ -162,6 +171,9 @@ package final class SharedReplayStore: Sendable {
             let error = (error as? RESPError) ?? RESPError(.closed, "\(error)")
             let reply = error.reply.map { " (\($0))" } ?? ""
             switch (error.kind, error.command) {
+            case (.unsupported, "SENTINEL"?):
+                // Sentinels answered, and none knows the primary by that name (or none is a Sentinel).
+                return .unsupported("\(url): \(error.message)")
             case (.cluster, _):
                 return .unsupported(Self.clusterRefusal(url, reply: error.reply ?? "MOVED"))
             case (.unsupported, let command?):
