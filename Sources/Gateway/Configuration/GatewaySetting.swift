@@ -162,7 +162,9 @@ extension GatewaySetting {
         case .replayCapacity: .integer(\.replayCapacity, 1...100_000_000, help: "Assertion ids remembered against replay")
         case .replayStore:
             Definition(
-                help: "memory, or redis://[user:password@]host:port[/db] / rediss://… shared by every replica",
+                help:
+                    "memory, or redis://[user:password@]host:port[/db] / rediss://… shared by every replica, or behind Sentinel "
+                    + "redis-sentinel://[user:password@]host:port[,host:port…][/db]#masterName / rediss-sentinel://…",
                 default: Definition.defaults.replayStore.description
             ) { (configuration, value) throws(ConfigurationError) in
                 if value.text.lowercased() == "memory" {
@@ -174,7 +176,8 @@ extension GatewaySetting {
                 } catch {
                     // The message never repeats the value: it may hold a password.
                     throw ConfigurationError(
-                        "\(value.source): replay-store must be memory or redis://[user:password@]host:port[/db] (or rediss://…): \(error.message)")
+                        "\(value.source): replay-store must be memory, redis://[user:password@]host:port[/db] (or rediss://…) or redis-sentinel://…#masterName: \(error.message)"
+                    )
                 }
             }
         case .replayStoreFailure:
