@@ -78,6 +78,10 @@ package final class RESPClient: Sendable {
         return try await sentinel.primary(on: eventLoop).get().0
     }
 
+    /// With `redis-sentinel://`: the primary the Sentinels last named, without asking (`nil`
+    /// before their first answer, and for a plain URL).
+    package var currentPrimary: RedisAddress? { sentinel?.current }
+
     /// Closes every connection; commands sent afterwards fail with ``RESPError/Kind/shutdown``.
     package func shutdown() async {
         sentinel?.shutdown()

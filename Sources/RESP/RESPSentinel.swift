@@ -145,6 +145,9 @@ final class RESPSentinelResolver: Sendable {
         eventLoop.execute { self.watch(0) }
     }
 
+    /// The Sentinels' last answer, without asking.
+    var current: RedisAddress? { state.withLock { $0.current } }
+
     /// Moves on whenever the primary changes: a pool whose connections were made for an older
     /// one drops them.
     var generation: UInt64 { state.withLock { $0.generation } }

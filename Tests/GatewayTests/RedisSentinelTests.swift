@@ -76,6 +76,8 @@ struct RedisSentinelTests {
                 // and those after it (written there).
                 #expect(try await Store.keys(replica.url).count >= 2)
                 #expect(try await h.exchangeV1(first).status != 204, "a replay accepted after the failover")
+                #expect(try await h.metric("samlgate_replay_store_failovers_total") == 1)
+                #expect(try await h.send(.GET, "/readyz").json?["replayStorePrimary"] as? String == "127.0.0.1:\(replica.port)")
                 let moved = log.lines.first { $0.message.contains("primary moved") }
                 #expect(moved?.metadata["to"] == "127.0.0.1:\(replica.port)", "\(log.lines.map(\.message))")
             }

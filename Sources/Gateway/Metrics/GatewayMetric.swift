@@ -41,6 +41,7 @@ enum GatewayMetric: String, CaseIterable, Sendable {
     case replayStoreDuration = "samlgate_replay_store_duration_seconds"
     case replayStoreErrors = "samlgate_replay_store_errors_total"
     case replayStoreUnrecorded = "samlgate_replay_store_unrecorded_total"
+    case replayStoreFailovers = "samlgate_replay_store_failovers_total"
     case droppedHeaderNames = "samlgate_dropped_header_names_total"
     case throttleStoreUnavailable = "samlgate_throttle_store_unavailable_total"
     case throttled = "samlgate_throttled_total"
@@ -98,6 +99,7 @@ enum GatewayMetric: String, CaseIterable, Sendable {
         case .replayStoreDuration: "With a shared replay store: one SET NX round trip, seconds"
         case .replayStoreErrors: "With a shared replay store: failures by kind"
         case .replayStoreUnrecorded: "With a shared replay store: exchanges accepted unrecorded under replay-store-failure: open"
+        case .replayStoreFailovers: "With a replay store behind Sentinel: failovers followed (a new primary named)"
         case .droppedHeaderNames:
             "Request headers not forwarded because their names hold _ or another character than letters, digits and -"
         case .throttleStoreUnavailable:

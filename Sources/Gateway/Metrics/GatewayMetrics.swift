@@ -21,6 +21,7 @@ package final class GatewayMetrics: Sendable {
     private let equivalentForwards: Prometheus.Counter
     private let replayStoreDuration: DurationHistogram
     private let replayStoreUnrecordedCount: Prometheus.Counter
+    private let replayStoreFailoverCount: Prometheus.Counter
     private let droppedHeaderNames: Prometheus.Counter
     // The labelled metrics, by their label values (see ``MetricHandles``).
     private let requests: MetricHandles<RequestKey, Prometheus.Counter>
@@ -80,6 +81,7 @@ package final class GatewayMetrics: Sendable {
         equivalentForwards = registry.counter(.equivalentNormalizedForwards)
         replayStoreDuration = registry.durations(.replayStoreDuration)
         replayStoreUnrecordedCount = registry.counter(.replayStoreUnrecorded)
+        replayStoreFailoverCount = registry.counter(.replayStoreFailovers)
         droppedHeaderNames = registry.counter(.droppedHeaderNames)
         requests = MetricHandles { key in registry.counter(.requests, [("route", key.route), ("status", String(key.status))]) }
         errors = MetricHandles { code in registry.counter(.errors, [("code", code)]) }
@@ -183,6 +185,11 @@ package final class GatewayMetrics: Sendable {
 
     package func replayStoreLatency(nanos: UInt64) {
         replayStoreDuration.record(.nanoseconds(Int64(clamping: nanos)))
+    }
+
+    /// A failover followed: the Sentinels name another primary.
+    package func replayStoreFailover() {
+        replayStoreFailoverCount.increment()
     }
 
     package func replayStoreError(kind: String) {

@@ -49,8 +49,9 @@ package final class SharedReplayStore: Sendable {
             client = try RESPClient(
                 url: url, eventLoopGroup: eventLoopGroup, connectionsPerLoop: configuration.replayStoreConnections,
                 connectTimeout: timeout, commandTimeout: timeout, trustedCertificatesFile: configuration.replayStoreCA
-            ) { [logger] before, after in
+            ) { [logger, metrics] before, after in
                 // A failover followed (or the first primary the Sentinels name): one line each.
+                if before != nil { metrics.replayStoreFailover() }
                 logger.notice(
                     before == nil ? "replay store primary named by Sentinel" : "replay store primary moved: failover followed",
                     metadata: [
@@ -207,6 +208,9 @@ package final class SharedReplayStore: Sendable {
         "\(url) is a Redis Cluster node (\(reply)): the replay store sends every key to the one address it names and does not follow "
             + "hash slots, so most records would be refused or lost; name a single Redis or a Sentinel-managed primary"
     }
+
+    /// With `redis-sentinel://`: the primary the Sentinels last named (`host:port`), for `/readyz`.
+    var sentinelPrimary: String? { client.currentPrimary?.description }
 
     /// Whether the last command got a usable reply, without probing: `samlgate_replay_store_up`
     /// (nothing asked yet counts as not up).
