@@ -15,6 +15,9 @@ package final class RESPClient: Sendable {
     private let pools: [ObjectIdentifier: NIOLoopBoundBox<RESPConnectionPool>]
     /// With `redis-sentinel://`: where the primary is, for every loop's pool.
     private let sentinel: RESPSentinelResolver?
+    /// For a Redis Cluster (found at start-up, or at the first redirect): which node serves which
+    /// slot, and a pool per node on each loop (``RESPClusterRouting``).
+    let cluster: RESPClusterRouting?
 
     /// - Parameters:
     ///   - connectionsPerLoop: connections each event loop keeps (commands are pipelined on each).
@@ -52,12 +55,38 @@ package final class RESPClient: Sendable {
             pools[ObjectIdentifier(eventLoop)] = .makeBoxSendingValue(pool, eventLoop: eventLoop)
         }
         self.pools = pools
+        cluster =
+            sentinel == nil
+            ? RESPClusterRouting(
+                url: url, tls: tls, connectionsPerLoop: connectionsPerLoop, connectTimeout: connectTimeout, commandTimeout: commandTimeout,
+                health: health, eventLoops: Array(eventLoopGroup.makeIterator()))
+            : nil
     }
 
-    /// Sends `command` on `eventLoop`'s pool. Call on `eventLoop`.
+    /// Sends `command` on `eventLoop`'s pool (for a Redis Cluster, the pool of the node serving
+    /// its key, following redirects). Call on `eventLoop`.
     package func send(_ command: RESPCommand, on eventLoop: any EventLoop) -> EventLoopFuture<RESPValue> {
-        pools[ObjectIdentifier(eventLoop)]!.value.send(command)
+        if let cluster, cluster.isEnabled { return cluster.send(command, on: eventLoop) }
+        let reply = pools[ObjectIdentifier(eventLoop)]!.value.send(command)
+        guard let cluster else { return reply }
+        // A node of a cluster answers for a slot it does not serve: from now on, routed by slot.
+        return reply.flatMapError { error in
+            guard let redirect = (error as? RESPError)?.redirect else { return eventLoop.makeFailedFuture(error) }
+            cluster.enable(on: eventLoop)
+            return cluster.follow(redirect, command, on: eventLoop, hops: 1)
+        }
     }
+
+    /// Routes by hash slot from now on (a Redis Cluster was found) and asks the cluster for its
+    /// map; answers the slots no primary serves (0 when the map covers them all), or `nil` when
+    /// no node answered `CLUSTER SLOTS`.
+    package func enableCluster(on eventLoop: any EventLoop) async -> Int? {
+        guard let cluster else { return nil }
+        return await cluster.enableAndMap(on: eventLoop)
+    }
+
+    /// Whether commands are routed by hash slot.
+    package var isCluster: Bool { cluster?.isEnabled ?? false }
 
     /// Sends `command` from any thread (hops to `eventLoop` first).
     package func submit(_ command: RESPCommand, on eventLoop: any EventLoop) -> EventLoopFuture<RESPValue> {
@@ -85,6 +114,7 @@ package final class RESPClient: Sendable {
     /// Closes every connection; commands sent afterwards fail with ``RESPError/Kind/shutdown``.
     package func shutdown() async {
         sentinel?.shutdown()
+        await cluster?.shutdown()
         for box in pools.values {
             try? await box.eventLoop.submit { box.value.closeAll() }.get()
         }
@@ -106,6 +136,10 @@ package struct RedisURL: Sendable, Equatable, CustomStringConvertible {
     /// The Sentinels to ask for the primary, and the name they know it by; `nil` for a Redis at
     /// ``host``:``port`` itself.
     package var sentinel: RedisSentinelSet?
+    /// Every server the URL names (`redis://h1:p1,h2:p2`: a Redis Cluster's seeds); ``host`` and
+    /// ``port`` are the first.
+    package var seeds: [RedisAddress] { seedList ?? [RedisAddress(host: host, port: port)] }
+    package var seedList: [RedisAddress]?
     /// AUTH user (Redis 6 ACLs); `nil` with a password means the `default` user.
     package var user: String?
     package var password: String?
@@ -161,6 +195,9 @@ package struct RedisURL: Sendable, Equatable, CustomStringConvertible {
     package var description: String {
         var login = ""
         if password != nil { login = (user ?? "") + ":***@" }
+        if let seedList {
+            return "\(tls ? "rediss" : "redis")://\(login)\(seedList.map(\.description).joined(separator: ","))/\(database)"
+        }
         if let sentinel {
             let hosts = sentinel.addresses.map(\.description).joined(separator: ",")
             return "\(tls ? "rediss" : "redis")-sentinel://\(login)\(hosts)/\(database)#\(sentinel.masterName)"

@@ -129,6 +129,9 @@ package struct RESPError: Error, Sendable, CustomStringConvertible {
     /// The first word of the server's error reply (`ERR`, `READONLY`, `WRONGPASS`, …), for
     /// errors answered by the server; `nil` otherwise.
     package let reply: String?
+    /// A cluster node's `-MOVED <slot> <host:port>` or `-ASK <slot> <host:port>` (no argument of
+    /// the command is in these: they are kept whole).
+    package var redirect: RESPRedirect?
 
     package init(_ kind: Kind, _ message: String, command: String? = nil, reply: String? = nil) {
         self.kind = kind
@@ -152,6 +155,27 @@ package struct RESPError: Error, Sendable, CustomStringConvertible {
         }
         // The rest of the text is dropped: Redis quotes arguments in it.
         self.init(kind, "\(command) answered \(word)", command: command, reply: word)
+        redirect = RESPRedirect(text)
+    }
+
+    /// A slot moved for good, or for one command during a migration.
+    package struct RESPRedirect: Sendable, Equatable {
+        package var ask: Bool
+        package var slot: Int
+        package var address: RedisAddress
+
+        init?(_ text: String) {
+            let words = text.split(separator: " ")
+            guard words.count == 3, words[0] == "MOVED" || words[0] == "ASK", let slot = Int(words[1]), (0..<16384).contains(slot),
+                let colon = words[2].lastIndex(of: ":"), let port = Int(words[2][words[2].index(after: colon)...]), (1...65535).contains(port)
+            else { return nil }
+            var host = String(words[2][..<colon])
+            if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+            guard !host.isEmpty else { return nil }
+            ask = words[0] == "ASK"
+            self.slot = slot
+            address = RedisAddress(host: host, port: port)
+        }
     }
 
     /// Error replies after which this connection is not worth keeping (``Kind/unavailable``).

@@ -64,6 +64,12 @@ final class RESPConnectionPool {
 
     /// Sends `command` on the next slot (round-robin), connecting it first when needed.
     func send(_ command: RESPCommand) -> EventLoopFuture<RESPValue> {
+        send([command])
+    }
+
+    /// Sends `commands` in order on one connection (`ASKING` and the command it is for); the
+    /// future is the last one's reply.
+    func send(_ commands: [RESPCommand]) -> EventLoopFuture<RESPValue> {
         guard !stopped else { return eventLoop.makeFailedFuture(RESPError(.shutdown, "the Redis client is shut down")) }
         if let sentinel, sentinel.generation != generation {
             // The Sentinels name another primary: nothing more goes to the old one.
@@ -74,20 +80,22 @@ final class RESPConnectionPool {
         cursor = (cursor + 1) % slots.count
         switch slots[index] {
         case .ready(let connection) where connection.isActive:
-            return observe(connection.send(command))
+            var last: EventLoopFuture<RESPValue>?
+            for command in commands { last = observe(connection.send(command)) }
+            return last!
         case .connecting(var waiters):
-            let promise = eventLoop.makePromise(of: RESPValue.self)
-            waiters.append(Waiter(command: command, promise: promise))
+            let promises = commands.map { _ in eventLoop.makePromise(of: RESPValue.self) }
+            waiters += zip(commands, promises).map { Waiter(command: $0, promise: $1) }
             slots[index] = .connecting(waiters)
-            return promise.futureResult
+            return promises.last!.futureResult
         case .ready, .empty:
             if let retryAt, NIODeadline.now() < retryAt {
                 return eventLoop.makeFailedFuture(RESPError(.backoff, "Redis was unreachable moments ago; retrying shortly"))
             }
-            let promise = eventLoop.makePromise(of: RESPValue.self)
-            slots[index] = .connecting([Waiter(command: command, promise: promise)])
+            let promises = commands.map { _ in eventLoop.makePromise(of: RESPValue.self) }
+            slots[index] = .connecting(zip(commands, promises).map { Waiter(command: $0, promise: $1) })
             connect(index)
-            return promise.futureResult
+            return promises.last!.futureResult
         }
     }
 

@@ -21,19 +21,27 @@ package struct RedisSentinelSet: Sendable, Equatable {
     package var addresses: [RedisAddress]
     package var masterName: String
 
-    /// A `redis-sentinel://` or `rediss-sentinel://` URL read whole, or `nil` for any other
-    /// scheme (the caller reads those). Each problem its own message, never the text itself.
+    /// A `redis-sentinel://` or `rediss-sentinel://` URL read whole, or a `redis://`/`rediss://`
+    /// one naming several servers (a cluster's seeds, comma-separated); `nil` for anything else
+    /// (the caller reads those). Each problem its own message, never the text itself.
     static func parse(_ text: String, bad: (String) -> RESPError) throws(RESPError) -> RedisURL? {
         guard let schemeEnd = text.range(of: "://") else { return nil }
         let scheme = text[..<schemeEnd.lowerBound].lowercased()
-        guard scheme == "redis-sentinel" || scheme == "rediss-sentinel" else { return nil }
         var rest = Substring(text[schemeEnd.upperBound...])
-        guard let hash = rest.lastIndex(of: "#") else { throw bad("a Sentinel URL needs #masterName at its end") }
-        let masterName = String(rest[rest.index(after: hash)...]).removingPercentEncoding ?? ""
-        guard !masterName.isEmpty, masterName.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
-            throw bad("a Sentinel URL needs #masterName at its end")
+        let sentinel = scheme == "redis-sentinel" || scheme == "rediss-sentinel"
+        let seeds = (scheme == "redis" || scheme == "rediss") && rest.prefix { $0 != "/" && $0 != "#" && $0 != "?" }.contains(",")
+        guard sentinel || seeds else { return nil }
+        var masterName = ""
+        if sentinel {
+            guard let hash = rest.lastIndex(of: "#") else { throw bad("a Sentinel URL needs #masterName at its end") }
+            masterName = String(rest[rest.index(after: hash)...]).removingPercentEncoding ?? ""
+            guard !masterName.isEmpty, masterName.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+                throw bad("a Sentinel URL needs #masterName at its end")
+            }
+            rest = rest[..<hash]
+        } else if rest.contains("#") {
+            throw bad("no query or fragment allowed")
         }
-        rest = rest[..<hash]
         var user: String?
         var password: String?
         if let at = rest.lastIndex(of: "@") {
@@ -59,20 +67,24 @@ package struct RedisSentinelSet: Sendable, Equatable {
         guard !rest.contains("?") else { throw bad("no query allowed") }
         var addresses: [RedisAddress] = []
         for item in rest.split(separator: ",", omittingEmptySubsequences: false) {
-            addresses.append(try address(item, bad: bad))
+            addresses.append(try address(item, defaultPort: sentinel ? 26379 : 6379, bad: bad))
         }
-        guard !addresses.isEmpty else { throw bad("no Sentinel host") }
+        guard !addresses.isEmpty else { throw bad("no host") }
         var url = RedisURL(
             host: addresses[0].host, port: addresses[0].port, user: user, password: password, database: database,
-            tls: scheme == "rediss-sentinel")
-        url.sentinel = RedisSentinelSet(addresses: addresses, masterName: masterName)
+            tls: scheme == "rediss-sentinel" || scheme == "rediss")
+        if sentinel {
+            url.sentinel = RedisSentinelSet(addresses: addresses, masterName: masterName)
+        } else {
+            url.seedList = addresses
+        }
         return url
     }
 
-    /// `host[:port]`, `[v6][:port]`; 26379 when no port is given.
-    private static func address(_ item: Substring, bad: (String) -> RESPError) throws(RESPError) -> RedisAddress {
+    /// `host[:port]`, `[v6][:port]`; `defaultPort` when no port is given.
+    private static func address(_ item: Substring, defaultPort: Int, bad: (String) -> RESPError) throws(RESPError) -> RedisAddress {
         var host = item
-        var port = 26379
+        var port = defaultPort
         if item.hasPrefix("[") {
             guard let close = item.firstIndex(of: "]") else { throw bad("unreadable host") }
             host = item[item.index(after: item.startIndex)..<close]

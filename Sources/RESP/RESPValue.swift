@@ -73,9 +73,9 @@ package struct RESPValueDecoder {
     /// (`+OK`, `$-1`), and the most the connection buffers for one.
     package static let maximumReplyBytes = 1 << 20
     package static let maximumArrayCount = 1024
-    /// Arrays inside arrays: the commands this client sends answer with none, a generic command
-    /// (`KEYS`) with one level.
-    package static let maximumDepth = 2
+    /// Arrays inside arrays: the replay store's commands answer with none, a generic command
+    /// (`KEYS`) with one level, a cluster's `CLUSTER SLOTS` with two.
+    package static let maximumDepth = 3
     /// Longest line (`+…`, `-…`, `:…`, a length) accepted before its CRLF.
     package static let maximumLineLength = 64 * 1024
 

@@ -99,22 +99,17 @@ package final class SharedReplayStore: Sendable {
 
     /// The store could not answer: counted by kind, then refused or accepted by the policy.
     ///
-    /// A Redis Cluster's reply (``RESPError/Kind/cluster``: `-MOVED`, `-ASK`, `-CLUSTERDOWN`) is
-    /// refused whatever the policy: it is not an outage but a deployment that cannot hold the
-    /// records (the key belongs to another node, which this client does not follow), so
-    /// `open` would accept most replays for as long as the configuration stays. It gets the
-    /// closed policy's answer and an error log with code `replay_store_unsupported` (at most one
-    /// a second). The exchanges whose key the named node owns are still recorded there, which
-    /// is sound: every replica sends that key to the same node.
+    /// A Redis Cluster's refusal that outlived the redirects followed (``RESPError/Kind/cluster``:
+    /// `-CLUSTERDOWN`, `-TRYAGAIN` in a migration, more than five redirects) is refused whatever
+    /// the policy: a cluster answering for its slots is not an outage, and `open` would accept the
+    /// replays of every key it is unsure of. It gets the closed policy's answer and an error log
+    /// with code `replay_store_unsupported` (at most one a second).
     private func unavailable(_ error: RESPError) -> GatewayError? {
         metrics.replayStoreError(kind: error.kind.rawValue)
         if error.kind == .cluster {
             if let suppressed = clusterErrors.admit() {
                 logger.error(
-                    """
-                    replay store is a Redis Cluster node; exchanges whose key it does not own are refused \
-                    (replay-store must name a single Redis or a Sentinel-managed primary)
-                    """,
+                    "replay store: the Redis Cluster refused the command (down, a slot in migration, or redirects without end)",
                     metadata: [
                         "code": "replay_store_unsupported", "reply": .string(error.reply ?? ""),
                         "suppressed": .stringConvertible(suppressed),
@@ -162,11 +157,18 @@ package final class SharedReplayStore: Sendable {
             // and probed again, so that the refusal does not leave the store reported down.
             switch try? await client.submit(RESPCommand("INFO", "cluster"), on: eventLoopGroup.next()).get() {
             case .bulkString(let info)? where String(buffer: info).contains("cluster_enabled:1"):
-                return .unsupported(Self.clusterRefusal(url, reply: "cluster_enabled:1"))
+                // A Redis Cluster: routed by hash slot, once its map covers every slot.
+                switch await client.enableCluster(on: eventLoopGroup.next()) {
+                case 0?: break
+                case let uncovered?:
+                    return .unsupported("\(url) is a Redis Cluster with \(uncovered) of 16384 hash slots served by no primary")
+                case nil:
+                    return .unsupported("\(url) is a Redis Cluster node, and no node answered CLUSTER SLOTS")
+                }
             case .bulkString?: break
             default: _ = try? await client.submit(Self.probe, on: eventLoopGroup.next()).get()
             }
-            logger.info("replay store ready", metadata: ["replay_store": .string(url)])
+            logger.info("replay store ready", metadata: ["replay_store": .string(url), "cluster": .stringConvertible(client.isCluster)])
             return .ready
         } catch {
             let error = (error as? RESPError) ?? RESPError(.closed, "\(error)")
@@ -176,7 +178,8 @@ package final class SharedReplayStore: Sendable {
                 // Sentinels answered, and none knows the primary by that name (or none is a Sentinel).
                 return .unsupported("\(url): \(error.message)")
             case (.cluster, _):
-                return .unsupported(Self.clusterRefusal(url, reply: error.reply ?? "MOVED"))
+                return .unsupported(
+                    "\(url) is a Redis Cluster that refused the probe (\(error.reply ?? "CLUSTERDOWN")): not every hash slot is served")
             case (.unsupported, let command?):
                 let needs = command == "SET" ? "; the replay store sends SET key 1 NX PX <ms>, which needs Redis 2.6.12 or later" : ""
                 return .unsupported("\(url) rejected \(command) as an unknown command or syntax\(reply)\(needs)")
@@ -201,12 +204,6 @@ package final class SharedReplayStore: Sendable {
                 return .unavailable(why)
             }
         }
-    }
-
-    /// Why a Redis Cluster node cannot be the replay store (`reply`: what gave it away).
-    static func clusterRefusal(_ url: String, reply: String) -> String {
-        "\(url) is a Redis Cluster node (\(reply)): the replay store sends every key to the one address it names and does not follow "
-            + "hash slots, so most records would be refused or lost; name a single Redis or a Sentinel-managed primary"
     }
 
     /// With `redis-sentinel://`: the primary the Sentinels last named (`host:port`), for `/readyz`.
