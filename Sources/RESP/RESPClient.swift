@@ -66,6 +66,7 @@ package final class RESPClient: Sendable {
     /// Sends `command` on `eventLoop`'s pool (for a Redis Cluster, the pool of the node serving
     /// its key, following redirects). Call on `eventLoop`.
     package func send(_ command: RESPCommand, on eventLoop: any EventLoop) -> EventLoopFuture<RESPValue> {
+        cluster?.remember(command)
         if let cluster, cluster.isEnabled { return cluster.send(command, on: eventLoop) }
         let reply = pools[ObjectIdentifier(eventLoop)]!.value.send(command)
         guard let cluster else { return reply }

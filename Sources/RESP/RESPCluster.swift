@@ -154,7 +154,9 @@ final class RESPClusterMap: Sendable {
 /// as nodes are met, logged in with the URL's credentials). `-MOVED` updates the map and resends
 /// to the node named; `-ASK` (a slot being migrated) resends once there, after `ASKING` on the
 /// same connection; at most ``maximumRedirects`` per command. A command without a key goes to
-/// a primary; `SCRIPT LOAD` to every primary (a script must be known wherever its keys are).
+/// a primary; `SCRIPT LOAD` to every primary (a script must be known wherever its keys are), and
+/// the scripts loaded are remembered: a node answering `-NOSCRIPT` (a primary new since, or
+/// restarted) is given them, on the same connection, before the command is sent there again.
 final class RESPClusterRouting: Sendable {
     static let maximumRedirects = 5
 
@@ -165,6 +167,8 @@ final class RESPClusterRouting: Sendable {
     private let commandTimeout: TimeAmount
     private let health: RESPHealth
     private let enabled = Atomic<Bool>(false)
+    /// The scripts loaded (`SCRIPT LOAD`'s bodies), for a node that does not know them.
+    private let scripts = Mutex<[ByteBuffer]>([])
     let map: RESPClusterMap
     /// Per event loop, its pools by node; each box used only on its loop.
     private let pools: [ObjectIdentifier: NIOLoopBoundBox<[RedisAddress: RESPConnectionPool]>]
@@ -186,6 +190,14 @@ final class RESPClusterRouting: Sendable {
     }
 
     var isEnabled: Bool { enabled.load(ordering: .relaxed) }
+
+    /// Keeps a script `command` loads (whatever the routing: a node met later needs it too).
+    func remember(_ command: RESPCommand) {
+        let arguments = command.arguments
+        guard arguments.count == 3, String(buffer: arguments[0]).uppercased() == "SCRIPT", String(buffer: arguments[1]).uppercased() == "LOAD"
+        else { return }
+        scripts.withLock { known in if !known.contains(arguments[2]) { known.append(arguments[2]) } }
+    }
 
     func enable(on eventLoop: any EventLoop) {
         if !enabled.exchange(true, ordering: .relaxed) { refresh(on: eventLoop) }
@@ -244,6 +256,12 @@ final class RESPClusterRouting: Sendable {
             guard let error = error as? RESPError else { return eventLoop.makeFailedFuture(error) }
             if let redirect = error.redirect, hops < Self.maximumRedirects {
                 return self.follow(redirect, command, on: eventLoop, hops: hops + 1)
+            }
+            let scripts = self.scripts.withLock { $0 }
+            if error.reply?.uppercased() == "NOSCRIPT", !scripts.isEmpty, hops < Self.maximumRedirects {
+                // The node has not seen the scripts: given them, then the command once more.
+                let loads = scripts.map { RESPCommand([ByteBuffer(string: "SCRIPT"), ByteBuffer(string: "LOAD"), $0]) }
+                return pool.send(loads + (asking ? [RESPCommand("ASKING")] : []) + [command])
             }
             // A node gone (a failover in progress): the map is asked again for the next command.
             if [.connect, .closed, .timeout, .backoff, .cluster].contains(error.kind) { self.refresh(on: eventLoop) }

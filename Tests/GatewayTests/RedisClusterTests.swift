@@ -121,6 +121,29 @@ struct RedisClusterTests {
         }
     }
 
+    @Test("the shared throttle on the cluster: one budget for a client across two gateways, its script loaded where its key is")
+    func sharedThrottle() async throws {
+        try await Self.withCluster { nodes in
+            try await withHarness(configure: SharedThrottleTests.shared(nodes[0].url)) { (first: GatewayHarness) async throws in
+                try await withHarness(configure: SharedThrottleTests.shared(nodes[2].url)) { (second: GatewayHarness) async throws in
+                    #expect(try await first.exchangeV1(Store.fresh()).status == 204)
+                    #expect(try await second.exchangeV1(Store.fresh()).status == 204)
+                    for gateway in [first, second] {
+                        #expect(try await gateway.exchangeV1(Store.fresh()).status == 429)
+                    }
+                    var throttleKeys = 0
+                    for node in nodes {
+                        if case .array(let found) = try await Store.command(node.url, RESPCommand("KEYS", "samlgate:throttle:*")) {
+                            throttleKeys += found.count
+                        }
+                    }
+                    #expect(throttleKeys == 1)
+                    #expect(try await first.metric("samlgate_throttle_store_unavailable_total{kind=\"cluster\"}") == 0)
+                }
+            }
+        }
+    }
+
     @Test("start-up: a cluster node with no slot served, or one answering -CLUSTERDOWN, stops start-up (exit 2, the problem named)")
     func unservedSlotsAtStartUp() async throws {
         let trust = try GatewayHarness.makeTrustStore()
