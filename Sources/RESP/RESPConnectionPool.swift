@@ -194,7 +194,7 @@ final class RESPConnectionPool {
                     }
                     self.logIn(index, connection)
                 case .failure(let error):
-                    if self.sentinel != nil { self.sentinel?.invalidate(address) }
+                    self.sentinel?.invalidate(address)
                     self.connectFailed(index, RESPError(.connect, "cannot connect to \(self.url) at \(address): \(error)"))
                 }
             }
