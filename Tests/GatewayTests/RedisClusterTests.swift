@@ -35,9 +35,13 @@ struct RedisClusterTests {
     }
 
     /// Three primaries sharing the 16,384 slots, `cluster_state:ok` on each; always stopped.
-    static func withCluster(_ body: ([RedisServerProcess]) async throws -> Void) async throws {
+    static func withCluster(timeout: Int = 15_000, _ body: ([RedisServerProcess]) async throws -> Void) async throws {
         let buses = try (0..<3).map { _ in try RedisServerProcess.freePort() }
-        let nodes = try buses.map { try node(bus: $0) }
+        let nodes = try buses.map {
+            try RedisServerProcess(arguments: [
+                "--cluster-enabled", "yes", "--cluster-port", String($0), "--cluster-node-timeout", String(timeout),
+            ])
+        }
         defer { for node in nodes { node.stop() } }
         for node in nodes { try await node.start() }
         // The bus port named: it is not the client port + 10,000 here.
@@ -117,6 +121,48 @@ struct RedisClusterTests {
                 #expect(try await h.exchangeV1(response).status != 204, "a replay accepted after the reshard")
                 #expect(try await h.exchangeV1(Store.fresh()).status == 204)
                 #expect(try await Store.errorCount(h, kind: "cluster") == 0)
+            }
+        }
+    }
+
+    @Test("a primary killed, its replica promoted by the cluster: the gateway finds the new primary; records kept, replays refused")
+    func primaryFailover() async throws {
+        try await Self.withCluster(timeout: 1000) { nodes in
+            // A replica of the first primary, linked before anything is recorded.
+            let bus = try RedisServerProcess.freePort()
+            let replica = try RedisServerProcess(arguments: [
+                "--cluster-enabled", "yes", "--cluster-port", String(bus), "--cluster-node-timeout", "1000",
+            ])
+            defer { replica.stop() }
+            try await replica.start()
+            _ = try await Store.command(nodes[0].url, RESPCommand("CLUSTER", "MEET", "127.0.0.1", String(replica.port), String(bus)))
+            let linked = try await RedisSentinelTests.eventually {
+                (try? await Store.command(replica.url, RESPCommand("CLUSTER", "REPLICATE", try await Self.id(nodes[0])))) == .simpleString("OK")
+            }
+            #expect(linked, "the replica never joined")
+            #expect(try await RedisSentinelTests.eventually { try await RedisSentinelTests.role(replica.url).contains("master_link_status:up") })
+            try await withHarness(configure: Store.redisStore(nodes[1].url)) { (h: GatewayHarness) async throws in
+                var accepted: [String] = []
+                for _ in 0..<12 {
+                    let response = Store.fresh()
+                    #expect(try await h.exchangeV1(response).status == 204)
+                    accepted.append(response)
+                }
+                #expect(try await RedisSentinelTests.eventually { try await Self.keyCount(replica) == Self.keyCount(nodes[0]) })
+                let before = try await Self.keyCount(replica)
+                nodes[0].stop()
+                // Promoted within the cluster's node timeout; the gateway's map follows: new
+                // records land on the promoted replica (the slots of the primary killed).
+                #expect(try await RedisSentinelTests.eventually { try await RedisSentinelTests.role(replica.url).contains("role:master") })
+                let followed = try await RedisSentinelTests.eventually {
+                    _ = try await h.exchangeV1(Store.fresh())
+                    return try await Self.keyCount(replica) > before
+                }
+                #expect(followed, "no record reached the promoted replica")
+                // Every record kept: each replay refused as a replay, none for want of a store.
+                for response in accepted {
+                    ErrorCodeTests.expectError(try await h.exchangeV1(response), 400, "replayed", .invalidParameterSAMLResponse)
+                }
             }
         }
     }
