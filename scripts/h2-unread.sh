@@ -63,17 +63,6 @@ if [[ " ${peers[*]} " == *" samlgate "* ]]; then
     cp "$DIR/idp/cert.pem" "$DIR/trust/$MVPD/cert.pem"
 fi
 
-# Until the proxy answers h2c with prior knowledge (any status): nginx and HAProxy take nothing
-# else on these listeners.
-wait_h2c() {
-    for _ in $(seq 1 100); do
-        [ "$(curl -sS --http2-prior-knowledge -o /dev/null -w '%{http_code}' "$1" 2>/dev/null)" != "000" ] && return 0
-        sleep 0.1
-    done
-    echo "not answering h2c: $1" >&2
-    return 1
-}
-
 # start_proxy PROXY PORT: a fresh instance in front of the backend, in the foreground of this
 # script (its pid in $proxy), its configuration and logs in $DIR/PROXY.
 start_proxy() {
@@ -173,7 +162,7 @@ for round in $(seq 1 "$ROUNDS"); do
         for name in "${order[@]}"; do
             port=$(free_port)
             start_proxy "$name" "$port"
-            wait_h2c "http://127.0.0.1:$port/size/1"
+            wait_for "http://127.0.0.1:$port/size/1" --http2-prior-knowledge
             for _ in 1 2 3; do curl -sS --http2-prior-knowledge -o /dev/null "http://127.0.0.1:$port/size/$size"; done
             row=$(python3 "$UNREAD" measure "$port" "$proxy" "$BACKEND_PORT" "$CONNECTIONS" "/size/$size")
             echo "$round,$name,$size,$row" >> "$CSV"

@@ -64,12 +64,12 @@ final class RESPConnectionPool {
 
     /// Sends `command` on the next slot (round-robin), connecting it first when needed.
     func send(_ command: RESPCommand) -> EventLoopFuture<RESPValue> {
-        send([command])
+        send(CollectionOfOne(command))
     }
 
     /// Sends `commands` in order on one connection (`ASKING` and the command it is for); the
-    /// future is the last one's reply.
-    func send(_ commands: [RESPCommand]) -> EventLoopFuture<RESPValue> {
+    /// future is the last one's reply. Generic so that one command costs no array.
+    func send<Commands: Collection<RESPCommand>>(_ commands: Commands) -> EventLoopFuture<RESPValue> {
         guard !stopped else { return eventLoop.makeFailedFuture(RESPError(.shutdown, "the Redis client is shut down")) }
         if let sentinel, sentinel.generation != generation {
             // The Sentinels name another primary: nothing more goes to the old one.
@@ -87,7 +87,7 @@ final class RESPConnectionPool {
             let promises = commands.map { _ in eventLoop.makePromise(of: RESPValue.self) }
             waiters += zip(commands, promises).map { Waiter(command: $0, promise: $1) }
             slots[index] = .connecting(waiters)
-            return promises.last!.futureResult
+            return promises[promises.count - 1].futureResult
         case .ready, .empty:
             if let retryAt, NIODeadline.now() < retryAt {
                 return eventLoop.makeFailedFuture(RESPError(.backoff, "Redis was unreachable moments ago; retrying shortly"))
@@ -95,7 +95,7 @@ final class RESPConnectionPool {
             let promises = commands.map { _ in eventLoop.makePromise(of: RESPValue.self) }
             slots[index] = .connecting(zip(commands, promises).map { Waiter(command: $0, promise: $1) })
             connect(index)
-            return promises.last!.futureResult
+            return promises[promises.count - 1].futureResult
         }
     }
 

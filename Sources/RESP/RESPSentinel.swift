@@ -199,36 +199,25 @@ final class RESPSentinelResolver: Sendable {
         let order = state.withLock { $0.order }
         guard !state.withLock({ $0.stopped }), !order.isEmpty else { return }
         let sentinel = set.addresses[order[attempt % order.count]]
-        let timeout = self.timeout
-        ClientBootstrap(group: eventLoop)
-            .connectTimeout(timeout)
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(RESPConnection(eventLoop: channel.eventLoop, commandTimeout: timeout))
-                }
+        RESPConnection.open(to: sentinel, on: eventLoop, timeout: timeout).whenComplete { result in
+            guard case .success(let (channel, connection)) = result else {
+                self.rewatch(attempt + 1)
+                return
             }
-            .connect(host: sentinel.host, port: sentinel.port)
-            .whenComplete { result in
-                guard case .success(let channel) = result,
-                    let connection = try? channel.pipeline.syncOperations.handler(type: RESPConnection.self)
-                else {
-                    self.rewatch(attempt + 1)
-                    return
-                }
-                let stopped = self.state.withLock { state -> Bool in
-                    state.watching = channel
-                    return state.stopped
-                }
-                guard !stopped else {
-                    channel.close(promise: nil)
-                    return
-                }
-                connection.onPush = { [weak self] value in self?.announced(value) }
-                connection.onClose = { [weak self] in self?.rewatch(attempt + 1) }
-                connection.send(RESPCommand("SUBSCRIBE", "+switch-master")).whenFailure { _ in
-                    connection.close(RESPError(.closed, "subscription refused"))
-                }
+            let stopped = self.state.withLock { state -> Bool in
+                state.watching = channel
+                return state.stopped
             }
+            guard !stopped else {
+                channel.close(promise: nil)
+                return
+            }
+            connection.onPush = { [weak self] value in self?.announced(value) }
+            connection.onClose = { [weak self] in self?.rewatch(attempt + 1) }
+            connection.send(RESPCommand("SUBSCRIBE", "+switch-master")).whenFailure { _ in
+                connection.close(RESPError(.closed, "subscription refused"))
+            }
+        }
     }
 
     private func rewatch(_ attempt: Int) {
@@ -335,6 +324,17 @@ extension RESPConnection {
     static func oneCommand(
         _ command: RESPCommand, to address: RedisAddress, on eventLoop: any EventLoop, timeout: TimeAmount
     ) -> EventLoopFuture<RESPValue> {
+        open(to: address, on: eventLoop, timeout: timeout).flatMap { _, connection in
+            connection.send(command).always { _ in connection.close(RESPError(.closed, "one command asked")) }
+        }
+    }
+
+    /// A plain TCP connection to a Sentinel at `address`, its handler ready (connected within `timeout`).
+    static func open(
+        to address: RedisAddress, on eventLoop: any EventLoop, timeout: TimeAmount
+    )
+        -> EventLoopFuture<(any Channel, RESPConnection)>
+    {
         ClientBootstrap(group: eventLoop)
             .connectTimeout(timeout)
             .channelInitializer { channel in
@@ -343,11 +343,6 @@ extension RESPConnection {
                 }
             }
             .connect(host: address.host, port: address.port)
-            .flatMap { channel in
-                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.handler(type: RESPConnection.self) }
-                    .flatMap { connection in
-                        connection.send(command).always { _ in connection.close(RESPError(.closed, "one command asked")) }
-                    }
-            }
+            .flatMapThrowing { channel in (channel, try channel.pipeline.syncOperations.handler(type: RESPConnection.self)) }
     }
 }

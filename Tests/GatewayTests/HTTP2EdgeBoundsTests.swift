@@ -71,46 +71,35 @@ struct HTTP2EdgeBoundsTests {
         "uploads a client abandons release their backend connections at once, however it abandons them",
         arguments: ["half-close", "close", "protocol error", "reset streams"])
     func abandonedUploads(_ how: String) async throws {
-        let upstream = try await ScriptedUpstream.start()
-        do {
-            try await withHarness(
-                upstreamURL: upstream.url,
-                configure: {
-                    $0.h2c = true
-                    $0.totalTimeout = 300
-                    $0.idleTimeout = 300
-                }
-            ) { (h: GatewayHarness) async throws in
-                let connection = try Raw(port: HTTP2AttackTests.port(h), readTimeout: 60)
-                let post = Raw.requestBlock(method: "POST", path: "/upload", headers: [("content-length", "100")])
-                let streams = Array(stride(from: UInt32(1), through: 39, by: 2))
-                var frames: [UInt8] = []
-                for stream in streams {
-                    frames += Raw.frame(.headers, flags: Raw.endHeaders, stream: stream, post)
-                    frames += Raw.frame(.data, flags: 0, stream: stream, [UInt8](repeating: 0x61, count: 50))
-                }
-                try await connection.send(frames)
-                let open = upstream.open
-                #expect(try await Self.eventually { open.count.load(ordering: .relaxed) == streams.count }, "uploads never reached the backend")
-                switch how {
-                case "half-close":
-                    connection.shutdownWrite()
-                case "close":
-                    connection.shutdownBoth()
-                case "protocol error":
-                    // WINDOW_UPDATE of 0 on the connection: a connection error.
-                    try await connection.send(Raw.frame(.windowUpdate, flags: 0, stream: 0, [0, 0, 0, 0]))
-                default:
-                    try await connection.send(streams.flatMap { Raw.frame(.rstStream, flags: 0, stream: $0, [0, 0, 0, 8]) })
-                }
-                let released = try await Self.eventually { open.count.load(ordering: .relaxed) == 0 }
-                #expect(released, "\(how): \(open.count.load(ordering: .relaxed)) backend connections still open")
+        try await ScriptedUpstream.withGateway(configure: {
+            $0.h2c = true
+            $0.totalTimeout = 300
+            $0.idleTimeout = 300
+        }) { h, open in
+            let connection = try Raw(port: HTTP2AttackTests.port(h), readTimeout: 60)
+            let post = Raw.requestBlock(method: "POST", path: "/upload", headers: [("content-length", "100")])
+            let streams = Array(stride(from: UInt32(1), through: 39, by: 2))
+            var frames: [UInt8] = []
+            for stream in streams {
+                frames += Raw.frame(.headers, flags: Raw.endHeaders, stream: stream, post)
+                frames += Raw.frame(.data, flags: 0, stream: stream, [UInt8](repeating: 0x61, count: 50))
             }
-        } catch {
-            await upstream.stop()
-            throw error
+            try await connection.send(frames)
+            #expect(try await Self.eventually { open.count.load(ordering: .relaxed) == streams.count }, "uploads never reached the backend")
+            switch how {
+            case "half-close":
+                connection.shutdownWrite()
+            case "close":
+                connection.shutdownBoth()
+            case "protocol error":
+                // WINDOW_UPDATE of 0 on the connection: a connection error.
+                try await connection.send(Raw.frame(.windowUpdate, flags: 0, stream: 0, [0, 0, 0, 0]))
+            default:
+                try await connection.send(streams.flatMap { Raw.frame(.rstStream, flags: 0, stream: $0, [0, 0, 0, 8]) })
+            }
+            let released = try await Self.eventually { open.count.load(ordering: .relaxed) == 0 }
+            #expect(released, "\(how): \(open.count.load(ordering: .relaxed)) backend connections still open")
         }
-        await upstream.stop()
     }
 
     @Test("an idle connection is told with a GOAWAY (NO_ERROR, the last stream taken) before it closes")
@@ -129,33 +118,23 @@ struct HTTP2EdgeBoundsTests {
 
     @Test("answers a client never reads hold the connection's budget, then the connection is closed (GOAWAY ENHANCE_YOUR_CALM, unread_answers)")
     func unreadAnswers() async throws {
-        let upstream = try await ScriptedUpstream.start()
-        do {
-            try await withHarness(
-                upstreamURL: upstream.url,
-                configure: {
-                    $0.h2c = true
-                    $0.totalTimeout = 2
-                    $0.idleTimeout = 300
-                    $0.http2AnswerBudget = 16_384
-                }
-            ) { (h: GatewayHarness) async throws in
-                // SETTINGS_INITIAL_WINDOW_SIZE 0: not one byte of an answer may be sent. Answers of
-                // one read each: their trips end, and what they wrote stays held.
-                let connection = try Raw(port: HTTP2AttackTests.port(h), settings: [(4, 0)], readTimeout: 60)
-                var frames: [UInt8] = Raw.settingsAck
-                for stream in stride(from: UInt32(1), through: 19, by: 2) { frames += Raw.get(stream, path: "/small") }
-                try await connection.send(frames)
-                let (read, closed) = try await connection.framesUntilClose()
-                let goAway = read.first { $0.type == Raw.FrameType.goAway.rawValue }
-                #expect(closed && goAway?.goAwayCode == Raw.enhanceYourCalm, "\(read.map(\.type))")
-                #expect(try await HTTP2AttackTests.errors(h, "unread_answers") == 1)
-            }
-        } catch {
-            await upstream.stop()
-            throw error
+        try await ScriptedUpstream.withGateway(configure: {
+            $0.h2c = true
+            $0.totalTimeout = 2
+            $0.idleTimeout = 300
+            $0.http2AnswerBudget = 16_384
+        }) { h, _ in
+            // SETTINGS_INITIAL_WINDOW_SIZE 0: not one byte of an answer may be sent. Answers of
+            // one read each: their trips end, and what they wrote stays held.
+            let connection = try Raw(port: HTTP2AttackTests.port(h), settings: [(4, 0)], readTimeout: 60)
+            var frames: [UInt8] = Raw.settingsAck
+            for stream in stride(from: UInt32(1), through: 19, by: 2) { frames += Raw.get(stream, path: "/small") }
+            try await connection.send(frames)
+            let (read, closed) = try await connection.framesUntilClose()
+            let goAway = read.first { $0.type == Raw.FrameType.goAway.rawValue }
+            #expect(closed && goAway?.goAwayCode == Raw.enhanceYourCalm, "\(read.map(\.type))")
+            #expect(try await HTTP2AttackTests.errors(h, "unread_answers") == 1)
         }
-        await upstream.stop()
     }
 
     @Test("plain-port counts its own connections: probes and scrapes are answered while the client listener is full")

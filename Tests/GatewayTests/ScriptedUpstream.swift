@@ -1,7 +1,10 @@
+import GatewayTestSupport
 import NIOCore
 import NIOHTTP1
 import NIOPosix
 import Synchronization
+
+@testable import Gateway
 
 /// A backend on a bare NIO HTTP/1.1 server, for answers a server library shapes by itself:
 ///
@@ -38,6 +41,23 @@ enum ScriptedUpstream {
             open.count.subtract(1, ordering: .relaxed)
             context.fireChannelInactive()
         }
+    }
+
+    /// Runs `body` with a fresh backend and a gateway in front of it (`configure`); always stops both.
+    static func withGateway(
+        configure: @escaping (inout GatewayConfiguration) -> Void,
+        _ body: (GatewayHarness, OpenConnections) async throws -> Void
+    ) async throws {
+        let upstream = try await start()
+        do {
+            try await withHarness(upstreamURL: upstream.url, configure: configure) { (h: GatewayHarness) async throws in
+                try await body(h, upstream.open)
+            }
+        } catch {
+            await upstream.stop()
+            throw error
+        }
+        await upstream.stop()
     }
 
     static func start() async throws -> (url: String, stop: @Sendable () async -> Void, open: OpenConnections) {

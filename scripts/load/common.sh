@@ -4,13 +4,15 @@
 # A free TCP port on the loopback interface.
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
-# Until the server answers HTTP at all (any status).
+# Until the server answers HTTP at all (any status): wait_for URL [curl options, e.g. --http2-prior-knowledge].
 wait_for() {
+    local url=$1
+    shift
     for _ in $(seq 1 100); do
-        [ "$(curl -sS -o /dev/null -w '%{http_code}' "$1" 2>/dev/null)" != "000" ] && return 0
+        [ "$(curl -sS "$@" -o /dev/null -w '%{http_code}' "$url" 2>/dev/null)" != "000" ] && return 0
         sleep 0.1
     done
-    echo "not answering: $1" >&2
+    echo "not answering: $url" >&2
     return 1
 }
 
