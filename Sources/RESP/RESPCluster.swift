@@ -252,7 +252,7 @@ final class RESPClusterRouting: Sendable {
     {
         let pool = pool(node, on: eventLoop)
         let reply = asking ? pool.send([RESPCommand("ASKING"), command]) : pool.send(command)
-        return reply.flatMapError { error in
+        return reply.assumeIsolated().flatMapError { error in
             guard let error = error as? RESPError else { return eventLoop.makeFailedFuture(error) }
             if let redirect = error.redirect, hops < Self.maximumRedirects {
                 return self.follow(redirect, command, on: eventLoop, hops: hops + 1)
@@ -266,7 +266,7 @@ final class RESPClusterRouting: Sendable {
             // A node gone (a failover in progress): the map is asked again for the next command.
             if [.connect, .closed, .timeout, .backoff, .cluster].contains(error.kind) { self.refresh(on: eventLoop) }
             return eventLoop.makeFailedFuture(error)
-        }
+        }.nonisolated()
     }
 
     private func node(for command: RESPCommand) -> RedisAddress {

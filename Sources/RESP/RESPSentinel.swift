@@ -199,7 +199,7 @@ final class RESPSentinelResolver: Sendable {
         let order = state.withLock { $0.order }
         guard !state.withLock({ $0.stopped }), !order.isEmpty else { return }
         let sentinel = set.addresses[order[attempt % order.count]]
-        RESPConnection.open(to: sentinel, on: eventLoop, timeout: timeout).whenComplete { result in
+        RESPConnection.open(to: sentinel, on: eventLoop, timeout: timeout).assumeIsolated().whenComplete { result in
             guard case .success(let (channel, connection)) = result else {
                 self.rewatch(attempt + 1)
                 return
@@ -214,7 +214,7 @@ final class RESPSentinelResolver: Sendable {
             }
             connection.onPush = { [weak self] value in self?.announced(value) }
             connection.onClose = { [weak self] in self?.rewatch(attempt + 1) }
-            connection.send(RESPCommand("SUBSCRIBE", "+switch-master")).whenFailure { _ in
+            connection.send(RESPCommand("SUBSCRIBE", "+switch-master")).assumeIsolated().whenFailure { _ in
                 connection.close(RESPError(.closed, "subscription refused"))
             }
         }
@@ -324,9 +324,9 @@ extension RESPConnection {
     static func oneCommand(
         _ command: RESPCommand, to address: RedisAddress, on eventLoop: any EventLoop, timeout: TimeAmount
     ) -> EventLoopFuture<RESPValue> {
-        open(to: address, on: eventLoop, timeout: timeout).flatMap { _, connection in
-            connection.send(command).always { _ in connection.close(RESPError(.closed, "one command asked")) }
-        }
+        open(to: address, on: eventLoop, timeout: timeout).assumeIsolated().flatMap { _, connection in
+            connection.send(command).assumeIsolated().always { _ in connection.close(RESPError(.closed, "one command asked")) }.nonisolated()
+        }.nonisolated()
     }
 
     /// A plain TCP connection to a Sentinel at `address`, its handler ready (connected within `timeout`).
