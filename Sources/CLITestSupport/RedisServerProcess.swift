@@ -51,15 +51,16 @@ package final class RedisServerProcess: @unchecked Sendable {
     package var url: String { "redis://127.0.0.1:\(port)" }
 
     /// A Sentinel (Debian's `redis-server` in Sentinel mode) monitoring the primary on
-    /// `primaryPort` under `name`, quorum 1, judging a primary down after 500 ms: not started.
-    package static func sentinel(monitoring primaryPort: Int, name: String) throws -> RedisServerProcess {
+    /// `primaryPort` under `name`, judging a primary down after 500 ms: not started.
+    /// - Parameter quorum: Sentinels that must agree a primary is down (of as many as run).
+    package static func sentinel(monitoring primaryPort: Int, name: String, quorum: Int = 1) throws -> RedisServerProcess {
         let sentinel = try RedisServerProcess()
         let file = sentinel.directory.appendingPathComponent("sentinel.conf")
         let text = """
             port \(sentinel.port)
             bind 127.0.0.1
             dir \(sentinel.directory.path)
-            sentinel monitor \(name) 127.0.0.1 \(primaryPort) 1
+            sentinel monitor \(name) 127.0.0.1 \(primaryPort) \(quorum)
             sentinel down-after-milliseconds \(name) 500
             sentinel failover-timeout \(name) 2000
 
@@ -115,6 +116,11 @@ package final class RedisServerProcess: @unchecked Sendable {
             running.waitUntilExit()
         }
         if removingFiles { try? FileManager.default.removeItem(at: directory) }
+    }
+
+    /// Sends `signal` to the running server (`SIGSTOP`: a server that hangs; `SIGCONT` resumes it).
+    package func send(signal: Int32) {
+        if let running = lock.withLock({ process }), running.isRunning { kill(running.processIdentifier, signal) }
     }
 
     static var executable: String {

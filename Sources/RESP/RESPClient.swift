@@ -27,16 +27,15 @@ package final class RESPClient: Sendable {
     ///     trust instead of the system's (a Redis with a private CA). Either way a host name in
     ///     the URL must be one of the certificate's DNS names (``RESPServerIdentity``), an address
     ///     one of its IP addresses.
-    ///   - onPrimarySwitch: with `redis-sentinel://`, told of the primary the Sentinels name,
-    ///     first and after every failover followed (before, after).
+    ///   - events: told as the client follows a Sentinel's failovers or a cluster's topology.
     package init(
         url: RedisURL, eventLoopGroup: any EventLoopGroup, connectionsPerLoop: Int = 1,
         connectTimeout: TimeAmount, commandTimeout: TimeAmount, trustedCertificatesFile: String? = nil,
-        onPrimarySwitch: (@Sendable (RedisAddress?, RedisAddress) -> Void)? = nil
+        events: RESPTopologyEvents = RESPTopologyEvents()
     ) throws {
         self.url = url
         let sentinel = url.sentinel.map {
-            RESPSentinelResolver(set: $0, eventLoop: eventLoopGroup.next(), timeout: connectTimeout, onSwitch: onPrimarySwitch)
+            RESPSentinelResolver(set: $0, eventLoop: eventLoopGroup.next(), timeout: connectTimeout, onSwitch: events.primarySwitched)
         }
         self.sentinel = sentinel
         var tls: NIOSSLContext?
@@ -59,7 +58,7 @@ package final class RESPClient: Sendable {
             sentinel == nil
             ? RESPClusterRouting(
                 url: url, tls: tls, connectionsPerLoop: connectionsPerLoop, connectTimeout: connectTimeout, commandTimeout: commandTimeout,
-                health: health, eventLoops: Array(eventLoopGroup.makeIterator()))
+                health: health, eventLoops: Array(eventLoopGroup.makeIterator()), events: events)
             : nil
     }
 
@@ -108,9 +107,12 @@ package final class RESPClient: Sendable {
         return try await sentinel.primary(on: eventLoop).get().0
     }
 
-    /// With `redis-sentinel://`: the primary the Sentinels last named, without asking (`nil`
-    /// before their first answer, and for a plain URL).
-    package var currentPrimary: RedisAddress? { sentinel?.current }
+    /// How the store is laid out, as far as the client knows: for `/readyz`.
+    package var topology: RESPTopology {
+        if let sentinel { return .sentinel(primary: sentinel.current) }
+        if let cluster, cluster.isEnabled { return .cluster(primaries: cluster.map.primaryCount, uncoveredSlots: cluster.map.uncovered) }
+        return .single
+    }
 
     /// Closes every connection; commands sent afterwards fail with ``RESPError/Kind/shutdown``.
     package func shutdown() async {
@@ -120,6 +122,30 @@ package final class RESPClient: Sendable {
             try? await box.eventLoop.submit { box.value.closeAll() }.get()
         }
     }
+}
+
+// MARK: - Topology
+
+/// What a ``RESPClient`` tells its owner as it follows the servers' topology (for metrics and
+/// logs). Called on whichever event loop noticed; keep them short.
+package struct RESPTopologyEvents: Sendable {
+    /// The Sentinels named a primary: the one before (`nil` for the first) and the new one.
+    package var primarySwitched: @Sendable (_ before: RedisAddress?, _ after: RedisAddress) -> Void = { _, _ in }
+    /// A cluster node redirected a command: `-ASK` (a slot in migration) or `-MOVED`.
+    package var redirected: @Sendable (_ ask: Bool) -> Void = { _ in }
+    /// The cluster's slot map was asked again and answered.
+    package var mapRefreshed: @Sendable () -> Void = {}
+
+    package init() {}
+}
+
+/// The layout a ``RESPClient`` serves: one server, a primary named by Sentinels, or a cluster.
+package enum RESPTopology: Sendable, Equatable {
+    case single
+    /// The primary the Sentinels last named (`nil` before their first answer).
+    case sentinel(primary: RedisAddress?)
+    /// The primaries the slot map names, and the slots it leaves to none.
+    case cluster(primaries: Int, uncoveredSlots: Int)
 }
 
 // MARK: - Where Redis is

@@ -64,8 +64,12 @@ final class RESPClusterMap: Sendable {
         var refreshes = 0
     }
 
-    init(seeds: [RedisAddress]) {
+    /// Told of each map answered.
+    private let onRefresh: @Sendable () -> Void
+
+    init(seeds: [RedisAddress], onRefresh: @escaping @Sendable () -> Void) {
         self.seeds = seeds
+        self.onRefresh = onRefresh
     }
 
     /// The primary serving `slot`, if the map knows one.
@@ -79,8 +83,11 @@ final class RESPClusterMap: Sendable {
         state.withLock { $0.primaries.isEmpty ? seeds : $0.primaries }
     }
 
-    /// Maps asked so far (`samlgate`'s count of topology refreshes).
+    /// Maps answered so far.
     var refreshes: Int { state.withLock { $0.refreshes } }
+
+    /// The primaries the last map names (0 before the first).
+    var primaryCount: Int { state.withLock { $0.primaries.count } }
 
     /// Slots no primary serves in the last answer (0 once the cluster covers them all).
     var uncovered: Int { state.withLock { $0.owners.reduce(0) { $0 + ($1 == nil ? 1 : 0) } } }
@@ -130,6 +137,7 @@ final class RESPClusterMap: Sendable {
                 state.refreshedAt = now
                 state.refreshes += 1
             }
+            self.onRefresh()
         }
     }
 
@@ -166,6 +174,7 @@ final class RESPClusterRouting: Sendable {
     private let connectTimeout: TimeAmount
     private let commandTimeout: TimeAmount
     private let health: RESPHealth
+    private let events: RESPTopologyEvents
     private let enabled = Atomic<Bool>(false)
     /// The scripts loaded (`SCRIPT LOAD`'s bodies), for a node that does not know them.
     private let scripts = Mutex<[ByteBuffer]>([])
@@ -175,7 +184,7 @@ final class RESPClusterRouting: Sendable {
 
     init(
         url: RedisURL, tls: NIOSSLContext?, connectionsPerLoop: Int, connectTimeout: TimeAmount, commandTimeout: TimeAmount,
-        health: RESPHealth, eventLoops: [any EventLoop]
+        health: RESPHealth, eventLoops: [any EventLoop], events: RESPTopologyEvents
     ) {
         self.url = url
         self.tls = tls
@@ -183,7 +192,8 @@ final class RESPClusterRouting: Sendable {
         self.connectTimeout = connectTimeout
         self.commandTimeout = commandTimeout
         self.health = health
-        map = RESPClusterMap(seeds: url.seeds)
+        self.events = events
+        map = RESPClusterMap(seeds: url.seeds, onRefresh: events.mapRefreshed)
         var pools: [ObjectIdentifier: NIOLoopBoundBox<[RedisAddress: RESPConnectionPool]>] = [:]
         for eventLoop in eventLoops { pools[ObjectIdentifier(eventLoop)] = .makeBoxSendingValue([:], eventLoop: eventLoop) }
         self.pools = pools
@@ -238,6 +248,7 @@ final class RESPClusterRouting: Sendable {
     )
         -> EventLoopFuture<RESPValue>
     {
+        events.redirected(redirect.ask)
         if !redirect.ask {
             map.moved(redirect.slot, to: redirect.address)
             refresh(on: eventLoop)

@@ -14,6 +14,9 @@ package struct RESPCommand: Sendable {
     /// first byte (``RESPValueDecoder``): another type fails the command with
     /// ``RESPError/Kind/protocol`` before anything of the reply is buffered.
     package let replyTypes: RESPReplyTypes
+    /// Commands sent right after this one on the same connection (``followed(by:)``); when
+    /// there are any, the reply is an array of this command's reply and then theirs.
+    package private(set) var followers: [RESPCommand] = []
 
     /// - Parameter replyTypes: `nil`: ``replyTypes(of:)`` for the command's name.
     package init(_ arguments: [ByteBuffer], replyTypes: RESPReplyTypes? = nil, acceptsReply: (@Sendable (RESPValue) -> Bool)? = nil) {
@@ -72,6 +75,24 @@ package struct RESPCommand: Sendable {
     }
 
     package static let ping = RESPCommand("PING")
+
+    /// This command with `commands` sent right after it on the same connection, wherever it is
+    /// routed or redirected: `WAIT` counts the replicas that have *this connection's* writes,
+    /// so it means nothing on another. The reply becomes an array, this command's reply first;
+    /// an error reply to any of them fails the whole.
+    package func followed(by commands: RESPCommand...) -> RESPCommand {
+        var command = self
+        command.followers += commands
+        return command
+    }
+
+    /// `WAIT replicas timeout`: answers (an integer) how many replicas have acknowledged the
+    /// writes made on this connection so far, once `replicas` have or after `milliseconds`.
+    package static func waitForReplicas(_ replicas: Int, milliseconds: Int) -> RESPCommand {
+        RESPCommand(
+            [ByteBuffer(string: "WAIT"), ByteBuffer(string: String(replicas)), ByteBuffer(string: String(max(1, milliseconds)))],
+            replyTypes: [.integer, .error])
+    }
 }
 
 // MARK: - Failures
@@ -105,15 +126,17 @@ package struct RESPError: Error, Sendable, CustomStringConvertible {
         /// `-ERR syntax error`, `-ERR wrong number of arguments`): a server too old for the
         /// command, or something that is not Redis. Retrying cannot help.
         case unsupported
-        /// The server is a Redis Cluster node and redirected the command or refused it for the
-        /// cluster's state (`-MOVED`, `-ASK`, `-CLUSTERDOWN`, `-TRYAGAIN`, `-CROSSSLOT`): this
-        /// client sends every command to the one address it was given and does not follow hash
-        /// slots, so this is a deployment it does not support, not an outage — retrying the same
-        /// node cannot help. The connection is kept.
+        /// A Redis Cluster refused the command for the cluster's state (`-CLUSTERDOWN`,
+        /// `-TRYAGAIN` while a slot migrates, `-CROSSSLOT`), or redirected it (`-MOVED`, `-ASK`)
+        /// more often than the client follows: the cluster answers for its slots, so this is no
+        /// outage, and retrying the same node at once cannot help. The connection is kept.
         case cluster
         /// The bytes from the server are not RESP, or a reply the command cannot have; the
         /// connection is dropped (the stream can no longer be trusted to be in step).
         case `protocol`
+        /// The write was made, but fewer replicas than asked confirmed it within the wait (`WAIT`
+        /// after it): a failover now could lose it.
+        case unreplicated
         /// A recent connection attempt failed and the retry back-off has not elapsed: failed at
         /// once instead of waiting for a server that is down.
         case backoff

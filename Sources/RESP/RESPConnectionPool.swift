@@ -81,7 +81,7 @@ final class RESPConnectionPool {
         switch slots[index] {
         case .ready(let connection) where connection.isActive:
             var last: EventLoopFuture<RESPValue>?
-            for command in commands { last = observe(connection.send(command)) }
+            for command in commands { last = observe(transmit(command, on: connection)) }
             return last!
         case .connecting(var waiters):
             let promises = commands.map { _ in eventLoop.makePromise(of: RESPValue.self) }
@@ -97,6 +97,14 @@ final class RESPConnectionPool {
             connect(index)
             return promises[promises.count - 1].futureResult
         }
+    }
+
+    /// Writes `command` and its ``RESPCommand/followers`` on `connection`, one after another.
+    private func transmit(_ command: RESPCommand, on connection: RESPConnection) -> EventLoopFuture<RESPValue> {
+        let reply = connection.send(command)
+        guard !command.followers.isEmpty else { return reply }
+        let replies = [reply] + command.followers.map { connection.send($0) }
+        return EventLoopFuture.whenAllSucceed(replies, on: eventLoop).map { .array($0) }
     }
 
     /// Counts the outcome for ``RESPHealth``: only a reply the command can have means the store
@@ -247,7 +255,7 @@ final class RESPConnectionPool {
             self.slots[index] = .empty
         }
         for waiter in waiters {
-            observe(connection.send(waiter.command)).cascade(to: waiter.promise)
+            observe(transmit(waiter.command, on: connection)).cascade(to: waiter.promise)
         }
     }
 

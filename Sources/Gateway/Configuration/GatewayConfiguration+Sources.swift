@@ -90,6 +90,15 @@ extension GatewayConfiguration {
         if throttleShared, case .memory = replayStore {
             throw ConfigurationError("throttle-store is shared but replay-store is not a redis:// or rediss:// URL: the buckets live in that Redis")
         }
+        if replayStoreReplicas > 0 {
+            guard case .redis = replayStore else {
+                throw ConfigurationError("replay-store-replicas is set but replay-store is not a redis:// URL: only Redis has replicas")
+            }
+            guard replayStoreReplicaWait < replayStoreTimeout else {
+                throw ConfigurationError(
+                    "replay-store-replica-wait (\(replayStoreReplicaWait) s) must be shorter than replay-store-timeout (\(replayStoreTimeout) s)")
+            }
+        }
         try validateTLS()
         var result = self
         if let file = replayStorePasswordFile {

@@ -81,6 +81,11 @@ package struct GatewayConfiguration: Sendable {
     package var replayStoreTimeout: Double = 0.5
     /// Redis connections per event loop (commands are pipelined on each).
     package var replayStoreConnections: Int = 1
+    /// Replicas that must have each record (`WAIT` after the `SET`) before the exchange goes on;
+    /// 0 does not wait. A record fewer replicas confirmed is the store not answering.
+    package var replayStoreReplicas: Int = 0
+    /// How long `WAIT` waits for ``replayStoreReplicas``, seconds (below ``replayStoreTimeout``).
+    package var replayStoreReplicaWait: Double = 0.1
     /// For `rediss://`: a PEM file of the certificate authorities to trust (default: the system's).
     package var replayStoreCA: String?
     /// A file holding the Redis password (a mounted secret, a systemd credential), used instead

@@ -39,6 +39,8 @@ package enum GatewaySetting: String, Sendable, CaseIterable {
     case replayStoreFailure = "replay-store-failure"
     case replayStoreTimeout = "replay-store-timeout"
     case replayStoreConnections = "replay-store-connections"
+    case replayStoreReplicas = "replay-store-replicas"
+    case replayStoreReplicaWait = "replay-store-replica-wait"
     case replayStoreCA = "replay-store-ca"
     case replayStorePasswordFile = "replay-store-password-file"
     case trustStorePoll = "trust-store-poll"
@@ -184,6 +186,10 @@ extension GatewaySetting {
             .choice(\.replayStoreFailure, "closed or open", help: "closed|open: refuse (503) or accept unrecorded when Redis cannot answer")
         case .replayStoreTimeout: .seconds(\.replayStoreTimeout, help: "Redis connect and command timeout, seconds")
         case .replayStoreConnections: .integer(\.replayStoreConnections, 1...64, help: "Redis connections per event loop")
+        case .replayStoreReplicas:
+            .integer(\.replayStoreReplicas, 0...16, help: "Replicas that must confirm each record (WAIT) before it counts; 0 none")
+        case .replayStoreReplicaWait:
+            .seconds(\.replayStoreReplicaWait, help: "How long a record waits for replay-store-replicas, seconds")
         case .replayStoreCA:
             .optionalText(
                 \.replayStoreCA, "a PEM file of certificate authorities", help: "For rediss://: PEM file of the CAs to trust (default: the system's)")

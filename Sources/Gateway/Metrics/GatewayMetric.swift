@@ -42,6 +42,8 @@ enum GatewayMetric: String, CaseIterable, Sendable {
     case replayStoreErrors = "samlgate_replay_store_errors_total"
     case replayStoreUnrecorded = "samlgate_replay_store_unrecorded_total"
     case replayStoreFailovers = "samlgate_replay_store_failovers_total"
+    case replayStoreRedirects = "samlgate_replay_store_redirects_total"
+    case replayStoreTopologyRefreshes = "samlgate_replay_store_topology_refreshes_total"
     case droppedHeaderNames = "samlgate_dropped_header_names_total"
     case throttleStoreUnavailable = "samlgate_throttle_store_unavailable_total"
     case throttled = "samlgate_throttled_total"
@@ -100,6 +102,8 @@ enum GatewayMetric: String, CaseIterable, Sendable {
         case .replayStoreErrors: "With a shared replay store: failures by kind"
         case .replayStoreUnrecorded: "With a shared replay store: exchanges accepted unrecorded under replay-store-failure: open"
         case .replayStoreFailovers: "With a replay store behind Sentinel: failovers followed (a new primary named)"
+        case .replayStoreRedirects: "With a replay store on a Redis Cluster: redirects followed by kind (moved, ask)"
+        case .replayStoreTopologyRefreshes: "With a replay store on a Redis Cluster: slot maps asked and answered"
         case .droppedHeaderNames:
             "Request headers not forwarded because their names hold _ or another character than letters, digits and -"
         case .throttleStoreUnavailable:
@@ -223,6 +227,9 @@ enum KnownLabelValues {
 
     /// `replay_store_errors_total{kind}`.
     static let replayStoreErrorKinds = RESPError.Kind.allCases.map(\.rawValue)
+
+    /// `replay_store_redirects_total{kind}`.
+    static let replayStoreRedirectKinds = ["moved", "ask"]
 
     /// `requests_total{route, status}` for the answers the gateway gives itself, known per route
     /// before any request: a refusal's first `rate()` is not lost to a series that did not exist

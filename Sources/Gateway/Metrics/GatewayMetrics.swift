@@ -22,6 +22,7 @@ package final class GatewayMetrics: Sendable {
     private let replayStoreDuration: DurationHistogram
     private let replayStoreUnrecordedCount: Prometheus.Counter
     private let replayStoreFailoverCount: Prometheus.Counter
+    private let replayStoreTopologyRefreshCount: Prometheus.Counter
     private let droppedHeaderNames: Prometheus.Counter
     // The labelled metrics, by their label values (see ``MetricHandles``).
     private let requests: MetricHandles<RequestKey, Prometheus.Counter>
@@ -38,6 +39,7 @@ package final class GatewayMetrics: Sendable {
     private let outcomes: MetricHandles<OutcomeKey, Prometheus.Counter>
     private let failures: MetricHandles<Pair, Prometheus.Counter>
     private let replayStoreErrors: MetricHandles<String, Prometheus.Counter>
+    private let replayStoreRedirects: MetricHandles<String, Prometheus.Counter>
     private let reloads: MetricHandles<String, Prometheus.Counter>
     private let metadataRefreshes: MetricHandles<Pair, Prometheus.Counter>
     private let metadataFailures: MetricHandles<Pair, Prometheus.Counter>
@@ -82,6 +84,7 @@ package final class GatewayMetrics: Sendable {
         replayStoreDuration = registry.durations(.replayStoreDuration)
         replayStoreUnrecordedCount = registry.counter(.replayStoreUnrecorded)
         replayStoreFailoverCount = registry.counter(.replayStoreFailovers)
+        replayStoreTopologyRefreshCount = registry.counter(.replayStoreTopologyRefreshes)
         droppedHeaderNames = registry.counter(.droppedHeaderNames)
         requests = MetricHandles { key in registry.counter(.requests, [("route", key.route), ("status", String(key.status))]) }
         errors = MetricHandles { code in registry.counter(.errors, [("code", code)]) }
@@ -99,6 +102,7 @@ package final class GatewayMetrics: Sendable {
         }
         failures = MetricHandles { key in registry.counter(.verificationFailures, [("code", key.first), ("mvpd", key.second)]) }
         replayStoreErrors = MetricHandles { kind in registry.counter(.replayStoreErrors, [("kind", kind)]) }
+        replayStoreRedirects = MetricHandles { kind in registry.counter(.replayStoreRedirects, [("kind", kind)]) }
         reloads = MetricHandles { result in registry.counter(.trustStoreReloads, [("result", result)]) }
         metadataRefreshes = MetricHandles { key in registry.counter(.metadataRefresh, [("source", key.first), ("result", key.second)]) }
         metadataFailures = MetricHandles { key in
@@ -117,6 +121,7 @@ package final class GatewayMetrics: Sendable {
         throttledRequests.prepare(KnownLabelValues.throttledRoutes)
         refusedConnections.prepare(KnownLabelValues.connectionRefusals)
         replayStoreErrors.prepare(KnownLabelValues.replayStoreErrorKinds)
+        replayStoreRedirects.prepare(KnownLabelValues.replayStoreRedirectKinds)
         reloads.prepare(KnownLabelValues.reloadResults)
         prepare(mvpd: Self.unknownMVPD)
     }
@@ -190,6 +195,15 @@ package final class GatewayMetrics: Sendable {
     /// A failover followed: the Sentinels name another primary.
     package func replayStoreFailover() {
         replayStoreFailoverCount.increment()
+    }
+
+    /// A Redis Cluster node redirected a replay-store or throttle command.
+    package func replayStoreRedirect(ask: Bool) {
+        replayStoreRedirects[ask ? "ask" : "moved"].increment()
+    }
+
+    package func replayStoreTopologyRefresh() {
+        replayStoreTopologyRefreshCount.increment()
     }
 
     package func replayStoreError(kind: String) {

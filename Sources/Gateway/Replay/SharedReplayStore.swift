@@ -8,6 +8,7 @@ import NIOCore
 import RESP
 import SAMLVerification
 import ServerSupport
+import Synchronization
 
 /// Replay protection shared by every replica: one atomic `SET <key> 1 NX PX <lifetime>` per
 /// exchange on a Redis all replicas use, so of two replicas racing on the same assertion only
@@ -31,6 +32,12 @@ package final class SharedReplayStore: Sendable {
 
     package let client: RESPClient
     let failurePolicy: ReplayStoreFailurePolicy
+    /// `WAIT` after each record (`replay-store-replicas`; `nil`: none): the replicas that must
+    /// confirm it, and how long to wait for them.
+    let replicaConfirmation: (replicas: Int, milliseconds: Int)?
+    /// Whether the last `WAIT` came back short (a usable reply, yet a store that cannot keep
+    /// the exchanges' records): `/readyz` says `down` until one is confirmed again.
+    private let replicasShort = Atomic<Bool>(false)
     let metrics: GatewayMetrics
     let logger: Logger
     let eventLoopGroup: any EventLoopGroup
@@ -45,25 +52,31 @@ package final class SharedReplayStore: Sendable {
         eventLoopGroup: any EventLoopGroup
     ) throws(ConfigurationError) {
         let timeout = TimeAmount(seconds: configuration.replayStoreTimeout)
+        var events = RESPTopologyEvents()
+        events.primarySwitched = { [logger, metrics] before, after in
+            // A failover followed (or the first primary the Sentinels name): one line each.
+            if before != nil { metrics.replayStoreFailover() }
+            logger.notice(
+                before == nil ? "replay store primary named by Sentinel" : "replay store primary moved: failover followed",
+                metadata: [
+                    "code": "replay_store_failover", "replay_store": .string(url.description), "from": .string(before?.description ?? ""),
+                    "to": .string(after.description),
+                ])
+        }
+        events.redirected = { [metrics] ask in metrics.replayStoreRedirect(ask: ask) }
+        events.mapRefreshed = { [metrics] in metrics.replayStoreTopologyRefresh() }
         do {
             client = try RESPClient(
                 url: url, eventLoopGroup: eventLoopGroup, connectionsPerLoop: configuration.replayStoreConnections,
-                connectTimeout: timeout, commandTimeout: timeout, trustedCertificatesFile: configuration.replayStoreCA
-            ) { [logger, metrics] before, after in
-                // A failover followed (or the first primary the Sentinels name): one line each.
-                if before != nil { metrics.replayStoreFailover() }
-                logger.notice(
-                    before == nil ? "replay store primary named by Sentinel" : "replay store primary moved: failover followed",
-                    metadata: [
-                        "code": "replay_store_failover", "replay_store": .string(url.description), "from": .string(before?.description ?? ""),
-                        "to": .string(after.description),
-                    ])
-            }
+                connectTimeout: timeout, commandTimeout: timeout, trustedCertificatesFile: configuration.replayStoreCA, events: events)
         } catch {
             throw ConfigurationError(
                 "replay-store: TLS to Redis cannot be set up (replay-store-ca: \(configuration.replayStoreCA ?? "system roots")): \(error)")
         }
         failurePolicy = configuration.replayStoreFailure
+        replicaConfirmation =
+            configuration.replayStoreReplicas > 0
+            ? (configuration.replayStoreReplicas, Int((configuration.replayStoreReplicaWait * 1000).rounded(.up))) : nil
         self.metrics = metrics
         self.logger = logger
         self.eventLoopGroup = eventLoopGroup
@@ -78,22 +91,63 @@ package final class SharedReplayStore: Sendable {
     ///   already (for the audit trail): not hashed a second time on the event loop.
     func admit(_ claim: ReplayClaim, digest: String? = nil, on eventLoop: any EventLoop) -> EventLoopFuture<GatewayError?> {
         let started = DispatchTime.now().uptimeNanoseconds
-        let command = RESPCommand.setIfAbsent(
-            key: Self.key(for: claim, digest: digest), value: ByteBuffer(string: "1"),
-            expiresInMilliseconds: Self.lifetimeMilliseconds(until: claim.expiresAt, now: Date()))
+        let key = Self.key(for: claim, digest: digest)
+        let command = record(key, milliseconds: Self.lifetimeMilliseconds(until: claim.expiresAt, now: Date()))
         return client.send(command, on: eventLoop).map { reply -> GatewayError? in
-            switch reply {
-            case .simpleString("OK"):
+            switch self.outcome(of: reply) {
+            case .recorded:
                 self.metrics.replayStoreLatency(nanos: DispatchTime.now().uptimeNanoseconds - started)
                 return nil
-            case .null:
+            case .existed:
                 self.metrics.replayStoreLatency(nanos: DispatchTime.now().uptimeNanoseconds - started)
                 return GatewayError(VerificationError(.replayed, "this assertion was already used"))
-            default:
+            case .unreplicated(let confirmed):
+                let refusal = self.unavailable(
+                    RESPError(.unreplicated, "\(confirmed) of \(self.replicaConfirmation?.replicas ?? 0) replicas confirmed the record in time"))
+                // Refused, the record must not stay: the client's retry would be taken for a replay.
+                if refusal != nil { _ = self.client.send(RESPCommand([ByteBuffer(string: "DEL"), key]), on: eventLoop) }
+                return refusal
+            case nil:
                 return self.unavailable(RESPError(.protocol, "unexpected reply to SET NX"))
             }
         }.recover { error in
             self.unavailable((error as? RESPError) ?? RESPError(.closed, "\(error)"))
+        }
+    }
+
+    /// `SET key 1 NX PX milliseconds`, followed by `WAIT` on the same connection when replicas
+    /// must confirm it.
+    private func record(_ key: ByteBuffer, milliseconds: Int64) -> RESPCommand {
+        let set = RESPCommand.setIfAbsent(key: key, value: ByteBuffer(string: "1"), expiresInMilliseconds: milliseconds)
+        guard let replicaConfirmation else { return set }
+        return set.followed(by: .waitForReplicas(replicaConfirmation.replicas, milliseconds: replicaConfirmation.milliseconds))
+    }
+
+    /// What a record's reply says.
+    private enum Outcome {
+        case recorded, existed
+        /// Set on the primary, but only this many replicas confirmed it.
+        case unreplicated(Int64)
+    }
+
+    /// `+OK` / null, or `[+OK or null, replicas]` after `WAIT`; `nil` for any other reply.
+    private func outcome(of reply: RESPValue) -> Outcome? {
+        switch reply {
+        case .simpleString("OK"): return .recorded
+        case .null: return .existed
+        case .array(let replies) where replies.count == 2:
+            guard case .integer(let confirmed) = replies[1], let replicaConfirmation else { return nil }
+            switch replies[0] {
+            case .null:
+                return .existed
+            case .simpleString("OK"):
+                let short = confirmed < replicaConfirmation.replicas
+                replicasShort.store(short, ordering: .relaxed)
+                return short ? .unreplicated(confirmed) : .recorded
+            default:
+                return nil
+            }
+        default: return nil
         }
     }
 
@@ -139,8 +193,19 @@ package final class SharedReplayStore: Sendable {
     /// The probe `/readyz` and the start-up check send: the exchanges' own command shape on
     /// ``probeKey``, living one second, so that `up` means what an exchange needs (a writable
     /// primary that knows `SET … NX PX`), not merely that Redis answers `PING`.
-    static var probe: RESPCommand {
-        RESPCommand.setIfAbsent(key: ByteBuffer(string: probeKey), value: ByteBuffer(string: "1"), expiresInMilliseconds: 1000)
+    var probe: RESPCommand { record(ByteBuffer(string: Self.probeKey), milliseconds: 1000) }
+
+    /// Sends ``probe``; fails as an exchange would (a short `WAIT` is ``RESPError/Kind/unreplicated``).
+    private func sendProbe(on eventLoop: any EventLoop) -> EventLoopFuture<Void> {
+        client.submit(probe, on: eventLoop).flatMapThrowing { reply in
+            switch self.outcome(of: reply) {
+            case .recorded?, .existed?: return
+            case .unreplicated(let confirmed)?:
+                throw RESPError(
+                    .unreplicated, "\(confirmed) of \(self.replicaConfirmation?.replicas ?? 0) replicas confirmed the probe in time", command: "WAIT")
+            case nil: throw RESPError(.protocol, "unexpected reply to SET NX")
+            }
+        }
     }
 
     /// Connects, logs in and sends ``probe`` once, at start-up, and logs what it found:
@@ -151,7 +216,7 @@ package final class SharedReplayStore: Sendable {
     package func checkAtStartUp() async -> ReplayStoreCheck {
         let url = client.url.description
         do {
-            _ = try await client.submit(Self.probe, on: eventLoopGroup.next()).get()
+            try await sendProbe(on: eventLoopGroup.next()).get()
             // The probe's key may be one this node owns: a cluster node says so in INFO. A Redis
             // whose ACL refuses INFO is taken at its word (a redirect at run time is caught then),
             // and probed again, so that the refusal does not leave the store reported down.
@@ -166,7 +231,7 @@ package final class SharedReplayStore: Sendable {
                     return .unsupported("\(url) is a Redis Cluster node, and no node answered CLUSTER SLOTS")
                 }
             case .bulkString?: break
-            default: _ = try? await client.submit(Self.probe, on: eventLoopGroup.next()).get()
+            default: try? await sendProbe(on: eventLoopGroup.next()).get()
             }
             logger.info("replay store ready", metadata: ["replay_store": .string(url), "cluster": .stringConvertible(client.isCluster)])
             return .ready
@@ -192,6 +257,9 @@ package final class SharedReplayStore: Sendable {
                 case .server where error.command == "AUTH": why = "Redis refused the login\(reply): check the user and password in replay-store"
                 case .unavailable where error.reply?.uppercased() == "NOAUTH": why = "Redis wants a password\(reply): add it to replay-store"
                 case .unavailable: why = "Redis cannot take writes now\(reply): a replica (replay-store must name the primary), or loading its data"
+                case .unreplicated:
+                    why =
+                        "\(error.message) (replay-store-replicas): replicas down, lagging, or fewer than asked; check INFO replication on the primary"
                 case .server: why = "Redis refused the command\(reply)"
                 default: why = "Redis did not answer (\(error.kind.rawValue))"
                 }
@@ -206,20 +274,33 @@ package final class SharedReplayStore: Sendable {
         }
     }
 
-    /// With `redis-sentinel://`: the primary the Sentinels last named (`host:port`), for `/readyz`.
-    var sentinelPrimary: String? { client.currentPrimary?.description }
+    /// The store's layout for `/readyz`: `single`, `sentinel` or `cluster`, and what it names
+    /// (the primary the Sentinels last named; the cluster's primaries and uncovered slots).
+    func addTopology(to body: inout JSONLine) {
+        switch client.topology {
+        case .single:
+            body.add("replayStoreTopology", "single")
+        case .sentinel(let primary):
+            body.add("replayStoreTopology", "sentinel")
+            if let primary { body.add("replayStorePrimary", primary.description) }
+        case .cluster(let primaries, let uncoveredSlots):
+            body.add("replayStoreTopology", "cluster")
+            body.add("replayStorePrimaries", primaries)
+            body.add("replayStoreUncoveredSlots", uncoveredSlots)
+        }
+    }
 
     /// Whether the last command got a usable reply, without probing: `samlgate_replay_store_up`
     /// (nothing asked yet counts as not up).
-    var isUp: Bool { client.isReachable == true }
+    var isUp: Bool { client.isReachable == true && !replicasShort.load(ordering: .relaxed) }
 
     /// `up`, `down` or `unknown` (nothing asked yet), for `/readyz`: whether the last command got
     /// a usable reply (an error reply is `down`). When not `up`, ``probe`` goes out on
     /// `eventLoop` so that a Redis back from an outage is noticed without an exchange — the
     /// exchanges' own command, so a Redis that answers `PING` but refuses writes stays `down`.
     func readiness(probingOn eventLoop: any EventLoop) -> String {
-        let reachable = client.isReachable
-        if reachable != true { _ = client.send(Self.probe, on: eventLoop) }
+        let reachable = replicasShort.load(ordering: .relaxed) ? false : client.isReachable
+        if reachable != true { _ = sendProbe(on: eventLoop) }
         switch reachable {
         case true?: return "up"
         case false?: return "down"

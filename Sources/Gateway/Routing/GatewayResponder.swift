@@ -198,7 +198,7 @@ struct LocalEndpoints {
         // once, pass-through traffic with it (the failure policy answers the exchanges).
         if let shared = core.sharedReplayStore {
             body.add("replayStore", shared.readiness(probingOn: eventLoop))
-            if let primary = shared.sentinelPrimary { body.add("replayStorePrimary", primary) }
+            shared.addTopology(to: &body)
         } else {
             body.add("replayStore", "memory")
         }
