@@ -130,21 +130,38 @@ package final class RedisServerProcess: @unchecked Sendable {
         return "/usr/bin/redis-server"
     }
 
-    /// A port the kernel just handed out for loopback, released for the server to take.
+    /// A loopback port no other server of this process had, free now, below the kernel's
+    /// ephemeral range (32768 and up): a port the kernel hands out (`bind` to port 0, a client's
+    /// source port) would be the same source, and a server stopped for an outage or killed for a
+    /// failover would find its port taken by another test's server when it starts again — and
+    /// the Sentinels watching it would then reconfigure that other test's Redis.
     package static func freePort() throws -> Int {
+        try portLock.withLock {
+            for _ in 0..<portRange.count {
+                let port = portRange.lowerBound + nextPort % portRange.count
+                nextPort += 1
+                if canBind(port) { return port }
+            }
+            throw RedisServerError("no free loopback port in \(portRange)")
+        }
+    }
+
+    private static let portRange = 20_000..<32_000
+    private static let portLock = NSLock()
+    /// Where this process starts in ``portRange`` (another test process elsewhere in it).
+    nonisolated(unsafe) private static var nextPort = Int(getpid()) * 97 % portRange.count
+
+    private static func canBind(_ port: Int) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw RedisServerError("socket() failed") }
+        guard fd >= 0 else { return false }
         defer { close(fd) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        return withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
         }
-        guard bound else { throw RedisServerError("bind() failed") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 
     static func accepts(port: Int) -> Bool {
