@@ -181,15 +181,19 @@ faults: release deps-load
 sanitize: deps
 	./scripts/sanitize.sh
 
-## load-replay-store: the exchange load with replay-store memory and redis (a redis-server on
-## loopback) in alternating rounds: requests/s, p99, gateway CPU per request, Redis CPU per exchange.
+## load-replay-store: the exchange load with replay-store memory, one Redis, one Redis with a replica
+## and replay-store-replicas 1, and a 3-primary Redis Cluster (all on loopback) in alternating rounds:
+## requests/s, p99, gateway CPU per request, Redis CPU per exchange.
 load-replay-store: release deps-load
 	./scripts/load-replay-store.sh
 
 ## cluster-check: Redis, two gateway replicas and nginx round-robin on loopback: a replay through
-## the other replica refused, Redis down (closed 503, open accepted), Redis back, a replica killed under load.
+## the other replica refused, Redis down (closed 503, open accepted), Redis back, a replica killed under
+## load; then a Redis primary killed under exchanges behind Sentinel and in a Redis Cluster, with
+## replay-store-replicas 0 and 1: 503s, their window, records lost (scripts/redis-failover.sh).
 cluster-check: release deps-load
 	./scripts/cluster-check.sh
+	./scripts/redis-failover.sh
 
 ## stream-check: a 200 MB answer and a 200 MB upload through the gateway, its memory sampled.
 stream-check: release

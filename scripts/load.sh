@@ -5,7 +5,8 @@
 # 70000 — more than the run can use, so no response is replayed), WORKERS (gateway, default cores),
 # PASS_THROUGH=1 (the same bodies to a path the gateway only proxies — the upstream answers 404 —
 # to measure what the HTTP server, client and kernel cost the gateway without the SAML work),
-# REPLAY_STORE (the gateway's replay-store: memory by default, or redis://…).
+# REPLAY_STORE (the gateway's replay-store: memory by default, or redis://…), GATEWAY_ARGS (more
+# flags for samlgate serve).
 set -euo pipefail
 BIN=${BIN:-.build/release/samlgate}
 DIR=${LOAD_DIR:-.run/load}
@@ -31,7 +32,7 @@ trap cleanup EXIT INT TERM
 upstream=$!
 pids+=($upstream)
 "$BIN" serve --port "$GATEWAY_PORT" --upstream "http://127.0.0.1:$UPSTREAM_PORT" --trust-store "$DIR/trust" \
-    --log-level warning ${WORKERS:+--workers "$WORKERS"} ${REPLAY_STORE:+--replay-store "$REPLAY_STORE"} $(throttle_args "$BIN") >/dev/null 2>"$DIR/gateway.log" &
+    --log-level warning ${WORKERS:+--workers "$WORKERS"} ${REPLAY_STORE:+--replay-store "$REPLAY_STORE"} ${GATEWAY_ARGS:-} $(throttle_args "$BIN") >/dev/null 2>"$DIR/gateway.log" &
 gateway=$!
 pids+=($gateway)
 for _ in $(seq 1 100); do curl -fsS "http://127.0.0.1:$GATEWAY_PORT/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
