@@ -52,8 +52,10 @@ package final class RedisServerProcess: @unchecked Sendable {
 
     /// A Sentinel (Debian's `redis-server` in Sentinel mode) monitoring the primary on
     /// `primaryPort` under `name`, judging a primary down after 500 ms: not started.
-    /// - Parameter quorum: Sentinels that must agree a primary is down (of as many as run).
-    package static func sentinel(monitoring primaryPort: Int, name: String, quorum: Int = 1) throws -> RedisServerProcess {
+    /// - Parameters:
+    ///   - quorum: Sentinels that must agree a primary is down (of as many as run).
+    ///   - password: the Sentinel's own `requirepass`.
+    package static func sentinel(monitoring primaryPort: Int, name: String, quorum: Int = 1, password: String? = nil) throws -> RedisServerProcess {
         let sentinel = try RedisServerProcess()
         let file = sentinel.directory.appendingPathComponent("sentinel.conf")
         let text = """
@@ -63,6 +65,7 @@ package final class RedisServerProcess: @unchecked Sendable {
             sentinel monitor \(name) 127.0.0.1 \(primaryPort) \(quorum)
             sentinel down-after-milliseconds \(name) 500
             sentinel failover-timeout \(name) 2000
+            \(password.map { "requirepass \($0)" } ?? "")
 
             """
         try text.write(to: file, atomically: true, encoding: .utf8)

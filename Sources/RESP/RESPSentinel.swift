@@ -20,6 +20,9 @@ package struct RedisAddress: Sendable, Hashable, CustomStringConvertible {
 package struct RedisSentinelSet: Sendable, Equatable {
     package var addresses: [RedisAddress]
     package var masterName: String
+    /// The Sentinels' own password (`requirepass` in sentinel.conf), sent as `AUTH` before any
+    /// question; never part of the URL, whose password is the data nodes'.
+    package var password: String?
 
     /// A `redis-sentinel://` or `rediss-sentinel://` URL read whole, or a `redis://`/`rediss://`
     /// one naming several servers (a cluster's seeds, comma-separated); `nil` for anything else
@@ -214,6 +217,7 @@ final class RESPSentinelResolver: Sendable {
             }
             connection.onPush = { [weak self] value in self?.announced(value) }
             connection.onClose = { [weak self] in self?.rewatch(attempt + 1) }
+            _ = connection.logIn(self.set.password)
             connection.send(RESPCommand("SUBSCRIBE", "+switch-master")).assumeIsolated().whenFailure { _ in
                 connection.close(RESPError(.closed, "subscription refused"))
             }
@@ -258,6 +262,8 @@ final class RESPSentinelResolver: Sendable {
         var unknown = false
         /// One answered, but as no Sentinel does (`-ERR unknown command`: a Redis server).
         var notSentinel = false
+        /// One refused the login: its `requirepass` not given, or another.
+        var login: RESPError?
     }
 
     /// Asks the Sentinels in `remaining` in turn.
@@ -267,6 +273,12 @@ final class RESPSentinelResolver: Sendable {
             let all = set.addresses.map(\.description).joined(separator: ", ")
             if answers.unknown {
                 promise.fail(RESPError(.unsupported, "no Sentinel of \(all) monitors a primary named \(set.masterName)", command: "SENTINEL"))
+            } else if let login = answers.login {
+                promise.fail(
+                    RESPError(
+                        .server,
+                        "the Sentinels refused the login (\(login.reply ?? "AUTH")): give their password in replay-store-sentinel-password-file",
+                        command: "SENTINEL AUTH", reply: login.reply))
             } else if answers.notSentinel {
                 promise.fail(
                     RESPError(.unsupported, "\(all) answered, but not as a Sentinel (SENTINEL is an unknown command there)", command: "SENTINEL"))
@@ -277,7 +289,7 @@ final class RESPSentinelResolver: Sendable {
         }
         let sentinel = set.addresses[index]
         let command = RESPCommand("SENTINEL", "get-master-addr-by-name", set.masterName)
-        RESPConnection.oneCommand(command, to: sentinel, on: eventLoop, timeout: timeout).whenComplete { result in
+        RESPConnection.oneCommand(command, to: sentinel, password: set.password, on: eventLoop, timeout: timeout).whenComplete { result in
             var answers = answers
             switch result {
             case .success(.array(let items)):
@@ -291,6 +303,8 @@ final class RESPSentinelResolver: Sendable {
                 answers.unknown = true
             case .failure(let error as RESPError) where error.kind == .unsupported:
                 answers.notSentinel = true
+            case .failure(let error as RESPError) where ["NOAUTH", "WRONGPASS"].contains(error.reply?.uppercased() ?? "") || error.command == "AUTH":
+                answers.login = error
             case .success, .failure:
                 break
             }
@@ -319,13 +333,23 @@ final class RESPSentinelResolver: Sendable {
 }
 
 extension RESPConnection {
+    /// Sends `AUTH password` (a Sentinel's `requirepass`) when there is a password; what follows
+    /// on the connection is pipelined behind it.
+    func logIn(_ password: String?) -> EventLoopFuture<RESPValue>? {
+        password.map { send(RESPCommand("AUTH", $0)) }
+    }
+
     /// Connects to `address` (plain TCP: Sentinels are asked without TLS), sends `command`, and
     /// closes: a question to a Sentinel, answered within `timeout` or failed.
     static func oneCommand(
-        _ command: RESPCommand, to address: RedisAddress, on eventLoop: any EventLoop, timeout: TimeAmount
+        _ command: RESPCommand, to address: RedisAddress, password: String?, on eventLoop: any EventLoop, timeout: TimeAmount
     ) -> EventLoopFuture<RESPValue> {
         open(to: address, on: eventLoop, timeout: timeout).assumeIsolated().flatMap { _, connection in
-            connection.send(command).assumeIsolated().always { _ in connection.close(RESPError(.closed, "one command asked")) }.nonisolated()
+            let login = connection.logIn(password)
+            let reply = connection.send(command)
+            // A refused login answers with its own error, not the command's `-NOAUTH`.
+            let answer = login.map { $0.assumeIsolated().flatMap { _ in reply }.nonisolated() } ?? reply
+            return answer.assumeIsolated().always { _ in connection.close(RESPError(.closed, "one command asked")) }.nonisolated()
         }.nonisolated()
     }
 

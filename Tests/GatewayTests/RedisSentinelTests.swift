@@ -2,6 +2,7 @@ import CLITestSupport
 import Foundation
 import Gateway
 import GatewayTestSupport
+import NIOPosix
 import RESP
 import Testing
 
@@ -113,6 +114,45 @@ struct RedisSentinelTests {
             let refused = try await h.exchangeV1(Store.fresh())
             ErrorCodeTests.expectError(refused, 503, "replay_store_unavailable", .networkConnectionTimeout)
             #expect(try await h.send(.GET, "/readyz").json?["replayStore"] as? String == "down")
+        }
+    }
+
+    @Test(
+        "a Sentinel with requirepass: asked with replay-store-sentinel-password-file; without it the store is down, the reason naming that setting"
+    )
+    func sentinelPassword() async throws {
+        let file = TestScratch.directory("sentinel-password")
+        try FileManager.default.createDirectory(at: file, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let passwordFile = file.appendingPathComponent("password").path
+        try "s3ntinel-only\n".write(toFile: passwordFile, atomically: true, encoding: .utf8)
+        try await RedisServerProcess.with { primary in
+            let sentinel = try RedisServerProcess.sentinel(monitoring: primary.port, name: "m", password: "s3ntinel-only")
+            defer { sentinel.stop() }
+            try await sentinel.start()
+            let url = "redis-sentinel://127.0.0.1:\(sentinel.port)#m"
+            try await withHarness(configure: { configuration in
+                Store.redisStore(url)(&configuration)
+                configuration.replayStoreSentinelPasswordFile = passwordFile
+            }) { (h: GatewayHarness) async throws in
+                #expect(try await h.exchangeV1(Store.fresh()).status == 204)
+                #expect(try await h.send(.GET, "/readyz").json?["replayStorePrimary"] as? String == "127.0.0.1:\(primary.port)")
+            }
+            try await withHarness(configure: Store.redisStore(url)) { (h: GatewayHarness) async throws in
+                ErrorCodeTests.expectError(try await h.exchangeV1(Store.fresh()), 503, "replay_store_unavailable", .networkConnectionTimeout)
+                #expect(try await h.send(.GET, "/readyz").json?["replayStore"] as? String == "down")
+                #expect(try await Store.errorCount(h, kind: "server") == 1)
+            }
+            // What the start-up check logs as the reason.
+            let client = try RESPClient(
+                url: RedisURL(parsing: url), eventLoopGroup: MultiThreadedEventLoopGroup.singleton, connectTimeout: .seconds(2),
+                commandTimeout: .seconds(2))
+            defer { Task { await client.shutdown() } }
+            await #expect {
+                _ = try await client.sentinelPrimary(on: MultiThreadedEventLoopGroup.singleton.next())
+            } throws: { error in
+                (error as? RESPError)?.message.contains("replay-store-sentinel-password-file") == true
+            }
         }
     }
 

@@ -111,6 +111,13 @@ extension GatewayConfiguration {
             url.password = try Self.password(inFile: file)
             result.replayStore = .redis(url)
         }
+        if let file = replayStoreSentinelPasswordFile {
+            guard case .redis(var url) = result.replayStore, url.sentinel != nil else {
+                throw ConfigurationError("replay-store-sentinel-password-file is set but replay-store is not a redis-sentinel:// URL")
+            }
+            url.sentinel?.password = try Self.password(inFile: file, setting: "replay-store-sentinel-password-file")
+            result.replayStore = .redis(url)
+        }
         if let file = auditKeyFile {
             result.auditKey = try AuditKey(file: file)
         } else if let key = auditKeyFromEnvironment {
@@ -154,16 +161,16 @@ extension GatewayConfiguration {
 
     /// The password in `path`: its first line (a trailing line break is the editor's, not the
     /// password's). Never quoted in an error.
-    static func password(inFile path: String) throws(ConfigurationError) -> String {
+    static func password(inFile path: String, setting: String = "replay-store-password-file") throws(ConfigurationError) -> String {
         guard let data = FileManager.default.contents(atPath: path), data.count <= 4096 else {
-            throw ConfigurationError("replay-store-password-file \(path): cannot be read (or is over 4 KiB)")
+            throw ConfigurationError("\(setting) \(path): cannot be read (or is over 4 KiB)")
         }
         let text = String(decoding: data, as: UTF8.self)
         let password =
             text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first.map {
                 String($0.hasSuffix("\r") ? $0.dropLast() : $0)
             } ?? ""
-        guard !password.isEmpty else { throw ConfigurationError("replay-store-password-file \(path): is empty") }
+        guard !password.isEmpty else { throw ConfigurationError("\(setting) \(path): is empty") }
         return password
     }
 

@@ -92,6 +92,10 @@ package struct GatewayConfiguration: Sendable {
     /// of a password in the `replay-store` URL, so the password need be in neither the
     /// environment nor the configuration file. Read by ``validated()``.
     package var replayStorePasswordFile: String?
+    /// With `redis-sentinel://`: a file holding the Sentinels' own password (`requirepass` in
+    /// sentinel.conf), which the URL cannot carry (its password is the data nodes'). Read by
+    /// ``validated()``.
+    package var replayStoreSentinelPasswordFile: String?
     /// Seconds between checks of the trust store directory for a change, reloaded as on SIGHUP
     /// when one is seen (Kubernetes swaps a mounted volume's symlink and sends no signal); 0 off.
     package var trustStorePoll: Double = 0

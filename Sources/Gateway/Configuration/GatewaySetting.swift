@@ -43,6 +43,7 @@ package enum GatewaySetting: String, Sendable, CaseIterable {
     case replayStoreReplicaWait = "replay-store-replica-wait"
     case replayStoreCA = "replay-store-ca"
     case replayStorePasswordFile = "replay-store-password-file"
+    case replayStoreSentinelPasswordFile = "replay-store-sentinel-password-file"
     case trustStorePoll = "trust-store-poll"
     case metadataCache = "metadata-cache"
     case metadataRefresh = "metadata-refresh"
@@ -196,6 +197,10 @@ extension GatewaySetting {
         case .replayStorePasswordFile:
             .optionalText(
                 \.replayStorePasswordFile, "a file holding the Redis password", help: "File holding the Redis password (instead of one in the URL)")
+        case .replayStoreSentinelPasswordFile:
+            .optionalText(
+                \.replayStoreSentinelPasswordFile, "a file holding the Sentinels' password",
+                help: "For redis-sentinel://: file holding the Sentinels' own password (requirepass)")
         case .trustStorePoll:
             Definition(
                 help: "Seconds between checks of the trust store for a change; 0 = SIGHUP only",
