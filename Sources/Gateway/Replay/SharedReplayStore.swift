@@ -102,8 +102,7 @@ package final class SharedReplayStore: Sendable {
                 self.metrics.replayStoreLatency(nanos: DispatchTime.now().uptimeNanoseconds - started)
                 return GatewayError(VerificationError(.replayed, "this assertion was already used"))
             case .unreplicated(let confirmed):
-                let refusal = self.unavailable(
-                    RESPError(.unreplicated, "\(confirmed) of \(self.replicaConfirmation?.replicas ?? 0) replicas confirmed the record in time"))
+                let refusal = self.unavailable(self.shortfall(confirmed, of: "the record"))
                 // Refused, the record must not stay: the client's retry would be taken for a replay.
                 if refusal != nil { _ = self.client.send(RESPCommand([ByteBuffer(string: "DEL"), key]), on: eventLoop) }
                 return refusal
@@ -121,6 +120,11 @@ package final class SharedReplayStore: Sendable {
         let set = RESPCommand.setIfAbsent(key: key, value: ByteBuffer(string: "1"), expiresInMilliseconds: milliseconds)
         guard let replicaConfirmation else { return set }
         return set.followed(by: .waitForReplicas(replicaConfirmation.replicas, milliseconds: replicaConfirmation.milliseconds))
+    }
+
+    /// A record fewer replicas confirmed than `replay-store-replicas` asks.
+    private func shortfall(_ confirmed: Int64, of what: String) -> RESPError {
+        RESPError(.unreplicated, "\(confirmed) of \(replicaConfirmation?.replicas ?? 0) replicas confirmed \(what) in time", command: "WAIT")
     }
 
     /// What a record's reply says.
@@ -201,8 +205,7 @@ package final class SharedReplayStore: Sendable {
             switch self.outcome(of: reply) {
             case .recorded?, .existed?: return
             case .unreplicated(let confirmed)?:
-                throw RESPError(
-                    .unreplicated, "\(confirmed) of \(self.replicaConfirmation?.replicas ?? 0) replicas confirmed the probe in time", command: "WAIT")
+                throw self.shortfall(confirmed, of: "the probe")
             case nil: throw RESPError(.protocol, "unexpected reply to SET NX")
             }
         }
