@@ -247,33 +247,43 @@ struct ServeCommandTests {
         }
     }
 
-    @Test("start-up check logs why the store is not usable, with its code, and never the password")
+    @Test("start-up check logs why the store is not usable, with its code, and never the password; unreachable Sentinels named")
     func replayStoreStartUpLog() async throws {
         let trust = try GatewayHarness.makeTrustStore()
         defer { try? FileManager.default.removeItem(atPath: trust) }
+        let sentinels = try (0..<2).map { _ in try RedisServerProcess.freePort() }
         try await RedisServerProcess.with(arguments: ["--requirepass", "topsecret"]) { redis in
-            let process = Process()
-            process.executableURL = SamlgateProcess.executable
-            process.arguments = [
-                "serve", "--port", "0", "--upstream", "http://127.0.0.1:1", "--trust-store", trust, "--workers", "1",
-                "--replay-store", "redis://:wrongsecret@127.0.0.1:\(redis.port)",
+            let cases = [
+                ("redis://:wrongsecret@127.0.0.1:\(redis.port)", "refused the login"),
+                (
+                    "redis-sentinel://:wrongsecret@127.0.0.1:\(sentinels[0]),127.0.0.1:\(sentinels[1])#m",
+                    "no Sentinel answered (127.0.0.1:\(sentinels[0]), 127.0.0.1:\(sentinels[1]))"
+                ),
             ]
-            let output = Pipe(), errors = Pipe()
-            process.standardOutput = output
-            process.standardError = errors
-            try process.run()
-            defer { if process.isRunning { process.terminate() } }
-            // The check runs before the listening line.
-            _ = SamlgateProcess.firstLine(of: output.fileHandleForReading)
-            let written = SamlgateProcess.firstLine(of: errors.fileHandleForReading)
-            let line = written.split(separator: "\n").first { $0.contains("replay store") }.map(String.init) ?? written
-            let json = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any] ?? [:]
-            #expect(json["level"] as? String == "error", "\(line)")
-            #expect(json["code"] as? String == "replay_store_unavailable", "\(line)")
-            #expect((json["detail"] as? String)?.contains("refused the login") == true, "\(line)")
-            #expect(!line.contains("wrongsecret"), "\(line)")
-            kill(process.processIdentifier, SIGTERM)
-            try await SamlgateProcess.waitForExit(process)
+            for (store, detail) in cases {
+                let process = Process()
+                process.executableURL = SamlgateProcess.executable
+                process.arguments = [
+                    "serve", "--port", "0", "--upstream", "http://127.0.0.1:1", "--trust-store", trust, "--workers", "1",
+                    "--replay-store", store,
+                ]
+                let output = Pipe(), errors = Pipe()
+                process.standardOutput = output
+                process.standardError = errors
+                try process.run()
+                defer { if process.isRunning { process.terminate() } }
+                // The check runs before the listening line.
+                _ = SamlgateProcess.firstLine(of: output.fileHandleForReading)
+                let written = SamlgateProcess.firstLine(of: errors.fileHandleForReading)
+                let line = written.split(separator: "\n").first { $0.contains("replay store") }.map(String.init) ?? written
+                let json = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any] ?? [:]
+                #expect(json["level"] as? String == "error", "\(line)")
+                #expect(json["code"] as? String == "replay_store_unavailable", "\(line)")
+                #expect((json["detail"] as? String)?.contains(detail) == true, "\(line)")
+                #expect(!line.contains("wrongsecret"), "\(line)")
+                kill(process.processIdentifier, SIGTERM)
+                try await SamlgateProcess.waitForExit(process)
+            }
         }
     }
 }

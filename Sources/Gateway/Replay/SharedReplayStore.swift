@@ -258,6 +258,8 @@ package final class SharedReplayStore: Sendable {
                 let why: String
                 switch error.kind {
                 case .server where error.command == "SENTINEL AUTH": why = error.message
+                // Which Sentinels were tried (the message names them all).
+                case .connect where client.url.sentinel != nil: why = error.message
                 case .server where error.command == "AUTH": why = "Redis refused the login\(reply): check the user and password in replay-store"
                 case .unavailable where error.reply?.uppercased() == "NOAUTH": why = "Redis wants a password\(reply): add it to replay-store"
                 case .unavailable: why = "Redis cannot take writes now\(reply): a replica (replay-store must name the primary), or loading its data"
