@@ -156,6 +156,32 @@ struct RedisSentinelTests {
         }
     }
 
+    @Test("a Sentinel naming a server that is not a primary: nothing written there (even a replica that takes writes), 503, the store down")
+    func namedServerNotPrimary() async throws {
+        try await RedisServerProcess.with { primary in
+            let replicaArguments = ["--replicaof", "127.0.0.1", String(primary.port), "--replica-read-only", "no"]
+            try await RedisServerProcess.with(arguments: replicaArguments) { replica in
+                #expect(try await Self.eventually { try await Self.role(replica.url).contains("master_link_status:up") })
+                // A Sentinel that names the replica (one misconfigured, or answering from before a failover).
+                let port = String(replica.port)
+                try await ScriptedRedis.with(reply: { command in
+                    switch command.first?.uppercased() {
+                    case "SENTINEL": "*2\r\n$9\r\n127.0.0.1\r\n$\(port.utf8.count)\r\n\(port)\r\n"
+                    case "SUBSCRIBE": "*3\r\n$9\r\nsubscribe\r\n$14\r\n+switch-master\r\n:1\r\n"
+                    default: "-ERR unexpected\r\n"
+                    }
+                }) { sentinel in
+                    try await withHarness(configure: Store.redisStore("redis-sentinel://127.0.0.1:\(sentinel.port)#m")) {
+                        (h: GatewayHarness) async throws in
+                        ErrorCodeTests.expectError(try await h.exchangeV1(Store.fresh()), 503, "replay_store_unavailable", .networkConnectionTimeout)
+                        #expect(try await h.send(.GET, "/readyz").json?["replayStore"] as? String == "down")
+                        #expect(try await Store.keys(replica.url).isEmpty, "a record written to a server that is not a primary")
+                    }
+                }
+            }
+        }
+    }
+
     @Test("URLs: several Sentinels, the default port, credentials for the data nodes, masked when shown")
     func urls() throws {
         let url = try RedisURL(parsing: "rediss-sentinel://app:s3cret@10.0.0.1,10.0.0.2:26380,[::1]/2#main-store")
