@@ -4,6 +4,7 @@ import Gateway
 import GatewayTestSupport
 import NIOCore
 import RESP
+import Synchronization
 import Testing
 
 /// The replay store on a Redis Cluster (Debian's `redis-server`, three primaries on loopback,
@@ -209,6 +210,28 @@ struct RedisClusterTests {
             redis in
             let down = try await SamlgateProcess.runOffPool(Self.common + ["--trust-store", trust, "--replay-store", redis.url], timeout: 30)
             #expect(down.status == 2 && down.stderr.contains("Redis Cluster"), "\(down.stderr)")
+        }
+    }
+
+    @Test("a node that redirects to itself without end: five redirects followed, then 503 (open policy too), counted as cluster")
+    func redirectLoop() async throws {
+        let port = Mutex(0)
+        try await ScriptedRedis.with(reply: { command in
+            let own = port.withLock { $0 }
+            switch command.first?.uppercased() {
+            case "SET": return "-MOVED 1 127.0.0.1:\(own)\r\n"
+            // Every slot served here: the map agrees with the redirects, which never end.
+            case "CLUSTER": return "*1\r\n*3\r\n:0\r\n:16383\r\n*2\r\n$9\r\n127.0.0.1\r\n:\(own)\r\n"
+            default: return "+OK\r\n"
+            }
+        }) { redis in
+            port.withLock { $0 = redis.port }
+            try await withHarness(configure: Store.redisStore(redis.url, failure: .open)) { h in
+                ErrorCodeTests.expectError(try await h.exchangeV1(Store.fresh()), 503, "replay_store_unavailable", .networkConnectionTimeout)
+                #expect(h.upstream?.store.exchanges.isEmpty == true)
+                #expect(try await Store.errorCount(h, kind: "cluster") == 1)
+                #expect(try await h.metric("samlgate_replay_store_redirects_total{kind=\"moved\"}") == 5, "the redirects followed per command")
+            }
         }
     }
 
