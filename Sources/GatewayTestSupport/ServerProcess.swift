@@ -15,16 +15,21 @@ package enum ServerProcess {
     /// Starts `samlgate serve` (or another server `command`) with `arguments`, waits for its
     /// "listening on" line, returns the process, URL, that line and the output pipe (hold it
     /// while the process runs). `pinnedTo`: the CPU list `taskset` pins it to (it execs samlgate,
-    /// so the process is samlgate's).
+    /// so the process is samlgate's). `unprivileged`: run as `nobody` when the tests run as root
+    /// (through `setpriv`, which execs it too).
     package static func start(
-        _ arguments: [String], command: String = "serve", pinnedTo cpus: String? = nil
+        _ arguments: [String], command: String = "serve", pinnedTo cpus: String? = nil, unprivileged: Bool = false
     ) throws -> (
         Process, String, String, Pipe
     ) {
+        var launcher: [String] = []
+        if let cpus { launcher += ["/usr/bin/taskset", "-c", cpus] }
+        // As the container images run it: no root, no capabilities (uid and gid of `nobody`).
+        if unprivileged && getuid() == 0 { launcher += ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] }
         let process = Process()
-        if let cpus {
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/taskset")
-            process.arguments = ["-c", cpus, SamlgateProcess.executable.path, command] + arguments
+        if let first = launcher.first {
+            process.executableURL = URL(fileURLWithPath: first)
+            process.arguments = launcher.dropFirst() + [SamlgateProcess.executable.path, command] + arguments
         } else {
             process.executableURL = SamlgateProcess.executable
             process.arguments = [command] + arguments

@@ -74,8 +74,9 @@ package struct RESPValueDecoder {
     package static let maximumReplyBytes = 1 << 20
     package static let maximumArrayCount = 1024
     /// Arrays inside arrays: the replay store's commands answer with none, a generic command
-    /// (`KEYS`) with one level, a cluster's `CLUSTER SLOTS` with two.
-    package static let maximumDepth = 3
+    /// (`KEYS`) with one level, a cluster's `CLUSTER SLOTS` with three (Redis 7 adds a map of
+    /// each node's metadata, its announced host name, inside the node's entry).
+    package static let maximumDepth = 4
     /// Longest line (`+…`, `-…`, `:…`, a length) accepted before its CRLF.
     package static let maximumLineLength = 64 * 1024
 

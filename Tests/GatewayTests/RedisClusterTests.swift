@@ -35,12 +35,15 @@ struct RedisClusterTests {
         try await text(node.url, RESPCommand("CLUSTER", "MYID"))
     }
 
-    /// Three primaries sharing the 16,384 slots, `cluster_state:ok` on each; always stopped.
+    /// Three primaries sharing the 16,384 slots, `cluster_state:ok` on each; always stopped. Each
+    /// announces a host name too (as Kubernetes setups do), so `CLUSTER SLOTS` carries each node's
+    /// metadata map, one array deeper; the gateway still connects to the announced addresses.
     static func withCluster(timeout: Int = 15_000, _ body: ([RedisServerProcess]) async throws -> Void) async throws {
         let buses = try (0..<3).map { _ in try RedisServerProcess.freePort() }
         let nodes = try buses.map {
             try RedisServerProcess(arguments: [
                 "--cluster-enabled", "yes", "--cluster-port", String($0), "--cluster-node-timeout", String(timeout),
+                "--cluster-announce-hostname", "localhost",
             ])
         }
         defer { for node in nodes { node.stop() } }

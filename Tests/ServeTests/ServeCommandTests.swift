@@ -247,6 +247,27 @@ struct ServeCommandTests {
         }
     }
 
+    @Test("as an unprivileged user (as the container images run it) the gateway reaches Redis: the store up")
+    func replayStoreUnprivileged() async throws {
+        let trust = try GatewayHarness.makeTrustStore()
+        defer { try? FileManager.default.removeItem(atPath: trust) }
+        // Readable by `nobody`, as a mounted trust store is by the image's user.
+        try Process.run(URL(fileURLWithPath: "/bin/chmod"), arguments: ["-R", "a+rX", trust]).waitUntilExit()
+        try await RedisServerProcess.with { redis in
+            let (process, url, line, _) = try ServerProcess.start(
+                [
+                    "--port", "0", "--upstream", "http://127.0.0.1:1", "--trust-store", trust, "--workers", "1", "--log-format", "text",
+                    "--replay-store", redis.url,
+                ], unprivileged: true)
+            defer { if process.isRunning { process.terminate() } }
+            #expect(line.contains("listening"), "\(line)")
+            let (status, ready) = try await ServerProcess.get(url + "/readyz")
+            #expect(status == 200 && ready["replayStore"] as? String == "up", "\(ready)")
+            kill(process.processIdentifier, SIGTERM)
+            try await SamlgateProcess.waitForExit(process)
+        }
+    }
+
     @Test("start-up check logs why the store is not usable, with its code, and never the password; unreachable Sentinels named")
     func replayStoreStartUpLog() async throws {
         let trust = try GatewayHarness.makeTrustStore()
