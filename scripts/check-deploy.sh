@@ -2,10 +2,10 @@
 # The deployment checks of `make test`, offline: every Kubernetes manifest under deploy/kubernetes
 # against the Kubernetes API schemas (kubernetes-validate, strict: unknown fields are errors), the
 # security checks of checkov on them (no failed check; a skip is an annotation in the manifest
-# with its reason), deploy/Dockerfile through hadolint, the hardening of compose, the systemd unit,
-# the NetworkPolicy and the example Redis (scripts/check_deploy_hardening.py), and the unit through
-# systemd-analyze verify when present. The tools live in the tools venv under .build/ and are
-# installed once.
+# with its reason), deploy/Dockerfile through hadolint, the hardening of compose and its overlays,
+# the systemd unit, the NetworkPolicies and the example Redis and Sentinel configurations
+# (scripts/check_deploy_hardening.py), and the unit through systemd-analyze verify when present.
+# The tools live in the tools venv under .build/ and are installed once.
 # Usage: scripts/check-deploy.sh    (KUBERNETES_VERSION, default 1.31.0: the oldest API the manifests target)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,8 +33,8 @@ grep -E 'Passed checks' "$checkov_out" | sed 's/^/deploy: checkov: /'
 "$bin/hadolint" deploy/Dockerfile
 echo "deploy: Dockerfile passes hadolint"
 
-# The hardening of compose, the systemd unit, the gateway's NetworkPolicy and the example Redis:
-# removing a restriction fails here.
+# The hardening of compose and its overlays, the systemd unit, the NetworkPolicies and the example
+# Redis and Sentinel configurations: removing a restriction fails here.
 "$TOOLS_PYTHON" scripts/check_deploy_hardening.py
 
 # The unit's syntax, where systemd is installed (the binary and user need not exist: a copy runs
