@@ -55,6 +55,10 @@ public struct IssueOptions: Sendable {
     public var omitExpiry: Bool = false
     public var responseID: String?
     public var assertionID: String?
+    /// Subjects of assertions the IdP vouches for inside the signed Assertion's `saml:Advice`
+    /// (SAML Core §2.6; PEFIM sends one): each an unsigned Assertion with that NameID, an
+    /// attribute `advised` and conditions of its own, inside what the outer signature covers.
+    public var adviceSubjects: [String] = []
     /// Secret for ``SignatureAlgorithm/hmacSHA256`` (default: the certificate's bytes, as in
     /// the classic key-confusion attack).
     public var hmacSecret: [UInt8]?

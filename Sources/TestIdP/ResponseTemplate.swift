@@ -65,6 +65,22 @@ struct ResponseTemplate {
         w.leaf("saml:Audience", o.audience)
         w.close("saml:AudienceRestriction")
         w.close("saml:Conditions")
+        if !o.adviceSubjects.isEmpty {
+            w.open("saml:Advice")
+            for (index, subject) in o.adviceSubjects.enumerated() {
+                w.open("saml:Assertion", [("ID", "\(assertionID)-advice\(index)"), ("Version", "2.0"), ("IssueInstant", now)])
+                w.leaf("saml:Issuer", "https://advised.example")
+                w.open("saml:Subject")
+                w.leaf("saml:NameID", subject)
+                w.close("saml:Subject")
+                w.empty("saml:Conditions", [("NotBefore", notBefore), ("NotOnOrAfter", notOnOrAfter)])
+                w.open("saml:AttributeStatement")
+                w.raw(Self.attribute(SAMLAttribute(name: "advised", values: [subject]), pretty: o.pretty, level: w.level))
+                w.close("saml:AttributeStatement")
+                w.close("saml:Assertion")
+            }
+            w.close("saml:Advice")
+        }
         w.open("saml:AuthnStatement", [("AuthnInstant", now), ("SessionIndex", "_s" + assertionID.dropFirst()), ("SessionNotOnOrAfter", session)])
         w.open("saml:AuthnContext")
         w.leaf("saml:AuthnContextClassRef", "urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport")

@@ -12,10 +12,12 @@ import CXMLSec
 ///   `xml:id` attributes, which libxml2 registers while parsing, count too),
 /// - refuses entity reference nodes, processing instructions and XInclude elements anywhere
 ///   (`forbidden_markup`: no response needs them, and a backend's XML stack may act on them),
-/// - counts `saml:Assertion` and `saml:EncryptedAssertion` elements anywhere in the document.
+/// - collects `saml:Assertion` and counts `saml:EncryptedAssertion` elements anywhere in the document.
 /// Then it requires: the root is `samlp:Response` with an ID; no encrypted assertion; exactly
-/// one Assertion in the whole document and it is a direct child of the Response; at most one
-/// `ds:Signature` as a direct child of each. Signatures anywhere else are never used.
+/// one Assertion as a direct child of the Response, and no other Assertion anywhere but inside
+/// that Assertion's `Advice` (SAML Core §2.6; never read, covered by the outer Assertion's
+/// signature); at most one `ds:Signature` as a direct child of each. Signatures anywhere else
+/// are never used.
 /// Finally what no signature covers may not carry identity (`unsigned_content`, see
 /// ``checkUnsignedContent()``).
 struct ResponseStructure {
@@ -94,14 +96,21 @@ struct ResponseStructure {
         if encrypted > 0 {
             throw VerificationError(.unsupportedEncryptedAssertion, "encrypted assertions are not supported")
         }
-        guard assertions.count == 1 else {
-            throw VerificationError(.assertionCount, "expected exactly one Assertion, found \(assertions.count)")
+        // The Response's own assertions are its children; SAML Core §2.6 lets an assertion's
+        // `Advice` carry others (PEFIM sends them), which nothing here reads and the outer
+        // assertion's signature covers. Any other placement is a wrapping attempt.
+        let own = assertions.filter { $0.node.pointee.parent == root }
+        guard own.count == 1 else {
+            throw VerificationError(
+                .assertionCount,
+                own.isEmpty && !assertions.isEmpty
+                    ? "the Assertion is not a direct child of the Response" : "expected exactly one Assertion, found \(own.count)")
         }
-        let assertion = assertions[0].node
-        guard assertion.pointee.parent == root else {
-            throw VerificationError(.assertionCount, "the Assertion is not a direct child of the Response")
+        let assertion = own[0].node
+        if assertions.contains(where: { $0.node != assertion && !Self.isInAdvice($0.node, of: assertion) }) {
+            throw VerificationError(.assertionCount, "an Assertion outside the Response's own, which only that Assertion's Advice may hold")
         }
-        guard let assertionID = assertions[0].id else {
+        guard let assertionID = own[0].id else {
             throw VerificationError(.malformedXML, "the Assertion has no ID")
         }
         self.response = root
@@ -111,6 +120,18 @@ struct ResponseStructure {
         self.responseSignature = try Self.signature(of: root)
         self.assertionSignature = try Self.signature(of: assertion)
         try checkUnsignedContent()
+    }
+
+    /// Whether `node` lies inside the `saml:Advice` child of `assertion` (at any depth: an
+    /// advice's assertion may carry advice of its own). A walk up the parents, bounded by the
+    /// depth limit.
+    static func isInAdvice(_ node: Node, of assertion: Node) -> Bool {
+        var current = node
+        while let parent = current.pointee.parent, parent.pointee.type == XML_ELEMENT_NODE {
+            if parent == assertion { return XMLTree.isElement(current, "Advice", ns: SAMLNamespace.assertionNS) }
+            current = parent
+        }
+        return false
     }
 
     /// What no digest covers may not hold what a backend could read as identity:
