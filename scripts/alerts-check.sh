@@ -54,9 +54,7 @@ DIR=${ALERTS_DIR:-.run/alerts-check}
 ALERT_FOR=${ALERT_FOR:-2s}
 RULES=deploy/monitoring/samlgate-alerts.yaml
 MVPD=Cablevision
-for tool in prometheus promtool redis-server redis-cli curl python3 "$BIN"; do
-    command -v "$tool" >/dev/null || [ -x "$tool" ] || { echo "alerts-check: $tool is missing (make release; make deps installs promtool/prometheus and redis-server)" >&2; exit 1; }
-done
+require_tools alerts-check "make release; make deps installs promtool/prometheus and redis-server" prometheus promtool redis-server redis-cli curl python3 "$BIN"
 
 DIR=$(fresh_dir "$DIR")
 UPSTREAM_PORT=$(free_port) DEAD_PORT=$(free_port) REDIS_PORT=$(free_port)

@@ -15,9 +15,7 @@ DIR=${CLUSTER_DIR:-.run/cluster}
 LOAD_SECONDS=${LOAD_SECONDS:-6}
 MVPD=Cablevision
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
-for tool in redis-server curl wrk "$NGINX" "$BIN"; do
-    command -v "$tool" >/dev/null || [ -x "$tool" ] || { echo "cluster-check: $tool is missing (make release deps-load)" >&2; exit 1; }
-done
+require_tools cluster-check "make release deps-load" redis-server redis-cli curl wrk "$NGINX" "$BIN"
 
 REDIS_PORT=$(free_port) UPSTREAM_PORT=$(free_port) G1=$(free_port) G2=$(free_port) G3=$(free_port) NGINX_PORT=$(free_port)
 
@@ -35,11 +33,9 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-start_redis() {
-    redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no --loglevel warning >/dev/null 2>&1 &
-    redis=$!
-    for _ in $(seq 1 100); do redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && return; sleep 0.05; done
-    echo "cluster-check: redis-server did not start" >&2; exit 1
+start_redis_shared() {
+    start_redis "$DIR/redis" "$REDIS_PORT"
+    redis=$REDIS_PID
 }
 stop_redis() { kill -TERM "$redis"; wait "$redis" 2>/dev/null || true; redis=""; }
 
@@ -57,7 +53,8 @@ exchange() {
     out=$(curl -sS -o "$DIR/reply.json" -w '%{http_code}' -H 'Content-Type: application/x-www-form-urlencoded' \
         --data-binary "$body" "http://127.0.0.1:$1/api/v1/tokens/authn")
     status=$out
-    echo "$status $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("code", "-"))' "$DIR/reply.json" 2>/dev/null || echo -)"
+    # samlgate's own code leads the answer's `details` (its `code` is the backend's enhanced one).
+    echo "$status $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("details", "-").split(";")[0])' "$DIR/reply.json" 2>/dev/null || echo -)"
 }
 failures=0
 expect() {  # WHAT EXPECTED ACTUAL
@@ -66,7 +63,7 @@ expect() {  # WHAT EXPECTED ACTUAL
 
 "$BIN" upstream --port "$UPSTREAM_PORT" --log-level error >/dev/null 2>&1 &
 pids+=($!)
-start_redis
+start_redis_shared
 g1=$(gateway "$G1" closed); pids+=($g1)
 g2=$(gateway "$G2" closed); pids+=($g2)
 sed -e "s|@PREFIX@|$PWD/$DIR/nginx|g" -e "s|@PORT@|$NGINX_PORT|g" -e "s|@G1@|$G1|g" -e "s|@G2@|$G2|g" \
@@ -77,9 +74,9 @@ wait_ready "$G1"; wait_ready "$G2"; wait_ready "$NGINX_PORT"
 
 echo "1. one response, two replicas"
 expect "accepted by replica 1" "204 -" "$(exchange "$G1" 1)"
-expect "the same through replica 2" "401 replayed" "$(exchange "$G2" 1)"
+expect "the same through replica 2" "400 replayed" "$(exchange "$G2" 1)"
 expect "another through nginx" "204 -" "$(exchange "$NGINX_PORT" 2)"
-expect "the same again through nginx (the other replica)" "401 replayed" "$(exchange "$NGINX_PORT" 2)"
+expect "the same again through nginx (the other replica)" "400 replayed" "$(exchange "$NGINX_PORT" 2)"
 
 echo "2. Redis stopped"
 stop_redis
@@ -91,7 +88,7 @@ expect "open (a third replica)" "204 -" "$(exchange "$G3" 4)"
 kill -TERM "$g3"
 
 echo "3. Redis restarted"
-start_redis
+start_redis_shared
 for replica in "$G1" "$G2"; do
     line=$((replica == G1 ? 5 : 6)); got=""
     for _ in $(seq 1 30); do got=$(exchange "$replica" "$line"); [ "$got" = "204 -" ] && break; sleep 0.1; done

@@ -20,13 +20,8 @@ servers=()
 trap 'for pid in "${servers[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done; wait 2>/dev/null || true' EXIT INT TERM
 # redis PORT ARGS…: a redis-server on PORT, waited for; its pid appended to `servers`.
 redis() {
-    local port=$1; shift
-    mkdir -p "$DIR/redis/$port"
-    redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --dir "$PWD/$DIR/redis/$port" --daemonize no \
-        --loglevel warning "$@" >/dev/null 2>&1 &
-    servers+=($!)
-    for _ in $(seq 1 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && return; sleep 0.05; done
-    echo "load-replay-store: redis-server on $port did not start" >&2; exit 1
+    start_redis "$DIR/redis/$1" "$@"
+    servers+=("$REDIS_PID")
 }
 
 # Each store: its URL, its servers' pids and ports (flushed before each round: the same responses

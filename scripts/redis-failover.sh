@@ -16,9 +16,7 @@ DIR=${FAILOVER_DIR:-.run/failover}
 RUN_SECONDS=${SECONDS_PER_RUN:-30}
 RATE=${RATE:-1000}
 MVPD=Cablevision
-for tool in redis-server redis-cli curl python3 "$BIN"; do
-    command -v "$tool" >/dev/null || [ -x "$tool" ] || { echo "redis-failover: $tool is missing (make release deps-load)" >&2; exit 1; }
-done
+require_tools redis-failover "make release deps-load" redis-server redis-cli curl python3 "$BIN"
 
 rm -rf "$DIR" && mkdir -p "$DIR/trust/$MVPD"
 "$BIN" idp keygen --out "$DIR/idp" >/dev/null
@@ -35,13 +33,12 @@ trap cleanup EXIT INT TERM
 
 # redis NAME PORT ARGS…: a redis-server in $DIR/NAME (its pid in $DIR/NAME.pid), waited for.
 redis() {
-    local name=$1 port=$2; shift 2
-    mkdir -p "$DIR/$name"
-    redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --dir "$PWD/$DIR/$name" --loglevel warning "$@" \
-        >/dev/null 2>&1 &
-    echo $! > "$DIR/$name.pid"
-    for _ in $(seq 1 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && return; sleep 0.05; done
-    echo "redis-failover: redis-server $name did not start" >&2; exit 1
+    local name=$1
+    shift
+    start_redis "$DIR/$name" "$@"
+    echo "$REDIS_PID" > "$DIR/$name.pid"
+    # Killed on purpose (the fault): no "Killed" line from bash when it is reaped.
+    disown "$REDIS_PID"
 }
 stop_all() {
     local file pid

@@ -1,5 +1,5 @@
-# Sourced by the load scripts (load, load-compare, load-mallocs, load-scale, soak, faults,
-# cluster-check, stream-check): the small helpers they share.
+# Sourced by the load scripts (load, load-compare, load-mallocs, load-scale, load-replay-store,
+# soak, faults, cluster-check, redis-failover, alerts-check, stream-check): the small helpers they share.
 
 # A free TCP port on the loopback interface.
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
@@ -14,6 +14,30 @@ wait_for() {
     done
     echo "not answering: $url" >&2
     return 1
+}
+
+# Exits with a pointer to the make target that installs it when a tool (a command, or an
+# executable's path) is missing: require_tools SCRIPT-NAME HINT TOOL...
+require_tools() {
+    local script=$1 hint=$2 tool
+    shift 2
+    for tool in "$@"; do
+        command -v "$tool" >/dev/null || [ -x "$tool" ] || { echo "$script: $tool is missing ($hint)" >&2; exit 1; }
+    done
+}
+
+# start_redis DIR PORT [FLAG...]: a redis-server on loopback PORT keeping its files in DIR (made),
+# nothing saved, until it answers PING; its pid in REDIS_PID (for the caller's cleanup).
+start_redis() {
+    local dir=$1 port=$2
+    shift 2
+    mkdir -p "$dir"
+    redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --dir "$(cd "$dir" && pwd)" --loglevel warning "$@" \
+        >/dev/null 2>&1 &
+    REDIS_PID=$!
+    for _ in $(seq 1 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && return 0; sleep 0.05; done
+    echo "redis-server on port $port did not start" >&2
+    exit 1
 }
 
 # CPU ticks (user + system) of processes and their threads.
