@@ -55,11 +55,27 @@ package final class RedisServerProcess: @unchecked Sendable {
     /// - Parameters:
     ///   - quorum: Sentinels that must agree a primary is down (of as many as run).
     ///   - password: the Sentinel's own `requirepass`.
-    package static func sentinel(monitoring primaryPort: Int, name: String, quorum: Int = 1, password: String? = nil) throws -> RedisServerProcess {
+    ///   - tls: serve TLS only with this certificate and key (PEM files), and reach the primary
+    ///     (a TLS-only server) over TLS, trusting `certificate` as its authority.
+    package static func sentinel(
+        monitoring primaryPort: Int, name: String, quorum: Int = 1, password: String? = nil, tls: (certificate: String, key: String)? = nil
+    ) throws -> RedisServerProcess {
         let sentinel = try RedisServerProcess()
         let file = sentinel.directory.appendingPathComponent("sentinel.conf")
+        let listening =
+            tls.map {
+                """
+                port 0
+                tls-port \(sentinel.port)
+                tls-cert-file \($0.certificate)
+                tls-key-file \($0.key)
+                tls-ca-cert-file \($0.certificate)
+                tls-auth-clients no
+                tls-replication yes
+                """
+            } ?? "port \(sentinel.port)"
         let text = """
-            port \(sentinel.port)
+            \(listening)
             bind 127.0.0.1
             dir \(sentinel.directory.path)
             sentinel monitor \(name) 127.0.0.1 \(primaryPort) \(quorum)
@@ -71,6 +87,23 @@ package final class RedisServerProcess: @unchecked Sendable {
         try text.write(to: file, atomically: true, encoding: .utf8)
         sentinel.sentinelConfiguration = file
         return sentinel
+    }
+
+    /// A self-signed certificate for 127.0.0.1 (its own authority) and its key, as PEM files in
+    /// `directory`: what a TLS-only test server presents.
+    package static func selfSignedCertificate(in directory: URL) throws -> (certificate: String, key: String) {
+        let certificate = directory.appendingPathComponent("cert.pem").path, key = directory.appendingPathComponent("key.pem").path
+        let openssl = Process()
+        openssl.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        openssl.arguments = [
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", certificate, "-subj", "/CN=redis-test",
+            "-addext", "subjectAltName=IP:127.0.0.1", "-days", "1",
+        ]
+        openssl.standardError = FileHandle.nullDevice
+        try openssl.run()
+        openssl.waitUntilExit()
+        guard openssl.terminationStatus == 0 else { throw RedisServerError("openssl could not make a certificate") }
+        return (certificate, key)
     }
 
     /// Starts the server and returns once it accepts connections (at most 10 s). Waits by

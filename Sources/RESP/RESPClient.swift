@@ -34,10 +34,6 @@ package final class RESPClient: Sendable {
         events: RESPTopologyEvents = RESPTopologyEvents()
     ) throws {
         self.url = url
-        let sentinel = url.sentinel.map {
-            RESPSentinelResolver(set: $0, eventLoop: eventLoopGroup.next(), timeout: connectTimeout, onSwitch: events.primarySwitched)
-        }
-        self.sentinel = sentinel
         var tls: NIOSSLContext?
         if url.tls {
             var configuration = TLSConfiguration.makeClientConfiguration()
@@ -46,6 +42,11 @@ package final class RESPClient: Sendable {
             }
             tls = try NIOSSLContext(configuration: configuration)
         }
+        // After the TLS set-up, which may throw: the resolver starts polling at once.
+        let sentinel = url.sentinel.map {
+            RESPSentinelResolver(set: $0, eventLoop: eventLoopGroup.next(), timeout: connectTimeout, tls: tls, onSwitch: events.primarySwitched)
+        }
+        self.sentinel = sentinel
         var pools: [ObjectIdentifier: NIOLoopBoundBox<RESPConnectionPool>] = [:]
         for eventLoop in eventLoopGroup.makeIterator() {
             let pool = RESPConnectionPool(
@@ -154,9 +155,10 @@ package enum RESPTopology: Sendable, Equatable {
 /// `rediss://…` for TLS. The password is kept for AUTH and never shown (``description`` masks it).
 ///
 /// Or where the Sentinels are that know it: `redis-sentinel://[user:password@]host[:port][,host2[:port2]…][/db]#masterName`
-/// (Lettuce's spelling; `rediss-sentinel://` for TLS to the data nodes; a Sentinel's port is
-/// 26379 unless given). The user and password are the data nodes' (Lettuce's reading); the
-/// Sentinels are asked without credentials. ``host`` and ``port`` are then the first Sentinel's.
+/// (Lettuce's spelling; `rediss-sentinel://` for TLS to the Sentinels and the data nodes; a
+/// Sentinel's port is 26379 unless given). The user and password are the data nodes' (Lettuce's
+/// reading); a Sentinel's own password is ``RedisSentinelSet/password``, never in the URL.
+/// ``host`` and ``port`` are then the first Sentinel's.
 package struct RedisURL: Sendable, Equatable, CustomStringConvertible {
     package var host: String
     package var port: Int

@@ -151,7 +151,11 @@ final class RESPClusterMap: Sendable {
                 case .integer(let port) = primary[1], 0 <= start, start <= end, end < RESPHashSlot.count, (1...65535).contains(port)
             else { return nil }
             let address = RedisAddress(host: String(buffer: host), port: Int(port))
-            for slot in Int(start)...Int(end) { owners[slot] = address }
+            for slot in Int(start)...Int(end) {
+                // Ranges that overlap are no cluster's answer (and would cost a write per slot each time).
+                guard owners[slot] == nil else { return nil }
+                owners[slot] = address
+            }
         }
         return owners
     }
@@ -164,9 +168,11 @@ final class RESPClusterMap: Sendable {
 /// same connection; at most ``maximumRedirects`` per command. A command without a key goes to
 /// a primary; `SCRIPT LOAD` to every primary (a script must be known wherever its keys are), and
 /// the scripts loaded are remembered: a node answering `-NOSCRIPT` (a primary new since, or
-/// restarted) is given them, on the same connection, before the command is sent there again.
+/// restarted) is given them, pipelined before the command is sent there again.
 final class RESPClusterRouting: Sendable {
     static let maximumRedirects = 5
+    /// Nodes a client keeps pools for on each loop (a cluster's primaries are rarely more than a few dozen).
+    static let maximumNodes = 64
 
     private let url: RedisURL
     private let tls: NIOSSLContext?
@@ -232,7 +238,7 @@ final class RESPClusterRouting: Sendable {
         if map.isStale(now: .now()) { refresh(on: eventLoop) }
         if String(buffer: command.arguments[0]).uppercased() == "SCRIPT" {
             // Every primary must know the script: the first reply answers, all are sent.
-            let replies = map.primaries.map { pool($0, on: eventLoop).send(command) }
+            let replies = map.primaries.map { send(command, to: $0, on: eventLoop) }
             return EventLoopFuture.whenAllComplete(replies, on: eventLoop).flatMapThrowing { results in
                 for case .success(let reply) in results { return reply }
                 if case .failure(let error)? = results.first { throw error }
@@ -261,7 +267,7 @@ final class RESPClusterRouting: Sendable {
     )
         -> EventLoopFuture<RESPValue>
     {
-        let pool = pool(node, on: eventLoop)
+        guard let pool = pool(node, on: eventLoop) else { return eventLoop.makeFailedFuture(Self.tooManyNodes) }
         let reply = asking ? pool.send([RESPCommand("ASKING"), command]) : pool.send(command)
         return reply.assumeIsolated().flatMapError { error in
             guard let error = error as? RESPError else { return eventLoop.makeFailedFuture(error) }
@@ -285,10 +291,28 @@ final class RESPClusterRouting: Sendable {
         return map.primaries.first ?? url.seeds[0]
     }
 
-    /// `eventLoop`'s pool for `node`, made at first use. Call on `eventLoop`.
-    private func pool(_ node: RedisAddress, on eventLoop: any EventLoop) -> RESPConnectionPool {
+    /// `command` to `node` alone, on `eventLoop`'s pool for it.
+    private func send(_ command: RESPCommand, to node: RedisAddress, on eventLoop: any EventLoop) -> EventLoopFuture<RESPValue> {
+        pool(node, on: eventLoop)?.send(command) ?? eventLoop.makeFailedFuture(Self.tooManyNodes)
+    }
+
+    static let tooManyNodes = RESPError(.cluster, "more than \(maximumNodes) cluster nodes named: a redirect or a slot map out of bounds")
+
+    /// `eventLoop`'s pool for `node`, made at first use; `nil` when ``maximumNodes`` pools exist
+    /// and none is for a node the map still names (redirects and maps name the addresses, so
+    /// whoever answers as a node must not make the gateway hold a pool per name). Call on
+    /// `eventLoop`.
+    private func pool(_ node: RedisAddress, on eventLoop: any EventLoop) -> RESPConnectionPool? {
         let box = pools[ObjectIdentifier(eventLoop)]!
         if let pool = box.value[node] { return pool }
+        if box.value.count >= Self.maximumNodes {
+            let named = Set(map.primaries)
+            for (address, pool) in box.value where !named.contains(address) {
+                pool.closeAll()
+                box.value[address] = nil
+            }
+            guard box.value.count < Self.maximumNodes else { return nil }
+        }
         var nodeURL = url
         nodeURL.host = node.host
         nodeURL.port = node.port
@@ -303,8 +327,8 @@ final class RESPClusterRouting: Sendable {
     private func refresh(on eventLoop: any EventLoop) {
         map.refresh(on: eventLoop) { command, node in
             eventLoop.inEventLoop
-                ? self.pool(node, on: eventLoop).send(command)
-                : eventLoop.flatSubmit { self.pool(node, on: eventLoop).send(command) }
+                ? self.send(command, to: node, on: eventLoop)
+                : eventLoop.flatSubmit { self.send(command, to: node, on: eventLoop) }
         }
     }
 

@@ -41,10 +41,10 @@ final class RESPConnection: ChannelInboundHandler {
     private var decoder = RESPValueDecoder()
     /// Set once the channel is going away: later commands fail at once.
     private var failure: RESPError?
-    /// Told once when the connection is gone (closed by either side or failed).
     /// A subscribed connection's messages, which no command waits for; without it such a reply
     /// is a stream out of step, and closes the connection.
     var onPush: ((RESPValue) -> Void)?
+    /// Told once when the connection is gone (closed by either side or failed).
     var onClose: (() -> Void)?
 
     init(eventLoop: any EventLoop, commandTimeout: TimeAmount) {

@@ -103,7 +103,9 @@ final class RESPConnectionPool {
     private func transmit(_ command: RESPCommand, on connection: RESPConnection) -> EventLoopFuture<RESPValue> {
         let reply = connection.send(command)
         guard !command.followers.isEmpty else { return reply }
-        let replies = [reply] + command.followers.map { connection.send($0) }
+        // A follower's error (a `WAIT` refused or unanswered) is its reply: the command itself was
+        // answered, and its owner decides what an unconfirmed write means.
+        let replies = [reply] + command.followers.map { connection.send($0).recover { .error("\($0)") } }
         return EventLoopFuture.whenAllSucceed(replies, on: eventLoop).map { .array($0) }
     }
 
@@ -121,6 +123,9 @@ final class RESPConnectionPool {
             case .success:
                 self.failures = 0
                 self.health.record(up: true)
+            case .failure(let error as RESPError) where error.redirect != nil:
+                // A cluster node pointing elsewhere (a migration, a map out of date) is up.
+                break
             case .failure(let error as RESPError) where error.kind == .unavailable:
                 // Every command pipelined behind the refused one fails with it: one back-off
                 // step per dropped connection, not one per command.
@@ -174,19 +179,7 @@ final class RESPConnectionPool {
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let pipeline = channel.pipeline.syncOperations
-                    if let tls {
-                        // An address has no name to check against the certificate's: NIOSSL then
-                        // matches IP address names only. A name must be a DNS name of the
-                        // certificate, not merely resolve to an address it names.
-                        if (try? SocketAddress(ipAddress: host, port: 0)) == nil {
-                            try pipeline.addHandler(
-                                NIOSSLClientHandler._makeSSLClientHandler(
-                                    context: tls, serverHostname: host,
-                                    additionalPeerCertificateVerificationCallback: RESPServerIdentity.verifier(host: host)))
-                        } else {
-                            try pipeline.addHandler(NIOSSLClientHandler(context: tls, serverHostname: nil))
-                        }
-                    }
+                    if let tls { try RESPServerIdentity.addTLS(tls, host: host, to: pipeline) }
                     try pipeline.addHandler(RESPConnection(eventLoop: channel.eventLoop, commandTimeout: commandTimeout))
                 }
             }
@@ -302,6 +295,19 @@ final class RESPConnectionPool {
 /// for their own address could pose as Redis. With an address in the URL NIOSSL is given no
 /// name and matches IP address names only, which is what is wanted there.
 enum RESPServerIdentity {
+    /// TLS to the server at `host` on `pipeline`. An address has no name to check against the
+    /// certificate's: NIOSSL then matches IP address names only. A name must be a DNS name of
+    /// the certificate, not merely resolve to an address it names.
+    static func addTLS(_ context: NIOSSLContext, host: String, to pipeline: ChannelPipeline.SynchronousOperations) throws {
+        if (try? SocketAddress(ipAddress: host, port: 0)) == nil {
+            try pipeline.addHandler(
+                NIOSSLClientHandler._makeSSLClientHandler(
+                    context: context, serverHostname: host, additionalPeerCertificateVerificationCallback: verifier(host: host)))
+        } else {
+            try pipeline.addHandler(NIOSSLClientHandler(context: context, serverHostname: nil))
+        }
+    }
+
     /// Runs after NIOSSL's chain and host-name checks, before anything (AUTH) is written: fails
     /// the handshake unless a DNS name of `certificate` matches `host`. A certificate with no
     /// subject alternative names at all was matched by NIOSSL on its common name, a DNS name too.

@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import NIOPosix
+import NIOSSL
 import Synchronization
 
 /// A Redis server's address.
@@ -116,8 +117,9 @@ package struct RedisSentinelSet: Sendable, Equatable {
 /// - **Followed.** A subscription to a Sentinel's `+switch-master` announces each failover; and
 ///   every ``pollInterval`` the Sentinel is asked again, should a message be missed. A new
 ///   primary replaces the cached one and moves ``generation`` on, and every pool drops its
-///   connections to the old primary before its next command. A pool that meets `-READONLY`, a closed connection or a
-///   failed connect ``invalidate(_:)``s the cache: its next connection asks again. So a planned
+///   connections to the old primary before its next command. A pool that meets `-READONLY` (or
+///   another refusal that closes the connection), a failed login or a failed connect
+///   ``invalidate(_:)``s the cache: its next connection asks again. So a planned
 ///   failover (whose old primary keeps accepting writes for seconds, then discards them) is
 ///   followed within a poll, not when the old primary first refuses a write.
 /// - **Shared.** One per client, used from every loop (a lock around a few fields).
@@ -127,6 +129,8 @@ final class RESPSentinelResolver: Sendable {
     let set: RedisSentinelSet
     private let eventLoop: any EventLoop
     private let timeout: TimeAmount
+    /// With `rediss-sentinel://`: TLS to the Sentinels too.
+    private let tls: NIOSSLContext?
     private let state = Mutex(State())
     /// Told of every primary followed: the address before and after (`nil` before the first).
     let onSwitch: (@Sendable (RedisAddress?, RedisAddress) -> Void)?
@@ -145,9 +149,11 @@ final class RESPSentinelResolver: Sendable {
     }
 
     init(
-        set: RedisSentinelSet, eventLoop: any EventLoop, timeout: TimeAmount, onSwitch: (@Sendable (RedisAddress?, RedisAddress) -> Void)?
+        set: RedisSentinelSet, eventLoop: any EventLoop, timeout: TimeAmount, tls: NIOSSLContext?,
+        onSwitch: (@Sendable (RedisAddress?, RedisAddress) -> Void)?
     ) {
         self.set = set
+        self.tls = tls
         self.eventLoop = eventLoop
         self.timeout = timeout
         self.onSwitch = onSwitch
@@ -202,7 +208,7 @@ final class RESPSentinelResolver: Sendable {
         let order = state.withLock { $0.order }
         guard !state.withLock({ $0.stopped }), !order.isEmpty else { return }
         let sentinel = set.addresses[order[attempt % order.count]]
-        RESPConnection.open(to: sentinel, on: eventLoop, timeout: timeout).assumeIsolated().whenComplete { result in
+        RESPConnection.open(to: sentinel, tls: tls, on: eventLoop, timeout: timeout).assumeIsolated().whenComplete { result in
             guard case .success(let (channel, connection)) = result else {
                 self.rewatch(attempt + 1)
                 return
@@ -289,7 +295,7 @@ final class RESPSentinelResolver: Sendable {
         }
         let sentinel = set.addresses[index]
         let command = RESPCommand("SENTINEL", "get-master-addr-by-name", set.masterName)
-        RESPConnection.oneCommand(command, to: sentinel, password: set.password, on: eventLoop, timeout: timeout).whenComplete { result in
+        RESPConnection.oneCommand(command, to: sentinel, tls: tls, password: set.password, on: eventLoop, timeout: timeout).whenComplete { result in
             var answers = answers
             switch result {
             case .success(.array(let items)):
@@ -339,12 +345,13 @@ extension RESPConnection {
         password.map { send(RESPCommand("AUTH", $0)) }
     }
 
-    /// Connects to `address` (plain TCP: Sentinels are asked without TLS), sends `command`, and
+    /// Connects to `address` (over TLS with `tls`, as the data nodes), sends `command`, and
     /// closes: a question to a Sentinel, answered within `timeout` or failed.
     static func oneCommand(
-        _ command: RESPCommand, to address: RedisAddress, password: String?, on eventLoop: any EventLoop, timeout: TimeAmount
+        _ command: RESPCommand, to address: RedisAddress, tls: NIOSSLContext?, password: String?, on eventLoop: any EventLoop,
+        timeout: TimeAmount
     ) -> EventLoopFuture<RESPValue> {
-        open(to: address, on: eventLoop, timeout: timeout).assumeIsolated().flatMap { _, connection in
+        open(to: address, tls: tls, on: eventLoop, timeout: timeout).assumeIsolated().flatMap { _, connection in
             let login = connection.logIn(password)
             let reply = connection.send(command)
             // A refused login answers with its own error, not the command's `-NOAUTH`.
@@ -353,9 +360,11 @@ extension RESPConnection {
         }.nonisolated()
     }
 
-    /// A plain TCP connection to a Sentinel at `address`, its handler ready (connected within `timeout`).
+    /// A connection to a Sentinel at `address` (TLS with `tls`: `rediss-sentinel://` trusts an
+    /// answer naming the primary no more than the primary itself), its handler ready (connected
+    /// within `timeout`).
     static func open(
-        to address: RedisAddress, on eventLoop: any EventLoop, timeout: TimeAmount
+        to address: RedisAddress, tls: NIOSSLContext?, on eventLoop: any EventLoop, timeout: TimeAmount
     )
         -> EventLoopFuture<(any Channel, RESPConnection)>
     {
@@ -363,7 +372,9 @@ extension RESPConnection {
             .connectTimeout(timeout)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(RESPConnection(eventLoop: channel.eventLoop, commandTimeout: timeout))
+                    let pipeline = channel.pipeline.syncOperations
+                    if let tls { try RESPServerIdentity.addTLS(tls, host: address.host, to: pipeline) }
+                    try pipeline.addHandler(RESPConnection(eventLoop: channel.eventLoop, commandTimeout: timeout))
                 }
             }
             .connect(host: address.host, port: address.port)

@@ -182,6 +182,28 @@ struct RedisSentinelTests {
         }
     }
 
+    @Test("rediss-sentinel://: the Sentinels asked over TLS too (a TLS-only Sentinel answers), the primary reached over TLS")
+    func sentinelsOverTLS() async throws {
+        let directory = TestScratch.directory("samlgate-sentinel-tls")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let pair = try RedisServerProcess.selfSignedCertificate(in: directory)
+        try await RedisServerProcess.with(tls: pair) { primary in
+            let sentinel = try RedisServerProcess.sentinel(monitoring: primary.port, name: "m", tls: pair)
+            defer { sentinel.stop() }
+            try await sentinel.start()
+            try await withHarness(configure: { configuration in
+                Store.redisStore("rediss-sentinel://127.0.0.1:\(sentinel.port)#m")(&configuration)
+                configuration.replayStoreCA = pair.certificate
+            }) { (h: GatewayHarness) async throws in
+                let first = Store.fresh()
+                #expect(try await h.exchangeV1(first).status == 204)
+                ErrorCodeTests.expectError(try await h.exchangeV1(first), 400, "replayed", .invalidParameterSAMLResponse)
+                #expect(try await h.send(.GET, "/readyz").json?["replayStorePrimary"] as? String == "127.0.0.1:\(primary.port)")
+            }
+        }
+    }
+
     @Test("URLs: several Sentinels, the default port, credentials for the data nodes, masked when shown")
     func urls() throws {
         let url = try RedisURL(parsing: "rediss-sentinel://app:s3cret@10.0.0.1,10.0.0.2:26380,[::1]/2#main-store")

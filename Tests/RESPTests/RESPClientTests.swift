@@ -280,18 +280,7 @@ struct RESPClientTests {
         let directory = TestScratch.directory("samlgate-redis-tls")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let certificate = directory.appendingPathComponent("cert.pem").path, key = directory.appendingPathComponent("key.pem").path
-        // A self-signed certificate for 127.0.0.1: its own CA.
-        let openssl = Process()
-        openssl.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        openssl.arguments = [
-            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", certificate, "-subj", "/CN=redis-test",
-            "-addext", "subjectAltName=IP:127.0.0.1", "-days", "1",
-        ]
-        openssl.standardError = FileHandle.nullDevice
-        try openssl.run()
-        openssl.waitUntilExit()
-        try #require(openssl.terminationStatus == 0)
+        let (certificate, key) = try RedisServerProcess.selfSignedCertificate(in: directory)
         try await RedisServerProcess.with(tls: (certificate, key)) { redis in
             let url = try RedisURL(parsing: "rediss://127.0.0.1:\(redis.port)")
             let trusting = try RESPClient(

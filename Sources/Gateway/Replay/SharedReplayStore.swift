@@ -140,7 +140,13 @@ package final class SharedReplayStore: Sendable {
         case .simpleString("OK"): return .recorded
         case .null: return .existed
         case .array(let replies) where replies.count == 2:
-            guard case .integer(let confirmed) = replies[1], let replicaConfirmation else { return nil }
+            guard let replicaConfirmation else { return nil }
+            let confirmed: Int64
+            switch replies[1] {
+            case .integer(let count): confirmed = count
+            case .error: confirmed = 0  // WAIT refused or unanswered: nothing confirmed
+            default: return nil
+            }
             switch replies[0] {
             case .null:
                 return .existed
@@ -221,7 +227,7 @@ package final class SharedReplayStore: Sendable {
         do {
             try await sendProbe(on: eventLoopGroup.next()).get()
             // The probe's key may be one this node owns: a cluster node says so in INFO. A Redis
-            // whose ACL refuses INFO is taken at its word (a redirect at run time is caught then),
+            // whose ACL refuses INFO is taken at its word (a redirect at run time is followed then),
             // and probed again, so that the refusal does not leave the store reported down.
             switch try? await client.submit(RESPCommand("INFO", "cluster"), on: eventLoopGroup.next()).get() {
             case .bulkString(let info)? where String(buffer: info).contains("cluster_enabled:1"):
