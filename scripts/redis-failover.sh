@@ -69,6 +69,10 @@ report() {  # TOPOLOGY REPLICAS LINE
     if [ "$(get other)" != 0 ]; then
         echo "FAIL $1, replicas $2: $(get other) answers neither 204 nor 503 (status:count $(get statuses))"; failures=$((failures + 1))
     fi
+    if [ "$(get unchecked)" != 0 ]; then
+        echo "FAIL $1, replicas $2: $(get unchecked) accepted responses could not be checked again (the store unavailable)"
+        failures=$((failures + 1))
+    fi
     if [ "$2" != 0 ] && [ "$(get replayed)" != 0 ]; then
         echo "FAIL $1, replicas $2: $(get replayed) accepted responses accepted again"; failures=$((failures + 1))
     fi

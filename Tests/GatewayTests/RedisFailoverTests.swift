@@ -85,6 +85,8 @@ extension RedisSentinelTests {
                     try await withHarness(configure: Self.confirmed(by: 1, url)) { (h: GatewayHarness) async throws in
                         let tally = Tally()
                         let running = LoadSwitch()
+                        // Whatever fails below, the load stops (else the test would hang, not fail).
+                        defer { running.turnOff() }
                         async let load: Void = withTaskGroup(of: Void.self) { group in
                             for _ in 0..<4 {
                                 group.addTask {

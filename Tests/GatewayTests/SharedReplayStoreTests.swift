@@ -184,6 +184,11 @@ struct SharedReplayStoreTests {
         try await silent.close()
     }
 
+    /// A replay refused as one: `400 replayed` (a 503 or any other refusal is not that).
+    static func expectReplayed(_ reply: GatewayHarness.Reply, sourceLocation: SourceLocation = #_sourceLocation) {
+        ErrorCodeTests.expectError(reply, 400, "replayed", .invalidParameterSAMLResponse, sourceLocation: sourceLocation)
+    }
+
     /// `samlgate_replay_store_errors_total{kind="<kind>"}`, 0 when absent.
     static func errorCount(_ h: GatewayHarness, kind: String) async throws -> Int {
         let metrics = try await h.send(.GET, "/metrics").body

@@ -37,6 +37,7 @@ start_redis() {
     REDIS_PID=$!
     for _ in $(seq 1 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && return 0; sleep 0.05; done
     echo "redis-server on port $port did not start" >&2
+    kill -KILL "$REDIS_PID" 2>/dev/null || true
     exit 1
 }
 
