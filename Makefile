@@ -53,7 +53,7 @@ deps-load: deps
 ## sslyze (tls-check).
 test: deps
 	$(MAKE) format-check
-	$(SWIFT) test
+	SAMLGATE_XML_ARENA=guard $(SWIFT) test
 	$(MAKE) openapi-check
 	$(MAKE) docs-check
 	$(MAKE) deploy-check

@@ -96,8 +96,9 @@ public struct Verifier: Sendable {
         _ bytes: UnsafeRawBufferPointer, provider: IdentityProviderTrust, mvpd: String, now: Date, expectedInResponseTo: String?
     ) throws(VerificationError) -> VerifiedResponse {
         let context = try VerificationThreadContext.current()
-        let checked = try check(
-            bytes, provider: provider, retry: retries(bytes), now: now, expectedInResponseTo: expectedInResponseTo, context: context)
+        let checked = try VerificationArena.withWindow { () throws(VerificationError) in
+            try check(bytes, provider: provider, retry: retries(bytes), now: now, expectedInResponseTo: expectedInResponseTo, context: context)
+        }
         return try accept(checked, provider: provider, mvpd: mvpd, normalization: nil, now: now)
     }
 
@@ -147,16 +148,18 @@ public struct Verifier: Sendable {
         mvpd: String, now: Date, expectedInResponseTo: String?
     ) throws(VerificationError) -> VerifiedResponse {
         let provider = try admit(original.count, mvpd: mvpd, now: now)
-        return try scoped(to: provider).verifyAdmitted(
-            original: original, normalized: normalized, fallback: fallback, provider: provider, mvpd: mvpd, now: now,
-            expectedInResponseTo: expectedInResponseTo)
+        let context = try VerificationThreadContext.current()
+        return try VerificationArena.withWindow { () throws(VerificationError) in
+            try scoped(to: provider).verifyAdmitted(
+                original: original, normalized: normalized, fallback: fallback, provider: provider, mvpd: mvpd, now: now,
+                expectedInResponseTo: expectedInResponseTo, context: context)
+        }
     }
 
     private func verifyAdmitted(
         original: UnsafeRawBufferPointer, normalized: UnsafeRawBufferPointer, fallback: NormalizationFallback,
-        provider: IdentityProviderTrust, mvpd: String, now: Date, expectedInResponseTo: String?
+        provider: IdentityProviderTrust, mvpd: String, now: Date, expectedInResponseTo: String?, context: VerificationThreadContext
     ) throws(VerificationError) -> VerifiedResponse {
-        let context = try VerificationThreadContext.current()
         // The same bytes: the same storage (a document already in the cookbook's normalization,
         // the usual case, compared no further), or equal ones.
         if normalized.count == original.count
@@ -202,15 +205,15 @@ public struct Verifier: Sendable {
             else {
                 throw refusal
             }
-            // The identity and the policies come from the document that is forwarded; and as a
-            // second wall behind the tree comparison, everything read from it must equal what
-            // the verified original says (identity, issuers, audiences, conditions, attributes).
-            // No known document reaches it (the facts are read trimmed, and the comparison lets
-            // only whitespace-only text and the ends of values differ); it stands so that a
-            // change to either side cannot let an identity through unnoticed.
+            // The identity and the policies come from the document that is forwarded, its values
+            // as it says them; and as a second wall behind the tree comparison, everything read
+            // from it must equal what the verified original says (identity, issuers, audiences,
+            // conditions, attributes), up to the ends of the values the tree comparison lets
+            // differ. No known document reaches it; it stands so that a change to either side
+            // cannot let an identity through unnoticed.
             let structure = try ResponseStructure(document: normalizedDocument, maxDepth: options.maxDepth)
             let facts = try ResponseFacts(structure: structure)
-            guard facts == checked.facts else { throw refusal }
+            guard facts.equalsIgnoringValueEnds(checked.facts) else { throw refusal }
             try checkPolicies(
                 facts, provider: provider, responseSigned: checked.outcome.kind != .assertion, now: now,
                 expectedInResponseTo: expectedInResponseTo)

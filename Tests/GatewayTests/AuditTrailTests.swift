@@ -147,6 +147,26 @@ struct AuditTrailTests {
         }
     }
 
+    @Test("the subject is the NameID's HMAC byte for byte: two NameIDs that differ by a blank are two subjects")
+    func subjectByteForByte() async throws {
+        let (log, configure) = try Self.audited()
+        try await withHarness(configure: configure) { h in
+            let users = ["alice@example.com", "alice@example.com ", " ", "\talice@example.com"]
+            for user in users {
+                let reply = try await h.exchangeV1(GatewayHarness.base64(GatewayHarness.issue { $0.user = user }))
+                #expect(reply.status == 204, "\(reply.body)")
+            }
+            let lines = try await Self.lines(h, log, count: users.count)
+            let subjects = lines.compactMap { $0["subject"] as? String }
+            #expect(
+                subjects
+                    == users.map {
+                        Self.hex(HMAC<SHA256>.authenticationCode(for: Array($0.utf8), using: SymmetricKey(data: Array(Self.key.utf8))))
+                    })
+            #expect(Set(subjects).count == users.count)
+        }
+    }
+
     @Test("a replay found in a shared replay store: refused with replayed, with the first time's subject; assertion is the Redis key")
     func replayedShared() async throws {
         try await RedisServerProcess.with { redis in

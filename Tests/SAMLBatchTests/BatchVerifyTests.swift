@@ -43,6 +43,22 @@ struct BatchVerifyTests {
         #expect(BatchFixture.records(strict).map { $0["valid"] as? Bool } == [true, false, false, false])
     }
 
+    @Test("nameIDHash is the NameID's hash byte for byte: NameIDs that differ by a blank hash apart")
+    func nameIDHashByteForByte() throws {
+        let fixture = try BatchFixture()
+        let pem = try fixture.write("idp.pem", BatchFixture.keyPair.certificatePEM)
+        let users = ["user@example.com", "user@example.com ", " user@example.com", " "]
+        let lines = try users.map { user in
+            var options = IssueOptions(mvpd: BatchFixture.mvpd, user: user)
+            options.ttl = 3600
+            return BatchFixture.jsonLine(BatchFixture.base64(try BatchFixture.idp.issue(options)), ["mvpd": BatchFixture.mvpd])
+        }
+        let file = try fixture.write("blanks.jsonl", lines.joined(separator: "\n") + "\n")
+        let records = BatchFixture.records(try fixture.batch([file, "--verify", "--trust", pem]))
+        #expect(records.map { $0["valid"] as? Bool } == [true, true, true, true])
+        #expect(records.map { $0["nameIDHash"] as? String } == users.map(sha256Hex))
+    }
+
     @Test("the verdict covers the encoded value: markup that normalization reveals is not valid")
     func verdictCoversTheEncodedValue() throws {
         let fixture = try BatchFixture()

@@ -41,6 +41,26 @@ import Testing
         #expect(forwarded.nameID == "alice@example.com")
     }
 
+    /// `NameID` and `AttributeValue` are `xs:string`: reported as the document says them, blanks
+    /// at their ends included; the `Issuer` (an entity id) is compared without them.
+    @Test(arguments: [" alice@example.com", "alice@example.com\t", " ", "  "])
+    func valuesByteForByte(_ user: String) throws {
+        let xml = Fixtures.issue(.assertion, user: user) { options in
+            options.attributes = [SAMLAttribute(name: "channelID", values: [" ESPN", "HBO ", " "])]
+            options.issuer = " https://idp.testmvpd.example.com/saml2/idp "
+        }
+        let verified = try #require(Fixtures.accept(xml))
+        #expect(verified.nameID == user)
+        #expect(verified.attributes["channelID"] == [" ESPN", "HBO ", " "])
+        #expect(verified.issuer == "https://idp.testmvpd.example.com/saml2/idp")
+        // Forwarded, the document is the cookbook's normalization, and so is what it says.
+        let forwarded = try Fixtures.forwarded(xml).get()
+        let normalized = Fixtures.normalizedValue(user)
+        #expect(normalized == user ? forwarded.normalization != .equivalent : forwarded.normalization == .equivalent)
+        #expect(forwarded.nameID == normalized)
+        #expect(forwarded.attributes["channelID"] == [" ESPN", "HBO ", " "])
+    }
+
     @Test func keyRotation() throws {
         // The store holds the next key first and the current key second; both verify.
         let store = [Fixtures.rotatedPair, Fixtures.rsaPair]

@@ -73,6 +73,12 @@ enum Fixtures {
         }
     }
 
+    /// What the cookbook's normalization makes of a value inside a document: each run of blanks
+    /// and tabs one blank, line breaks deleted.
+    static func normalizedValue(_ value: String) -> String {
+        value.replacing(/[ \t]+/, with: " ").replacingOccurrences(of: "\n", with: "")
+    }
+
     static func accept(_ xml: String, _ verifier: Verifier = verifier(), sourceLocation: SourceLocation = #_sourceLocation) -> VerifiedResponse? {
         do {
             return try verifier.verify(Array(xml.utf8), mvpd: mvpd)

@@ -21,4 +21,10 @@ int cxmlsec_exc_c14n_install(void);
 int cxmlsec_exc_c14n_libxml2(xmlSecTransformPtr transform, xmlSecNodeSetPtr nodes, xmlChar **prefixes,
                              int withComments, xmlSecTransformCtxPtr transformCtx);
 
+/// Routes libxml2's allocations through the verification arena in `mode` (a CXMLSEC_ARENA_
+/// value; OFF does nothing). Called by cxmlsec_init before libxml2 allocates anything; 0 on
+/// success, -1 when the address space could not be reserved (the arena then stays off).
+/// Defined in arena.c.
+int cxmlsec_arena_install(int mode);
+
 #endif /* CXMLSEC_INTERNAL_H */

@@ -1,6 +1,7 @@
 #include "cxmlsec_internal.h"
 
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <openssl/err.h>
@@ -65,7 +66,22 @@ int cxmlsec_init(void) {
     return cxmlsec_init_result;
 }
 
+/* SAMLGATE_XML_ARENA: `off`, `guard`, or on (the default, and any other value). */
+static int cxmlsec_arena_mode_from_environment(void) {
+    const char *value = getenv("SAMLGATE_XML_ARENA");
+    if (value != NULL && strcmp(value, "off") == 0) {
+        return CXMLSEC_ARENA_OFF;
+    }
+    if (value != NULL && strcmp(value, "guard") == 0) {
+        return CXMLSEC_ARENA_GUARD;
+    }
+    return CXMLSEC_ARENA_ON;
+}
+
 static int cxmlsec_do_init(void) {
+    /* First: the hooks are process-wide, and set here before any thread can be inside libxml2
+     * (they serve the system's pointers too, so what was allocated before them is freed right). */
+    (void)cxmlsec_arena_install(cxmlsec_arena_mode_from_environment());
     xmlInitParser();
     /* Defaults for threads created later, then this thread. */
     xmlThrDefSetStructuredErrorFunc(NULL, cxmlsec_structured_noop);
@@ -128,6 +144,10 @@ void cxmlsec_xml_free(void *ptr) {
     if (ptr != NULL) {
         xmlFree(ptr);
     }
+}
+
+void *cxmlsec_xml_malloc(size_t size) {
+    return xmlMalloc(size);
 }
 
 size_t cxmlsec_sizeof_dsig_ctx(void) {

@@ -66,6 +66,10 @@ import CXMLSec
     /// The namespace prefixes declared anywhere in `document` (at most `limit`), so callers can
     /// build prefix lists that name prefixes the document really uses.
     public func declaredPrefixes(_ document: UnsafeRawBufferPointer, limit: Int = 16) -> [String] {
+        VerificationArena.withWindow { prefixes(document, limit: limit) }
+    }
+
+    private func prefixes(_ document: UnsafeRawBufferPointer, limit: Int) -> [String] {
         guard let doc = parse(document) else { return [] }
         defer { xmlFreeDoc(doc) }
         var found: [String] = []
@@ -82,8 +86,13 @@ import CXMLSec
         return found
     }
 
-    /// Parses `document` and compares the two canonicalizers on each of `shapes`.
+    /// Parses `document` and compares the two canonicalizers on each of `shapes`, in an arena
+    /// window as the verifier parses and canonicalizes (``VerificationArena``).
     public mutating func compare(_ document: UnsafeRawBufferPointer, shapes: [Shape]) -> [Outcome] {
+        VerificationArena.withWindow { compareParsed(document, shapes: shapes) }
+    }
+
+    private mutating func compareParsed(_ document: UnsafeRawBufferPointer, shapes: [Shape]) -> [Outcome] {
         guard let doc = parse(document) else { return [.notParsed] }
         defer { xmlFreeDoc(doc) }
         let elements = Self.elements(doc)

@@ -13,7 +13,10 @@ import SAMLEncoding
 /// Every value is read by walking *direct children* from the Response and the one Assertion
 /// located by ``ResponseStructure`` — the elements whose signatures were just verified in this
 /// same parsed document — never by searching, and never from inside a `ds:Signature`.
-/// Text is the full text content (comments cannot truncate it), trimmed of XML whitespace.
+/// Text is the full text content (comments cannot truncate it). The `NameID` and the
+/// `AttributeValue`s are `xs:string`: read byte for byte, blanks at their ends included (a
+/// value of one space is one space). The `Issuer`s and `Audience`s are entity ids, URIs whose
+/// schema type collapses white space: read without the XML white space at their ends.
 struct ResponseFacts: Equatable {
     struct SubjectConfirmation: Equatable {
         var method: String?
@@ -61,7 +64,7 @@ struct ResponseFacts: Equatable {
         assertionID = String(cString: structure.assertionID)
         assertionIssuer = try XMLTree.uniqueChild(assertion, "Issuer", ns: saml).map(XMLTree.trimmedText)
         if let subject = try XMLTree.uniqueChild(assertion, "Subject", ns: saml) {
-            nameID = try XMLTree.uniqueChild(subject, "NameID", ns: saml).map(XMLTree.trimmedText)
+            nameID = try XMLTree.uniqueChild(subject, "NameID", ns: saml).map(XMLTree.textContent)
             for confirmation in XMLTree.children(subject, "SubjectConfirmation", ns: saml) {
                 var facts = SubjectConfirmation(method: XMLTree.attribute(confirmation, "Method"))
                 if let data = try XMLTree.uniqueChild(confirmation, "SubjectConfirmationData", ns: saml) {
@@ -85,23 +88,55 @@ struct ResponseFacts: Equatable {
                 sessionNotOnOrAfter = min(sessionNotOnOrAfter ?? session, session)
             }
         }
+        var attributeCount = 0
+        for statement in XMLTree.children(assertion, "AttributeStatement", ns: saml) {
+            for _ in XMLTree.children(statement, "Attribute", ns: saml) { attributeCount += 1 }
+        }
+        attributes.reserveCapacity(attributeCount)
         for statement in XMLTree.children(assertion, "AttributeStatement", ns: saml) {
             for attribute in XMLTree.children(statement, "Attribute", ns: saml) {
                 guard let name = XMLTree.attribute(attribute, "Name") else {
                     throw VerificationError(.malformedXML, "Attribute without Name")
                 }
-                let values = XMLTree.children(attribute, "AttributeValue", ns: saml).map(XMLTree.trimmedText)
-                attributes[name, default: []].append(contentsOf: values)
+                // An Attribute without values is listed, with none.
+                attributes[name, default: []].append(
+                    contentsOf: XMLTree.children(attribute, "AttributeValue", ns: saml).lazy.map(XMLTree.textContent))
             }
         }
     }
 
     private static func instant(_ node: XMLTree.Node, _ name: StaticString) throws(VerificationError) -> Date? {
-        guard let text = XMLTree.attribute(node, name) else { return nil }
-        guard let date = SAMLInstant.parse(text) else {
+        guard let attribute = XMLTree.attributeNode(node, name) else { return nil }
+        let date: Date?
+        // The value's own bytes when it is one text node (always so without entities), no String.
+        if let text = attribute.pointee.children, text.pointee.next == nil, text.pointee.type == XML_TEXT_NODE,
+            let content = text.pointee.content
+        {
+            date = SAMLInstant.parse(trimming: UnsafeBufferPointer(start: content, count: strlen(content)))
+        } else {
+            date = XMLTree.attribute(node, name).flatMap(SAMLInstant.parse)
+        }
+        guard let date else {
             throw VerificationError(.malformedXML, "\(name) is not an xs:dateTime")
         }
         return date
+    }
+
+    /// Whether `other` says what these facts say, the XML white space at the ends of the NameID
+    /// and of the attribute values aside: how a cookbook-normalized document is held to its
+    /// verified original (``DocumentEquivalence`` lets the normalization change those ends, and
+    /// nothing else a backend reads).
+    func equalsIgnoringValueEnds(_ other: ResponseFacts) -> Bool {
+        var mine = self
+        var theirs = other
+        mine.trimValueEnds()
+        theirs.trimValueEnds()
+        return mine == theirs
+    }
+
+    private mutating func trimValueEnds() {
+        nameID = nameID.map(XMLTree.trimXMLWhitespace)
+        attributes = attributes.mapValues { $0.map(XMLTree.trimXMLWhitespace) }
     }
 
     /// The Issuer that signed content vouches for: the Assertion's, or the Response's when the
@@ -117,8 +152,12 @@ struct ResponseFacts: Equatable {
     /// leaves that side unbounded). `nil` means the assertion would be valid forever.
     var acceptanceBound: Date? {
         var confirmationBound: Date?
-        if !subjectConfirmations.isEmpty, subjectConfirmations.allSatisfy({ $0.notOnOrAfter != nil }) {
-            confirmationBound = subjectConfirmations.compactMap(\.notOnOrAfter).max()
+        for confirmation in subjectConfirmations {
+            guard let bound = confirmation.notOnOrAfter else {
+                confirmationBound = nil
+                break
+            }
+            confirmationBound = max(confirmationBound ?? bound, bound)
         }
         switch (notOnOrAfter, confirmationBound) {
         case let (a?, b?): return min(a, b)
@@ -136,10 +175,17 @@ struct ResponseFacts: Equatable {
 /// which are slow and locale-dependent.
 enum SAMLInstant {
     static func parse(_ text: String) -> Date? {
-        var bytes = Array(text.utf8)
-        while let last = bytes.last, last.isXMLWhitespace { bytes.removeLast() }
-        while let first = bytes.first, first.isXMLWhitespace { bytes.removeFirst() }
-        return bytes.withUnsafeBufferPointer { parse($0) }
+        var text = text
+        return text.withUTF8 { parse(trimming: $0) }
+    }
+
+    /// ``parse(_:)-(UnsafeBufferPointer<UInt8>)`` of `bytes` without the XML white space at their ends.
+    static func parse(trimming bytes: UnsafeBufferPointer<UInt8>) -> Date? {
+        var start = 0
+        var end = bytes.count
+        while end > start && bytes[end - 1].isXMLWhitespace { end -= 1 }
+        while start < end && bytes[start].isXMLWhitespace { start += 1 }
+        return parse(UnsafeBufferPointer(rebasing: bytes[start..<end]))
     }
 
     static func parse(_ b: UnsafeBufferPointer<UInt8>) -> Date? {
@@ -226,8 +272,10 @@ package enum SubjectReader {
         _ bytes: UnsafeRawBufferPointer, options: VerificationOptions = VerificationOptions()
     ) throws(VerificationError) -> String? {
         let context = try VerificationThreadContext.current()
-        let document = try SecureXMLParser.parse(bytes, limits: options.markupLimits, maxDepth: options.maxDepth, context: context)
-        let structure = try ResponseStructure(document: document, maxDepth: options.maxDepth)
-        return try ResponseFacts(structure: structure).nameID
+        return try VerificationArena.withWindow { () throws(VerificationError) in
+            let document = try SecureXMLParser.parse(bytes, limits: options.markupLimits, maxDepth: options.maxDepth, context: context)
+            let structure = try ResponseStructure(document: document, maxDepth: options.maxDepth)
+            return try ResponseFacts(structure: structure).nameID.map(XMLTree.trimXMLWhitespace)
+        }
     }
 }

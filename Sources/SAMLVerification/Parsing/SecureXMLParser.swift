@@ -46,8 +46,22 @@ enum SecureXMLParser {
         guard bytes.count < Int(Int32.max) else {
             throw VerificationError(.tooLarge, "document exceeds 2 GiB")
         }
-        context.recycleParserIfNeeded()
-        let parser = context.parser
+        // Inside an arena window the document gets a parser context of its own, from the arena:
+        // the thread's context and its dictionary outlive the window and must never hold its memory.
+        let parser: UnsafeMutablePointer<xmlParserCtxt>
+        let ownsParser = VerificationArena.isActive
+        if ownsParser {
+            guard let fresh = xmlNewParserCtxt() else {
+                throw VerificationError(.internalError, "cannot allocate a libxml2 parser context")
+            }
+            parser = fresh
+        } else {
+            context.recycleParserIfNeeded()
+            parser = context.parser
+        }
+        defer {
+            if ownsParser && !VerificationArena.holdsEverything { xmlFreeParserCtxt(parser) }
+        }
         let doc = xmlCtxtReadMemory(parser, base.assumingMemoryBound(to: CChar.self), Int32(bytes.count), nil, "UTF-8", options)
         guard let doc else {
             throw parseFailure(parser)
@@ -87,19 +101,25 @@ enum SecureXMLParser {
 
 // MARK: - ParsedDocument
 
-/// Sole owner of one parsed libxml2 document; frees it when it goes out of scope.
+/// Sole owner of one parsed libxml2 document; frees it when it goes out of scope (inside an
+/// arena window that holds all of it, the window's end does: see ``VerificationArena``).
 ///
 /// Non-copyable so that the document cannot outlive its owner or be freed twice, and
 /// deliberately not `Sendable`: a document belongs to one request on one thread.
 struct ParsedDocument: ~Copyable {
     let doc: UnsafeMutablePointer<xmlDoc>
+    /// Parsed inside an arena window.
+    private let inArena: Bool
 
     init(_ doc: UnsafeMutablePointer<xmlDoc>) {
         self.doc = doc
+        inArena = VerificationArena.isActive
     }
 
     deinit {
-        xmlFreeDoc(doc)
+        if !(inArena && VerificationArena.holdsEverything) {
+            xmlFreeDoc(doc)
+        }
     }
 
     /// The root element, if any.

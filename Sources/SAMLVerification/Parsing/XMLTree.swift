@@ -29,13 +29,10 @@ enum XMLTree {
         ChildElements(first: node.pointee.children)
     }
 
-    /// The direct element children named `local` in `ns`.
-    static func children(_ node: Node, _ local: StaticString, ns: StaticString) -> [Node] {
-        var result: [Node] = []
-        for child in childElements(node) where isElement(child, local, ns: ns) {
-            result.append(child)
-        }
-        return result
+    /// The direct element children named `local` in `ns`, in document order, walked as they are
+    /// read (no array).
+    static func children(_ node: Node, _ local: StaticString, ns: StaticString) -> NamedChildren {
+        NamedChildren(elements: childElements(node), local: local, ns: ns)
     }
 
     /// The single direct child named `local` in `ns`; `nil` when absent; throws when repeated.
@@ -143,6 +140,20 @@ enum XMLTree {
                 if node.pointee.type == XML_ELEMENT_NODE {
                     return node
                 }
+            }
+            return nil
+        }
+    }
+
+    /// Iterates the element children of a node that have one name in one namespace.
+    struct NamedChildren: Sequence, IteratorProtocol {
+        var elements: ChildElements
+        let local: StaticString
+        let ns: StaticString
+
+        mutating func next() -> Node? {
+            while let node = elements.next() {
+                if isElement(node, local, ns: ns) { return node }
             }
             return nil
         }

@@ -61,6 +61,9 @@ final class VerificationThreadContext {
         if let context = existing() {
             return context
         }
+        // Made inside an arena window, the context's parser and dictionary would be given back
+        // with the window while the thread keeps using them.
+        precondition(!VerificationArena.isActive, "a thread's verification context created inside an arena window")
         try XMLSecLibrary.ensureInitialized()
         cxmlsec_silence_thread()
         guard let parser = xmlNewParserCtxt() else {

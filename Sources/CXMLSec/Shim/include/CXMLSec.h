@@ -90,6 +90,45 @@ int cxmlsec_init(void);
 /// The name of the step a cxmlsec_init result stands for ("xmlSecInit", …), for messages.
 const char *cxmlsec_init_step(int result);
 
+/// The verification arena's modes (arena.c): the system allocator for everything, the arena
+/// for allocations inside windows, or the arena with each closed window's pages inaccessible.
+enum {
+    CXMLSEC_ARENA_OFF = 0,
+    CXMLSEC_ARENA_ON = 1,
+    CXMLSEC_ARENA_GUARD = 2,
+};
+
+/// The arena's mode, fixed by cxmlsec_init from SAMLGATE_XML_ARENA (`off`, `guard`; anything
+/// else or unset: on). OFF also when the arena's address space could not be reserved.
+int cxmlsec_arena_mode(void);
+
+/// Opens a window on the calling thread (windows nest; only the outermost counts): libxml2
+/// and libxmlsec1 allocate from the thread's arena until the matching cxmlsec_arena_end, which
+/// gives all of it back. Returns 1 when allocations are served by the arena, 0 when they go to
+/// the system (arena off, or no slot free). Nothing allocated inside may be used after the end.
+int cxmlsec_arena_begin(void);
+
+/// Closes the window cxmlsec_arena_begin opened.
+void cxmlsec_arena_end(void);
+
+/// Whether the calling thread is inside a window served by its arena.
+int cxmlsec_arena_active(void);
+
+/// Whether everything allocated in the calling thread's open window came from its arena (no
+/// allocation overflowed to the system): a tree built in it is then given back whole at the
+/// window's end, and need not be freed node by node.
+int cxmlsec_arena_holds_everything(void);
+
+/// Allocations the calling thread's arena has served since the thread started.
+unsigned long long cxmlsec_arena_served(void);
+
+/// Allocations that did not fit their thread's arena and went to the system, process-wide.
+unsigned long long cxmlsec_arena_overflows(void);
+
+/// Caps the calling thread's arena at `limit` bytes (0: the whole slot), for tests of the
+/// overflow path. Call outside any window.
+void cxmlsec_arena_limit_for_testing(size_t limit);
+
 /// Silences libxml2's per-thread error handlers on the calling thread
 /// (libxml2 2.9 keeps them per thread). Cheap; call once per worker thread.
 void cxmlsec_silence_thread(void);
@@ -106,6 +145,9 @@ const char *cxmlsec_first_error_message(void);
 
 /// `xmlFree` is a global function pointer in libxml2 and does not import into Swift.
 void cxmlsec_xml_free(void *ptr);
+
+/// `xmlMalloc`, for the same reason (tests of the verification arena).
+void *cxmlsec_xml_malloc(size_t size);
 
 /// Zeroed, xmlMalloc'ed memory of the C size of xmlSecDSigCtx (not initialised:
 /// call xmlSecDSigCtxInitialize). Free with cxmlsec_xml_free.

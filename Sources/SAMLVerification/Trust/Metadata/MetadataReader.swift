@@ -102,9 +102,9 @@ enum MetadataReader {
     /// signed element). Optional and informative, so one that is absent, repeated or not a date
     /// is no reason to refuse the document: it is just not there.
     private static func creationInstant(_ root: XMLTree.Node) -> Date? {
-        let extensions = XMLTree.children(root, "Extensions", ns: SAMLNamespace.metadataNS)
+        let extensions = Array(XMLTree.children(root, "Extensions", ns: SAMLNamespace.metadataNS))
         guard extensions.count == 1 else { return nil }
-        let infos = XMLTree.children(extensions[0], "PublicationInfo", ns: publicationInfoNS)
+        let infos = Array(XMLTree.children(extensions[0], "PublicationInfo", ns: publicationInfoNS))
         guard infos.count == 1, let text = XMLTree.attribute(infos[0], "creationInstant") else { return nil }
         return SAMLInstant.parse(text)
     }
