@@ -432,6 +432,6 @@ struct RenderedNamespaces {
         if a == b { return true }
         if isEmpty(a) { return isEmpty(b) }
         if isEmpty(b) { return false }
-        return xmlStrEqual(a, b) == 1
+        return XMLTree.equal(a!, b!)
     }
 }

@@ -13,7 +13,34 @@ enum XMLTree {
     @inline(__always)
     static func equals(_ a: UnsafePointer<xmlChar>?, _ b: StaticString) -> Bool {
         guard let a else { return false }
-        return xmlStrEqual(a, b.utf8Start) == 1
+        return equal(a, b.utf8Start, count: b.utf8CodeUnitCount)
+    }
+
+    /// Whether the NUL-terminated `a` is exactly the `count` bytes at `b` (no NUL among them).
+    /// Compared here rather than by libxml2's `xmlStrEqual`: most comparisons end at the first
+    /// byte, and a call into the library costs more than that.
+    @inline(__always)
+    static func equal(_ a: UnsafePointer<xmlChar>, _ b: UnsafePointer<UInt8>, count: Int) -> Bool {
+        var i = 0
+        while i < count {
+            // A shorter `a` stops here too: its NUL differs from every byte of `b`.
+            guard a[i] == b[i] else { return false }
+            i += 1
+        }
+        return a[count] == 0
+    }
+
+    /// Whether two NUL-terminated strings are equal (the same pointer is: libxml2's dictionary
+    /// gives one name one pointer within a document).
+    @inline(__always)
+    static func equal(_ a: UnsafePointer<xmlChar>, _ b: UnsafePointer<xmlChar>) -> Bool {
+        if a == b { return true }
+        var i = 0
+        while a[i] == b[i] {
+            if a[i] == 0 { return true }
+            i += 1
+        }
+        return false
     }
 
     /// `true` when `node` is an element named `local` in namespace `ns`.
