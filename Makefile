@@ -44,7 +44,8 @@ deps-load: deps
 			|| echo "haproxy or caddy not installed: make load-compare runs without them"; \
 	fi
 
-## test: the whole test suite (what CI runs): Swift tests, the OpenAPI document check, the
+## test: the whole test suite (what CI runs): Swift tests (the verifier's arena in guard mode:
+## a closed verification's memory is inaccessible, docs/security.md), the OpenAPI document check, the
 ## documentation check (links, command lines against the built CLI, error codes against the sources),
 ## then the deployment check (Kubernetes manifests, checkov, hadolint; offline), the monitoring
 ## check (dashboard, alert rules and their promtool tests), the alert rules in a real Prometheus
