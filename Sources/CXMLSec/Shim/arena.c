@@ -55,6 +55,8 @@ static uint8_t *arena_region = NULL;
 static uint8_t *arena_region_end = NULL;
 static _Atomic uint64_t arena_slots_taken = 0;
 static _Atomic uint64_t arena_overflow_count = 0;
+/* How often each slot was given back by an exiting thread, for tests. */
+static _Atomic uint64_t arena_slot_releases[ARENA_SLOTS];
 static pthread_key_t arena_thread_key;
 static size_t arena_page = 4096;
 
@@ -201,6 +203,7 @@ static void arena_thread_exit(void *value) {
     }
     madvise(arena.base, arena.limit, MADV_DONTNEED);
     arena_unpoison(arena.base, arena.limit);
+    atomic_fetch_add_explicit(&arena_slot_releases[arena.slot], 1, memory_order_relaxed);
     atomic_fetch_and_explicit(&arena_slots_taken, ~((uint64_t)1 << arena.slot), memory_order_acq_rel);
     arena.base = NULL;
     arena.slot = -1;
@@ -315,6 +318,17 @@ void cxmlsec_arena_end(void) {
         madvise(arena.base + arena_resident, arena.high - arena_resident, MADV_DONTNEED);
     }
     arena.start = arena.top = arena.high = 0;
+}
+
+int cxmlsec_arena_slot(void) {
+    return arena.slot;
+}
+
+unsigned long long cxmlsec_arena_slot_releases(int slot) {
+    if (slot < 0 || slot >= ARENA_SLOTS) {
+        return 0;
+    }
+    return atomic_load_explicit(&arena_slot_releases[slot], memory_order_relaxed);
 }
 
 unsigned long long cxmlsec_arena_served(void) {

@@ -119,6 +119,12 @@ int cxmlsec_arena_active(void);
 /// window's end, and need not be freed node by node.
 int cxmlsec_arena_holds_everything(void);
 
+/// The calling thread's arena slot (0 to 63), or -1 when it has none.
+int cxmlsec_arena_slot(void);
+
+/// How often `slot` was given back by a thread that exited, for tests.
+unsigned long long cxmlsec_arena_slot_releases(int slot);
+
 /// Allocations the calling thread's arena has served since the thread started.
 unsigned long long cxmlsec_arena_served(void);
 
