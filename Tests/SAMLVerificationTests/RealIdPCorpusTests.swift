@@ -34,6 +34,23 @@ import Testing
         }
     }
 
+    /// The native signature check against libxmlsec1's path with libxml2 canonicalizing
+    /// (`--libxml2-c14n`): the same verdict on every response of the corpus — accepted with the
+    /// same identity, or refused for the same reason.
+    @Test(arguments: RealIdPCorpus.entries)
+    func libxml2CanonicalizationGivesTheSameVerdict(_ entry: RealIdPEntry) throws {
+        let native = try RealIdPCorpus.verify(entry)
+        let libxml2 = try RealIdPCorpus.verify(entry) { $0.nativeCanonicalization = false }
+        switch (native, libxml2) {
+        case (.success(let a), .success(let b)):
+            #expect(a.nameID == b.nameID && a.attributes == b.attributes && a.issuer == b.issuer, "\(entry.id)")
+        case (.failure(let a), .failure(let b)):
+            #expect(a.code == b.code, "\(entry.id): \(a.message) / \(b.message)")
+        default:
+            Issue.record("\(entry.id): native \(native), libxml2 \(libxml2)")
+        }
+    }
+
     @Test func theManifestDescribesEveryFile() throws {
         let entries = RealIdPCorpus.entries
         #expect(Set(entries.map(\.id)).count == entries.count, "ids are unique")

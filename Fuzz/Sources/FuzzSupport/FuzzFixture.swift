@@ -46,6 +46,13 @@ public enum FuzzFixture {
     /// A verifier with the seed key trusted and no replay cache (every input is judged alone).
     public static let verifier = Verifier(trustStore: trustStore, options: VerificationOptions(), replayCache: nil)
 
+    /// ``verifier`` with libxml2 canonicalizing: libxmlsec1's path, for the differential.
+    public static let libxml2Verifier: Verifier = {
+        var options = VerificationOptions()
+        options.nativeCanonicalization = false
+        return Verifier(trustStore: trustStore, options: options, replayCache: nil)
+    }()
+
     /// Aborts unless  shows the genuine identity.
     public static func requireGenuineIdentity(_ response: VerifiedResponse, _ context: String) {
         if response.nameID != nameID { FuzzFailure.violated("\(context): NameID differs from the genuine one") }
