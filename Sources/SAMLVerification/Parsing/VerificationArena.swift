@@ -21,9 +21,6 @@ import CXMLSec
 /// for the system allocator everywhere; `guard` makes each closed window's pages inaccessible,
 /// so any late use faults at once — what the tests and the fuzzers run with.
 enum VerificationArena {
-    /// The process's mode (after the C libraries' initialisation).
-    static var mode: Int32 { cxmlsec_arena_mode() }
-
     /// Whether the calling thread's allocations are served by its arena right now.
     static var isActive: Bool { cxmlsec_arena_active() != 0 }
 
