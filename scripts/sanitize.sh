@@ -21,7 +21,7 @@ status=0
 if [ "${ONLY:-asan}" != tsan ]; then
     echo "== AddressSanitizer + UndefinedBehaviorSanitizer: the whole suite"
     mkdir -p .build-asan
-    export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:halt_on_error=1:detect_stack_use_after_return=0:quarantine_size_mb=32}
+    export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:halt_on_error=1:detect_stack_use_after_return=0:quarantine_size_mb=32:suppressions=$SUPPRESSIONS/asan.supp}
     export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
     if ! $SWIFT test --scratch-path .build-asan --sanitize address -Xcc -fsanitize=undefined -Xcc -fsanitize-trap=undefined \
         ${FILTER:+--filter "$FILTER"} 2>&1 \
