@@ -1,8 +1,26 @@
 # Sourced by the load scripts (load, load-compare, load-mallocs, load-scale, load-replay-store,
 # soak, faults, cluster-check, redis-failover, alerts-check, stream-check): the small helpers they share.
 
-# A free TCP port on the loopback interface.
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+# A loopback port nobody listens on, and none this script was given before: the kernel may hand
+# the same free port to two calls in a row (alerts-check once got one port for two gateways), so
+# the ports given are kept per script (its shell's PID, the same inside $(...)) and skipped.
+free_port() {
+    python3 - "${TMPDIR:-/tmp}/samlgate-free-ports.$$" <<'PY'
+import os, socket, sys
+path = sys.argv[1]
+given = set(open(path).read().split()) if os.path.exists(path) else set()
+while True:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = str(s.getsockname()[1])
+    s.close()
+    if port not in given:
+        break
+with open(path, "a") as f:
+    f.write(port + "\n")
+print(port)
+PY
+}
 
 # Until the server answers HTTP at all (any status): wait_for URL [curl options, e.g. --http2-prior-knowledge].
 wait_for() {
