@@ -85,7 +85,9 @@ struct HTTP2EdgeBoundsTests {
                 frames += Raw.frame(.data, flags: 0, stream: stream, [UInt8](repeating: 0x61, count: 50))
             }
             try await connection.send(frames)
-            #expect(try await Self.eventually { open.count.load(ordering: .relaxed) == streams.count }, "uploads never reached the backend")
+            // Every upload reached the backend (a connection opened and given up on the way, say a
+            // retried connect, would not make the count lower).
+            #expect(try await Self.eventually { open.count.load(ordering: .relaxed) >= streams.count }, "uploads never reached the backend")
             switch how {
             case "half-close":
                 connection.shutdownWrite()

@@ -42,7 +42,8 @@ struct RedisSentinelTests {
 
     /// Polls `condition` (every 100 ms, at most 20 s).
     static func eventually(_ condition: () async throws -> Bool) async throws -> Bool {
-        for _ in 0..<200 {
+        // 20 s, stretched under the sanitizers (`SAMLGATE_TEST_TIME_SCALE`).
+        for _ in 0..<Int(TestTiming.seconds(20) * 10) {
             if try await condition() { return true }
             try await Task.sleep(for: .milliseconds(100))
         }
