@@ -48,7 +48,7 @@ stop_all() {
     done
     # The next run starts empty: a replica saves what it synced (dump.rdb, loaded at the next
     # start whatever --save says), and a cluster node its nodes.conf.
-    rm -rf "$DIR"/primary "$DIR"/replica "$DIR"/node? "$DIR"/sentinel?
+    rm -rf "$DIR"/primary "$DIR"/replica "$DIR"/node? "$DIR"/sentinel? "$DIR"/fault.failed
 }
 
 gateway() {  # STORE-URL REPLICAS: starts the gateway on $GATEWAY_PORT
@@ -56,9 +56,20 @@ gateway() {  # STORE-URL REPLICAS: starts the gateway on $GATEWAY_PORT
         --replay-store "$1" --replay-store-replicas "$2" --replay-store-replica-wait 0.2 $(throttle_args "$BIN") \
         >/dev/null 2>>"$DIR/gateway.log" &
     echo $! > "$DIR/gateway.pid"
-    for _ in $(seq 1 100); do curl -fsS "http://127.0.0.1:$GATEWAY_PORT/readyz" >/dev/null 2>&1 && return; sleep 0.1; done
-    echo "redis-failover: the gateway did not start" >&2; exit 1
+    await_or_fail "redis-failover: the gateway's /readyz" 100 ready "http://127.0.0.1:$GATEWAY_PORT/readyz"
 }
+
+sentinels_met() {  # SENTINEL-PORT...: each knows the two others and the replica
+    local s
+    for s in "$@"; do
+        [ "$(redis-cli -p "$s" sentinel sentinels m 2>/dev/null | grep -c '^runid$')" = 2 ] || return 1
+        [ "$(redis-cli -p "$s" sentinel replicas m 2>/dev/null | grep -c '^runid$')" = 1 ] || return 1
+    done
+}
+
+ready() { curl -fsS -o /dev/null "$1" 2>/dev/null; }
+replica_online() { redis-cli -p "$1" info replication | grep -q 'state=online'; }
+cluster_ok() { redis-cli -p "$1" cluster info | grep -q 'cluster_state:ok'; }
 
 failures=0
 report() {  # TOPOLOGY REPLICAS LINE
@@ -66,6 +77,9 @@ report() {  # TOPOLOGY REPLICAS LINE
     get() { sed -E "s/.* $1=([^ ]+).*/\1/" <<< "$line"; }
     printf '| %s | %s | %s | %s | %s | %s s | %s |\n' "$1" "$2" "$(get exchanges)" "$(get accepted)" "$(get unavailable)" \
         "$(get outage_s)" "$(get replayed)"
+    if [ -s "$DIR/fault.failed" ]; then
+        echo "FAIL $1, replicas $2: $(cat "$DIR/fault.failed")"; failures=$((failures + 1))
+    fi
     if [ "$(get other)" != 0 ]; then
         echo "FAIL $1, replicas $2: $(get other) answers neither 204 nor 503 (status:count $(get statuses))"; failures=$((failures + 1))
     fi
@@ -102,15 +116,8 @@ sentinel_run() {  # REPLICAS
         echo $! > "$DIR/sentinel$s.pid"
     done
     # The Sentinels must know each other and the replica before a failover can be elected.
-    for _ in $(seq 1 150); do
-        local met=1
-        for s in "${sentinels[@]}"; do
-            [ "$(redis-cli -p "$s" sentinel sentinels m 2>/dev/null | grep -c '^runid$')" = 2 ] || met=0
-            [ "$(redis-cli -p "$s" sentinel replicas m 2>/dev/null | grep -c '^runid$')" = 1 ] || met=0
-        done
-        [ $met = 1 ] && break; sleep 0.1
-    done
-    for _ in $(seq 1 100); do redis-cli -p "$primary" info replication | grep -q 'state=online' && break; sleep 0.1; done
+    await_or_fail "redis-failover: the Sentinels meeting" 150 sentinels_met "${sentinels[@]}"
+    await_or_fail "redis-failover: the replica online" 100 replica_online "$primary"
     local url="redis-sentinel://$(printf '127.0.0.1:%s,' "${sentinels[@]}" | sed 's/,$//')#m"
     gateway "$url" "$1"
     # The fault: the primary killed; once every Sentinel names the replica, the old primary
@@ -122,6 +129,7 @@ for _ in \$(seq 1 300); do
     for s in ${sentinels[*]}; do redis-cli -p \$s sentinel get-master-addr-by-name m 2>/dev/null | grep -qx $replica && named=\$((named + 1)); done
     [ \$named = 3 ] && break; sleep 0.1
 done
+[ \$named = 3 ] || echo "the Sentinels did not all name the replica within 30 s" >> $DIR/fault.failed
 redis-server --port $primary --bind 127.0.0.1 --save "" --appendonly no --dir $PWD/$DIR/primary --loglevel warning >/dev/null 2>&1 &
 echo \$! > $DIR/primary.pid
 EOF
@@ -137,7 +145,7 @@ cluster_run() {  # REPLICAS
         redis "node$n" "$port" --cluster-enabled yes --cluster-config-file nodes.conf --cluster-node-timeout 1000 --cluster-port "$bus"
     done
     redis-cli --cluster create $(printf '127.0.0.1:%s ' "${ports[@]}") --cluster-replicas 1 --cluster-yes >/dev/null
-    for _ in $(seq 1 100); do redis-cli -p "${ports[0]}" cluster info | grep -q 'cluster_state:ok' && break; sleep 0.1; done
+    await_or_fail "redis-failover: the cluster's state ok" 100 cluster_ok "${ports[0]}"
     # Node 2 is killed; its replica (the node whose INFO names node 2's port as its primary) is
     # promoted.
     local victim=${ports[1]} heir="" port
@@ -148,12 +156,15 @@ cluster_run() {  # REPLICAS
         [ -n "$heir" ] && redis-cli -p "$heir" info replication | grep -q 'master_link_status:up' && break; sleep 0.1
     done
     [ -n "$heir" ] || { echo "redis-failover: node 2 has no replica" >&2; exit 1; }
+    redis-cli -p "$heir" info replication | grep -q 'master_link_status:up' \
+        || { echo "redis-failover: node 2's replica never linked to it" >&2; exit 1; }
     gateway "redis://127.0.0.1:${ports[0]},127.0.0.1:${ports[2]}" "$1"
     # The fault: a primary killed; once the cluster is whole again (its replica promoted), the
     # old primary comes back and rejoins as that replica's replica (nodes.conf is kept).
     cat > "$DIR/fault.sh" <<EOF
 kill -KILL \$(cat $DIR/node2.pid)
 for _ in \$(seq 1 300); do redis-cli -p $heir info replication | grep -q 'role:master' && break; sleep 0.1; done
+redis-cli -p $heir info replication | grep -q 'role:master' || echo "node 2's replica was not promoted within 30 s" >> $DIR/fault.failed
 redis-server --port $victim --bind 127.0.0.1 --save "" --appendonly no --dir $PWD/$DIR/node2 --loglevel warning \
     --cluster-enabled yes --cluster-config-file nodes.conf --cluster-node-timeout 1000 --cluster-port ${buses[1]} >/dev/null 2>&1 &
 echo \$! > $DIR/node2.pid

@@ -1,25 +1,49 @@
 # Sourced by the load scripts (load, load-compare, load-mallocs, load-scale, load-replay-store,
 # soak, faults, cluster-check, redis-failover, alerts-check, stream-check): the small helpers they share.
 
-# A loopback port nobody listens on, and none this script was given before: the kernel may hand
-# the same free port to two calls in a row (alerts-check once got one port for two gateways), so
-# the ports given are kept per script (its shell's PID, the same inside $(...)) and skipped.
+# A loopback port nobody listens on, below the kernel's ephemeral range (a server restarted on
+# its port then cannot find it taken by some client's outgoing connection), and none this script
+# was given before (ports given are kept per script: its shell's PID, the same inside $(...)).
 free_port() {
     python3 - "${TMPDIR:-/tmp}/samlgate-free-ports.$$" <<'PY'
-import os, socket, sys
+import os, random, socket, sys
 path = sys.argv[1]
 given = set(open(path).read().split()) if os.path.exists(path) else set()
+try:
+    low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+except (OSError, ValueError, IndexError):
+    low = 32768
+low = max(low, 12000)
 while True:
+    port = random.randrange(10000, low)
+    if str(port) in given:
+        continue
     s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = str(s.getsockname()[1])
-    s.close()
-    if port not in given:
-        break
+    try:
+        s.bind(("127.0.0.1", port))
+    except OSError:
+        continue
+    finally:
+        s.close()
+    break
 with open(path, "a") as f:
-    f.write(port + "\n")
+    f.write(f"{port}\n")
 print(port)
 PY
+}
+
+# Runs COMMAND until it succeeds, at most TRIES times 0.1 s apart; otherwise says WHAT did not
+# happen and exits 1 (a wait that runs out must fail the script, not let it go on):
+# await_or_fail WHAT TRIES COMMAND...
+await_or_fail() {
+    local what=$1 tries=$2
+    shift 2
+    for _ in $(seq 1 "$tries"); do
+        "$@" && return 0
+        sleep 0.1
+    done
+    echo "$what: timed out after $((tries / 10)) s" >&2
+    exit 1
 }
 
 # Until the server answers HTTP at all (any status): wait_for URL [curl options, e.g. --http2-prior-knowledge].
