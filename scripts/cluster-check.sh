@@ -44,7 +44,7 @@ gateway() {  # PORT FAILURE-POLICY: starts a replica, prints its pid
         --replay-store "redis://127.0.0.1:$REDIS_PORT" --replay-store-failure "$2" $(throttle_args "$BIN") >/dev/null 2>>"$DIR/gateway-$1.log" &
     echo $!
 }
-wait_ready() { for _ in $(seq 1 100); do curl -fsS "http://127.0.0.1:$1/readyz" >/dev/null 2>&1 && return; sleep 0.1; done; echo "cluster-check: port $1 not ready" >&2; exit 1; }
+wait_ready() { await_or_fail "cluster-check: port $1's /readyz" 100 ready "http://127.0.0.1:$1/readyz"; }
 
 # exchange PORT LINE: POSTs response number LINE; prints "status code".
 exchange() {

@@ -35,7 +35,7 @@ pids+=($upstream)
     --log-level warning ${WORKERS:+--workers "$WORKERS"} ${REPLAY_STORE:+--replay-store "$REPLAY_STORE"} ${GATEWAY_ARGS:-} $(throttle_args "$BIN") >/dev/null 2>"$DIR/gateway.log" &
 gateway=$!
 pids+=($gateway)
-for _ in $(seq 1 100); do curl -fsS "http://127.0.0.1:$GATEWAY_PORT/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
+await_or_fail "load: the gateway's /readyz" 100 ready "http://127.0.0.1:$GATEWAY_PORT/readyz"
 
 cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 machine() { awk '/^cpu / {print $2 + $3 + $4 + $7 + $8}' /proc/stat; }

@@ -67,7 +67,6 @@ sentinels_met() {  # SENTINEL-PORT...: each knows the two others and the replica
     done
 }
 
-ready() { curl -fsS -o /dev/null "$1" 2>/dev/null; }
 replica_online() { redis-cli -p "$1" info replication | grep -q 'state=online'; }
 cluster_ok() { redis-cli -p "$1" cluster info | grep -q 'cluster_state:ok'; }
 

@@ -50,7 +50,7 @@ pids+=($!)
     --replay-store "redis://127.0.0.1:$REDIS_PORT" --log-level error $(throttle_args "$BIN") >/dev/null 2>"$DIR/gateway.log" &
 gateway=$!
 pids+=($gateway)
-for _ in $(seq 1 100); do curl -fsS "http://127.0.0.1:$GATEWAY_PORT/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
+await_or_fail "soak: the gateway's /readyz" 100 ready "http://127.0.0.1:$GATEWAY_PORT/readyz"
 
 # The sampler: one line per INTERVAL while wrk runs.
 csv="$DIR/soak.csv"

@@ -32,6 +32,9 @@ print(port)
 PY
 }
 
+# Whether URL answers 2xx (for await_or_fail: `await_or_fail WHAT 100 ready URL/readyz`).
+ready() { curl -fsS -o /dev/null "$1" 2>/dev/null; }
+
 # Runs COMMAND until it succeeds, at most TRIES times 0.1 s apart; otherwise says WHAT did not
 # happen and exits 1 (a wait that runs out must fail the script, not let it go on):
 # await_or_fail WHAT TRIES COMMAND...
