@@ -11,6 +11,8 @@ package final class GatewayCore: Sendable {
     package let trustStore: ReloadableTrustStore
     package let processor: ExchangeProcessor
     package let pool: WorkerPool
+    /// Where exchanges are verified: ``pool``, unless the tests run verification in line.
+    let verification: any VerificationExecutor
     package let upstream: UpstreamClient
     package let metrics: GatewayMetrics
     /// The Redis every replica records accepted assertions in (`replay-store: redis://…`);
@@ -41,8 +43,15 @@ package final class GatewayCore: Sendable {
     package let tls: ServerTLS?
 
     /// Loads the trust store (failing start-up when it cannot be read) and starts the workers.
-    package init(
+    package convenience init(
         configuration: GatewayConfiguration, logger: Logger, eventLoopGroup: any EventLoopGroup, tracing: (any RequestTracing)? = nil
+    ) throws(ConfigurationError) {
+        try self.init(configuration: configuration, logger: logger, eventLoopGroup: eventLoopGroup, tracing: tracing, seams: DataPlaneSeams())
+    }
+
+    init(
+        configuration: GatewayConfiguration, logger: Logger, eventLoopGroup: any EventLoopGroup, tracing: (any RequestTracing)?,
+        seams: DataPlaneSeams
     ) throws(ConfigurationError) {
         let configuration = try configuration.validated()
         self.configuration = configuration
@@ -82,7 +91,9 @@ package final class GatewayCore: Sendable {
         processor.mode = configuration.mode
         self.processor = processor
         pool = WorkerPool(threads: configuration.workerCount, queueLimit: configuration.queue)
-        upstream = try UpstreamClient(configuration: configuration, metrics: metrics, logger: logger, eventLoopGroup: eventLoopGroup)
+        verification = seams.executor ?? pool
+        upstream = try UpstreamClient(
+            configuration: configuration, metrics: metrics, logger: logger, eventLoopGroup: eventLoopGroup, connector: seams.connector)
         self.logger = logger
         trustedProxies = configuration.trustedProxies
         self.tracing = tracing

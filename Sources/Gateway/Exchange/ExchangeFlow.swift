@@ -119,7 +119,7 @@ final class ExchangeFlow {
         let processor = core.processor
         let (body, route, store) = (body, route, store)
         let flow = NIOLoopBound(self, eventLoop: eventLoop)
-        let refused = core.pool.enqueue {
+        let refused = core.verification.enqueue {
             let began = DispatchTime.now().uptimeNanoseconds
             let outcome = processor.prepare(body: body, route: route, store: store)
             let ended = DispatchTime.now().uptimeNanoseconds

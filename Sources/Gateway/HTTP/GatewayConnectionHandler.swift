@@ -65,12 +65,13 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         let configuration = core.configuration
         machine = ConnectionStateMachine(
             deadlines: ClientDeadlines(
-                idle: TimeAmount(seconds: configuration.idleTimeout), header: TimeAmount(seconds: configuration.headerTimeout), now: .now()))
+                idle: TimeAmount(seconds: configuration.idleTimeout), header: TimeAmount(seconds: configuration.headerTimeout),
+                now: .uptimeNanoseconds(0)))
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
-        machine.noteRead(at: .now())
+        machine.noteRead(at: context.eventLoop.now)
         arm(at: machine.deadlines.nextCheck)
     }
 
@@ -100,7 +101,7 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     /// Takes up what waited behind the request just finished, as far as the machine lets it
     /// (``ConnectionStateMachine/nextQueued(writable:)``); reads resume when nothing is left.
     private func takeUpQueued() {
-        guard let context, machine.beginTakeUp(at: .now()) else { return }
+        guard let context, machine.beginTakeUp(at: context.eventLoop.now) else { return }
         while let next = machine.nextQueued(writable: context.channel.isWritable) {
             switch next {
             case .part(let part): take(part)
@@ -397,7 +398,7 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     // MARK: - connection events
 
     func channelReadComplete(context: ChannelHandlerContext) {
-        if let deadline = machine.readComplete(at: .now()), deadline < timerAt { arm(at: deadline) }
+        if let deadline = machine.readComplete(at: context.eventLoop.now), deadline < timerAt { arm(at: deadline) }
         request?.trip?.flush()
         context.fireChannelReadComplete()
     }
@@ -455,7 +456,7 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     private func timerFired() {
         timer = nil
         timerAt = .distantFuture
-        let now = NIODeadline.now()
+        guard let now = context?.eventLoop.now else { return }
         guard !machine.isClosing else {
             // Its last answer still unwritten: the client stopped reading (see ``endAndClose()``).
             if let closeBy {
@@ -524,7 +525,7 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     private func endAndClose() {
         guard let context else { return }
         context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
-        let deadline = NIODeadline.now() + machine.deadlines.idle
+        let deadline = context.eventLoop.now + machine.deadlines.idle
         closeBy = deadline
         if deadline < timerAt { arm(at: deadline) }
     }

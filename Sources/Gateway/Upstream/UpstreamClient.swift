@@ -28,8 +28,9 @@ package final class UpstreamClient: Sendable {
     /// Keyed by the event loop's identity; each box is used only on its loop.
     private let pools: [ObjectIdentifier: NIOLoopBoundBox<UpstreamConnectionPool>]
 
-    package init(
-        configuration: GatewayConfiguration, metrics: GatewayMetrics, logger: Logger, eventLoopGroup: any EventLoopGroup
+    init(
+        configuration: GatewayConfiguration, metrics: GatewayMetrics, logger: Logger, eventLoopGroup: any EventLoopGroup,
+        connector: any UpstreamConnector
     ) throws(ConfigurationError) {
         let endpoints = configuration.upstreams.map(UpstreamEndpoint.init(baseURL:))
         self.endpoints = endpoints
@@ -44,7 +45,7 @@ package final class UpstreamClient: Sendable {
         for eventLoop in eventLoopGroup.makeIterator() {
             let pool = UpstreamConnectionPool(
                 eventLoop: eventLoop, endpoints: endpoints, tls: tls, connectTimeout: TimeAmount(seconds: configuration.connectTimeout),
-                maxIdlePerEndpoint: configuration.poolSize)
+                maxIdlePerEndpoint: configuration.poolSize, connector: connector)
             pools[ObjectIdentifier(eventLoop)] = .makeBoxSendingValue(pool, eventLoop: eventLoop)
         }
         self.pools = pools

@@ -1,5 +1,6 @@
 import NIOCore
 import NIOHTTP1
+import NIOSSL
 
 /// One keep-alive HTTP/1.1 connection to a backend: the last handler of its channel, used by one
 /// ``UpstreamTrip`` at a time and kept in its event loop's ``UpstreamConnectionPool`` between trips.
@@ -25,6 +26,18 @@ final class UpstreamConnection: ChannelDuplexHandler {
     init(endpointIndex: Int, encoder: UpstreamRequestEncoder) {
         self.endpointIndex = endpointIndex
         self.encoder = encoder
+    }
+
+    /// Sets up a new channel to `endpoint` (TLS when `tls` is given, HTTP/1.1, then the
+    /// connection itself, last) and returns its connection.
+    @discardableResult
+    static func install(
+        on pipeline: ChannelPipeline.SynchronousOperations, tls: NIOSSLContext?, endpoint: UpstreamEndpoint, index: Int
+    ) throws -> UpstreamConnection {
+        let encoder = try UpstreamConnectionPool.addClientHandlers(pipeline, tls: tls, endpoint: endpoint)
+        let connection = UpstreamConnection(endpointIndex: index, encoder: encoder)
+        try pipeline.addHandler(connection)
+        return connection
     }
 
     var isActive: Bool { context?.channel.isActive ?? false }

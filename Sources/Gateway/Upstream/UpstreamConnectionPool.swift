@@ -1,6 +1,5 @@
 import NIOCore
 import NIOHTTP1
-import NIOPosix
 import NIOSSL
 
 /// Idle keep-alive connections to the backends, one pool per event loop — the way nginx and
@@ -32,13 +31,18 @@ final class UpstreamConnectionPool {
     private let endpoints: [UpstreamEndpoint]
     private let tls: UpstreamTLS?
     private let connectTimeout: TimeAmount
+    private let connector: any UpstreamConnector
     private let maxIdlePerEndpoint: Int
     /// Per endpoint, most recently used last (so the longest idle lead).
     private var idle: [[UpstreamConnection]]
     private var sweep: Scheduled<Void>?
 
-    init(eventLoop: any EventLoop, endpoints: [UpstreamEndpoint], tls: UpstreamTLS?, connectTimeout: TimeAmount, maxIdlePerEndpoint: Int) {
+    init(
+        eventLoop: any EventLoop, endpoints: [UpstreamEndpoint], tls: UpstreamTLS?, connectTimeout: TimeAmount, maxIdlePerEndpoint: Int,
+        connector: any UpstreamConnector
+    ) {
         self.eventLoop = eventLoop
+        self.connector = connector
         self.endpoints = endpoints
         self.tls = tls
         self.connectTimeout = connectTimeout
@@ -78,34 +82,7 @@ final class UpstreamConnectionPool {
     func connect(_ index: Int, _ completion: @escaping (Result<UpstreamConnection, UpstreamFailure>) -> Void) {
         let endpoint = endpoints[index]
         let tls = endpoint.usesTLS ? self.tls?.context : nil
-        ClientBootstrap(group: eventLoop)
-            .connectTimeout(connectTimeout)
-            .channelOption(.recvAllocator, value: GatewayHTTPServer.readBuffers)
-            // One read per event (NIO's default is four): what a paused answer may still bring in
-            // is one buffer, which an HTTP/2 connection's answer budget reserves before it reads
-            // (``HTTP2AnswerBudget/readSize``). An API answer fits one read either way.
-            .channelOption(.maxMessagesPerRead, value: 1)
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    let encoder = try Self.addClientHandlers(channel.pipeline.syncOperations, tls: tls, endpoint: endpoint)
-                    try channel.pipeline.syncOperations.addHandler(UpstreamConnection(endpointIndex: index, encoder: encoder))
-                }
-            }
-            .connect(host: endpoint.host, port: endpoint.port)
-            .assumeIsolated()
-            .whenComplete { result in
-                switch result {
-                case .success(let channel):
-                    do {
-                        completion(.success(try channel.pipeline.syncOperations.handler(type: UpstreamConnection.self)))
-                    } catch {
-                        channel.close(promise: nil)
-                        completion(.failure(.connecting(error)))
-                    }
-                case .failure(let error):
-                    completion(.failure(.connecting(error)))
-                }
-            }
+        connector.connect(to: endpoint, index: index, tls: tls, timeout: connectTimeout, on: eventLoop, completion)
     }
 
     /// Takes back a connection after a complete exchange (or closes it when the pool is full).
@@ -117,7 +94,7 @@ final class UpstreamConnectionPool {
             return
         }
         connection.reused = true
-        connection.idleSince = .now()
+        connection.idleSince = eventLoop.now
         idle[connection.endpointIndex].append(connection)
         if sweep == nil { scheduleSweep() }
     }
@@ -131,7 +108,7 @@ final class UpstreamConnectionPool {
     /// Closes the connections idle past ``idleTimeout``; looks again later while any are left.
     private func closeStale() {
         sweep = nil
-        let cutoff = NIODeadline.now() - Self.idleTimeout
+        let cutoff = eventLoop.now - Self.idleTimeout
         for index in idle.indices {
             let stale = idle[index].prefix { $0.idleSince <= cutoff || !$0.isActive }
             for connection in stale { connection.close() }

@@ -3,7 +3,7 @@ import NIOHTTP1
 import NIOPosix
 
 /// Why a trip to a backend failed, what the gateway answers and whether it may retry.
-package struct UpstreamFailure: Sendable, Error {
+package struct UpstreamFailure: Sendable, Error, Equatable {
     package enum Kind: String, Sendable {
         /// The connection could not be made (refused, unreachable, connect timeout): nothing was sent.
         case connect

@@ -23,10 +23,11 @@ protocol UpstreamTripDelegate: AnyObject {
     func tripWake(at deadline: NIODeadline)
 }
 
-/// One request's way to a backend and back: picks the endpoint (round-robin over the healthy
-/// ones), takes a pooled connection or opens one, writes the request — streamed as the client
-/// sends it, or from memory — relays the answer to its delegate, and hands the connection back
-/// to the pool when the exchange completed cleanly.
+/// One request's way to a backend and back: takes a pooled connection or opens one, writes the
+/// request — streamed as the client sends it, or from memory — relays the answer to its
+/// delegate, and hands the connection back to the pool when the exchange completed cleanly. It
+/// carries out what its rules decide (``UpstreamTripState``: the endpoint order, retries, whose
+/// fault a deadline is, keep-alive) and holds no flags of its own.
 ///
 /// Retries: only when nothing was sent (the connection could not be made, or a pooled connection
 /// turned out closed before the request went out); then the next endpoint gets it. The body parts
@@ -34,9 +35,9 @@ protocol UpstreamTripDelegate: AnyObject {
 /// beyond it), so a retry never lacks what the client already sent.
 ///
 /// Timeouts: `read` from the end of the request to the answer and between its parts, `total`
-/// for the whole trip (answer included). Whose fault a timeout is depends on whom the trip was
-/// waiting on (``waitingOnClient``): a client that uploads, or reads the answer, more slowly
-/// than the deadline allows is the client's timeout, never counted against the backend.
+/// for the whole trip (answer included); a client that uploads, or reads the answer, more slowly
+/// than the deadline allows is the client's timeout, never counted against the backend. The trip
+/// has no timer: its delegate's — the client connection's one timer — looks at ``wakeAt``.
 final class UpstreamTrip {
     /// Body bytes held while no connection is ready before the client is paused.
     static let pendingLimit = 256 * 1024
@@ -44,8 +45,7 @@ final class UpstreamTrip {
     private let client: UpstreamClient
     private let pool: UpstreamConnectionPool
     private let head: HTTPRequestHead
-    private let order: [Int]
-    private var attempt = 0
+    private var state: UpstreamTripState
     private weak var delegate: (any UpstreamTripDelegate)?
     private let logger: Logger
 
@@ -53,29 +53,8 @@ final class UpstreamTrip {
     /// Parts not yet written: everything until a connection is ready.
     private var pending: [HTTPClientRequestPart] = []
     private var pendingBytes = 0
-    private var requestEnded = false
-    private var requestWritten = false
-    private var responseStarted = false
-    /// An interim 1xx answer is being skipped (its end belongs to it).
-    private var skippingInterim = false
-    private var responseKeepAlive = true
-    private var readPaused = false
-    private var done = false
+    /// When the trip began (`DispatchTime` nanoseconds): the upstream latency metric's start.
     private var started: UInt64 = 0
-    /// When the trip next needs a look (`distantFuture` once it is done): the earlier of the
-    /// total deadline and the read deadline it last knew of, moved on by ``wake(now:)`` when reads
-    /// moved the read deadline later. The trip has no timer of its own: its delegate's timer —
-    /// the client connection's, armed anyway for its idle clock — fires by then
-    /// (``UpstreamTripDelegate/tripWake(at:)``), so a trip costs no timer set and cancelled per
-    /// request (each a heap insertion and removal on the event loop), only a look when the
-    /// connection's timer is due.
-    private(set) var wakeAt: NIODeadline = .distantFuture
-    private var totalDeadline: NIODeadline = .distantFuture
-    /// The read timeout runs from here; `nil` until the request is written.
-    private var lastActivity: NIODeadline?
-    private var lastFailure: UpstreamFailure?
-    /// The held parts went to the current connection: a retry after this would lack them.
-    private var partsHandedOver = false
     /// Within ``start(flushingLater:)``: a connection attached now is flushed by the caller.
     private var holdingFlush = false
 
@@ -89,15 +68,18 @@ final class UpstreamTrip {
         self.client = client
         self.pool = pool
         self.head = head
-        order = client.pickOrder()
+        state = UpstreamTripState(
+            order: client.pickOrder(), readTimeout: client.readTimeout, totalTimeout: client.totalTimeout, requestEnded: body != nil)
         self.delegate = delegate
         self.logger = logger
         if let body {
             if body.readableBytes > 0 { pending.append(.body(.byteBuffer(body))) }
             pending.append(.end(nil))
-            requestEnded = true
         }
     }
+
+    /// When the trip next needs a look (``wake(now:)``); `distantFuture` once it is done.
+    var wakeAt: NIODeadline { state.wakeAt }
 
     /// Whether the trip takes more of the client's body now; when false, the client's reads stop
     /// until ``UpstreamTripDelegate/tripWantsBody()``.
@@ -111,20 +93,16 @@ final class UpstreamTrip {
     ///   write (and the backend reads it once) instead of a write of its own.
     func start(flushingLater: Bool = false) {
         started = DispatchTime.now().uptimeNanoseconds
-        let now = NIODeadline.now()
-        totalDeadline = now + client.totalTimeout
-        // No deadline can fall before this first look (the read timeout runs from the end of
-        // the request, not earlier than now): one look for a trip that ends before it is due.
         // The starter reads ``wakeAt`` once this returns: the delegate is not called for it.
-        wakeAt = min(totalDeadline, now + client.readTimeout)
+        let next = state.start(at: pool.eventLoop.now)
         holdingFlush = flushingLater
-        nextAttempt()
+        perform(next)
         holdingFlush = false
     }
 
     /// A part of the client's streamed body; written out at the next ``flush()``.
     func send(_ part: ByteBuffer) {
-        guard !done else { return }
+        guard !state.isDone else { return }
         if let connection {
             connection.write(.body(.byteBuffer(part)), promise: nil)
         } else {
@@ -136,19 +114,17 @@ final class UpstreamTrip {
     /// Sends what was written: once per batch of reads from the client, so a body that arrives in
     /// several reads costs one write to the backend per batch, not one per read.
     func flush() {
-        guard !done else { return }
+        guard !state.isDone else { return }
         connection?.flush()
     }
 
     /// The end of the client's streamed body.
     func end() {
-        guard !done else { return }
-        requestEnded = true
-        if let connection {
-            requestWritten = true
+        guard !state.isDone else { return }
+        if state.clientBodyEnded(), let connection {
             connection.write(.end(nil), promise: nil)
             connection.flush()
-            armReadTimer()
+            noteActivity()
         } else {
             pending.append(.end(nil))
         }
@@ -156,23 +132,19 @@ final class UpstreamTrip {
 
     /// The client cannot take more of the answer for now / again.
     func pauseResponse() {
-        readPaused = true
+        state.pauseResponse()
         connection?.pauseReading()
     }
 
     func resumeResponse() {
-        // The backend could not be heard while its reads were held back: its read clock starts
-        // again now.
-        if readPaused && lastActivity != nil { armReadTimer() }
-        readPaused = false
+        if let look = state.resumeResponse(at: pool.eventLoop.now) { delegate?.tripWake(at: look) }
         connection?.resumeReading()
     }
 
     /// The client went away or its body broke: drop the connection, report nothing.
     func cancel() {
-        guard !done else { return }
-        done = true
-        clearWake()
+        guard !state.isDone else { return }
+        _ = state.finish()
         connection?.trip = nil
         connection?.close()
         connection = nil
@@ -180,14 +152,15 @@ final class UpstreamTrip {
 
     // MARK: connecting
 
-    private func nextAttempt() {
-        guard !done else { return }
-        guard attempt < order.count else {
-            fail(lastFailure ?? UpstreamFailure(.connect, "no upstream configured"), counted: false)
-            return
+    private func perform(_ next: UpstreamTripState.Next) {
+        switch next {
+        case .connect(let index): connect(to: index)
+        // Every endpoint was tried: each failure was counted as it happened.
+        case .fail(let failure): delegate?.tripFailed(failure, responseStarted: false)
         }
-        let index = order[attempt]
-        attempt += 1
+    }
+
+    private func connect(to index: Int) {
         if let pooled = pool.takeIdle(index) {
             attach(pooled)
             return
@@ -195,16 +168,15 @@ final class UpstreamTrip {
         pool.connect(index) { [self] result in
             switch result {
             case .success(let opened):
-                if done {
+                if state.isDone {
                     opened.close()
                 } else {
                     attach(opened)
                 }
             case .failure(let failure):
-                guard !done else { return }
-                record(failure, endpoint: client.endpoints[index])
-                lastFailure = failure
-                nextAttempt()
+                guard !state.isDone else { return }
+                record(failure, endpoint: index)
+                perform(state.connectFailed(failure))
             }
         }
     }
@@ -212,37 +184,37 @@ final class UpstreamTrip {
     private func attach(_ opened: UpstreamConnection) {
         connection = opened
         opened.trip = self
-        partsHandedOver = false
-        if readPaused { opened.pauseReading() }
+        state.attached()
+        if state.readPaused { opened.pauseReading() }
         let endpoint = client.endpoints[opened.endpointIndex]
         // A pooled connection closed by the backend between requests fails this first write
         // before any byte left: then nothing was sent, and the next connection may have it.
         let headWritten = pool.eventLoop.makePromise(of: Void.self)
         opened.writeHead(head, prefix: endpoint.pathPrefix, authority: endpoint.authority, promise: headWritten)
         headWritten.futureResult.assumeIsolated().whenFailure { [weak self, weak opened] error in
-            guard let self, let opened, connection === opened, !responseStarted else { return }
+            guard let self, let opened, connection === opened,
+                let next = state.headWriteFailed(reused: opened.reused, closedChannel: Self.isClosedChannel(error), error: error)
+            else { return }
             opened.trip = nil
             connection = nil
-            if opened.reused, Self.isClosedChannel(error), !partsHandedOver {
-                attempt -= 1
-                nextAttempt()
+            if case .fail(let failure) = next {
+                opened.close()
+                record(failure, endpoint: opened.endpointIndex)
+                delegate?.tripFailed(failure, responseStarted: state.responseStarted)
             } else {
-                fail(.broken(error))
+                perform(next)
             }
         }
         // Failed at once on a closed pooled connection: the next attempt has taken over.
         guard connection === opened else { return }
-        for part in pending {
-            if case .end = part { requestWritten = true }
-            opened.write(part, promise: nil)
-        }
+        for part in pending { opened.write(part, promise: nil) }
         pending = []
         pendingBytes = 0
-        partsHandedOver = true
+        let requestWritten = state.handedOver()
         if !holdingFlush { opened.flush() }
         // The read timeout runs from the end of the request (an upload may take longer than it).
-        if requestWritten { armReadTimer() }
-        if !requestEnded && opened.isWritable { delegate?.tripWantsBody() }
+        if requestWritten { noteActivity() }
+        if !state.requestEnded && opened.isWritable { delegate?.tripWantsBody() }
     }
 
     private static func isClosedChannel(_ error: any Error) -> Bool {
@@ -253,45 +225,27 @@ final class UpstreamTrip {
     // MARK: the answer (called by the connection)
 
     func upstreamHead(_ head: HTTPResponseHead) {
-        guard !done else { return }
-        armReadTimer()
-        if head.status == .switchingProtocols {
-            // The gateway never asks for an upgrade (it drops `Upgrade`): after a 101 the
-            // connection is no longer HTTP and must not carry another request. An invalid answer,
-            // not held against the upstream's health: a client may be able to provoke it.
-            return fail(.switchedProtocols)
-        }
-        if head.status.code < 200 {
-            skippingInterim = true
-            return
-        }
-        responseStarted = true
-        responseKeepAlive = head.isKeepAlive
-        client.endpoints[connection?.endpointIndex ?? 0].markHealthy()
-        client.metrics.upstreamLatency(
-            endpoint: client.endpoints[connection?.endpointIndex ?? 0].baseURL, nanos: DispatchTime.now().uptimeNanoseconds - started)
+        guard !state.isDone else { return }
+        noteActivity()
+        if let failure = state.responseHead(status: head.status, keepAlive: head.isKeepAlive) { return fail(failure) }
+        let endpoint = client.endpoints[connection?.endpointIndex ?? 0]
+        endpoint.markHealthy()
+        client.metrics.upstreamLatency(endpoint: endpoint.baseURL, nanos: DispatchTime.now().uptimeNanoseconds - started)
         delegate?.tripResponded(head)
     }
 
     func upstreamBody(_ part: ByteBuffer) {
-        guard !done else { return }
-        armReadTimer()
+        guard !state.isDone else { return }
+        noteActivity()
         delegate?.tripBody(part)
     }
 
     func upstreamEnd() {
-        guard !done else { return }
-        if skippingInterim {
-            skippingInterim = false
-            return
-        }
-        done = true
-        clearWake()
+        guard !state.isDone else { return }
+        let reusable = state.responseEnded(requestKeepAlive: head.isKeepAlive)
         if let connection {
             self.connection = nil
-            // Reusable only after a complete exchange: a backend that answered before reading the
-            // whole body would read the rest as the next request.
-            if requestWritten && responseKeepAlive && head.isKeepAlive {
+            if reusable {
                 pool.release(connection)
             } else {
                 connection.trip = nil
@@ -303,99 +257,69 @@ final class UpstreamTrip {
 
     /// The end of a batch of reads from the backend: what was relayed goes out now.
     func upstreamReadComplete() {
-        guard !done else { return }
+        guard !state.isDone else { return }
         delegate?.tripFlush()
     }
 
     func upstreamWritable() {
-        guard !done, !requestEnded else { return }
+        guard !state.isDone, !state.requestEnded else { return }
         delegate?.tripWantsBody()
     }
 
     func upstreamClosed() {
-        guard !done else { return }
+        guard !state.isDone else { return }
         fail(.closed)
     }
 
     func upstreamError(_ error: any Error) {
-        guard !done else { return }
+        guard !state.isDone else { return }
         fail(.broken(error))
     }
 
-    // MARK: failing
+    // MARK: clocks and failing
 
-    /// Starts (or moves on) the read timeout: something was written or read. Usually only
-    /// noted: the next look is already due no later than the read deadline. It is moved earlier only
-    /// when it was set further out (an upload that outlasted the read timeout left it at the
-    /// total deadline).
-    private func armReadTimer() {
-        let now = NIODeadline.now()
-        lastActivity = now
-        let readDeadline = now + client.readTimeout
-        if readDeadline < wakeAt { schedule(at: readDeadline) }
-    }
-
-    private func schedule(at deadline: NIODeadline) {
-        wakeAt = deadline
-        delegate?.tripWake(at: deadline)
+    /// Something was written to or read from the backend: its read clock starts again (the
+    /// delegate's timer is moved earlier only when the look was due later).
+    private func noteActivity() {
+        if let look = state.activity(at: pool.eventLoop.now) { delegate?.tripWake(at: look) }
     }
 
     /// The look at ``wakeAt``: fails the trip whose deadline passed, else sets the next look.
     func wake(now: NIODeadline) {
-        guard !done, now >= wakeAt else { return }
-        wakeAt = .distantFuture
-        let clientsTurn = waitingOnClient
-        if now >= totalDeadline { return fail(clientsTurn ? .clientTooSlow : .totalTimeout) }
-        // The read clock measures the backend's silence: not while the trip waits on the client.
-        guard let lastActivity, !clientsTurn else { return schedule(at: totalDeadline) }
-        let readDeadline = lastActivity + client.readTimeout
-        if now >= readDeadline { return fail(.readTimeout) }
-        schedule(at: min(readDeadline, totalDeadline))
-    }
-
-    /// Whether the trip is held up by its client rather than by the backend: the client's body
-    /// is still arriving while the backend takes all it is given (its connection is writable; a
-    /// backend that stops reading makes it unwritable and the wait its own), or the backend's
-    /// answer is held back because the client is not taking it (``pauseResponse()``). Before a
-    /// connection is made, the wait is the backend's (connecting).
-    private var waitingOnClient: Bool {
-        if readPaused { return true }
-        guard !requestEnded, !responseStarted, let connection else { return false }
-        return connection.isWritable
-    }
-
-    private func clearWake() {
-        wakeAt = .distantFuture
+        switch state.wake(at: now, connectionWritable: connection?.isWritable ?? false) {
+        case .next(let look): if look != .distantFuture { delegate?.tripWake(at: look) }
+        case .fail(let failure): fail(failure)
+        }
     }
 
     /// Counts a failure against an endpoint: metrics, the log, and passive health (see
     /// ``UpstreamFailure/Kind/marksUnhealthy``). The client's own timeout is not the endpoint's:
     /// the connection handler counts it under its code.
-    private func record(_ failure: UpstreamFailure, endpoint: UpstreamEndpoint) {
+    private func record(_ failure: UpstreamFailure, endpoint index: Int) {
         guard failure.kind.isUpstreams else { return }
+        let endpoint = client.endpoints[index]
         client.metrics.upstreamError(endpoint: endpoint.baseURL, kind: failure.kind)
         logger.warning(
             "upstream request failed",
             metadata: [
-                "upstream": .string(endpoint.baseURL), "failure": .string(failure.kind.rawValue), "attempt": .stringConvertible(attempt),
+                "upstream": .string(endpoint.baseURL), "failure": .string(failure.kind.rawValue), "attempt": .stringConvertible(state.attempt),
             ])
         if failure.kind.marksUnhealthy { endpoint.markFailed(coolDownNanos: client.coolDownNanos) }
     }
 
-    /// - Parameter counted: false when the failure was already recorded per endpoint.
-    private func fail(_ failure: UpstreamFailure, counted: Bool = true) {
-        guard !done else { return }
-        done = true
-        clearWake()
+    /// Ends the trip with `failure`, counted against the endpoint that caused it.
+    private func fail(_ failure: UpstreamFailure) {
+        guard !state.isDone else { return }
+        let connecting = state.finish()
         if let connection {
             self.connection = nil
             connection.trip = nil
             connection.close()
-            if counted { record(failure, endpoint: client.endpoints[connection.endpointIndex]) }
-        } else if counted, attempt > 0 {
+            record(failure, endpoint: connection.endpointIndex)
+        } else if let connecting {
             // Still connecting (the total timeout): the endpoint being tried.
-            record(failure, endpoint: client.endpoints[order[attempt - 1]])
+            record(failure, endpoint: connecting)
         }
-        delegate?.tripFailed(failure, responseStarted: responseStarted)
+        delegate?.tripFailed(failure, responseStarted: state.responseStarted)
     }
 }
