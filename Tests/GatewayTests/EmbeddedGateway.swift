@@ -134,3 +134,37 @@ struct InlineExecutor: VerificationExecutor {
         return nil
     }
 }
+
+/// A client that does not read: the connection's writes stay in its buffers (their promises
+/// pending, the channel unwritable) until ``release()`` hands them on, as a socket's would once
+/// the client reads. Put first in an ``EmbeddedGateway``'s pipeline.
+final class HeldWrites: ChannelOutboundHandler {
+    typealias OutboundIn = NIOAny
+
+    private var held: [(NIOAny, EventLoopPromise<Void>?)] = []
+    private var context: ChannelHandlerContext?
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        held.append((data, promise))
+    }
+
+    func flush(context: ChannelHandlerContext) {}
+
+    /// The client reads: everything held is written, in order, and its promises complete.
+    func release() {
+        guard let context else { return }
+        let parts = held
+        held = []
+        for (data, promise) in parts { context.write(data, promise: promise) }
+        context.flush()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        for (_, promise) in held { promise?.fail(ChannelError.ioOnClosedChannel) }
+        held = []
+    }
+}

@@ -142,24 +142,6 @@ struct HTTPProtocolTests {
         }
     }
 
-    @Test("a head trickled in past header-timeout: 408 header_timeout and close, though bytes keep coming; nothing forwarded")
-    func trickledHead() async throws {
-        try await EchoUpstream.withGateway(configure: { $0.headerTimeout = 1 }) { _, echo, port in
-            let connection = try RawConnection(port: port)
-            try await connection.write("GET /slow HTTP/1.1\r\nHost: h\r\n")
-            // A header line every 100 ms: never idle, never a complete head. Stops at the answer.
-            for index in 0..<60 where !connection.hasIncoming() {
-                try await connection.write("X-Slow-\(index): a\r\n")
-                try await Task.sleep(for: .milliseconds(100))
-            }
-            let answer = try #require(try await connection.readAnswer())
-            #expect(answer.status == 408)
-            #expect(answer.reason == "header_timeout")
-            #expect(try await connection.closedByServer())
-            #expect(echo.requests.isEmpty)
-        }
-    }
-
     @Test("Expect: 100-continue gets 100 Continue before the body, then the answer; the expectation is not forwarded")
     func expectContinue() async throws {
         try await EchoUpstream.withGateway { _, echo, port in

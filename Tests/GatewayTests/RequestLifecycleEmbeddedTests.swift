@@ -83,10 +83,14 @@ struct RequestLifecycleEmbeddedTests {
         #expect(try gateway.statuses() == ["HTTP/1.1 504 Gateway Timeout"])
     }
 
-    @Test("a client dribbling its body past total-timeout: 408 client_timeout, counted as the client's, never against the backend")
-    func slowUpload() throws {
+    @Test(
+        "a client dribbling its body past total-timeout: 408 client_timeout, counted as the client's, never against the backend (an interim answer from the backend changes nothing)",
+        arguments: [false, true])
+    func slowUpload(interim: Bool) throws {
         let gateway = try Self.gateway()
         try gateway.send("POST /upload HTTP/1.1\r\nHost: h\r\nContent-Length: 1000\r\n\r\n")
+        // Its read clock would start before the body is complete if the trip saw it.
+        if interim { try gateway.upstreams.answer("HTTP/1.1 100 Continue\r\n\r\n") }
         // A byte every 0.1 s, well within idle-timeout, until the gateway answers (never all 1000).
         var answer = ""
         var sent = 0
@@ -98,6 +102,23 @@ struct RequestLifecycleEmbeddedTests {
         }
         #expect(sent == 100, "answered at the total timeout, 10 s after the trip began")
         #expect(answer.hasPrefix("HTTP/1.1 408 Request Timeout\r\n") && answer.contains("client_timeout"), "\(answer)")
+        #expect(gateway.metric("samlgate_errors_total{code=\"client_timeout\"}") == 1)
+        #expect(gateway.metric("samlgate_errors_total{code=\"upstream_timeout\"}") == 0)
+        #expect(gateway.metric("samlgate_upstream_errors_total{upstream=\"http://127.0.0.1:9000\",kind=\"timeout\"}") == 0)
+        #expect(gateway.core.upstream.healthyCount == 1)
+    }
+
+    @Test("a client that does not take a large answer past total-timeout: its connection closed, counted as client_timeout, not against the backend")
+    func slowReader() throws {
+        let gateway = try Self.gateway()
+        try gateway.send(Self.get)
+        gateway.channel.isWritable = false
+        try gateway.upstreams.answer("HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n" + String(repeating: "b", count: 30_000))
+        // Held back far past the read timeout: the wait is the client's.
+        gateway.advance(9.999)
+        #expect(gateway.channel.isActive)
+        gateway.advance(0.001)
+        #expect(!gateway.channel.isActive)
         #expect(gateway.metric("samlgate_errors_total{code=\"client_timeout\"}") == 1)
         #expect(gateway.metric("samlgate_errors_total{code=\"upstream_timeout\"}") == 0)
         #expect(gateway.metric("samlgate_upstream_errors_total{upstream=\"http://127.0.0.1:9000\",kind=\"timeout\"}") == 0)
@@ -173,14 +194,46 @@ struct RequestLifecycleEmbeddedTests {
             $0.idleTimeout = 5
             $0.headerTimeout = 2
         }
-        for byte in "GET /healthz HTTP/1.1\r\nHost: gateway.test\r\n".utf8.prefix(30) {
-            try trickle.send(String(UnicodeScalar(byte)))
+        // A header line every 0.1 s: never idle, never a complete head. Stops at the answer.
+        try trickle.send("GET /slow HTTP/1.1\r\nHost: h\r\n")
+        var lines = 0
+        while trickle.channel.isActive && lines < 60 {
             trickle.advance(0.1)
+            if trickle.channel.isActive { try trickle.send("X-Slow-\(lines): a\r\n") }
+            lines += 1
         }
+        #expect(lines == 20, "answered at header-timeout after the head's first bytes")
         let answer = try trickle.written()
         #expect(answer.hasPrefix("HTTP/1.1 408 Request Timeout\r\n") && answer.contains("header_timeout"), "\(answer)")
         #expect(!trickle.channel.isActive)
         #expect(trickle.upstreams.opened.isEmpty, "nothing forwarded")
+    }
+
+    @Test("a client that never reads the last answer of a closing connection: closed at idle-timeout, not held open")
+    func unreadClosingAnswer() throws {
+        let gateway = try Self.gateway { $0.idleTimeout = 5 }
+        let client = HeldWrites()
+        try gateway.channel.pipeline.syncOperations.addHandler(client, position: .first)
+        try gateway.send("GET /healthz HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n")
+        gateway.advance(4.999)
+        #expect(gateway.channel.isActive, "the answer is still being written")
+        gateway.advance(0.001)
+        #expect(!gateway.channel.isActive)
+    }
+
+    @Test("a client that half-closes once its closing answer has ended, before reading it, still gets the whole answer, then the close")
+    func halfCloseAfterClosingRequest() throws {
+        let gateway = try Self.gateway()
+        let client = HeldWrites()
+        try gateway.channel.pipeline.syncOperations.addHandler(client, position: .first)
+        try gateway.send(Self.get.replacingOccurrences(of: "\r\n\r\n", with: "\r\nConnection: close\r\n\r\n"))
+        try gateway.upstreams.answer("HTTP/1.1 200 OK\r\nContent-Length: 40000\r\n\r\n" + String(repeating: "m", count: 40_000))
+        gateway.channel.pipeline.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
+        #expect(gateway.channel.isActive, "the half-close does not cut the answer short")
+        client.release()
+        let answer = try gateway.written()
+        #expect(answer.hasPrefix("HTTP/1.1 200 OK\r\n") && answer.hasSuffix(String(repeating: "m", count: 40_000)), "\(answer.prefix(200))")
+        #expect(!gateway.channel.isActive)
     }
 
     @Test("a token exchange from head to answer: verified in line, the cookbook's encoding forwarded, the backend's answer relayed")
