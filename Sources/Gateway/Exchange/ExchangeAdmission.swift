@@ -67,7 +67,7 @@ enum ExchangeAdmission {
     /// framework status — checked in the order the backend checks them (access token, device
     /// identifier, partner, status), so a request with two faults gets the backend's answer.
     static func partnerRoute(
-        _ headers: HTTPHeaders, target: RequestTarget, store: TrustStore, metrics: GatewayMetrics
+        _ headers: HTTPHeaders, target: RequestTarget, store: TrustStore, observer: RequestObserver
     ) throws(GatewayError) -> ExchangeRoute {
         do throws(GatewayError) {
             try checkCaller(headers, target: target)
@@ -75,11 +75,11 @@ enum ExchangeAdmission {
             // An absent status is counted; a status beside a caller fault is refused for that
             // fault, not read.
             if (headers.first(name: PartnerStatusHeader.name) ?? "").isEmpty {
-                readPartnerStatus(headers, route: .exchangeV2, metrics: metrics)
+                readPartnerStatus(headers, route: .exchangeV2, observer: observer)
             }
             throw error
         }
-        let verdict = try readPartnerStatus(headers, route: .exchangeV2, metrics: metrics).get()
+        let verdict = try readPartnerStatus(headers, route: .exchangeV2, observer: observer).get()
         return .v2(mvpd: try PartnerStatusHeader.mvpd(for: verdict, trustStore: store))
     }
 
@@ -116,16 +116,16 @@ enum ExchangeAdmission {
     /// absent header is `missing_parameter`, an unreadable one `invalid_parameter_value`.
     @discardableResult
     static func readPartnerStatus(
-        _ headers: HTTPHeaders, route: GatewayRoute, metrics: GatewayMetrics
+        _ headers: HTTPHeaders, route: GatewayRoute, observer: RequestObserver
     )
         -> Result<PartnerStatusVerdict, GatewayError>
     {
         guard let value = headers.first(name: PartnerStatusHeader.name), !value.isEmpty else {
-            metrics.partnerStatus(route: route.label, verdict: "absent")
+            observer.partnerStatus(route: route, verdict: "absent")
             return .failure(absentStatus)
         }
         let reading = Result { () throws(GatewayError) in try PartnerStatusHeader.decode(value).verdict(now: Date()) }
-        metrics.partnerStatus(route: route.label, verdict: (try? reading.get()).map(PartnerStatusHeader.label) ?? "unreadable")
+        observer.partnerStatus(route: route, verdict: (try? reading.get()).map(PartnerStatusHeader.label) ?? "unreadable")
         return reading
     }
 }

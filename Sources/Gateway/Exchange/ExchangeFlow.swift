@@ -27,6 +27,8 @@ final class ExchangeFlow {
 
     private let request: InFlightRequest
     private let core: GatewayCore
+    /// Where what each step found goes (``RequestFact``): the flow counts and logs nothing itself.
+    private let observer: RequestObserver
     private let eventLoop: any EventLoop
     /// The client's address, for `X-Forwarded-For`.
     private let peer: SocketAddress?
@@ -58,7 +60,8 @@ final class ExchangeFlow {
         let head = request.head
         try ExchangeAdmission.check(head.headers, target: target, partner: partner)
         let store = core.trustStore.current
-        route = partner ? try ExchangeAdmission.partnerRoute(head.headers, target: target, store: store, metrics: core.metrics) : .v1
+        let observer = RequestObserver(core: core)
+        route = partner ? try ExchangeAdmission.partnerRoute(head.headers, target: target, store: store, observer: observer) : .v1
         let limit = core.configuration.bodyLimit
         if let length = head.contentLength, length > limit {
             throw GatewayError.bodyTooLarge(limit)
@@ -68,6 +71,7 @@ final class ExchangeFlow {
         self.peer = peer
         self.eventLoop = eventLoop
         self.core = core
+        self.observer = observer
         path = target.path
     }
 
@@ -109,7 +113,7 @@ final class ExchangeFlow {
             verdict.assumeIsolated().whenSuccess { wait in
                 guard !self.cancelled else { return }
                 guard let wait else { return self.bodyComplete() }
-                self.core.metrics.throttled(route: self.request.routeLabel)
+                self.observer.note(.throttled, for: self.request)
                 self.decide(.refuse(.throttled(wait: wait)))
             }
             return
@@ -133,11 +137,7 @@ final class ExchangeFlow {
     /// the worker took it up and was done with it.
     private func verified(_ verdict: ExchangeVerdict, queued: UInt64, began: UInt64, ended: UInt64) {
         guard !cancelled else { return }
-        core.metrics.stage("queue", nanos: began - queued)
-        if let span = request.span {
-            span.stage("worker_wait", from: queued, to: began, attributes: [])
-            span.stage("verification", from: began, to: ended, attributes: [("samlgate.verdict", verdict.spanLabel)])
-        }
+        observer.note(.verified(verdict, queued: queued, began: began, ended: ended), for: request)
         switch verdict {
         case .refuse(let error, let mvpd):
             // Refused only for a key not trusted, from an MVPD whose metadata is fetched: maybe
@@ -164,10 +164,7 @@ final class ExchangeFlow {
         case .report(let prepared, let wouldRefuse):
             reported(wouldRefuse, prepared: prepared)
         case .forward(let prepared):
-            core.metrics.exchange(prepared)
-            // The digests of the audit line: a later refusal, a replay, an upstream failure keeps them.
-            request.assertionHash = prepared.assertionHash
-            request.subjectHMAC = prepared.subjectHMAC
+            observer.note(.prepared(prepared), for: request)
             if let shared = core.sharedReplayStore, let claim = prepared.replayClaim {
                 record(claim, in: shared, then: prepared)
             } else {
@@ -177,20 +174,10 @@ final class ExchangeFlow {
     }
 
     /// Report-only (the gateway's `mode`, or the MVPD's `mode` file): what enforcing would have
-    /// refused is forwarded, and reported — `samlgate_report_only_total{mvpd,reason}`, the
-    /// `would_refuse` log line, the span — so the dashboard shows what enforcing would change.
+    /// refused is forwarded, and reported.
     private func reported(_ error: GatewayError, prepared: PreparedExchange) {
         guard !cancelled else { return }
-        if error.isVerificationFailure { core.metrics.verificationFailure(code: error.code.rawValue, mvpd: prepared.mvpd) }
-        core.metrics.reportOnly(mvpd: prepared.mvpd, reason: error.code.rawValue)
-        core.logger.notice(
-            "would_refuse",
-            metadata: [
-                "request_id": .string(request.requestID), "trace_id": .string(request.trace.traceID), "mvpd": .string(prepared.mvpd),
-                "code": .string(error.code.rawValue), "raised_at": .stringConvertible(error.location),
-            ])
-        if let span = request.span { span.setAttribute("samlgate.would_refuse", error.code.rawValue) }
-        request.wouldRefuse = error.code.rawValue
+        observer.note(.wouldRefuse(error, mvpd: prepared.mvpd), for: request)
         forward(prepared)
     }
 
@@ -198,9 +185,7 @@ final class ExchangeFlow {
     /// the copy changed, else refused as the first verification decided.
     private func refetched(_ result: MetadataRefreshResult, refusal: GatewayError, mvpd: String, asked: UInt64) {
         guard !cancelled else { return }
-        if let span = request.span {
-            span.stage("metadata_refetch", from: asked, to: DispatchTime.now().uptimeNanoseconds, attributes: [("samlgate.refetch", result.rawValue)])
-        }
+        observer.note(.refetched(result, asked: asked), for: request)
         // A newer store — this fetch's, or one a scheduled refresh or another request's fetch
         // loaded meanwhile — may trust the key: verified again against it.
         let current = core.trustStore.current
@@ -217,11 +202,7 @@ final class ExchangeFlow {
         let asked = DispatchTime.now().uptimeNanoseconds
         shared.admit(claim, digest: prepared.assertionHash, on: eventLoop).assumeIsolated().whenSuccess { refusal in
             guard !self.cancelled else { return }
-            if let span = self.request.span {
-                span.stage(
-                    "replay_record", from: asked, to: DispatchTime.now().uptimeNanoseconds,
-                    attributes: [("samlgate.replay", refusal?.code.rawValue ?? "recorded")])
-            }
+            self.observer.note(.replayAnswered(refusal: refusal, asked: asked), for: self.request)
             guard let refusal else { return self.forward(prepared) }
             switch self.core.processor.verdict(for: refusal, mvpd: prepared.mvpd, store: self.store, reported: { prepared }) {
             case .report(let prepared, let wouldRefuse): self.reported(wouldRefuse, prepared: prepared)
@@ -236,39 +217,16 @@ final class ExchangeFlow {
         guard !cancelled else { return }
         // The client's body was kept for a second verification only: not for the trip.
         body = ByteBuffer()
-        core.metrics.exchangeOutcome(mvpd: prepared.mvpd, forwarded: true)
-        Self.annotate(request, mvpd: prepared.mvpd, outcome: "forwarded")
+        observer.note(.exchangeDecided(mvpd: prepared.mvpd, forwarded: true, refusal: nil), for: request)
         let head = UpstreamRequestHead.exchange(
-            request, path: path, bodyLength: prepared.upstreamBody.readableBytes, peer: peer, core: core)
+            request, path: path, bodyLength: prepared.upstreamBody.readableBytes, peer: peer, core: core, observer: observer)
         decide(.forward(head, body: prepared.upstreamBody))
     }
 
     /// - Parameter mvpd: the trust store's MVPD the exchange was for, when known.
     private func refuse(_ error: GatewayError, mvpd: String?) {
         body = ByteBuffer()
-        if error.isVerificationFailure { core.metrics.verificationFailure(code: error.code.rawValue, mvpd: mvpd) }
-        core.metrics.exchangeOutcome(mvpd: mvpd, forwarded: false)
-        if !cancelled { Self.annotate(request, mvpd: mvpd, outcome: "refused") }
+        observer.note(.exchangeDecided(mvpd: mvpd, forwarded: false, refusal: error), for: request)
         decide(.refuse(error))
-    }
-
-    /// The MVPD (as in the metrics: the trust store's, else `unknown`) and the outcome on the request's span.
-    private static func annotate(_ request: InFlightRequest, mvpd: String?, outcome: String) {
-        request.mvpd = mvpd
-        request.forwarded = outcome == "forwarded"
-        guard let span = request.span else { return }
-        span.setAttribute("samlgate.mvpd", mvpd ?? GatewayMetrics.unknownMVPD)
-        span.setAttribute("samlgate.outcome", outcome)
-    }
-}
-
-extension ExchangeVerdict {
-    /// `samlgate.verdict` on the verification stage span.
-    fileprivate var spanLabel: String {
-        switch self {
-        case .forward: "verified"
-        case .report: "would_refuse"
-        case .refuse: "refused"
-        }
     }
 }

@@ -1,4 +1,3 @@
-import Dispatch
 import NIOCore
 import NIOHTTP1
 import ServerSupport
@@ -28,7 +27,8 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     private let responder: GatewayResponder
     /// The connection's TLS, given to each request (the client certificate's throttle key and audit line).
     private let tls: TLSSession?
-    private var observer: RequestObserver
+    private let observer: RequestObserver
+    private var ids: RequestIdentities
     private var context: ChannelHandlerContext?
     private var machine: ConnectionStateMachine
     /// The request in flight, from its head until it is recorded (which may follow the
@@ -52,7 +52,7 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     ///   - tls: the connection's TLS session, `nil` on a plain listener.
     ///   - probesOnly: the probe listener's: `/healthz`, `/readyz`, `/metrics` and nothing else.
     ///   - streams: an HTTP/2 stream's connection's shares: the id sequence that seeds each of its
-    ///     streams' (``RequestObserver``), the answer budget.
+    ///     streams' (``RequestIdentities``), the answer budget.
     init(
         core: GatewayCore, pool: UpstreamConnectionPool, tls: TLSSession? = nil, probesOnly: Bool = false, streams: HTTP2Streams? = nil
     ) {
@@ -61,7 +61,8 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         self.tls = tls
         self.streams = streams
         responder = GatewayResponder(core: core, probesOnly: probesOnly)
-        observer = streams.map { RequestObserver(core: core, seededBy: &$0.seeds) } ?? RequestObserver(core: core)
+        observer = RequestObserver(core: core)
+        ids = streams.map { RequestIdentities(seededBy: &$0.seeds) } ?? RequestIdentities()
         let configuration = core.configuration
         machine = ConnectionStateMachine(
             deadlines: ClientDeadlines(
@@ -116,7 +117,7 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     private func begin(_ head: HTTPRequestHead) {
         // An HTTP/2 stream carries one request: "keep-alive" only means its end is not a close.
         machine.headReceived(keepAlive: head.version.major >= 2 || head.isKeepAlive)
-        let current = observer.begin(head)
+        let current = observer.begin(head, ids: &ids)
         current.tls = tls
         request = current
         if let error = malformed {
@@ -193,9 +194,9 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     /// - Parameter body: the whole body, or `nil` to stream the client's body as it arrives.
     private func startTrip(_ head: HTTPRequestHead, body: ByteBuffer?) {
         guard let current = request, context != nil else { return }
-        let trip = UpstreamTrip(client: core.upstream, pool: pool, head: head, body: body, delegate: self, logger: core.logger)
+        let trip = UpstreamTrip(client: core.upstream, pool: pool, head: head, body: body, delegate: self, observer: observer)
         current.trip = trip
-        if current.span != nil { current.tripStarted = DispatchTime.now().uptimeNanoseconds }
+        observer.tripStarted(current)
         if !machine.bodyEnded { current.body = body == nil ? .forward(trip) : .discard }
         continueIfExpected()
         // An HTTP/2 stream reads its backend with a reservation of the connection's answer
@@ -483,7 +484,7 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     private func headerTimedOut() {
         guard context != nil else { return }
         machine.closed()
-        let (response, requestID) = observer.headerTimedOut()
+        let (response, requestID) = observer.headerTimedOut(ids: &ids)
         writeHeadAndBody(response, requestID: requestID, version: .http1_1, withBody: true, closing: true)
         endAndClose()
     }

@@ -293,9 +293,11 @@ struct FoldedNames {
 enum UpstreamRequestHead {
     /// A pass-through: the client's method and target, its body framed as the client framed it
     /// (by length, or chunked).
-    static func passThrough(_ request: InFlightRequest, target: RequestTarget, peer: SocketAddress?, core: GatewayCore) -> HTTPRequestHead {
+    static func passThrough(
+        _ request: InFlightRequest, target: RequestTarget, peer: SocketAddress?, core: GatewayCore, observer: RequestObserver
+    ) -> HTTPRequestHead {
         let head = request.head
-        var headers = proxied(request, peer: peer, core: core)
+        var headers = proxied(request, peer: peer, core: core, observer: observer)
         if let length = head.contentLength {
             headers.add(name: "Content-Length", value: String(length))
         } else if request.hasBody {
@@ -305,8 +307,10 @@ enum UpstreamRequestHead {
     }
 
     /// A verified token exchange: `POST` to the exchange path with the gateway's own body.
-    static func exchange(_ request: InFlightRequest, path: String, bodyLength: Int, peer: SocketAddress?, core: GatewayCore) -> HTTPRequestHead {
-        var headers = proxied(request, peer: peer, core: core)
+    static func exchange(
+        _ request: InFlightRequest, path: String, bodyLength: Int, peer: SocketAddress?, core: GatewayCore, observer: RequestObserver
+    ) -> HTTPRequestHead {
+        var headers = proxied(request, peer: peer, core: core, observer: observer)
         // The body is the gateway's own: plain form encoding, whatever parameters the client's
         // type carried (a charset the backend would decode with differently).
         headers.replaceOrAdd(name: "Content-Type", value: ExchangeAdmission.formType.description)
@@ -318,13 +322,13 @@ enum UpstreamRequestHead {
     /// `traceparent` and `tracestate` (``TraceContext``), on every route; names
     /// with `_` (unless `allow-underscore-headers`) or another character than letters, digits and
     /// `-` dropped, and counted.
-    private static func proxied(_ request: InFlightRequest, peer: SocketAddress?, core: GatewayCore) -> HTTPHeaders {
+    private static func proxied(_ request: InFlightRequest, peer: SocketAddress?, core: GatewayCore, observer: RequestObserver) -> HTTPHeaders {
         var dropped = 0
         var headers = ProxyHeaders.upstreamRequest(
             request.head.headers, authority: request.authority, peer: peer, trusting: core.trustedProxies,
             requestID: request.requestID, allowingUnderscores: core.configuration.allowUnderscoreHeaders, droppedNames: &dropped,
             scheme: request.tls == nil ? "http" : "https")
-        if dropped > 0 { core.metrics.headerNamesDropped(dropped) }
+        if dropped > 0 { observer.headerNamesDropped(dropped) }
         // The gateway's hop of the trace (the client's own headers were not copied).
         headers.add(name: "traceparent", value: request.trace.traceparent)
         if let state = request.trace.state { headers.add(name: "tracestate", value: state) }

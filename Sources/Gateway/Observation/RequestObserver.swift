@@ -4,48 +4,33 @@ import NIOHTTP1
 import SAMLEncoding
 import ServerSupport
 
-/// Everything a client connection reports about its requests, in one place: the ids and span a
-/// request starts with, each refusal or failure (`samlgate_errors_total`, the `refused` log line),
-/// and — once per request, as it ends — `samlgate_requests_total`, the total latency, the access
-/// log line, an exchange's audit line and the end of its span. The request path decides and
-/// renders; it reports here and counts nowhere else.
+/// Everything the request path reports, in one place: the span a request starts with, each
+/// step's fact (admission, throttling, the partner status, verification, the replay record, the
+/// backend's answer or failure — ``note(_:for:)``), each refusal or failure
+/// (`samlgate_errors_total`, the `refused` log line), and — once per request, as it ends —
+/// `samlgate_requests_total`, the total latency, the access log line, an exchange's audit line
+/// and the end of its span. The request path decides and renders; only this touches metrics,
+/// spans and the logger for what a request did.
 ///
-/// One per HTTP/1.1 connection or HTTP/2 stream, on its event loop: it owns the id sequences of
-/// the requests it sees.
+/// A value over the core, copied to whoever reports (the connection, its exchange, its trip).
 struct RequestObserver {
     let core: GatewayCore
-    private var requestIDs: RequestIDSequence
-    private var traceIDs: TraceIDSequence
-
-    /// Its sequences seeded from the system's random source (two system calls: once per connection).
-    init(core: GatewayCore) {
-        self.core = core
-        requestIDs = RequestIDSequence()
-        traceIDs = TraceIDSequence()
-    }
-
-    /// Its sequences seeded from `parent`, an HTTP/2 connection's: no system call per stream.
-    init(core: GatewayCore, seededBy parent: inout TraceIDSequence) {
-        self.core = core
-        requestIDs = RequestIDSequence(prefix: parent.next())
-        traceIDs = TraceIDSequence(seededBy: &parent)
-    }
 
     // MARK: - a request begins
 
     /// The request for `head`: its id (the client's `X-Request-Id` when usable), its trace —
     /// continued or started — and, when tracing is on and the sampler records it, its span.
     /// The plain operational endpoints are never traced.
-    mutating func begin(_ head: HTTPRequestHead) -> InFlightRequest {
+    func begin(_ head: HTTPRequestHead, ids: inout RequestIdentities) -> InFlightRequest {
         let started = DispatchTime.now().uptimeNanoseconds
         let trace: TraceContext, span: (any RequestSpan)?
         if let tracing = core.tracing, !GatewayRoute.isPlainOperational(uri: head.uri) {
-            (trace, span) = TraceContext.traced(head.headers, tracing: tracing, sampler: core.traceSampler, ids: &traceIDs, at: started)
+            (trace, span) = TraceContext.traced(head.headers, tracing: tracing, sampler: core.traceSampler, ids: &ids.traces, at: started)
         } else {
-            (trace, span) = (TraceContext.make(head.headers, ids: &traceIDs), nil)
+            (trace, span) = (TraceContext.make(head.headers, ids: &ids.traces), nil)
         }
         return InFlightRequest(
-            head: head, requestID: RequestID.make(incoming: head.headers.first(name: "x-request-id"), fresh: &requestIDs),
+            head: head, requestID: RequestID.make(incoming: head.headers.first(name: "x-request-id"), fresh: &ids.requests),
             trace: trace, span: span, started: started)
     }
 
@@ -69,9 +54,9 @@ struct RequestObserver {
     /// A head that did not arrive whole within `header-timeout`: `408 header_timeout`, counted
     /// and logged at once (there is no request to end). There is no request line, so the
     /// backend's current API speaks for it. Returns the answer and its request id.
-    mutating func headerTimedOut() -> (GatewayResponse, requestID: String) {
+    func headerTimedOut(ids: inout RequestIdentities) -> (GatewayResponse, requestID: String) {
         let error = GatewayError(status: 408, code: .headerTimeout, message: "the request head did not arrive whole within header-timeout")
-        let requestID = RequestID.make(incoming: nil, fresh: &requestIDs)
+        let requestID = RequestID.make(incoming: nil, fresh: &ids.requests)
         let (response, backendCode) = error.response(requestID: requestID, api: .v2, exchange: false, accept: nil, configuration: core.configuration)
         logRefusal(error, requestID: requestID, traceID: nil, status: response.status, backendCode: backendCode)
         core.metrics.error(code: error.code.rawValue)
@@ -106,6 +91,11 @@ struct RequestObserver {
     }
 
     // MARK: - the backend's part
+
+    /// The trip to the backend begins: the start of its `upstream` stage (kept for a traced request only).
+    func tripStarted(_ request: InFlightRequest) {
+        if request.span != nil { request.tripStarted = DispatchTime.now().uptimeNanoseconds }
+    }
 
     /// The trip's stage span (`upstream`), from the request sent to the answer's end or the failure.
     func tripEnded(_ request: InFlightRequest, failure: UpstreamFailure?) {
@@ -160,5 +150,23 @@ struct RequestObserver {
             mvpd: request.mvpd ?? GatewayMetrics.unknownMVPD, forwarded: request.forwarded && request.reason == nil, status: request.status,
             reason: request.reason, wouldRefuse: request.wouldRefuse, assertion: request.assertionHash, subject: request.subjectHMAC,
             clientCertificate: request.tls?.certificate?.subject)
+    }
+}
+
+/// The id sequences of one HTTP/1.1 connection or HTTP/2 stream: the requests' and the traces'.
+struct RequestIdentities {
+    var requests: RequestIDSequence
+    var traces: TraceIDSequence
+
+    /// Seeded from the system's random source (two system calls: once per connection).
+    init() {
+        requests = RequestIDSequence()
+        traces = TraceIDSequence()
+    }
+
+    /// Seeded from `parent`, an HTTP/2 connection's: no system call per stream.
+    init(seededBy parent: inout TraceIDSequence) {
+        requests = RequestIDSequence(prefix: parent.next())
+        traces = TraceIDSequence(seededBy: &parent)
     }
 }

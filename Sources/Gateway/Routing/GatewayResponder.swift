@@ -1,4 +1,3 @@
-import Dispatch
 import NIOCore
 import NIOHTTP1
 import ServerSupport
@@ -43,12 +42,15 @@ struct GatewayResponder {
     }
 
     let core: GatewayCore
+    /// Where the admission and the throttle report (the responder counts nothing itself).
+    private let observer: RequestObserver
     private let local: LocalEndpoints
     /// The probe listener's (`plain-port`): what is not an operational endpoint is refused.
     private let probesOnly: Bool
 
     init(core: GatewayCore, probesOnly: Bool = false) {
         self.core = core
+        observer = RequestObserver(core: core)
         self.probesOnly = probesOnly
         local = LocalEndpoints(core: core)
     }
@@ -103,7 +105,7 @@ struct GatewayResponder {
             if let refusal = throttled(request, by: core.exchangeThrottle, peer: peer) {
                 return .refuse(refusal, closing: request.hasBody)
             }
-            defer { admissionSpan(request) }
+            defer { observer.note(.admitted, for: request) }
             do throws(GatewayError) {
                 let flow = try ExchangeFlow(
                     request: request, target: target, partner: route == .exchangeV2, peer: peer, eventLoop: eventLoop, core: core)
@@ -124,7 +126,7 @@ struct GatewayResponder {
             if let refusal = ExchangeAdmission.connectionRefusal(head.headers, needed: [PartnerStatusHeader.name]) {
                 return .refuse(refusal, closing: request.hasBody)
             }
-            ExchangeAdmission.readPartnerStatus(head.headers, route: route, metrics: core.metrics)
+            ExchangeAdmission.readPartnerStatus(head.headers, route: route, observer: observer)
             return passThrough(request, target: target, peer: peer)
         case .proxy:
             if head.method == .TRACE && request.hasBody {
@@ -140,17 +142,11 @@ struct GatewayResponder {
         }
     }
 
-    /// An exchange's first stage: its head checked (``ExchangeAdmission``), from the head's arrival.
-    private func admissionSpan(_ request: InFlightRequest) {
-        guard let span = request.span else { return }
-        span.stage("admission", from: request.started, to: DispatchTime.now().uptimeNanoseconds, attributes: [])
-    }
-
     /// The refusal of a request whose client has no token left in `throttle`, counted in
     /// `samlgate_throttled_total{route}`; `nil` when it may go on (or no throttle is set).
     private func throttled(_ request: InFlightRequest, by throttle: ClientThrottle?, peer: SocketAddress?) -> GatewayError? {
         guard let throttle, let client = clientKey(request, peer: peer), let wait = throttle.take(client) else { return nil }
-        core.metrics.throttled(route: request.routeLabel)
+        observer.note(.throttled, for: request)
         return .throttled(wait: wait)
     }
 
@@ -165,7 +161,8 @@ struct GatewayResponder {
         if let refusal = throttled(request, by: core.passThroughThrottle, peer: peer) {
             return .refuse(refusal, closing: request.hasBody)
         }
-        return .passThrough(UpstreamRequestHead.passThrough(request, target: target, peer: peer, core: core), streamsBody: request.hasBody)
+        return .passThrough(
+            UpstreamRequestHead.passThrough(request, target: target, peer: peer, core: core, observer: observer), streamsBody: request.hasBody)
     }
 }
 

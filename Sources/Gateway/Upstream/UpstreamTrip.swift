@@ -1,5 +1,4 @@
 import Dispatch
-import Logging
 import NIOCore
 import NIOHTTP1
 
@@ -47,7 +46,8 @@ final class UpstreamTrip {
     private let head: HTTPRequestHead
     private var state: UpstreamTripState
     private weak var delegate: (any UpstreamTripDelegate)?
-    private let logger: Logger
+    /// Where the backend's answers and failures are reported (the trip counts nothing itself).
+    private let observer: RequestObserver
 
     private var connection: UpstreamConnection?
     /// Parts not yet written: everything until a connection is ready.
@@ -63,7 +63,7 @@ final class UpstreamTrip {
     ///   - body: the whole body when it is in memory (then ``send(_:)`` and ``end()`` are not used).
     init(
         client: UpstreamClient, pool: UpstreamConnectionPool, head: HTTPRequestHead, body: ByteBuffer?,
-        delegate: any UpstreamTripDelegate, logger: Logger
+        delegate: any UpstreamTripDelegate, observer: RequestObserver
     ) {
         self.client = client
         self.pool = pool
@@ -71,7 +71,7 @@ final class UpstreamTrip {
         state = UpstreamTripState(
             order: client.pickOrder(), readTimeout: client.readTimeout, totalTimeout: client.totalTimeout, requestEnded: body != nil)
         self.delegate = delegate
-        self.logger = logger
+        self.observer = observer
         if let body {
             if body.readableBytes > 0 { pending.append(.body(.byteBuffer(body))) }
             pending.append(.end(nil))
@@ -230,7 +230,7 @@ final class UpstreamTrip {
         if let failure = state.responseHead(status: head.status, keepAlive: head.isKeepAlive) { return fail(failure) }
         let endpoint = client.endpoints[connection?.endpointIndex ?? 0]
         endpoint.markHealthy()
-        client.metrics.upstreamLatency(endpoint: endpoint.baseURL, nanos: DispatchTime.now().uptimeNanoseconds - started)
+        observer.upstreamAnswered(endpoint: endpoint, nanos: DispatchTime.now().uptimeNanoseconds - started)
         delegate?.tripResponded(head)
     }
 
@@ -292,18 +292,13 @@ final class UpstreamTrip {
         }
     }
 
-    /// Counts a failure against an endpoint: metrics, the log, and passive health (see
+    /// Holds a failure against an endpoint: reported, and its passive health (see
     /// ``UpstreamFailure/Kind/marksUnhealthy``). The client's own timeout is not the endpoint's:
     /// the connection handler counts it under its code.
     private func record(_ failure: UpstreamFailure, endpoint index: Int) {
         guard failure.kind.isUpstreams else { return }
         let endpoint = client.endpoints[index]
-        client.metrics.upstreamError(endpoint: endpoint.baseURL, kind: failure.kind)
-        logger.warning(
-            "upstream request failed",
-            metadata: [
-                "upstream": .string(endpoint.baseURL), "failure": .string(failure.kind.rawValue), "attempt": .stringConvertible(state.attempt),
-            ])
+        observer.upstreamFailed(failure, endpoint: endpoint, attempt: state.attempt)
         if failure.kind.marksUnhealthy { endpoint.markFailed(coolDownNanos: client.coolDownNanos) }
     }
 
