@@ -1,5 +1,5 @@
 import Foundation
-import NIOConcurrencyHelpers
+import Synchronization
 import NIOCore
 
 /// Everything the reference upstream remembers, in memory: authentications (v1 tokens and v2
@@ -23,7 +23,7 @@ package final class ReferenceStore: Sendable {
         var exchanges = CircularBuffer<RecordedExchange>()
     }
 
-    private let state = NIOLockedValueBox(State())
+    private let state = Mutex(State())
     /// Exchanges kept (oldest dropped first).
     package let exchangeLimit: Int
     /// Tests and demos look at the last few exchanges. Each one holds an ~11 KB response, so a
@@ -43,7 +43,7 @@ package final class ReferenceStore: Sendable {
     }
 
     func nextNumber() -> Int {
-        state.withLockedValue { state in
+        state.withLock { state in
             state.counter += 1
             return state.counter
         }
@@ -54,7 +54,7 @@ package final class ReferenceStore: Sendable {
     /// Records an authentication, replacing the device's previous one for the same MVPD.
     func authenticate(_ authentication: ReferenceAuthentication) {
         let key = Self.deviceKey(authentication.requestor, authentication.deviceID)
-        state.withLockedValue { state in
+        state.withLock { state in
             state.authentications[key, default: []].removeAll { $0.mvpd == authentication.mvpd }
             state.authentications[key, default: []].append(authentication)
         }
@@ -62,14 +62,14 @@ package final class ReferenceStore: Sendable {
 
     /// The device's valid authentications for the requestor, newest first.
     package func authentications(requestor: String, deviceID: String, now: Date = Date()) -> [ReferenceAuthentication] {
-        state.withLockedValue { state in
+        state.withLock { state in
             (state.authentications[Self.deviceKey(requestor, deviceID)] ?? []).filter { $0.notAfter > now }.reversed()
         }
     }
 
     /// Removes the device's authentications (all MVPDs, or one) and returns what was removed.
     func logout(requestor: String, deviceID: String, mvpd: String? = nil) -> [ReferenceAuthentication] {
-        state.withLockedValue { state in
+        state.withLock { state in
             let key = Self.deviceKey(requestor, deviceID)
             let matches: (ReferenceAuthentication) -> Bool = { mvpd == nil || $0.mvpd == mvpd }
             let removed = (state.authentications[key] ?? []).filter(matches)
@@ -83,33 +83,33 @@ package final class ReferenceStore: Sendable {
     // MARK: second screen
 
     func addPending(_ login: PendingLogin) {
-        state.withLockedValue { $0.pending[login.code] = login }
+        state.withLock { $0.pending[login.code] = login }
     }
 
     func pending(_ code: String, now: Date = Date()) -> PendingLogin? {
-        state.withLockedValue { state in state.pending[code].flatMap { $0.expires > now ? $0 : nil } }
+        state.withLock { state in state.pending[code].flatMap { $0.expires > now ? $0 : nil } }
     }
 
     func removePending(_ code: String) {
-        state.withLockedValue { _ = $0.pending.removeValue(forKey: code) }
+        state.withLock { _ = $0.pending.removeValue(forKey: code) }
     }
 
     // MARK: v2 clients
 
     func registerClient(id: String, secret: String) {
-        state.withLockedValue { $0.clients[id] = secret }
+        state.withLock { $0.clients[id] = secret }
     }
 
     func clientSecret(_ id: String) -> String? {
-        state.withLockedValue { $0.clients[id] }
+        state.withLock { $0.clients[id] }
     }
 
     func grant(token: String, client: String, expires: Date) {
-        state.withLockedValue { $0.accessTokens[token] = (client, expires) }
+        state.withLock { $0.accessTokens[token] = (client, expires) }
     }
 
     func accessTokenValid(_ token: String, now: Date = Date()) -> Bool {
-        state.withLockedValue { state in (state.accessTokens[token]?.expires).map { $0 > now } ?? false }
+        state.withLock { state in (state.accessTokens[token]?.expires).map { $0 > now } ?? false }
     }
 
     // MARK: v1 authorizations
@@ -124,17 +124,17 @@ package final class ReferenceStore: Sendable {
     }
 
     func authorize(requestor: String, deviceID: String, resource: String, until expires: Date) {
-        state.withLockedValue { $0.authorizations[Self.key(requestor, deviceID, resource)] = expires }
+        state.withLock { $0.authorizations[Self.key(requestor, deviceID, resource)] = expires }
     }
 
     func authorized(requestor: String, deviceID: String, resource: String, now: Date = Date()) -> Bool {
-        state.withLockedValue { state in (state.authorizations[Self.key(requestor, deviceID, resource)]).map { $0 > now } ?? false }
+        state.withLock { state in (state.authorizations[Self.key(requestor, deviceID, resource)]).map { $0 > now } ?? false }
     }
 
     // MARK: exchanges
 
     func record(_ exchange: RecordedExchange) {
-        state.withLockedValue { state in
+        state.withLock { state in
             guard exchangeLimit > 0 else { return }
             if state.exchanges.count == exchangeLimit { state.exchanges.removeFirst() }
             state.exchanges.append(exchange)
@@ -142,7 +142,7 @@ package final class ReferenceStore: Sendable {
     }
 
     package var exchanges: [RecordedExchange] {
-        state.withLockedValue { Array($0.exchanges) }
+        state.withLock { Array($0.exchanges) }
     }
 }
 

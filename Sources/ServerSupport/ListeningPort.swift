@@ -1,4 +1,4 @@
-import NIOConcurrencyHelpers
+import Synchronization
 
 /// The port a server bound, published once it listens (port 0 picks a free one), for callers
 /// that wait for it: the CLI prints it, tests connect to it.
@@ -8,12 +8,12 @@ package final class ListeningPort: Sendable {
         var waiters: [CheckedContinuation<Int, Never>] = []
     }
 
-    private let state = NIOLockedValueBox(State())
+    private let state = Mutex(State())
 
     package init() {}
 
     package func publish(_ port: Int) {
-        let waiters = state.withLockedValue { state in
+        let waiters = state.withLock { state in
             state.port = port
             defer { state.waiters = [] }
             return state.waiters
@@ -24,7 +24,7 @@ package final class ListeningPort: Sendable {
     /// Waits until ``publish(_:)`` has been called.
     package func value() async -> Int {
         await withCheckedContinuation { continuation in
-            let ready: Int? = state.withLockedValue { state in
+            let ready: Int? = state.withLock { state in
                 if let port = state.port { return port }
                 state.waiters.append(continuation)
                 return nil

@@ -1,7 +1,7 @@
 import CThreadName
 import Dispatch
 import Foundation
-import NIOConcurrencyHelpers
+import Synchronization
 import NIOCore
 
 /// A fixed set of threads for CPU-bound work (signature verification, encoding), with a bounded
@@ -26,7 +26,7 @@ package final class WorkerPool: Sendable {
         var stopped = false
     }
 
-    private let state = NIOLockedValueBox(State())
+    private let state = Mutex(State())
     /// Counts queued jobs (plus one wake-up per thread at shutdown).
     private let available = DispatchSemaphore(value: 0)
     package let threadCount: Int
@@ -52,7 +52,7 @@ package final class WorkerPool: Sendable {
 
     /// Jobs accepted but not yet started.
     package var queueDepth: Int {
-        state.withLockedValue { $0.jobs.count }
+        state.withLock { $0.jobs.count }
     }
 
     /// Runs `work` on a worker thread and returns its result; fails at once with
@@ -67,7 +67,7 @@ package final class WorkerPool: Sendable {
 
     /// Queues `job`; returns the reason when it was refused.
     package func enqueue(_ job: @escaping Job) -> WorkerPoolError? {
-        let refusal: WorkerPoolError? = state.withLockedValue { state in
+        let refusal: WorkerPoolError? = state.withLock { state in
             if state.stopped { return .stopped }
             // Idle threads take jobs at once, so they do not count against the queue bound.
             guard state.jobs.count < queueLimit + state.idle else { return .overloaded }
@@ -80,20 +80,20 @@ package final class WorkerPool: Sendable {
 
     /// Lets the threads finish the queued jobs and exit. Jobs submitted afterwards are refused.
     package func shutdown() {
-        state.withLockedValue { $0.stopped = true }
+        state.withLock { $0.stopped = true }
         for _ in 0..<threadCount { available.signal() }
     }
 
     private func workLoop() {
         while true {
-            state.withLockedValue { $0.idle += 1 }
+            state.withLock { $0.idle += 1 }
             available.wait()
-            let job: Job? = state.withLockedValue { state in
+            let job: Job? = state.withLock { state in
                 state.idle -= 1
                 return state.jobs.popFirst()
             }
             guard let job else {
-                if state.withLockedValue({ $0.stopped && $0.jobs.isEmpty }) { return }
+                if state.withLock({ $0.stopped && $0.jobs.isEmpty }) { return }
                 continue
             }
             job()

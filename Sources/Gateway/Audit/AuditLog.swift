@@ -1,6 +1,5 @@
 import Dispatch
 import Logging
-import NIOConcurrencyHelpers
 import ServerSupport
 import Synchronization
 
@@ -29,7 +28,7 @@ package final class AuditLog: Sendable {
     private let queue = DispatchQueue(label: "samlgate.audit")
     /// The open descriptor (-1 once closed). Only the queue reads or changes it; the box makes
     /// that safe to say to the compiler, at the cost of an uncontended lock.
-    private let descriptor: NIOLockedValueBox<Int32>
+    private let descriptor: Mutex<Int32>
     private let metrics: GatewayMetrics
     private let logger: Logger
     private let warnings = WarningThrottle()
@@ -46,13 +45,13 @@ package final class AuditLog: Sendable {
         self.metrics = metrics
         self.logger = logger
         if path == Self.standardOutput {
-            descriptor = NIOLockedValueBox(STDOUT_FILENO)
+            descriptor = Mutex(STDOUT_FILENO)
         } else {
             let opened = Self.openAppending(path)
             guard opened >= 0 else {
                 throw ConfigurationError("\(GatewaySetting.auditLog.rawValue) \(path): cannot be opened for appending (\(Self.describe(errno)))")
             }
-            descriptor = NIOLockedValueBox(opened)
+            descriptor = Mutex(opened)
         }
         metrics.auditLines(0)
         metrics.auditErrors(0)
@@ -84,7 +83,7 @@ package final class AuditLog: Sendable {
     }
 
     private func writeNow(_ line: [UInt8]) {
-        let fd = descriptor.withLockedValue { $0 }
+        let fd = descriptor.withLock { $0 }
         guard fd >= 0 else { return }
         var written: Int
         repeat {
@@ -114,7 +113,7 @@ package final class AuditLog: Sendable {
     package func reopen() {
         guard path != Self.standardOutput else { return }
         queue.async {
-            let old = self.descriptor.withLockedValue { $0 }
+            let old = self.descriptor.withLock { $0 }
             guard old >= 0 else { return }
             let opened = Self.openAppending(self.path)
             guard opened >= 0 else {
@@ -126,7 +125,7 @@ package final class AuditLog: Sendable {
             }
             self.sync(old)
             _ = Glibc.close(old)
-            self.descriptor.withLockedValue { $0 = opened }
+            self.descriptor.withLock { $0 = opened }
             self.logger.notice("audit log reopened", metadata: ["audit_log": .string(self.path)])
         }
     }
@@ -143,7 +142,7 @@ package final class AuditLog: Sendable {
     package func close() async {
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             queue.async {
-                let fd = self.descriptor.withLockedValue { fd in
+                let fd = self.descriptor.withLock { fd in
                     defer { fd = -1 }
                     return fd
                 }

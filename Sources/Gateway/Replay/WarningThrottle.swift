@@ -1,5 +1,5 @@
 import Dispatch
-import NIOConcurrencyHelpers
+import Synchronization
 
 /// At most one log line per ``interval`` for a warning that could otherwise be written once per
 /// request — the shared replay store down under `replay-store-failure: open`, where every
@@ -17,7 +17,7 @@ package final class WarningThrottle: Sendable {
 
     /// Nanoseconds between two lines.
     package let interval: UInt64
-    private let state = NIOLockedValueBox(State())
+    private let state = Mutex(State())
 
     package init(intervalNanoseconds: UInt64 = 1_000_000_000) {
         interval = intervalNanoseconds
@@ -29,7 +29,7 @@ package final class WarningThrottle: Sendable {
     /// - Parameter now: uptime in nanoseconds (a monotonic clock: a wall-clock step must not
     ///   silence the warning for hours).
     package func admit(now: UInt64 = DispatchTime.now().uptimeNanoseconds) -> Int? {
-        state.withLockedValue { state in
+        state.withLock { state in
             guard now >= state.quietUntil else {
                 state.suppressed += 1
                 return nil

@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import NIOConcurrencyHelpers
+import Synchronization
 
 /// Why TLS files do not load, in words naming the setting and the file.
 struct TLSLoadError: Error {
@@ -31,44 +31,44 @@ final class TLSFiles<Value: Sendable>: Sendable {
 
     private let paths: [String?]
     private let build: @Sendable () throws(TLSLoadError) -> Value
-    private let state: NIOLockedValueBox<State>
+    private let state: Mutex<State>
     /// One reload at a time (a poll and a SIGHUP may meet): each sees the other's result.
-    private let reloading = NIOLock()
+    private let reloading = Mutex<Void>(())
 
     /// Builds the first value; files that do not load are the caller's start-up error.
     init(paths: [String?], build: @escaping @Sendable () throws(TLSLoadError) -> Value) throws(TLSLoadError) {
         self.paths = paths
         self.build = build
         let digest = Self.digest(paths)
-        state = NIOLockedValueBox(State(value: try build(), digest: digest))
+        state = Mutex(State(value: try build(), digest: digest))
     }
 
     /// The value new connections use.
     var value: Value {
-        state.withLockedValue { $0.value }
+        state.withLock { $0.value }
     }
 
     /// Why the last reload was refused, until one succeeds.
     var failure: String? {
-        state.withLockedValue { $0.failure }
+        state.withLock { $0.failure }
     }
 
     /// Builds the value again when the files' bytes changed (or, `retryingRefused`, when the last
     /// bytes were refused).
     func reload(retryingRefused: Bool) -> Reload {
-        reloading.withLock { reloadAlone(retryingRefused: retryingRefused) }
+        reloading.withLock { _ in reloadAlone(retryingRefused: retryingRefused) }
     }
 
     private func reloadAlone(retryingRefused: Bool) -> Reload {
         let digest = Self.digest(paths)
-        let (current, refused) = state.withLockedValue { ($0.digest, $0.failure != nil) }
+        let (current, refused) = state.withLock { ($0.digest, $0.failure != nil) }
         guard digest != current || (retryingRefused && refused) else { return .unchanged }
         do throws(TLSLoadError) {
             let value = try build()
-            state.withLockedValue { $0 = State(value: value, digest: digest) }
+            state.withLock { $0 = State(value: value, digest: digest) }
             return .loaded(value)
         } catch {
-            state.withLockedValue {
+            state.withLock {
                 $0.digest = digest
                 $0.failure = error.message
             }

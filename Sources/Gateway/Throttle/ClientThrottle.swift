@@ -2,7 +2,6 @@
 // its `RATE/BURST` setting), the key a client is counted by, and the caps on open connections.
 
 import Dispatch
-import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import ServerSupport
@@ -27,7 +26,7 @@ import Synchronization
 package final class ClientThrottle: Sendable {
     package let limit: ThrottleRate
     private let capacity: Double
-    private let shards: [NIOLockedValueBox<[ClientKey: Bucket]>]
+    private let shards: [Shard]
     package static let shardCount = 16
     package static let shardCapacity = 8192
 
@@ -37,10 +36,15 @@ package final class ClientThrottle: Sendable {
         var updated: UInt64
     }
 
+    /// One lock's share of the clients (a lock is not copyable: each lives in its own object).
+    private final class Shard: Sendable {
+        let buckets = Mutex<[ClientKey: Bucket]>([:])
+    }
+
     package init(_ limit: ThrottleRate) {
         self.limit = limit
         capacity = Double(limit.burst + 1)
-        shards = (0..<Self.shardCount).map { _ in NIOLockedValueBox([:]) }
+        shards = (0..<Self.shardCount).map { _ in Shard() }
     }
 
     /// Takes a token for `client` at `now` (`DispatchTime` nanoseconds; read under the shard's
@@ -53,7 +57,7 @@ package final class ClientThrottle: Sendable {
     package func take(_ client: ClientKey, now given: UInt64? = nil) -> Double? {
         let shard = Int(truncatingIfNeeded: (client.high ^ client.low).multipliedReportingOverflow(by: 0x9E37_79B9_7F4A_7C15).partialValue >> 60)
         let (rate, capacity) = (limit.rate, capacity)
-        return shards[shard].withLockedValue { buckets -> Double? in
+        return shards[shard].buckets.withLock { buckets -> Double? in
             let now = given ?? DispatchTime.now().uptimeNanoseconds
             var bucket = buckets[client] ?? Bucket(tokens: capacity, updated: now)
             bucket.tokens = min(capacity, bucket.tokens + Self.seconds(from: bucket.updated, to: now) * rate)
@@ -81,7 +85,7 @@ package final class ClientThrottle: Sendable {
     }
 
     /// Clients with a bucket now (for the tests of the bound).
-    package var clientCount: Int { shards.reduce(0) { total, shard in total + shard.withLockedValue { $0.count } } }
+    package var clientCount: Int { shards.reduce(0) { total, shard in total + shard.buckets.withLock { $0.count } } }
 }
 
 // MARK: - The setting

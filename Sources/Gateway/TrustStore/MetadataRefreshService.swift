@@ -6,6 +6,7 @@ import Foundation
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
+import Synchronization
 import SAMLVerification
 import ServiceLifecycle
 
@@ -201,7 +202,7 @@ package final class MetadataRefetch: Sendable {
 
     private let minimumInterval: TimeInterval
     private let metrics: GatewayMetrics
-    private let state = NIOLockedValueBox(State())
+    private let state = Mutex(State())
 
     struct State {
         var runner: Runner?
@@ -218,7 +219,7 @@ package final class MetadataRefetch: Sendable {
 
     /// Installs (or with `nil` removes) what fetches a source.
     func attach(_ runner: Runner?) {
-        state.withLockedValue { $0.runner = runner }
+        state.withLock { $0.runner = runner }
     }
 
     /// Asks for `source` to be fetched now; `completion` gets the result, on any thread:
@@ -230,7 +231,7 @@ package final class MetadataRefetch: Sendable {
             case joined, suppressed
             case start(Runner)
         }
-        let decision = state.withLockedValue { state -> Decision in
+        let decision = state.withLock { state -> Decision in
             if state.inFlight[key] != nil {
                 state.inFlight[key]?.append(completion)
                 return .joined
@@ -251,7 +252,7 @@ package final class MetadataRefetch: Sendable {
             Task {
                 let result = await runner(source)
                 metrics.metadataRefetch(source: source.name, result: result.rawValue)
-                let waiting = state.withLockedValue { $0.inFlight.removeValue(forKey: key) } ?? []
+                let waiting = state.withLock { $0.inFlight.removeValue(forKey: key) } ?? []
                 for waiter in waiting { waiter(result) }
             }
         }

@@ -1,4 +1,3 @@
-import NIOConcurrencyHelpers
 import NIOCore
 import Synchronization
 
@@ -18,7 +17,7 @@ final class OrderedWriter: Sendable {
         var outputFailure: String?
     }
 
-    private let state = NIOLockedValueBox(State())
+    private let state = Mutex(State())
     private let sink: OutputSink
     private let progress: BatchProgress
     private let reportLimit: Int?
@@ -37,8 +36,8 @@ final class OrderedWriter: Sendable {
     /// Whether the output failed; the reader stops feeding when it has.
     var hasFailed: Bool { failedFlag.load(ordering: .relaxed) }
 
-    var statistics: BatchStatistics { state.withLockedValue { $0.statistics } }
-    var outputFailure: String? { state.withLockedValue { $0.outputFailure } }
+    var statistics: BatchStatistics { state.withLock { $0.statistics } }
+    var outputFailure: String? { state.withLock { $0.outputFailure } }
 
     /// Writes `bytes` ahead of every chunk (the CSV header); call before any chunk completes.
     func writeHeader(_ bytes: ByteBuffer) {
@@ -48,7 +47,7 @@ final class OrderedWriter: Sendable {
     /// Files `result` and, unless another thread is writing, writes every result now due in
     /// order; `wrote` is told the number of chunks after each run of them is written.
     func complete(_ result: ChunkResult, wrote: (Int) -> Void) {
-        var batch = state.withLockedValue { state -> [ChunkResult] in
+        var batch = state.withLock { state -> [ChunkResult] in
             state.ready[result.sequence] = result
             if state.writing { return [] }
             return Self.takeReady(&state)
@@ -61,7 +60,7 @@ final class OrderedWriter: Sendable {
                 progress.failures.add(result.statistics.failed, ordering: .relaxed)
                 lines += result.reports
             }
-            let toPrint = state.withLockedValue { state -> [String] in
+            let toPrint = state.withLock { state -> [String] in
                 for result in batch { state.statistics.merge(result.statistics) }
                 let room = reportLimit.map { max(0, $0 - state.reported) } ?? lines.count
                 let printed = Array(lines.prefix(room))
@@ -74,7 +73,7 @@ final class OrderedWriter: Sendable {
             }
             for line in toPrint { report("samlgate batch: \(line)\n") }
             wrote(batch.count)
-            batch = state.withLockedValue { state in Self.takeReady(&state) }
+            batch = state.withLock { state in Self.takeReady(&state) }
         }
     }
 
@@ -92,7 +91,7 @@ final class OrderedWriter: Sendable {
 
     private func fail(_ reason: String) {
         failedFlag.store(true, ordering: .relaxed)
-        state.withLockedValue { state in
+        state.withLock { state in
             if state.outputFailure == nil { state.outputFailure = reason }
         }
     }

@@ -2,7 +2,7 @@
 // records it, and the in-process cache.
 
 import Foundation
-import NIOConcurrencyHelpers
+import Synchronization
 
 // MARK: - ReplayCache
 
@@ -72,7 +72,7 @@ public final class InMemoryReplayCache: ReplayCache {
         var heap = ReplayEntryHeap()
     }
 
-    private let state = NIOLockedValueBox(State())
+    private let state = Mutex(State())
     public let capacity: Int
 
     public init(capacity: Int = 200_000) {
@@ -82,11 +82,11 @@ public final class InMemoryReplayCache: ReplayCache {
 
     /// Number of entries currently held (expired ones may still count until the next insert).
     public var count: Int {
-        state.withLockedValue { $0.expiries.count }
+        state.withLock { $0.expiries.count }
     }
 
     public func insertIfAbsent(_ key: String, expiresAt: Date, now: Date) -> ReplayCacheOutcome {
-        state.withLockedValue { state in
+        state.withLock { state in
             // Drop expired entries. Invariant: every heap entry whose key maps to the same
             // expiry in `expiries` is live; stale heap entries are skipped.
             while let top = state.heap.min, top.expiry <= now {

@@ -1,5 +1,5 @@
 import Foundation
-import NIOConcurrencyHelpers
+import Synchronization
 
 /// An immutable snapshot of the trusted IdP keys and issuers per MVPD.
 ///
@@ -372,17 +372,17 @@ extension TrustStore {
 /// verification, so a reload never mixes two configurations inside one request. A failed
 /// reload keeps the previous snapshot.
 public final class ReloadableTrustStore: Sendable {
-    private let snapshot: NIOLockedValueBox<TrustStore>
+    private let snapshot: Mutex<TrustStore>
     /// Held for a whole ``reload()``: SIGHUP, the poll and a metadata refresh can ask at the same
     /// moment, and without it an older load finishing last would replace a newer one.
-    private let reloading = NIOLock()
+    private let reloading = Mutex<Void>(())
     /// The directory ``reload()`` reads, if any.
     public let directory: String?
     /// Where fetched metadata's last good copies are (see ``MetadataSource``).
     public let metadataCache: String?
 
     public init(_ initial: TrustStore, directory: String? = nil, metadataCache: String? = nil) {
-        self.snapshot = NIOLockedValueBox(initial)
+        self.snapshot = Mutex(initial)
         self.directory = directory
         self.metadataCache = metadataCache
     }
@@ -393,11 +393,11 @@ public final class ReloadableTrustStore: Sendable {
     }
 
     public var current: TrustStore {
-        snapshot.withLockedValue { $0 }
+        snapshot.withLock { $0 }
     }
 
     public func replace(with store: TrustStore) {
-        snapshot.withLockedValue { $0 = store }
+        snapshot.withLock { $0 = store }
     }
 
     /// Re-reads ``directory``; on error the current snapshot stays in place and the error is thrown.
@@ -405,7 +405,7 @@ public final class ReloadableTrustStore: Sendable {
     public func reload() throws(TrustStoreError) -> TrustStore {
         guard let directory else { throw TrustStoreError("this trust store was not loaded from a directory") }
         let metadataCache = self.metadataCache
-        let result = reloading.withLock { () -> Result<TrustStore, TrustStoreError> in
+        let result = reloading.withLock { _ -> Result<TrustStore, TrustStoreError> in
             do throws(TrustStoreError) {
                 let fresh = try TrustStore.load(directory: directory, metadataCache: metadataCache)
                 replace(with: fresh)
