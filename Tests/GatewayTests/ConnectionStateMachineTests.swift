@@ -236,4 +236,84 @@ struct ConnectionStateMachineTests {
         var idle = Self.machine()
         #expect(idle.expired(at: Self.start + .seconds(10)) == .idle)
     }
+
+    @Test("Expect: 100-continue: due once; a refusal before it is sent closes the connection (the body may follow or not), after it does not")
+    func expectContinue() {
+        var refusedFirst = Self.machine()
+        refusedFirst.headReceived(keepAlive: true, expectsContinue: true)
+        refusedFirst.refusing(closing: false)
+        #expect(refusedFirst.closesAfterAnswer)
+
+        var continued = Self.machine()
+        continued.headReceived(keepAlive: true, expectsContinue: true)
+        let due = continued.continueDue()
+        let again = continued.continueDue()
+        #expect(due && !again, "sent once")
+        continued.refusing(closing: false)
+        #expect(!continued.closesAfterAnswer, "the body follows the 100: read and dropped, the connection kept")
+        continued.refusing(closing: true)
+        #expect(continued.closesAfterAnswer)
+
+        var plain = Self.machine()
+        plain.headReceived(keepAlive: true)
+        let plainDue = plain.continueDue()
+        #expect(!plainDue)
+    }
+
+    @Test("an answer of unknown length ends an HTTP/1.0 connection (no chunked body for it); an HTTP/1.1 one goes on")
+    func http10UnknownLength() {
+        var old = Self.machine()
+        old.headReceived(keepAlive: true, predatesHTTP11: true)
+        _ = old.endOfBody()
+        let closes = old.startAnswer(lengthKnown: false)
+        #expect(closes && old.state == .answering(closeAfterAnswer: true))
+
+        var framed = Self.machine()
+        framed.headReceived(keepAlive: true, predatesHTTP11: true)
+        _ = framed.endOfBody()
+        let framedCloses = framed.startAnswer(lengthKnown: true)
+        #expect(!framedCloses)
+
+        var current = Self.machine()
+        current.headReceived(keepAlive: true)
+        _ = current.endOfBody()
+        let currentCloses = current.startAnswer(lengthKnown: false)
+        #expect(!currentCloses)
+    }
+
+    @Test("a body broken off is the client's only while it was still arriving and no answer had begun")
+    func brokeOffMidBody() {
+        var machine = Self.machine()
+        machine.headReceived(keepAlive: true)
+        #expect(machine.brokeOffMidBody)
+        machine.startAnswer()
+        #expect(!machine.brokeOffMidBody, "answered early: the backend's answer was begun")
+        var whole = Self.machine()
+        whole.headReceived(keepAlive: true)
+        _ = whole.endOfBody()
+        #expect(!whole.brokeOffMidBody)
+        whole.closed()
+        #expect(!whole.brokeOffMidBody)
+    }
+
+    @Test("a closing connection's last answer: closed idle-timeout after its end whether the client took it or not; nothing else runs out meanwhile")
+    func lastAnswerUnread() {
+        var machine = Self.machine(idle: 10)
+        machine.headReceived(keepAlive: false)
+        _ = machine.endOfBody()
+        machine.startAnswer()
+        #expect(machine.answerEnded(writable: false) == .endAndClose)
+        let closeBy = machine.closingAfterLastAnswer(at: Self.start + .seconds(1))
+        #expect(closeBy == Self.start + .seconds(11) && machine.nextCheck == closeBy)
+        let early = machine.expired(at: Self.start + .seconds(10))
+        #expect(early == nil)
+        let due = machine.expired(at: closeBy)
+        #expect(due == .lastAnswerUnread)
+
+        var closed = Self.machine()
+        closed.closed()
+        #expect(closed.nextCheck == .distantFuture, "closing without a last answer: no clock")
+        let never = closed.expired(at: Self.start + .seconds(1000))
+        #expect(never == nil)
+    }
 }

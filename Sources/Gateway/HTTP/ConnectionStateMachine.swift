@@ -84,6 +84,14 @@ struct ConnectionStateMachine {
     private(set) var readBatchOpen = false
     /// A part arrived in the current batch of reads (a batch without one carried part of a head).
     private var deliveredInBatch = false
+    /// The request in flight waits for `100 Continue` before it sends its body, not yet sent.
+    private(set) var expectsContinue = false
+    /// The request in flight is HTTP/1.0's: it cannot take a chunked answer.
+    private var predatesHTTP11 = false
+    /// When a connection closing after its last answer is closed whether or not the client took
+    /// that answer: a client that never reads would otherwise keep it open (`idle-timeout` after
+    /// the answer's end, ``closingAfterLastAnswer(at:)``).
+    private(set) var closeBy: NIODeadline?
 
     init(deadlines: ClientDeadlines) {
         self.deadlines = deadlines
@@ -129,11 +137,35 @@ struct ConnectionStateMachine {
         }
     }
 
-    /// A new request's head; `keepAlive`: its version and `Connection` allow another after it.
-    mutating func headReceived(keepAlive: Bool) {
+    /// A new request's head; `keepAlive`: its version and `Connection` allow another after it;
+    /// `expectsContinue`: it waits for `100 Continue` before it sends its body; `predatesHTTP11`:
+    /// an HTTP/1.0 request.
+    mutating func headReceived(keepAlive: Bool, expectsContinue: Bool = false, predatesHTTP11: Bool = false) {
+        assert(state == .idle, "a head while a request is in flight or the connection closes")
         deadlines.headComplete()
         state = .receiving(closeAfterAnswer: !keepAlive)
+        self.expectsContinue = expectsContinue
+        self.predatesHTTP11 = predatesHTTP11
     }
+
+    /// Whether `100 Continue` is to be sent now (the request's body is wanted): once per request
+    /// that asked for it.
+    mutating func continueDue() -> Bool {
+        defer { expectsContinue = false }
+        return expectsContinue
+    }
+
+    /// The request is refused. The connection closes after the refusal when `closing` (a body
+    /// the gateway will not read follows), and when the client still waits for `100 Continue`
+    /// with its body unsent: it may send the body after the refusal as well as not, and nothing
+    /// could tell that body from the next request.
+    mutating func refusing(closing: Bool) {
+        if closing || expectsContinue && !bodyEnded { closeAfterAnswer() }
+    }
+
+    /// The request's body broke off (an error, a close) while it was still arriving and before
+    /// any answer: the client's fault, counted like a broken body.
+    var brokeOffMidBody: Bool { !answerStarted && !bodyEnded }
 
     /// The connection ends with the answer in flight.
     mutating func closeAfterAnswer() {
@@ -142,7 +174,8 @@ struct ConnectionStateMachine {
         case .awaitingAnswer: state = .awaitingAnswer(closeAfterAnswer: true)
         case .answeringWhileReceiving: state = .answeringWhileReceiving(closeAfterAnswer: true)
         case .answering: state = .answering(closeAfterAnswer: true)
-        case .idle, .drainingBody, .closing: break
+        case .closing: return  // it ends anyway
+        case .idle, .drainingBody: assertionFailure("no answer in flight to close after (\(state))")
         }
     }
 
@@ -155,18 +188,25 @@ struct ConnectionStateMachine {
         case .drainingBody:
             state = .idle
             return true
-        case .idle, .awaitingAnswer, .answering, .closing: break
+        case .closing: break
+        case .idle, .awaitingAnswer, .answering: assertionFailure("the end of a body that had ended (\(state))")
         }
         return false
     }
 
-    /// The answer's head is being written.
-    mutating func startAnswer() {
+    /// The answer's head is being written. Returns whether the connection closes after it (the
+    /// head says `Connection: close`). `lengthKnown`: the answer's length is in its head; one of
+    /// unknown length to an HTTP/1.0 client ends with the connection (it cannot take a chunked body).
+    @discardableResult
+    mutating func startAnswer(lengthKnown: Bool = true) -> Bool {
+        if predatesHTTP11 && !lengthKnown { closeAfterAnswer() }
         switch state {
         case .receiving(let close): state = .answeringWhileReceiving(closeAfterAnswer: close)
         case .awaitingAnswer(let close): state = .answering(closeAfterAnswer: close)
-        default: break
+        case .closing: break  // ends anyway: nothing is written after the close
+        case .idle, .answeringWhileReceiving, .answering, .drainingBody: assertionFailure("an answer begun twice or for no request (\(state))")
         }
+        return closesAfterAnswer
     }
 
     /// The answer is written whole. The connection closes after it when it was to, or when the
@@ -291,6 +331,15 @@ struct ConnectionStateMachine {
         state = .closing
     }
 
+    /// The last answer's end is being written at `now`, the close to follow once it is: returns
+    /// the deadline by which it closes all the same (``closeBy``).
+    mutating func closingAfterLastAnswer(at now: NIODeadline) -> NIODeadline {
+        precondition(state == .closing, "a last answer on a connection that goes on")
+        let deadline = now + deadlines.idle
+        closeBy = deadline
+        return deadline
+    }
+
     // MARK: - what waited
 
     /// Whether something waits behind the request in flight.
@@ -340,9 +389,13 @@ struct ConnectionStateMachine {
 
     // MARK: - clocks
 
-    /// The timer fired at `now` on a connection that is not closing: which client clock ran out.
-    /// A client silent while its answer is being prepared is waiting, not idle.
+    /// The timer fired at `now`: which client clock ran out. A client silent while its answer is
+    /// being prepared is waiting, not idle; a closing connection has only ``closeBy``.
     mutating func expired(at now: NIODeadline) -> ClientDeadlines.Expiry? {
+        if state == .closing {
+            guard let closeBy, now >= closeBy else { return nil }
+            return .lastAnswerUnread
+        }
         let expiry = deadlines.expired(at: now)
         if expiry == .idle && hasRequest && bodyEnded {
             deadlines.noteRead(at: now)
@@ -353,6 +406,12 @@ struct ConnectionStateMachine {
 
     mutating func noteRead(at now: NIODeadline) {
         deadlines.noteRead(at: now)
+    }
+
+    /// When the timer must next look for the client's clocks: ``closeBy`` once closing (never,
+    /// without one), else ``ClientDeadlines/nextCheck``.
+    var nextCheck: NIODeadline {
+        state == .closing ? closeBy ?? .distantFuture : deadlines.nextCheck
     }
 }
 
@@ -395,6 +454,8 @@ struct ClientDeadlines {
     enum Expiry {
         case idle
         case header
+        /// The last answer of a closing connection not taken by ``ConnectionStateMachine/closeBy``.
+        case lastAnswerUnread
     }
 
     let idle: TimeAmount

@@ -36,9 +36,6 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     private var request: InFlightRequest?
     private var timer: Scheduled<Void>?
     private var timerAt: NIODeadline = .distantFuture
-    /// When a connection closing after its last answer (``endAndClose()``) is closed whether or
-    /// not the client took that answer: a client that never reads would otherwise keep it open.
-    private var closeBy: NIODeadline?
     /// An HTTP/2 stream's: what its connection's streams share (the answer budget among them).
     private let streams: HTTP2Streams?
     /// The refusal of the head that comes next (``HTTP2MalformedRequest``).
@@ -116,7 +113,8 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     /// A new request: the responder decides how it is answered, and that is carried out.
     private func begin(_ head: HTTPRequestHead) {
         // An HTTP/2 stream carries one request: "keep-alive" only means its end is not a close.
-        machine.headReceived(keepAlive: head.version.major >= 2 || head.isKeepAlive)
+        machine.headReceived(
+            keepAlive: head.version.major >= 2 || head.isKeepAlive, expectsContinue: head.expectsContinue, predatesHTTP11: head.predatesHTTP11)
         let current = observer.begin(head, ids: &ids)
         current.tls = tls
         request = current
@@ -216,10 +214,9 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     func tripResponded(_ head: HTTPResponseHead) {
         guard let current = request, let context else { return }
         var headers = ProxyHeaders.clientResponse(head.headers, requestID: current.requestID)
-        // An HTTP/1.0 client cannot take a chunked body: an answer of unknown length ends with the connection.
-        if current.head.predatesHTTP11 && !headers.contains(name: "content-length") { machine.closeAfterAnswer() }
-        if machine.closesAfterAnswer { headers.replaceOrAdd(name: "Connection", value: "close") }
-        machine.startAnswer()
+        if machine.startAnswer(lengthKnown: headers.contains(name: "content-length")) {
+            headers.replaceOrAdd(name: "Connection", value: "close")
+        }
         current.status = Int(head.status.code)
         context.write(
             wrapOutboundOut(.head(HTTPResponseHead(version: current.head.answerVersion, status: head.status, headers: headers))), promise: nil)
@@ -323,8 +320,7 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
 
     /// Sends `100 Continue` to a client waiting for it, once its body is wanted.
     private func continueIfExpected() {
-        guard let current = request, current.expectsContinue, let context else { return }
-        current.expectsContinue = false
+        guard request != nil, let context, machine.continueDue() else { return }
         context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .continue))), promise: nil)
     }
 
@@ -335,7 +331,7 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         guard let current = request, !machine.answerStarted, !machine.isClosing else { return }
         var response = observer.refused(error, request: current)
         response.headers.insert(contentsOf: headers, at: 0)
-        if closing || current.expectsContinue && !machine.bodyEnded { machine.closeAfterAnswer() }
+        machine.refusing(closing: closing)
         current.dropWork()
         answer(response)
     }
@@ -440,7 +436,7 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     // MARK: - timeouts
 
     private func arm(at deadline: NIODeadline) {
-        guard let context else { return }
+        guard let context, deadline != .distantFuture else { return }
         timer?.cancel()
         timerAt = deadline
         timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [weak self] in
@@ -451,26 +447,21 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     /// The connection's one timer, due at ``nextWake``: the client's clocks and the backend
     /// trip's (``UpstreamTrip/wakeAt``), so no request costs a timer of its own.
     private var nextWake: NIODeadline {
-        min(machine.deadlines.nextCheck, request?.trip?.wakeAt ?? .distantFuture)
+        min(machine.nextCheck, request?.trip?.wakeAt ?? .distantFuture)
     }
 
     private func timerFired() {
         timer = nil
         timerAt = .distantFuture
         guard let now = context?.eventLoop.now else { return }
-        guard !machine.isClosing else {
-            // Its last answer still unwritten: the client stopped reading (see ``endAndClose()``).
-            if let closeBy {
-                if now >= closeBy { context?.close(promise: nil) } else { arm(at: closeBy) }
-            }
-            return
-        }
-        if let trip = request?.trip, trip.wakeAt <= now {
+        if !machine.isClosing, let trip = request?.trip, trip.wakeAt <= now {
             // A trip that fails here is answered (or its connection closed) before the client's clocks are read.
             trip.wake(now: now)
-            guard !machine.isClosing else { return }
         }
         switch machine.expired(at: now) {
+        case .lastAnswerUnread:
+            // Its last answer still unwritten: the client stopped reading (see ``endAndClose()``).
+            context?.close(promise: nil)
         case .header:
             headerTimedOut()
         case .idle:
@@ -496,7 +487,7 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
             // answer begun, is counted like a broken body when it is recorded.
             if let current = request {
                 current.dropWork()
-                if !machine.answerStarted && !machine.bodyEnded { brokeOffMidBody(current) }
+                if machine.brokeOffMidBody { brokeOffMidBody(current) }
             }
             closeConnection()
             return
@@ -526,8 +517,7 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     private func endAndClose() {
         guard let context else { return }
         context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
-        let deadline = context.eventLoop.now + machine.deadlines.idle
-        closeBy = deadline
+        let deadline = machine.closingAfterLastAnswer(at: context.eventLoop.now)
         if deadline < timerAt { arm(at: deadline) }
     }
 
@@ -560,7 +550,7 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     func channelInactive(context: ChannelHandlerContext) {
         if let current = request {
             current.dropWork()
-            if !machine.answerStarted && !machine.bodyEnded { brokeOffMidBody(current) }
+            if machine.brokeOffMidBody { brokeOffMidBody(current) }
             record(current)
         }
         machine.closed()

@@ -9,6 +9,12 @@ extension HTTPRequestHead {
         version.major < 1 || (version.major == 1 && version.minor == 0)
     }
 
+    /// The client waits for `100 Continue` before it sends its body (HTTP/1.1's `Expect`; an
+    /// HTTP/1.0 client cannot take an interim answer).
+    var expectsContinue: Bool {
+        !predatesHTTP11 && headers["expect"].contains { HTTPFieldValue.equalsIgnoringCase($0, "100-continue") }
+    }
+
     /// No transfer coding but `chunked`: the gateway forwards bodies chunked or by length, and a
     /// coding it dropped on the way (`gzip, chunked`) would reach the backend unannounced.
     var hasPlainFraming: Bool {

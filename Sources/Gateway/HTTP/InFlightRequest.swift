@@ -41,8 +41,6 @@ final class InFlightRequest {
     var trip: UpstreamTrip?
     /// When the current trip to the backend began (`DispatchTime` nanoseconds): the start of its span.
     var tripStarted: UInt64 = 0
-    /// The client's `Expect: 100-continue` not yet answered.
-    var expectsContinue: Bool
     /// The connection's TLS (`nil` on a plain listener): its version, and the client's verified
     /// certificate (`tls-client-auth`), whose subject is the request's throttle key and audit line.
     var tls: TLSSession?
@@ -69,7 +67,6 @@ final class InFlightRequest {
         self.span = span
         self.started = started
         hasBody = head.announcesBody
-        expectsContinue = !head.predatesHTTP11 && head.headers["expect"].contains { HTTPFieldValue.equalsIgnoringCase($0, "100-continue") }
     }
 
     /// The label of `samlgate_requests_total` and the log line: the route's, or

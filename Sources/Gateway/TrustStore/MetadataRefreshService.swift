@@ -4,11 +4,10 @@
 import AsyncHTTPClient
 import Foundation
 import Logging
-import NIOConcurrencyHelpers
 import NIOCore
-import Synchronization
 import SAMLVerification
 import ServiceLifecycle
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -37,7 +36,7 @@ struct MetadataRefreshService: Service {
     /// Held while a fetched copy is compared with the cached one and replaces it: the scheduled
     /// refresh and an out-of-turn fetch (``MetadataRefetch``) of the same source may both bring
     /// the new copy, and only the first of them is the update (counted and reloaded once).
-    private let cacheUpdate = NIOLock()
+    private let cacheUpdate = CacheUpdate()
 
     func run() async throws {
         let timeout = Int64(core.configuration.metadataTimeout * 1000)
@@ -80,8 +79,14 @@ struct MetadataRefreshService: Service {
     private func replaceCachedCopy(
         of source: MetadataSource, with bytes: [UInt8], publication: MetadataPublication, validators fresh: MetadataValidators
     ) throws(MetadataFetchFailure) -> Bool {
-        cacheUpdate.lock()
-        defer { cacheUpdate.unlock() }
+        try cacheUpdate.lock.withLock { _ throws(MetadataFetchFailure) in
+            try replaceCachedCopyAlone(of: source, with: bytes, publication: publication, validators: fresh)
+        }
+    }
+
+    private func replaceCachedCopyAlone(
+        of source: MetadataSource, with bytes: [UInt8], publication: MetadataPublication, validators fresh: MetadataValidators
+    ) throws(MetadataFetchFailure) -> Bool {
         let unchanged = FileManager.default.contents(atPath: source.cachePath).map { Array($0) == bytes } ?? false
         // The cached copy is the one in use, also after a restart: a replayed older copy
         // must not bring back the keys a rotation retired.
@@ -183,6 +188,12 @@ enum MetadataCacheFile {
 }
 
 // MARK: - Out-of-turn fetches
+
+/// The lock a ``MetadataRefreshService`` holds while it replaces a cached copy, shared by its
+/// copies (the service is a value; a lock is not copyable).
+private final class CacheUpdate: Sendable {
+    let lock = Mutex<Void>(())
+}
 
 /// Metadata fetched out of turn, so that an IdP's unannounced key rotation costs no outage:
 /// when a response from an MVPD whose metadata is fetched is refused only because its signing
