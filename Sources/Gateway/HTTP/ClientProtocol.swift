@@ -38,7 +38,8 @@ enum ClientProtocol {
             let budget = HTTP2AnswerBudget(
                 limit: configuration.http2AnswerBudget, stall: TimeAmount(seconds: configuration.totalTimeout), eventLoop: channel.eventLoop)
             let shared = HTTP2Streams(
-                budget: budget, caps: core.connections, client: ConnectionCaps.key(of: channel.remoteAddress), metrics: core.metrics.connections)
+                budget: budget, clock: HTTP2StreamClock(eventLoop: channel.eventLoop), caps: core.connections,
+                client: ConnectionCaps.key(of: channel.remoteAddress), metrics: core.metrics.connections)
             let streams = NIOLoopBound(shared, eventLoop: channel.eventLoop)
             let management = NIOHTTP2ServerConnectionManagementHandler(
                 eventLoop: channel.eventLoop, configuration: HTTP2Limits.management(configuration))

@@ -17,7 +17,7 @@ import ServerSupport
 ///
 /// Backpressure both ways: the client's body is read only as fast as the backend takes it, and
 /// the backend's answer only as fast as the client takes it (``UpstreamTrip/pauseResponse()``).
-final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate, ExchangeFlowDelegate {
+final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate, ExchangeFlowDelegate, ClockedStream {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundIn = HTTPServerResponsePart
     typealias OutboundOut = HTTPServerResponsePart
@@ -76,6 +76,7 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     func handlerRemoved(context: ChannelHandlerContext) {
         timer?.cancel()
         timer = nil
+        streams?.clock.forget(self)
         stopReading()
         self.context = nil
     }
@@ -435,12 +436,18 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
 
     // MARK: - timeouts
 
+    /// Sets the connection's timer for `deadline`; an HTTP/2 stream's is its connection's one
+    /// timer for all its streams (``HTTP2StreamClock``).
     private func arm(at deadline: NIODeadline) {
         guard let context, deadline != .distantFuture else { return }
-        timer?.cancel()
         timerAt = deadline
+        if let clock = streams?.clock {
+            clock.wake(self, at: deadline)
+            return
+        }
+        timer?.cancel()
         timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [weak self] in
-            self?.timerFired()
+            self?.clockDue()
         }
     }
 
@@ -450,7 +457,8 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         min(machine.nextCheck, request?.trip?.wakeAt ?? .distantFuture)
     }
 
-    private func timerFired() {
+    /// The timer's deadline is due (an HTTP/2 stream's through its connection's clock, ``ClockedStream``).
+    func clockDue() {
         timer = nil
         timerAt = .distantFuture
         guard let now = context?.eventLoop.now else { return }

@@ -8,12 +8,14 @@ import NIOSSL
 /// What the streams of one HTTP/2 connection share, on its event loop: the random source of
 /// their request and trace ids (seeded once per connection: a stream is a request, and a system
 /// call per request for its ids is what the per-connection sequences exist to avoid), the budget
-/// of answers the connection holds for its client (``HTTP2AnswerBudget``), its client's count of
+/// of answers the connection holds for its client (``HTTP2AnswerBudget``), the one timer of its
+/// streams' clocks (``HTTP2StreamClock``), its client's count of
 /// open streams (`max-streams-per-client`), and its open streams, told when the client has
 /// half-closed the connection.
 final class HTTP2Streams {
     var seeds = TraceIDSequence()
     let budget: HTTP2AnswerBudget
+    let clock: HTTP2StreamClock
     let caps: ConnectionCaps
     let client: ClientKey?
     let metrics: ConnectionMetrics
@@ -21,8 +23,9 @@ final class HTTP2Streams {
     private(set) var inputClosed = false
     private var open: [ObjectIdentifier: HTTP2RequestTranslator] = [:]
 
-    init(budget: HTTP2AnswerBudget, caps: ConnectionCaps, client: ClientKey?, metrics: ConnectionMetrics) {
+    init(budget: HTTP2AnswerBudget, clock: HTTP2StreamClock, caps: ConnectionCaps, client: ClientKey?, metrics: ConnectionMetrics) {
         self.budget = budget
+        self.clock = clock
         self.caps = caps
         self.client = client
         self.metrics = metrics
@@ -231,6 +234,7 @@ final class HTTP2ConnectionGuard: ChannelInboundHandler {
         idleTimer?.cancel()
         drainDeadline?.cancel()
         streams.budget.close()
+        streams.clock.stop()
         self.context = nil
     }
 
