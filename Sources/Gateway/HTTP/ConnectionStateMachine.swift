@@ -2,10 +2,12 @@ import NIOCore
 import NIOHTTP1
 
 /// The framing and order of one client connection, as a value: which state the connection is in
-/// (``State``), what waits behind the request in flight, whether reads are held, and the client's
-/// clocks. Every event the connection handler receives is a transition here that returns what the
-/// handler must do; the handler performs it and holds no flags of its own (the shape of
-/// swift-nio's `HTTPServerPipelineHandler.ConnectionState`). Nothing here touches a channel, so
+/// (``State``), what waits behind the request in flight, whether reads are held, the client's
+/// clocks, and what the request's head says of its answer (a `100 Continue` owed, HTTP/1.0).
+/// Every event the connection handler receives is a transition here that returns what the
+/// handler must do, and the handler performs it (the shape of swift-nio's
+/// `HTTPServerPipelineHandler.ConnectionState`); of its own it keeps the timer it set, and an
+/// HTTP/2 stream's reservation of its connection's answer budget. Nothing here touches a channel, so
 /// each transition is tested alone (`ConnectionStateMachineTests`).
 ///
 /// One request at a time: the parts of a pipelined request that arrive while the one before is

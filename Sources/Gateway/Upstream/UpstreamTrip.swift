@@ -26,7 +26,8 @@ protocol UpstreamTripDelegate: AnyObject {
 /// request — streamed as the client sends it, or from memory — relays the answer to its
 /// delegate, and hands the connection back to the pool when the exchange completed cleanly. It
 /// carries out what its rules decide (``UpstreamTripState``: the endpoint order, retries, whose
-/// fault a deadline is, keep-alive) and holds no flags of its own.
+/// fault a deadline is, keep-alive); of its own it keeps only what it carries: the connection,
+/// the parts not yet written, and whether its starter flushes the first write.
 ///
 /// Retries: only when nothing was sent (the connection could not be made, or a pooled connection
 /// turned out closed before the request went out); then the next endpoint gets it. The body parts
