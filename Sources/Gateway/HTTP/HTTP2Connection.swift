@@ -206,12 +206,8 @@ final class HTTP2ConnectionGuard: ChannelInboundHandler {
     private let streams: HTTP2Streams
     private let idle: TimeAmount
     private let grace: TimeAmount
-    private var closing = false
-    private var openStreams = 0
-    /// The highest stream the client opened: what a GOAWAY of the gateway's says it took.
-    private var lastStream = HTTP2StreamID(0)
-    /// The client half-closed the connection: the last stream's end closes it.
-    private var inputClosed = false
+    /// What it decides (``HTTP2ConnectionState``); the guard carries it out.
+    private var state = HTTP2ConnectionState()
     private var idleTimer: Scheduled<Void>?
     private var drainDeadline: Scheduled<Void>?
     private var context: ChannelHandlerContext?
@@ -225,7 +221,7 @@ final class HTTP2ConnectionGuard: ChannelInboundHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
-        if openStreams == 0 { armIdle(context) }
+        run(state.added())
         let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
         streams.budget.onStall = { loopBound.value.budgetStalled() }
     }
@@ -239,7 +235,7 @@ final class HTTP2ConnectionGuard: ChannelInboundHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        if error is NIOHTTP2Errors.StreamClosed || closing { return }
+        if error is NIOHTTP2Errors.StreamClosed || state.closing { return }
         // A TLS client's FIN without close_notify: a half-close like any other (`inputClosed`
         // follows), not a reason to drop the streams still being answered.
         if let tlsError = error as? NIOSSLError, case .uncleanShutdown = tlsError { return }
@@ -247,52 +243,33 @@ final class HTTP2ConnectionGuard: ChannelInboundHandler {
             metrics.http2StreamReset(streamError)
             return
         }
-        guard error is any NIOHTTP2Error else {
-            // A connection that broke (a reset, TLS cut short): not counted.
-            closing = true
-            closeNextTick(context)
-            return
-        }
+        // Not HTTP/2's: a connection that broke (a reset, TLS cut short), not counted.
+        guard error is any NIOHTTP2Error else { return run(state.failed(.broken)) }
         let reason = HTTP2ConnectionError(error)
         metrics.http2ConnectionClosed(reason)
-        if reason.drains {
-            // swift-nio-http2 has sent its GOAWAY; the management handler's graceful shutdown
-            // answers the streams taken and closes, within the drain's bound.
-            boundDrain(context)
-            context.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
-            return
-        }
-        closing = true
-        closeNextTick(context)
+        run(state.failed(.connection(reason)))
     }
 
     /// A stream opened (``HTTP2StreamEvents``): the connection is not idle.
     func streamCreated(_ id: HTTP2StreamID) {
-        openStreams += 1
-        if id > lastStream { lastStream = id }
-        idleTimer?.cancel()
-        idleTimer = nil
+        run(state.streamCreated(id))
     }
 
     /// A stream closed: the last one starts the idle clock, or closes a connection the client
     /// has half-closed.
     func streamClosed() {
-        openStreams -= 1
-        guard openStreams == 0, let context else { return }
-        if inputClosed { closeNextTick(context) } else { armIdle(context) }
+        run(state.streamClosed())
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         switch event {
         case let event as ChannelEvent where event == .inputClosed:
-            // The client sends nothing more: the streams it opened are answered first (within
-            // the drain's bound), then the connection is closed.
-            inputClosed = true
+            state.clientInputClosed()
             streams.clientInputClosed()
-            if openStreams == 0 { context.close(promise: nil) } else { boundDrain(context) }
+            run(state.unfinishedStreamsEnded())
             return
         case is ChannelShouldQuiesceEvent:
-            boundDrain(context)
+            run(state.quiesce())
         default:
             break
         }
@@ -301,32 +278,43 @@ final class HTTP2ConnectionGuard: ChannelInboundHandler {
 
     /// The answer budget stayed spent for its bound: the client does not read.
     private func budgetStalled() {
-        guard let context, !closing else { return }
-        closing = true
-        metrics.http2ConnectionClosed(.unreadAnswers)
-        goAwayAndClose(context, code: .enhanceYourCalm)
+        let action = state.budgetStalled()
+        if action != .none { metrics.http2ConnectionClosed(.unreadAnswers) }
+        run(action)
     }
 
-    /// Closes the connection `grace` from now, streams or not (once: the first bound holds).
-    private func boundDrain(_ context: ChannelHandlerContext) {
-        guard drainDeadline == nil else { return }
-        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
-        drainDeadline = context.eventLoop.assumeIsolated().scheduleTask(in: grace) { loopBound.value.close(promise: nil) }
-    }
-
-    /// Not from inside swift-nio-http2's frame processing, where errors and stream events are
-    /// raised: a connection closed there keeps the streams opened in the same read.
-    private func closeNextTick(_ context: ChannelHandlerContext) {
-        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
-        context.eventLoop.assumeIsolated().execute { loopBound.value.close(promise: nil) }
-    }
-
-    /// A GOAWAY naming the last stream taken, then the close (the flush coalescer writes the
-    /// GOAWAY out before the close).
-    private func goAwayAndClose(_ context: ChannelHandlerContext, code: HTTP2ErrorCode) {
-        let goAway = HTTP2Frame(streamID: .rootStream, payload: .goAway(lastStreamID: lastStream, errorCode: code, opaqueData: nil))
-        context.writeAndFlush(NIOAny(goAway), promise: nil)
-        context.close(promise: nil)
+    /// Carries out what the state decided.
+    private func run(_ action: HTTP2ConnectionState.Action) {
+        guard let context else { return }
+        switch action {
+        case .none:
+            return
+        case .armIdle:
+            armIdle(context)
+        case .cancelIdle:
+            idleTimer?.cancel()
+            idleTimer = nil
+        case .closeNextTick:
+            // Not from inside swift-nio-http2's frame processing, where errors and stream events
+            // are raised: a connection closed there keeps the streams opened in the same read.
+            let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+            context.eventLoop.assumeIsolated().execute { loopBound.value.close(promise: nil) }
+        case .close:
+            context.close(promise: nil)
+        case .boundDrain(let quiesce):
+            let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+            drainDeadline = context.eventLoop.assumeIsolated().scheduleTask(in: grace) { loopBound.value.close(promise: nil) }
+            // swift-nio-http2 has sent its GOAWAY; the management handler's graceful shutdown
+            // answers the streams taken and closes, within the drain's bound.
+            if quiesce { context.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent()) }
+        case .quiesce:
+            context.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
+        case .goAwayAndClose(let code, let lastStream):
+            // The flush coalescer writes the GOAWAY out before the close.
+            let goAway = HTTP2Frame(streamID: .rootStream, payload: .goAway(lastStreamID: lastStream, errorCode: code, opaqueData: nil))
+            context.writeAndFlush(NIOAny(goAway), promise: nil)
+            context.close(promise: nil)
+        }
     }
 
     private func armIdle(_ context: ChannelHandlerContext) {
@@ -334,9 +322,7 @@ final class HTTP2ConnectionGuard: ChannelInboundHandler {
         let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
         idleTimer = context.eventLoop.assumeIsolated().scheduleTask(in: idle) {
             let guardHandler = loopBound.value
-            guard let context = guardHandler.context, !guardHandler.closing else { return }
-            guardHandler.closing = true
-            guardHandler.goAwayAndClose(context, code: .noError)
+            guardHandler.run(guardHandler.state.idleExpired())
         }
     }
 }
