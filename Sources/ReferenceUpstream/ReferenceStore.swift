@@ -1,6 +1,6 @@
 import Foundation
-import Synchronization
 import NIOCore
+import Synchronization
 
 /// Everything the reference upstream remembers, in memory: authentications (v1 tokens and v2
 /// profiles), second-screen logins, v2 clients and access tokens, v1 authorizations, and the

@@ -1,8 +1,8 @@
 import CThreadName
 import Dispatch
 import Foundation
-import Synchronization
 import NIOCore
+import Synchronization
 
 /// A fixed set of threads for CPU-bound work (signature verification, encoding), with a bounded
 /// queue.
