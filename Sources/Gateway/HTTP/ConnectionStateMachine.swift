@@ -336,7 +336,7 @@ struct ConnectionStateMachine {
     /// The last answer's end is being written at `now`, the close to follow once it is: returns
     /// the deadline by which it closes all the same (``closeBy``).
     mutating func closingAfterLastAnswer(at now: NIODeadline) -> NIODeadline {
-        precondition(state == .closing, "a last answer on a connection that goes on")
+        assert(state == .closing, "a last answer on a connection that goes on")
         let deadline = now + deadlines.idle
         closeBy = deadline
         return deadline

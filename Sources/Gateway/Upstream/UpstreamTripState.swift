@@ -5,7 +5,8 @@ import NIOHTTP1
 /// up, whether a failed write may go to another connection, whose fault a passed deadline is,
 /// when the backend's silence is a read timeout, and whether the connection goes back to the
 /// pool. It touches no channel and reads no clock (times come in as arguments), so every rule is
-/// tested alone (`UpstreamTripStateTests`); the trip performs what it returns.
+/// tested alone (`UpstreamTripStateTests`); the trip performs what it returns. An event in the
+/// wrong phase is a bug of the trip's: it asserts in a debug build.
 struct UpstreamTripState {
     /// Where the trip is.
     enum Phase: Equatable {
@@ -100,14 +101,14 @@ struct UpstreamTripState {
     /// The connection to the current endpoint could not be made (counted against it by the
     /// trip): nothing was sent, so the next endpoint may have the request.
     mutating func connectFailed(_ failure: UpstreamFailure) -> Next {
-        precondition(phase == .connecting, "a connect failed on a trip that was not connecting")
+        assert(phase == .connecting, "a connect failed on a trip that was not connecting")
         lastFailure = failure
         return nextEndpoint()
     }
 
     /// A connection is ready: its head is written first, then what was held.
     mutating func attached() {
-        precondition(phase == .connecting, "a connection attached to a trip that was not connecting")
+        assert(phase == .connecting, "a connection attached to a trip that was not connecting")
         phase = .attached
         partsHandedOver = false
     }
@@ -154,7 +155,7 @@ struct UpstreamTripState {
     /// backend's health (a client may be able to provoke it). Interim 1xx heads never reach a
     /// trip: the decoder drops them.
     mutating func responseHead(status: HTTPResponseStatus, keepAlive: Bool) -> UpstreamFailure? {
-        precondition(phase == .attached, "an answer on a trip without a connection")
+        assert(phase == .attached, "an answer on a trip without a connection")
         if status == .switchingProtocols { return .switchedProtocols }
         assert(status.code >= 200, "the decoder drops interim answers")
         if status.code < 200 { return UpstreamFailure(.invalidResponse, "an interim answer where a final one was due") }
