@@ -89,15 +89,16 @@ package final class RedisServerProcess: @unchecked Sendable {
         return sentinel
     }
 
-    /// A self-signed certificate for 127.0.0.1 (its own authority) and its key, as PEM files in
-    /// `directory`: what a TLS-only test server presents.
-    package static func selfSignedCertificate(in directory: URL) throws -> (certificate: String, key: String) {
+    /// A self-signed certificate (its own authority) whose only subject alternative name is
+    /// `san` (127.0.0.1 by default) and its key, as PEM files in `directory`: what a TLS-only
+    /// test server presents.
+    package static func selfSignedCertificate(in directory: URL, san: String = "IP:127.0.0.1") throws -> (certificate: String, key: String) {
         let certificate = directory.appendingPathComponent("cert.pem").path, key = directory.appendingPathComponent("key.pem").path
         let openssl = Process()
         openssl.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
         openssl.arguments = [
             "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", certificate, "-subj", "/CN=redis-test",
-            "-addext", "subjectAltName=IP:127.0.0.1", "-days", "1",
+            "-addext", "subjectAltName=\(san)", "-days", "1",
         ]
         openssl.standardError = FileHandle.nullDevice
         try openssl.run()

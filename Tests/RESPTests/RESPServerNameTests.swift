@@ -9,22 +9,6 @@ import Testing
 /// certificate's DNS names only, an address against its IP address names only.
 @Suite("RESP client: TLS server names")
 struct RESPServerNameTests {
-    /// A self-signed certificate (its own CA) whose only subject alternative name is `san`.
-    static func certificate(san: String, in directory: URL) throws -> (certificate: String, key: String) {
-        let certificate = directory.appendingPathComponent("cert.pem").path, key = directory.appendingPathComponent("key.pem").path
-        let openssl = Process()
-        openssl.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        openssl.arguments = [
-            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", certificate, "-subj", "/CN=redis-test",
-            "-addext", "subjectAltName=\(san)", "-days", "1",
-        ]
-        openssl.standardError = FileHandle.nullDevice
-        try openssl.run()
-        openssl.waitUntilExit()
-        try #require(openssl.terminationStatus == 0)
-        return (certificate, key)
-    }
-
     /// Whether PING over `rediss://<host>:<port>` trusting `ca` answers. Timeouts far above a
     /// handshake's on a loaded machine: a refused name fails the handshake at once either way.
     static func answers(host: String, port: Int, ca: String) async throws -> Bool {
@@ -43,7 +27,7 @@ struct RESPServerNameTests {
             let directory = TestScratch.directory("samlgate-redis-names")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(at: directory) }
-            let files = try Self.certificate(san: san, in: directory)
+            let files = try RedisServerProcess.selfSignedCertificate(in: directory, san: san)
             try await RedisServerProcess.with(tls: files) { redis in
                 let named = try await Self.answers(host: "localhost", port: redis.port, ca: files.certificate)
                 let addressed = try await Self.answers(host: "127.0.0.1", port: redis.port, ca: files.certificate)
