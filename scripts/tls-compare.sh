@@ -7,10 +7,13 @@
 #   h1-new     h2load --h1, HANDSHAKES connections of one request each  handshakes per CPU second
 #   h2-new     h2load, HTTP/2, the same                                 handshakes per CPU second
 # CPU is the proxy's own (user + system from /proc: nginx's master and workers, the gateway's
-# process), not the clients' nor the upstream's. Every new connection is a full TLS 1.3 handshake
+# process), not the clients' nor the upstream's. Beside them the NIO floor
+# (Benchmarks/Drivers/NIOFloorProxy with the same certificate: swift-nio-ssl, swift-nio-http2 with
+# a child channel per stream, pooled upstream connections, nothing else), so that what the
+# libraries cost and what samlgate adds are told apart. Every new connection is a full TLS 1.3 handshake
 # (X25519, ECDSA): h2load's clients resume no session. Prints each run, then medians and spread.
 # Knobs: BIN (.build/release/samlgate), BASELINE_BIN (another build, measured alongside as
-# `baseline`), ROUNDS (3), DURATION (5 s), HANDSHAKES (1000), TLS_DIR.
+# `baseline`), FLOOR (0 leaves the floor out), ROUNDS (3), DURATION (5 s), HANDSHAKES (1000), TLS_DIR.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/load/common.sh
@@ -23,6 +26,12 @@ HANDSHAKES=${HANDSHAKES:-1000}
 DIR=$(fresh_dir "${TLS_DIR:-.run/tls-compare}")
 MVPD=Cablevision
 [ -x "$BIN" ] || { echo "tls-compare: $BIN is missing (make release)" >&2; exit 1; }
+floor_bin=""
+if [ "${FLOOR:-1}" != 0 ]; then
+    (cd Benchmarks && swift build -c release --product NIOFloorProxy >/dev/null) \
+        || { echo "tls-compare: building Benchmarks' NIOFloorProxy failed (FLOOR=0 runs without it)" >&2; exit 1; }
+    floor_bin=Benchmarks/.build/release/NIOFloorProxy
+fi
 
 pids=()
 cleanup() {
@@ -45,7 +54,7 @@ openssl x509 -req -in "$DIR/server.csr" -CA "$DIR/ca.pem" -CAkey "$DIR/ca.key" -
 mkdir -p "$DIR/trust/$MVPD"
 cp "$DIR/idp/cert.pem" "$DIR/trust/$MVPD/cert.pem"
 
-SINK_PORT=$(free_port) NGINX_PORT=$(free_port) GATEWAY_PORT=$(free_port) BASELINE_PORT=$(free_port)
+SINK_PORT=$(free_port) NGINX_PORT=$(free_port) GATEWAY_PORT=$(free_port) BASELINE_PORT=$(free_port) FLOOR_PORT=$(free_port)
 proxies="nginx samlgate"
 mkdir -p "$DIR/sink" "$DIR/nginx"
 fill scripts/load/nginx-204.conf "$DIR/sink" "$SINK_PORT" > "$DIR/sink/nginx.conf"
@@ -71,8 +80,16 @@ if [ -n "${BASELINE_BIN:-}" ]; then
     pids+=("$baseline_pid")
     proxies="nginx samlgate baseline"
 fi
+floor_pid=""
+if [ -n "$floor_bin" ]; then
+    "$floor_bin" --port "$FLOOR_PORT" --upstream-port "$SINK_PORT" --threads "$(nproc)" \
+        --tls-certificate "$DIR/server.pem" --tls-key "$DIR/server.key" >/dev/null 2>"$DIR/floor.log" &
+    floor_pid=$!
+    pids+=("$floor_pid")
+    proxies="$proxies floor"
+fi
 wait_for "http://127.0.0.1:$SINK_PORT/"
-for port in "$NGINX_PORT" "$GATEWAY_PORT" ${baseline_pid:+"$BASELINE_PORT"}; do
+for port in "$NGINX_PORT" "$GATEWAY_PORT" ${baseline_pid:+"$BASELINE_PORT"} ${floor_pid:+"$FLOOR_PORT"}; do
     for _ in $(seq 1 100); do curl -s -o /dev/null --cacert "$DIR/ca.pem" "https://localhost:$port/" && break; sleep 0.1; done
 done
 
@@ -81,9 +98,12 @@ proxy_pids() { # name
         nginx) echo "$nginx_pid $(pgrep -P "$nginx_pid" | tr '\n' ' ')" ;;
         samlgate) echo "$gateway_pid" ;;
         baseline) echo "$baseline_pid" ;;
+        floor) echo "$floor_pid" ;;
     esac
 }
-port_of() { case $1 in nginx) echo "$NGINX_PORT" ;; samlgate) echo "$GATEWAY_PORT" ;; baseline) echo "$BASELINE_PORT" ;; esac }
+port_of() {
+    case $1 in nginx) echo "$NGINX_PORT" ;; samlgate) echo "$GATEWAY_PORT" ;; baseline) echo "$BASELINE_PORT" ;; floor) echo "$FLOOR_PORT" ;; esac
+}
 
 # run PROXY WORKLOAD: prints "PROXY WORKLOAD REQUESTS TICKS".
 run() {
@@ -132,7 +152,7 @@ print()
 print("| workload | proxy | per request (kept) or per handshake (new), µs CPU: median (min–max) | handshakes per CPU second | runs |")
 print("|---|---|---:|---:|---:|")
 for workload in ["h1-kept", "h2-kept", "h1-new", "h2-new"]:
-    for proxy in ["nginx", "samlgate", "baseline"]:
+    for proxy in ["nginx", "floor", "samlgate", "baseline"]:
         samples = runs.get((workload, proxy), [])
         per = [cpu / n * 1e6 for n, cpu in samples if n]
         if not per:

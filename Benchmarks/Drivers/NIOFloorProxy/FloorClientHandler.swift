@@ -51,7 +51,8 @@ final class FloorClientHandler: ChannelInboundHandler {
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    let relay = FloorUpstreamHandler(client: client.value)
+                    let relay = FloorUpstreamHandler(pool: nil)
+                    relay.client = client.value
                     try channel.pipeline.syncOperations.addHTTPClientHandlers()
                     try channel.pipeline.syncOperations.addHandler(relay)
                     handler.value.attach(relay)
