@@ -17,6 +17,9 @@ SWIFT=${SWIFT:-swift}
 NICE=${FUZZ_NICE:-19}
 
 build() {
+    # The build plan is made again each time: a plan kept from an earlier build does not see
+    # files added to the samlgate package since, and the build then fails on them.
+    rm -f "$SCRATCH/release.yaml"
     # -parse-as-library: the targets have no top-level code; libFuzzer's runtime provides main.
     $SWIFT build -c release --package-path Fuzz --scratch-path "$SCRATCH" \
         -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library -Xswiftc -use-ld=lld
