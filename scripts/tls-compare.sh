@@ -10,7 +10,8 @@
 # process), not the clients' nor the upstream's. Beside them the NIO floor
 # (Benchmarks/Drivers/NIOFloorProxy with the same certificate: swift-nio-ssl, swift-nio-http2 with
 # a child channel per stream, pooled upstream connections, nothing else), so that what the
-# libraries cost and what samlgate adds are told apart. Every new connection is a full TLS 1.3 handshake
+# libraries cost and what samlgate adds are told apart; and `floor-conn`, the same floor with the
+# HTTP/2 streams handled at the connection (no child channel, no codec per stream). Every new connection is a full TLS 1.3 handshake
 # (X25519, ECDSA): h2load's clients resume no session. Prints each run, then medians and spread.
 # Knobs: BIN (.build/release/samlgate), BASELINE_BIN (another build, measured alongside as
 # `baseline`), FLOOR (0 leaves the floor out), ROUNDS (3), DURATION (5 s), HANDSHAKES (1000), TLS_DIR.
@@ -54,7 +55,7 @@ openssl x509 -req -in "$DIR/server.csr" -CA "$DIR/ca.pem" -CAkey "$DIR/ca.key" -
 mkdir -p "$DIR/trust/$MVPD"
 cp "$DIR/idp/cert.pem" "$DIR/trust/$MVPD/cert.pem"
 
-SINK_PORT=$(free_port) NGINX_PORT=$(free_port) GATEWAY_PORT=$(free_port) BASELINE_PORT=$(free_port) FLOOR_PORT=$(free_port)
+SINK_PORT=$(free_port) NGINX_PORT=$(free_port) GATEWAY_PORT=$(free_port) BASELINE_PORT=$(free_port) FLOOR_PORT=$(free_port) FLOOR_CONN_PORT=$(free_port)
 proxies="nginx samlgate"
 mkdir -p "$DIR/sink" "$DIR/nginx"
 fill scripts/load/nginx-204.conf "$DIR/sink" "$SINK_PORT" > "$DIR/sink/nginx.conf"
@@ -85,11 +86,14 @@ if [ -n "$floor_bin" ]; then
     "$floor_bin" --port "$FLOOR_PORT" --upstream-port "$SINK_PORT" --threads "$(nproc)" \
         --tls-certificate "$DIR/server.pem" --tls-key "$DIR/server.key" >/dev/null 2>"$DIR/floor.log" &
     floor_pid=$!
-    pids+=("$floor_pid")
-    proxies="$proxies floor"
+    "$floor_bin" --port "$FLOOR_CONN_PORT" --upstream-port "$SINK_PORT" --threads "$(nproc)" \
+        --tls-certificate "$DIR/server.pem" --tls-key "$DIR/server.key" --h2-at-connection >/dev/null 2>"$DIR/floor-conn.log" &
+    floor_conn_pid=$!
+    pids+=("$floor_pid" "$floor_conn_pid")
+    proxies="$proxies floor floor-conn"
 fi
 wait_for "http://127.0.0.1:$SINK_PORT/"
-for port in "$NGINX_PORT" "$GATEWAY_PORT" ${baseline_pid:+"$BASELINE_PORT"} ${floor_pid:+"$FLOOR_PORT"}; do
+for port in "$NGINX_PORT" "$GATEWAY_PORT" ${baseline_pid:+"$BASELINE_PORT"} ${floor_pid:+"$FLOOR_PORT" "$FLOOR_CONN_PORT"}; do
     for _ in $(seq 1 100); do curl -s -o /dev/null --cacert "$DIR/ca.pem" "https://localhost:$port/" && break; sleep 0.1; done
 done
 
@@ -99,10 +103,11 @@ proxy_pids() { # name
         samlgate) echo "$gateway_pid" ;;
         baseline) echo "$baseline_pid" ;;
         floor) echo "$floor_pid" ;;
+        floor-conn) echo "$floor_conn_pid" ;;
     esac
 }
 port_of() {
-    case $1 in nginx) echo "$NGINX_PORT" ;; samlgate) echo "$GATEWAY_PORT" ;; baseline) echo "$BASELINE_PORT" ;; floor) echo "$FLOOR_PORT" ;; esac
+    case $1 in nginx) echo "$NGINX_PORT" ;; samlgate) echo "$GATEWAY_PORT" ;; baseline) echo "$BASELINE_PORT" ;; floor) echo "$FLOOR_PORT" ;; floor-conn) echo "$FLOOR_CONN_PORT" ;; esac
 }
 
 # run PROXY WORKLOAD: prints "PROXY WORKLOAD REQUESTS TICKS".
@@ -152,7 +157,7 @@ print()
 print("| workload | proxy | per request (kept) or per handshake (new), µs CPU: median (min–max) | handshakes per CPU second | runs |")
 print("|---|---|---:|---:|---:|")
 for workload in ["h1-kept", "h2-kept", "h1-new", "h2-new"]:
-    for proxy in ["nginx", "floor", "samlgate", "baseline"]:
+    for proxy in ["nginx", "floor", "floor-conn", "samlgate", "baseline"]:
         samples = runs.get((workload, proxy), [])
         per = [cpu / n * 1e6 for n, cpu in samples if n]
         if not per:

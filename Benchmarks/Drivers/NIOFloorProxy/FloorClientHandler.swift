@@ -52,7 +52,7 @@ final class FloorClientHandler: ChannelInboundHandler {
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let relay = FloorUpstreamHandler(pool: nil)
-                    relay.client = client.value
+                    relay.client = FloorChannelSink(client.value)
                     try channel.pipeline.syncOperations.addHTTPClientHandlers()
                     try channel.pipeline.syncOperations.addHandler(relay)
                     handler.value.attach(relay)

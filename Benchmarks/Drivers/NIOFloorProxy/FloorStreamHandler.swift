@@ -51,7 +51,7 @@ final class FloorStreamHandler: ChannelInboundHandler {
 
     private func attach(_ connection: FloorUpstreamHandler, stream: ChannelHandlerContext) {
         upstream = connection
-        connection.client = stream
+        connection.client = FloorChannelSink(stream)
         for part in held { connection.write(part) }
         held = []
         connection.flush()

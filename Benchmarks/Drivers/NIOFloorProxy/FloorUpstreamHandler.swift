@@ -10,7 +10,7 @@ final class FloorUpstreamHandler: ChannelInboundHandler {
     typealias OutboundOut = HTTPClientRequestPart
 
     /// Whom the answer goes to: the client connection, or the stream being answered.
-    var client: ChannelHandlerContext?
+    var client: (any FloorAnswerSink)?
     private let pool: FloorUpstreamPool?
     private var context: ChannelHandlerContext?
 
@@ -40,11 +40,11 @@ final class FloorUpstreamHandler: ChannelInboundHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let head):
-            client?.write(NIOAny(HTTPServerResponsePart.head(head)), promise: nil)
+            client?.head(head)
         case .body(let body):
-            client?.write(NIOAny(HTTPServerResponsePart.body(.byteBuffer(body))), promise: nil)
-        case .end(let trailers):
-            client?.writeAndFlush(NIOAny(HTTPServerResponsePart.end(trailers)), promise: nil)
+            client?.body(body)
+        case .end:
+            client?.end()
             if let pool {
                 client = nil
                 pool.release(self)
@@ -53,6 +53,43 @@ final class FloorUpstreamHandler: ChannelInboundHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        client?.close(promise: nil)
+        client?.failed()
+    }
+}
+
+/// Where an answer from the upstream goes: a client channel speaking HTTP/1 parts (an HTTP/1.1
+/// connection, or a child channel's stream behind its codec), or a stream of a connection whose
+/// streams are handled at the connection (``FloorConnectionStreams``).
+protocol FloorAnswerSink: AnyObject {
+    func head(_ head: HTTPResponseHead)
+    func body(_ part: ByteBuffer)
+    /// The answer is complete: flushed.
+    func end()
+    /// The upstream connection went away.
+    func failed()
+}
+
+/// A channel whose pipeline takes HTTP/1 answer parts.
+final class FloorChannelSink: FloorAnswerSink {
+    private let context: ChannelHandlerContext
+
+    init(_ context: ChannelHandlerContext) {
+        self.context = context
+    }
+
+    func head(_ head: HTTPResponseHead) {
+        context.write(NIOAny(HTTPServerResponsePart.head(head)), promise: nil)
+    }
+
+    func body(_ part: ByteBuffer) {
+        context.write(NIOAny(HTTPServerResponsePart.body(.byteBuffer(part))), promise: nil)
+    }
+
+    func end() {
+        context.writeAndFlush(NIOAny(HTTPServerResponsePart.end(nil)), promise: nil)
+    }
+
+    func failed() {
+        context.close(promise: nil)
     }
 }

@@ -2,7 +2,8 @@
 // `make tls-compare`: the least a reverse proxy on SwiftNIO does per request, measured beside
 // nginx and the gateway.
 //
-//   NIOFloorProxy --port P --upstream-port U [--threads N] [--tls-certificate PEM --tls-key PEM]
+//   NIOFloorProxy --port P --upstream-port U [--threads N] [--tls-certificate PEM --tls-key PEM
+//                 [--h2-at-connection]]
 //
 // The same codecs, read buffers and event-loop count as the gateway's data plane, and nothing
 // else: no routing, no header rewriting, no timeouts, no metrics; every request part is passed
@@ -11,7 +12,9 @@
 // request, on the same event loop). With a certificate it speaks TLS (swift-nio-ssl) and, as ALPN
 // chooses, HTTP/1.1 or HTTP/2 — swift-nio-http2 with a child channel per stream and its
 // HTTP/2-to-HTTP/1 codec, each stream's request sent over a pooled upstream connection of its
-// event loop (``FloorUpstreamPool``), as the gateway's streams are.
+// event loop (``FloorUpstreamPool``), as the gateway's streams are. `--h2-at-connection` handles
+// the streams at the connection instead (``FloorConnectionStreams``: no child channel, no codec
+// per stream), to measure that model before the gateway is built on it.
 // Not a product: it trusts its client and its upstream, and is only ever started on loopback by
 // the comparison scripts. What the gateway costs above it is the gateway's own work; what it costs
 // above nginx is what NIO's pipeline, codecs, TLS and HTTP/2 cost.
@@ -28,7 +31,7 @@ func argument(_ name: String) -> String? {
 }
 
 guard let port = argument("--port").flatMap(Int.init), let upstreamPort = argument("--upstream-port").flatMap(Int.init) else {
-    print("usage: NIOFloorProxy --port P --upstream-port U [--threads N] [--tls-certificate PEM --tls-key PEM]")
+    print("usage: NIOFloorProxy --port P --upstream-port U [--threads N] [--tls-certificate PEM --tls-key PEM [--h2-at-connection]]")
     exit(2)
 }
 let threads = argument("--threads").flatMap(Int.init) ?? System.coreCount
@@ -42,6 +45,7 @@ let tls: NIOSSLContext? = try argument("--tls-certificate").map { certificate in
     return try NIOSSLContext(configuration: configuration)
 }
 let pools = FloorUpstreamPools(group: group, upstream: upstream)
+let streamsAtConnection = CommandLine.arguments.contains("--h2-at-connection")
 
 /// HTTP/1.1 on `channel`: one upstream connection of its own.
 @Sendable func http1(_ channel: any Channel) throws {
@@ -64,7 +68,13 @@ let channel = try ServerBootstrap(group: group)
         let pool = pools.pool(on: channel.eventLoop)
         return channel.configureHTTP2SecureUpgrade(
             h2ChannelConfigurator: { connection in
-                connection.configureHTTP2Pipeline(mode: .server) { stream in
+                if streamsAtConnection {
+                    return connection.eventLoop.makeCompletedFuture {
+                        try connection.pipeline.syncOperations.addHandler(NIOHTTP2Handler(mode: .server))
+                        try connection.pipeline.syncOperations.addHandler(FloorConnectionStreams(pool: pool.value))
+                    }
+                }
+                return connection.configureHTTP2Pipeline(mode: .server) { stream in
                     stream.eventLoop.makeCompletedFuture {
                         try stream.pipeline.syncOperations.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
                         try stream.pipeline.syncOperations.addHandler(FloorStreamHandler(pool: pool.value))
