@@ -218,7 +218,7 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
         if machine.startAnswer(lengthKnown: headers.contains(name: "content-length")) {
             headers.replaceOrAdd(name: "Connection", value: "close")
         }
-        current.status = Int(head.status.code)
+        observer.answering(current, status: Int(head.status.code))
         context.write(
             wrapOutboundOut(.head(HTTPResponseHead(version: current.head.answerVersion, status: head.status, headers: headers))), promise: nil)
     }
@@ -341,7 +341,7 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, UpstreamTripDelegate
     private func answer(_ response: GatewayResponse) {
         guard let current = request, !machine.answerStarted, !machine.isClosing else { return }
         machine.startAnswer()
-        current.status = response.status
+        observer.answering(current, status: response.status)
         writeHeadAndBody(
             response, requestID: current.requestID, version: current.head.answerVersion, withBody: current.head.method != .HEAD,
             closing: machine.closesAfterAnswer)

@@ -3,7 +3,7 @@ import NIOHTTP1
 import ServerSupport
 
 /// The request a connection is answering, from its head to the end of its answer: what it is,
-/// where its body goes, the trip answering it, and what its observation reports. Its framing
+/// where its body goes, the trip answering it, and what its one report will say (``record``). Its framing
 /// (body and answer arrived or not, close after the answer) is the connection's
 /// ``ConnectionStateMachine``; nothing here decides an order.
 ///
@@ -37,10 +37,7 @@ final class InFlightRequest {
     /// The request ends the connection after its answer (an upgrade, `CONNECT`): HTTP/1.1's
     /// parser reads nothing after it.
     var endsConnection = false
-    var status = 0
     var trip: UpstreamTrip?
-    /// When the current trip to the backend began (`DispatchTime` nanoseconds): the start of its span.
-    var tripStarted: UInt64 = 0
     /// The connection's TLS (`nil` on a plain listener): its version, and the client's verified
     /// certificate (`tls-client-auth`), whose subject is the request's throttle key and audit line.
     var tls: TLSSession?
@@ -49,16 +46,8 @@ final class InFlightRequest {
     /// The backend API the request is for, from its canonical path (the one routed on): the
     /// vocabulary of its refusals. `nil` for a target that could not be parsed.
     var api: BackendAPI?
-    /// What the audit line of an exchange says (``AuditRecord``): the MVPD once the exchange
-    /// named one of the trust store's, whether it was forwarded, the refusal's code, and the
-    /// verified response's digests.
-    var mvpd: String?
-    var forwarded = false
-    var reason: String?
-    /// Report-only: the refusal enforcing would have answered.
-    var wouldRefuse: String?
-    var assertionHash: String?
-    var subjectHMAC: String?
+    /// What the request's one report says, kept by the ``RequestObserver`` alone.
+    var record = RequestRecord()
 
     init(head: HTTPRequestHead, requestID: String, trace: TraceContext, span: (any RequestSpan)?, started: UInt64) {
         self.head = head

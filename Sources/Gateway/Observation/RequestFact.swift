@@ -41,8 +41,8 @@ extension RequestObserver {
             span.stage("verification", from: began, to: ended, attributes: [("samlgate.verdict", verdict.spanLabel)])
         case .prepared(let prepared):
             core.metrics.exchange(prepared)
-            request.assertionHash = prepared.assertionHash
-            request.subjectHMAC = prepared.subjectHMAC
+            request.record.assertionHash = prepared.assertionHash
+            request.record.subjectHMAC = prepared.subjectHMAC
         case .wouldRefuse(let error, let mvpd):
             wouldRefuse(error, mvpd: mvpd, request: request)
         case .refetched(let result, let asked):
@@ -56,8 +56,8 @@ extension RequestObserver {
         case .exchangeDecided(let mvpd, let forwarded, let refusal):
             if let refusal, refusal.isVerificationFailure { core.metrics.verificationFailure(code: refusal.code.rawValue, mvpd: mvpd) }
             core.metrics.exchangeOutcome(mvpd: mvpd, forwarded: forwarded)
-            request.mvpd = mvpd
-            request.forwarded = forwarded
+            request.record.mvpd = mvpd
+            request.record.forwarded = forwarded
             guard let span = request.span else { return }
             span.setAttribute("samlgate.mvpd", mvpd ?? GatewayMetrics.unknownMVPD)
             span.setAttribute("samlgate.outcome", forwarded ? "forwarded" : "refused")
@@ -77,7 +77,7 @@ extension RequestObserver {
                 "code": .string(error.code.rawValue), "raised_at": .stringConvertible(error.location),
             ])
         if let span = request.span { span.setAttribute("samlgate.would_refuse", error.code.rawValue) }
-        request.wouldRefuse = error.code.rawValue
+        request.record.wouldRefuse = error.code.rawValue
     }
 
     /// `samlgate_partner_status_total{route,verdict}`: how a partner status header read.

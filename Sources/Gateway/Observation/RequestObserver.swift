@@ -40,7 +40,7 @@ struct RequestObserver {
     /// counted, logged, and noted on the request and its span.
     func refused(_ error: GatewayError, request: InFlightRequest) -> GatewayResponse {
         if let span = request.span { span.setAttribute("samlgate.reason", error.code.rawValue) }
-        request.reason = error.code.rawValue
+        request.record.reason = error.code.rawValue
         core.metrics.error(code: error.code.rawValue)
         // Only a refusal of a target that could not be parsed reads the raw one.
         let api = request.api ?? BackendAPI(path: RequestTarget.pathPart(of: request.head.uri))
@@ -69,8 +69,8 @@ struct RequestObserver {
     /// line and audit line report.
     func failed(_ code: ErrorCode, request: InFlightRequest?, status: Int? = nil, reason: Bool = false) {
         core.metrics.error(code: code.rawValue)
-        if let status { request?.status = status }
-        if reason { request?.reason = code.rawValue }
+        if let status { request?.record.status = status }
+        if reason { request?.record.reason = code.rawValue }
     }
 
     private func logRefusal(_ error: GatewayError, requestID: String, traceID: String?, status: Int, backendCode: BackendErrorCode) {
@@ -92,9 +92,14 @@ struct RequestObserver {
 
     // MARK: - the backend's part
 
+    /// The request's answer begins with `status` (the backend's, or the gateway's own).
+    func answering(_ request: InFlightRequest, status: Int) {
+        request.record.status = status
+    }
+
     /// The trip to the backend begins: the start of its `upstream` stage (kept for a traced request only).
     func tripStarted(_ request: InFlightRequest) {
-        if request.span != nil { request.tripStarted = DispatchTime.now().uptimeNanoseconds }
+        if request.span != nil { request.record.tripStarted = DispatchTime.now().uptimeNanoseconds }
     }
 
     /// The trip's stage span (`upstream`), from the request sent to the answer's end or the failure.
@@ -102,9 +107,11 @@ struct RequestObserver {
         guard let span = request.span else { return }
         let end = DispatchTime.now().uptimeNanoseconds
         if let failure {
-            span.stage("upstream", from: request.tripStarted, to: end, attributes: [("samlgate.upstream_failure", failure.kind.rawValue)])
+            span.stage("upstream", from: request.record.tripStarted, to: end, attributes: [("samlgate.upstream_failure", failure.kind.rawValue)])
         } else {
-            span.stage("upstream", from: request.tripStarted, to: end, attributes: [], integers: [("http.response.status_code", request.status)])
+            span.stage(
+                "upstream", from: request.record.tripStarted, to: end, attributes: [],
+                integers: [("http.response.status_code", request.record.status)])
         }
     }
 
@@ -113,14 +120,14 @@ struct RequestObserver {
     /// The request ended (answered, or broken off): counted, logged, audited, its span ended.
     /// Called once per request.
     func finished(_ request: InFlightRequest) {
-        core.metrics.request(route: request.routeLabel, status: request.status)
+        core.metrics.request(route: request.routeLabel, status: request.record.status)
         if request.isExchange, let audit = core.audit { audit.write(auditRecord(of: request)) }
         let now = DispatchTime.now().uptimeNanoseconds
         if let span = request.span {
             // The protocol of a recorded request (OpenTelemetry's network and TLS conventions).
             span.setAttribute("network.protocol.version", request.head.version.major == 2 ? "2" : "1.1")
             if let tls = request.tls { span.setAttribute("tls.protocol.version", tls.version) }
-            span.end(name: Self.spanMethod(request.head.method) + " " + request.routeLabel, status: request.status, at: now)
+            span.end(name: Self.spanMethod(request.head.method) + " " + request.routeLabel, status: request.record.status, at: now)
         }
         guard request.route?.isOperational != true else { return }
         let elapsed = now - request.started
@@ -130,7 +137,7 @@ struct RequestObserver {
             metadata: [
                 "request_id": .string(request.requestID), "trace_id": .string(request.trace.traceID), "route": .string(request.routeLabel),
                 "method": .string(request.head.method.rawValue),
-                "status": .stringConvertible(request.status), "duration_us": .stringConvertible(elapsed / 1000),
+                "status": .stringConvertible(request.record.status), "duration_us": .stringConvertible(elapsed / 1000),
             ])
     }
 
@@ -147,8 +154,10 @@ struct RequestObserver {
         let (seconds, nanoseconds) = AuditRecord.now()
         return AuditRecord(
             seconds: seconds, nanoseconds: nanoseconds, requestID: request.requestID, traceID: request.trace.traceID, route: request.routeLabel,
-            mvpd: request.mvpd ?? GatewayMetrics.unknownMVPD, forwarded: request.forwarded && request.reason == nil, status: request.status,
-            reason: request.reason, wouldRefuse: request.wouldRefuse, assertion: request.assertionHash, subject: request.subjectHMAC,
+            mvpd: request.record.mvpd ?? GatewayMetrics.unknownMVPD, forwarded: request.record.forwarded && request.record.reason == nil,
+            status: request.record.status,
+            reason: request.record.reason, wouldRefuse: request.record.wouldRefuse, assertion: request.record.assertionHash,
+            subject: request.record.subjectHMAC,
             clientCertificate: request.tls?.certificate?.subject)
     }
 }
