@@ -14,9 +14,11 @@ protocol ExchangeFlowDelegate: AnyObject {
 /// then forwarded (the head and body for the backend) or refused, reported once to whoever
 /// started it (``whenDecided(tell:)``). It knows nothing of the connection.
 ///
-/// Runs on the connection's event loop but for the worker's part. The connection cancels it
-/// (``cancel()``) when the request ends otherwise — a client gone, a timeout, a refusal — and
-/// each return to the loop stops there: nothing is recorded or forwarded for it.
+/// Runs on the connection's event loop but for the worker's part. Its phases are a value
+/// (``ExchangeState``), which says what comes next at each step; the flow carries it out. The
+/// connection cancels it (``cancel()``) when the request ends otherwise — a client gone, a
+/// timeout, a refusal — and each return to the loop stops there: nothing is recorded or
+/// forwarded for it.
 final class ExchangeFlow {
     /// How the exchange ends.
     enum Decision {
@@ -34,15 +36,13 @@ final class ExchangeFlow {
     private let peer: SocketAddress?
     /// Whom the decision goes to (the connection answering the request); weak, as a trip's delegate.
     private weak var delegate: (any ExchangeFlowDelegate)?
-    private var cancelled = false
+    /// Where the exchange is (``ExchangeState``): the flow carries out what it returns.
+    private var state = ExchangeState()
     private let route: ExchangeRoute
     /// One trust snapshot for the whole request, so a reload cannot split it: the v2 partner
     /// status was resolved against it, and the worker verifies against it. Replaced only by the
     /// reload an out-of-turn metadata fetch made (``refetched(_:refusal:asked:)``).
     private var store: TrustStore
-    /// The metadata of this exchange's MVPD was fetched out of turn once already: a response is
-    /// verified at most twice.
-    private var refetchedOnce = false
     /// With `throttle-store: shared`: Redis's answer for this client (the wait until its next
     /// token, `nil` to go on), awaited before the body goes to a worker.
     var throttleVerdict: EventLoopFuture<Double?>?
@@ -82,12 +82,12 @@ final class ExchangeFlow {
 
     /// The request ended otherwise: the flow stops at its next step, and decides nothing.
     func cancel() {
-        cancelled = true
+        state.cancel()
         delegate = nil
     }
 
     private func decide(_ decision: Decision) {
-        guard let delegate else { return }
+        guard state.decide(), let delegate else { return }
         self.delegate = nil
         delegate.exchange(self, decided: decision)
     }
@@ -104,20 +104,34 @@ final class ExchangeFlow {
         }
     }
 
-    /// The body is complete: verified and encoded on a worker, then
-    /// ``verified(_:queued:began:ended:)`` on this loop. The body is kept (a reference, not a
-    /// copy) for a second verification after an out-of-turn metadata fetch.
+    /// The body is complete: the shared throttle's answer awaited, if any, then verified.
     func bodyComplete() {
-        if let verdict = throttleVerdict {
-            throttleVerdict = nil
-            verdict.assumeIsolated().whenSuccess { wait in
-                guard !self.cancelled else { return }
-                guard let wait else { return self.bodyComplete() }
-                self.observer.note(.throttled, for: self.request)
-                self.decide(.refuse(.throttled(wait: wait)))
-            }
-            return
+        switch state.bodyComplete(awaitingThrottle: throttleVerdict != nil) {
+        case .awaitThrottle: awaitThrottle()
+        case .verify: verify()
+        case .refuse: decide(.refuse(.unreadableBody))
         }
+    }
+
+    private func awaitThrottle() {
+        guard let verdict = throttleVerdict else { return }
+        throttleVerdict = nil
+        verdict.assumeIsolated().whenSuccess { wait in
+            guard self.state.isLive else { return }
+            switch self.state.throttleAnswered(throttled: wait != nil) {
+            case .verify:
+                self.verify()
+            case .refuse, .awaitThrottle:
+                self.observer.note(.throttled, for: self.request)
+                self.decide(.refuse(.throttled(wait: wait ?? 1)))
+            }
+        }
+    }
+
+    /// Verified and encoded on a worker, then ``verified(_:queued:began:ended:)`` on this loop.
+    /// The body is kept (a reference, not a copy) for a second verification after the trust
+    /// store changed.
+    private func verify() {
         let eventLoop = self.eventLoop
         let queued = DispatchTime.now().uptimeNanoseconds
         let processor = core.processor
@@ -136,29 +150,32 @@ final class ExchangeFlow {
     /// forwarded. `queued`, `began` and `ended`: when the body was queued for a worker, and when
     /// the worker took it up and was done with it.
     private func verified(_ verdict: ExchangeVerdict, queued: UInt64, began: UInt64, ended: UInt64) {
-        guard !cancelled else { return }
+        guard state.isLive else { return }
         observer.note(.verified(verdict, queued: queued, began: began, ended: ended), for: request)
         switch verdict {
         case .refuse(let error, let mvpd):
             // Refused only for a key not trusted, from an MVPD whose metadata is fetched: maybe
             // a rotation the next scheduled refresh would bring. Fetched now, verified again if
             // the copy changed.
-            if error.code == .keyNotTrusted, !refetchedOnce, let refetch = core.metadataRefetch, let mvpd,
+            if error.code == .keyNotTrusted, let refetch = core.metadataRefetch, let mvpd,
                 let source = store.provider(for: mvpd)?.metadataSource
             {
-                refetchedOnce = true
-                if core.trustStore.current !== store {
+                switch state.keyNotTrusted(refetchable: true, storeChanged: core.trustStore.current !== store) {
+                case .verifyAgain:
                     // The store changed since this request's head: that copy first, no fetch.
                     store = core.trustStore.current
-                    bodyComplete()
+                    verify()
                     return
+                case .refetch:
+                    let (asked, loop) = (DispatchTime.now().uptimeNanoseconds, eventLoop)
+                    let flow = NIOLoopBound(self, eventLoop: loop)
+                    refetch.request(source) { result in
+                        loop.execute { flow.value.refetched(result, refusal: error, mvpd: mvpd, asked: asked) }
+                    }
+                    return
+                case .refuse:
+                    break
                 }
-                let (asked, loop) = (DispatchTime.now().uptimeNanoseconds, eventLoop)
-                let flow = NIOLoopBound(self, eventLoop: loop)
-                refetch.request(source) { result in
-                    loop.execute { flow.value.refetched(result, refusal: error, mvpd: mvpd, asked: asked) }
-                }
-                return
             }
             refuse(error, mvpd: mvpd)
         case .report(let prepared, let wouldRefuse):
@@ -166,6 +183,7 @@ final class ExchangeFlow {
         case .forward(let prepared):
             observer.note(.prepared(prepared), for: request)
             if let shared = core.sharedReplayStore, let claim = prepared.replayClaim {
+                state.recording()
                 record(claim, in: shared, then: prepared)
             } else {
                 forward(prepared)
@@ -176,7 +194,7 @@ final class ExchangeFlow {
     /// Report-only (the gateway's `mode`, or the MVPD's `mode` file): what enforcing would have
     /// refused is forwarded, and reported.
     private func reported(_ error: GatewayError, prepared: PreparedExchange) {
-        guard !cancelled else { return }
+        guard state.isLive else { return }
         observer.note(.wouldRefuse(error, mvpd: prepared.mvpd), for: request)
         forward(prepared)
     }
@@ -184,24 +202,24 @@ final class ExchangeFlow {
     /// Back from an out-of-turn metadata fetch: verified again against the reloaded store when
     /// the copy changed, else refused as the first verification decided.
     private func refetched(_ result: MetadataRefreshResult, refusal: GatewayError, mvpd: String, asked: UInt64) {
-        guard !cancelled else { return }
+        guard state.isLive else { return }
         observer.note(.refetched(result, asked: asked), for: request)
         // A newer store — this fetch's, or one a scheduled refresh or another request's fetch
         // loaded meanwhile — may trust the key: verified again against it.
         let current = core.trustStore.current
-        guard result == .updated || current !== store else {
+        guard state.refetched(storeChanged: result == .updated || current !== store) else {
             refuse(refusal, mvpd: mvpd)
             return
         }
         store = current
-        bodyComplete()
+        verify()
     }
 
     /// The shared replay store, asked from this loop: forwarded only once recorded.
     private func record(_ claim: ReplayClaim, in shared: SharedReplayStore, then prepared: PreparedExchange) {
         let asked = DispatchTime.now().uptimeNanoseconds
         shared.admit(claim, digest: prepared.assertionHash, on: eventLoop).assumeIsolated().whenSuccess { refusal in
-            guard !self.cancelled else { return }
+            guard self.state.isLive else { return }
             self.observer.note(.replayAnswered(refusal: refusal, asked: asked), for: self.request)
             guard let refusal else { return self.forward(prepared) }
             switch self.core.processor.verdict(for: refusal, mvpd: prepared.mvpd, store: self.store, reported: { prepared }) {
@@ -214,7 +232,7 @@ final class ExchangeFlow {
 
     /// The verified body to the backend, under the client's headers.
     private func forward(_ prepared: PreparedExchange) {
-        guard !cancelled else { return }
+        guard state.isLive else { return }
         // The client's body was kept for a second verification only: not for the trip.
         body = ByteBuffer()
         observer.note(.exchangeDecided(mvpd: prepared.mvpd, forwarded: true, refusal: nil), for: request)
