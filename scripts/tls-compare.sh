@@ -11,10 +11,13 @@
 # (Benchmarks/Drivers/NIOFloorProxy with the same certificate: swift-nio-ssl, swift-nio-http2 with
 # a child channel per stream, pooled upstream connections, nothing else), so that what the
 # libraries cost and what samlgate adds are told apart; and `floor-conn`, the same floor with the
-# HTTP/2 streams handled at the connection (no child channel, no codec per stream). Every new connection is a full TLS 1.3 handshake
+# HTTP/2 streams handled at the connection (no child channel, no codec per stream). And HAProxy
+# 2.6 and Caddy 2.6 with the same certificate (scripts/load/haproxy-tls.cfg, Caddyfile-tls), when
+# installed. Every new connection is a full TLS 1.3 handshake
 # (X25519, ECDSA): h2load's clients resume no session. Prints each run, then medians and spread.
 # Knobs: BIN (.build/release/samlgate), BASELINE_BIN (another build, measured alongside as
-# `baseline`), FLOOR (0 leaves the floor out), ROUNDS (3), DURATION (5 s), HANDSHAKES (1000), TLS_DIR.
+# `baseline`), FLOOR (0 leaves the floors out), PEERS ("haproxy caddy": the other proxies that run;
+# one not installed is left out), ROUNDS (3), DURATION (5 s), HANDSHAKES (1000), TLS_DIR.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/load/common.sh
@@ -41,7 +44,7 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 fill() {
-    sed -e "s#@PREFIX@#$2#g" -e "s#@PORT@#$3#g" -e "s#@UPSTREAM_PORT@#${4:-}#g" "$1"
+    sed -e "s#@PREFIX@#$2#g" -e "s#@PORT@#$3#g" -e "s#@UPSTREAM_PORT@#${4:-}#g" -e "s#@THREADS@#$(nproc)#g" "$1"
 }
 
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$DIR/ca.key" -out "$DIR/ca.pem" -days 2 \
@@ -56,6 +59,7 @@ mkdir -p "$DIR/trust/$MVPD"
 cp "$DIR/idp/cert.pem" "$DIR/trust/$MVPD/cert.pem"
 
 SINK_PORT=$(free_port) NGINX_PORT=$(free_port) GATEWAY_PORT=$(free_port) BASELINE_PORT=$(free_port) FLOOR_PORT=$(free_port) FLOOR_CONN_PORT=$(free_port)
+HAPROXY_PORT=$(free_port) CADDY_PORT=$(free_port)
 proxies="nginx samlgate"
 mkdir -p "$DIR/sink" "$DIR/nginx"
 fill scripts/load/nginx-204.conf "$DIR/sink" "$SINK_PORT" > "$DIR/sink/nginx.conf"
@@ -92,8 +96,37 @@ if [ -n "$floor_bin" ]; then
     pids+=("$floor_pid" "$floor_conn_pid")
     proxies="$proxies floor floor-conn"
 fi
+haproxy_pid="" caddy_pid=""
+for peer in ${PEERS:-haproxy caddy}; do
+    case $peer in
+        haproxy)
+            HAPROXY=$(optional_load_tool haproxy)
+            [ -n "$HAPROXY" ] || continue
+            mkdir -p "$DIR/haproxy"
+            cat "$DIR/server.pem" "$DIR/server.key" >"$DIR/haproxy/haproxy.pem"
+            fill scripts/load/haproxy-tls.cfg "$DIR/haproxy" "$HAPROXY_PORT" "$SINK_PORT" >"$DIR/haproxy/haproxy.cfg"
+            "$HAPROXY" -db -f "$DIR/haproxy/haproxy.cfg" >/dev/null 2>"$DIR/haproxy/haproxy.log" &
+            haproxy_pid=$!
+            pids+=("$haproxy_pid")
+            proxies="$proxies haproxy" ;;
+        caddy)
+            CADDY=$(optional_load_tool caddy)
+            [ -n "$CADDY" ] || continue
+            mkdir -p "$DIR/caddy"
+            cp "$DIR/server.pem" "$DIR/server.key" "$DIR/caddy/"
+            fill scripts/load/Caddyfile-tls "$DIR/caddy" "$CADDY_PORT" "$SINK_PORT" >"$DIR/caddy/Caddyfile"
+            # Its data and its copy of the configuration in its own directory, not in $HOME.
+            XDG_DATA_HOME=$DIR/caddy XDG_CONFIG_HOME=$DIR/caddy "$CADDY" run --config "$DIR/caddy/Caddyfile" --adapter caddyfile \
+                >/dev/null 2>"$DIR/caddy/caddy.log" &
+            caddy_pid=$!
+            pids+=("$caddy_pid")
+            proxies="$proxies caddy" ;;
+        *) echo "PEERS: unknown peer $peer (haproxy, caddy)" >&2; exit 2 ;;
+    esac
+done
 wait_for "http://127.0.0.1:$SINK_PORT/"
-for port in "$NGINX_PORT" "$GATEWAY_PORT" ${baseline_pid:+"$BASELINE_PORT"} ${floor_pid:+"$FLOOR_PORT" "$FLOOR_CONN_PORT"}; do
+for port in "$NGINX_PORT" "$GATEWAY_PORT" ${baseline_pid:+"$BASELINE_PORT"} ${floor_pid:+"$FLOOR_PORT" "$FLOOR_CONN_PORT"} \
+    ${haproxy_pid:+"$HAPROXY_PORT"} ${caddy_pid:+"$CADDY_PORT"}; do
     for _ in $(seq 1 100); do curl -s -o /dev/null --cacert "$DIR/ca.pem" "https://localhost:$port/" && break; sleep 0.1; done
 done
 
@@ -104,10 +137,20 @@ proxy_pids() { # name
         baseline) echo "$baseline_pid" ;;
         floor) echo "$floor_pid" ;;
         floor-conn) echo "$floor_conn_pid" ;;
+        haproxy) echo "$haproxy_pid" ;;
+        caddy) echo "$caddy_pid" ;;
     esac
 }
 port_of() {
-    case $1 in nginx) echo "$NGINX_PORT" ;; samlgate) echo "$GATEWAY_PORT" ;; baseline) echo "$BASELINE_PORT" ;; floor) echo "$FLOOR_PORT" ;; floor-conn) echo "$FLOOR_CONN_PORT" ;; esac
+    case $1 in
+        nginx) echo "$NGINX_PORT" ;;
+        samlgate) echo "$GATEWAY_PORT" ;;
+        baseline) echo "$BASELINE_PORT" ;;
+        floor) echo "$FLOOR_PORT" ;;
+        floor-conn) echo "$FLOOR_CONN_PORT" ;;
+        haproxy) echo "$HAPROXY_PORT" ;;
+        caddy) echo "$CADDY_PORT" ;;
+    esac
 }
 
 # run PROXY WORKLOAD: prints "PROXY WORKLOAD REQUESTS TICKS".
@@ -157,7 +200,7 @@ print()
 print("| workload | proxy | per request (kept) or per handshake (new), µs CPU: median (min–max) | handshakes per CPU second | runs |")
 print("|---|---|---:|---:|---:|")
 for workload in ["h1-kept", "h2-kept", "h1-new", "h2-new"]:
-    for proxy in ["nginx", "floor", "floor-conn", "samlgate", "baseline"]:
+    for proxy in ["nginx", "haproxy", "caddy", "floor", "floor-conn", "samlgate", "baseline"]:
         samples = runs.get((workload, proxy), [])
         per = [cpu / n * 1e6 for n, cpu in samples if n]
         if not per:
