@@ -62,6 +62,8 @@ final class RESPClusterMap: Sendable {
         var refreshing = false
         var refreshedAt: NIODeadline?
         var refreshes = 0
+        /// Told when the question under way ends: whether it brought a map.
+        var waiting: [EventLoopPromise<Bool>] = []
     }
 
     /// Told of each map answered.
@@ -102,17 +104,23 @@ final class RESPClusterMap: Sendable {
         state.withLock { state in state.refreshedAt.map { now - $0 >= Self.refreshInterval } ?? true }
     }
 
-    /// Asks the cluster for its map, unless a question is under way: `ask` sends one command to
-    /// one address and answers its reply. The nodes known are tried in turn, seeds last.
-    func refresh(on eventLoop: any EventLoop, ask: @escaping @Sendable (RESPCommand, RedisAddress) -> EventLoopFuture<RESPValue>) {
+    /// Asks the cluster for its map, or joins the question under way: `ask` sends one command to
+    /// one address and answers its reply. The nodes known are tried in turn, seeds last. The
+    /// future says, once the question ends, whether it brought a map.
+    @discardableResult
+    func refresh(
+        on eventLoop: any EventLoop, ask: @escaping @Sendable (RESPCommand, RedisAddress) -> EventLoopFuture<RESPValue>
+    ) -> EventLoopFuture<Bool> {
+        let answered = eventLoop.makePromise(of: Bool.self)
         let candidates = state.withLock { state -> [RedisAddress]? in
+            state.waiting.append(answered)
             guard !state.refreshing else { return nil }
             state.refreshing = true
             var seen = Set<RedisAddress>()
             return (state.primaries + seeds).filter { seen.insert($0).inserted }
         }
-        guard let candidates else { return }
-        refresh(candidates[...], on: eventLoop, ask: ask)
+        if let candidates { refresh(candidates[...], on: eventLoop, ask: ask) }
+        return answered.futureResult
     }
 
     private func refresh(
@@ -120,7 +128,12 @@ final class RESPClusterMap: Sendable {
         ask: @escaping @Sendable (RESPCommand, RedisAddress) -> EventLoopFuture<RESPValue>
     ) {
         guard let node = remaining.first else {
-            state.withLock { $0.refreshing = false }
+            let waiting = state.withLock { state in
+                state.refreshing = false
+                defer { state.waiting = [] }
+                return state.waiting
+            }
+            for promise in waiting { promise.succeed(false) }
             return
         }
         ask(RESPCommand("CLUSTER", "SLOTS"), node).whenComplete { result in
@@ -129,15 +142,18 @@ final class RESPClusterMap: Sendable {
                 return
             }
             let now = NIODeadline.now()
-            self.state.withLock { state in
+            let waiting = self.state.withLock { state in
                 state.owners = owners
                 var seen = Set<RedisAddress>()
                 state.primaries = owners.compactMap { $0 }.filter { seen.insert($0).inserted }
                 state.refreshing = false
                 state.refreshedAt = now
                 state.refreshes += 1
+                defer { state.waiting = [] }
+                return state.waiting
             }
             self.onRefresh()
+            for promise in waiting { promise.succeed(true) }
         }
     }
 
@@ -219,16 +235,13 @@ final class RESPClusterRouting: Sendable {
         if !enabled.exchange(true, ordering: .relaxed) { refresh(on: eventLoop) }
     }
 
-    /// Enables routing and waits for the first map (at most a few tries).
+    /// Enables routing and waits for the first map (at most three questions, each over every
+    /// node known): the slots it leaves unserved, or `nil` when no node answered one.
     func enableAndMap(on eventLoop: any EventLoop) async -> Int? {
         enabled.store(true, ordering: .relaxed)
         for _ in 0..<3 {
-            let before = map.refreshes
-            try? await eventLoop.submit { self.refresh(on: eventLoop) }.get()
-            for _ in 0..<100 where map.refreshes == before {
-                try? await Task.sleep(for: .milliseconds(20))
-            }
-            if map.refreshes > before { return map.uncovered }
+            let answered = try? await eventLoop.flatSubmit { self.refresh(on: eventLoop) }.get()
+            if answered == true { return map.uncovered }
         }
         return nil
     }
@@ -324,7 +337,8 @@ final class RESPClusterRouting: Sendable {
         return pool
     }
 
-    private func refresh(on eventLoop: any EventLoop) {
+    @discardableResult
+    private func refresh(on eventLoop: any EventLoop) -> EventLoopFuture<Bool> {
         map.refresh(on: eventLoop) { command, node in
             eventLoop.inEventLoop
                 ? self.send(command, to: node, on: eventLoop)
