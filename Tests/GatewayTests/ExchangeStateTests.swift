@@ -11,14 +11,15 @@ struct ExchangeStateTests {
         var state = ExchangeState()
         #expect(state.bodyComplete(awaitingThrottle: true) == .awaitThrottle)
         #expect(state.phase == .awaitingThrottle)
-        #expect(state.throttleAnswered(throttled: true) == .refuse)
+        // Throttled: refused from here, without a verification.
         let decided = state.decide()
         let again = state.decide()
         #expect(decided && !again && !state.isLive)
 
         var allowed = ExchangeState()
         _ = allowed.bodyComplete(awaitingThrottle: true)
-        #expect(allowed.throttleAnswered(throttled: false) == .verify)
+        let passed = allowed.throttlePassed()
+        #expect(passed)
         #expect(allowed.phase == .verifying(attempt: 1))
 
         var plain = ExchangeState()

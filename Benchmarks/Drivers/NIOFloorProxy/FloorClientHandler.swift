@@ -19,12 +19,7 @@ final class FloorClientHandler: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let part: HTTPClientRequestPart
-        switch unwrapInboundIn(data) {
-        case .head(let head): part = .head(head)
-        case .body(let body): part = .body(.byteBuffer(body))
-        case .end(let trailers): part = .end(trailers)
-        }
+        let part = FloorUpstreamHandler.requestPart(unwrapInboundIn(data))
         if let upstream {
             upstream.write(part)
             return

@@ -18,16 +18,13 @@ final class FloorStreamHandler: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let part: HTTPClientRequestPart
-        switch unwrapInboundIn(data) {
-        case .head(var head):
+        var part = FloorUpstreamHandler.requestPart(unwrapInboundIn(data))
+        if case .head(var head) = part {
             // The codec's head is HTTP/2.0's and carries no `Host` (HTTP/2's `:authority`): the
             // upstream speaks HTTP/1.1, which wants one.
             head.version = .http1_1
             if !head.headers.contains(name: "host") { head.headers.add(name: "Host", value: "floor") }
             part = .head(head)
-        case .body(let body): part = .body(.byteBuffer(body))
-        case .end(let trailers): part = .end(trailers)
         }
         if let upstream {
             upstream.write(part)

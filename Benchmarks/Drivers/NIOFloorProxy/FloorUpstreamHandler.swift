@@ -21,6 +21,15 @@ final class FloorUpstreamHandler: ChannelInboundHandler {
 
     var isActive: Bool { context?.channel.isActive ?? false }
 
+    /// A client's request part as the upstream connection takes it.
+    static func requestPart(_ part: HTTPServerRequestPart) -> HTTPClientRequestPart {
+        switch part {
+        case .head(let head): .head(head)
+        case .body(let body): .body(.byteBuffer(body))
+        case .end(let trailers): .end(trailers)
+        }
+    }
+
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
     }

@@ -118,13 +118,12 @@ final class ExchangeFlow {
         throttleVerdict = nil
         verdict.assumeIsolated().whenSuccess { wait in
             guard self.state.isLive else { return }
-            switch self.state.throttleAnswered(throttled: wait != nil) {
-            case .verify:
-                self.verify()
-            case .refuse, .awaitThrottle:
-                self.observer.note(.throttled, for: self.request)
-                self.decide(.refuse(.throttled(wait: wait ?? 1)))
+            guard let wait else {
+                if self.state.throttlePassed() { self.verify() }
+                return
             }
+            self.observer.note(.throttled, for: self.request)
+            self.decide(.refuse(.throttled(wait: wait)))
         }
     }
 

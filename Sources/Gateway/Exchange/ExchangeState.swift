@@ -21,7 +21,7 @@ struct ExchangeState {
         case cancelled
     }
 
-    /// What to do once the body is complete, or the throttle answered.
+    /// What to do once the body is complete.
     enum Next: Equatable {
         case awaitThrottle
         case verify
@@ -55,12 +55,12 @@ struct ExchangeState {
         return .verify
     }
 
-    /// The shared throttle answered: `throttled` (no token left for this client) refuses.
-    mutating func throttleAnswered(throttled: Bool) -> Next {
-        guard phase == .awaitingThrottle else { return illegal("a throttle answer not awaited", .refuse) }
-        if throttled { return .refuse }
+    /// The shared throttle let the client through: the body goes to a worker (a throttled
+    /// client is refused, ``decide()``). Returns false when no answer was awaited.
+    mutating func throttlePassed() -> Bool {
+        guard phase == .awaitingThrottle else { return illegal("a throttle answer not awaited", false) }
         phase = .verifying(attempt: 1)
-        return .verify
+        return true
     }
 
     /// The verification refused the response for a key not trusted. Only the first time, and
