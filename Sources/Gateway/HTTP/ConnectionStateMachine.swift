@@ -200,8 +200,9 @@ struct ConnectionStateMachine {
     /// head says `Connection: close`). `lengthKnown`: the answer's length is in its head; one of
     /// unknown length to an HTTP/1.0 client ends with the connection (it cannot take a chunked body).
     @discardableResult
-    mutating func startAnswer(lengthKnown: Bool = true) -> Bool {
-        if predatesHTTP11 && !lengthKnown { closeAfterAnswer() }
+    mutating func startAnswer(lengthKnown: @autoclosure () -> Bool = true) -> Bool {
+        // Read only for an HTTP/1.0 client: the answer's fields are not scanned for the others.
+        if predatesHTTP11 && !lengthKnown() { closeAfterAnswer() }
         switch state {
         case .receiving(let close): state = .answeringWhileReceiving(closeAfterAnswer: close)
         case .awaitingAnswer(let close): state = .answering(closeAfterAnswer: close)
