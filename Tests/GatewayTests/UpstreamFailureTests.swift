@@ -16,7 +16,15 @@ struct UpstreamFailureTests {
 
     @Test("upstream down: 502 upstream_unavailable, quickly; readiness turns false")
     func down() async throws {
-        try await withHarness(upstreamURL: "http://127.0.0.1:1", configure: { $0.connectTimeout = 1 }) { h in
+        // The cool-down far longer than any run of this test: readiness is asserted by state, not
+        // by how soon after the failure `/readyz` is asked (a loaded CI machine took over 5 s).
+        try await withHarness(
+            upstreamURL: "http://127.0.0.1:1",
+            configure: {
+                $0.connectTimeout = 1
+                $0.upstreamCooldown = 3600
+            }
+        ) { h in
             ErrorCodeTests.expectError(try await Self.exchange(h), 502, "upstream_unavailable", .networkConnectionTimeout)
             // One connect attempt, no back-off retries (checked by count, not by the clock).
             let metrics = try await h.send(.GET, "/metrics")
