@@ -31,7 +31,7 @@ final class EmbeddedGateway {
             seams: DataPlaneSeams(connector: upstreams, executor: InlineExecutor()))
         let pipeline = channel.pipeline.syncOperations
         try pipeline.configureHTTPServerPipeline(withPipeliningAssistance: false, withErrorHandling: false)
-        try pipeline.addHandler(GatewayConnectionHandler(core: core, pool: core.upstream.pool(on: channel.embeddedEventLoop)))
+        try pipeline.addHandler(GatewayConnectionHandler(core: core, eventLoop: channel.embeddedEventLoop))
         try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 40_000)).wait()
     }
 

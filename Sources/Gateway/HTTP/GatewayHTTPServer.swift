@@ -99,7 +99,7 @@ struct GatewayHTTPServer: Service {
                     case .probes:
                         try pipeline.configureHTTPServerPipeline(withPipeliningAssistance: false, withErrorHandling: false)
                         try pipeline.addHandler(
-                            GatewayConnectionHandler(core: core, pool: core.upstream.pool(on: channel.eventLoop), probesOnly: true))
+                            GatewayConnectionHandler(core: core, eventLoop: channel.eventLoop, probesOnly: true))
                     }
                 }
             }

@@ -5,48 +5,6 @@ import NIOSSL
 // An HTTP/2 connection as the gateway sets it up (``ClientProtocol``): its limits, what its
 // streams share, the guard that closes it, and why it was closed.
 
-/// What the streams of one HTTP/2 connection share, on its event loop: the random source of
-/// their request and trace ids (seeded once per connection: a stream is a request, and a system
-/// call per request for its ids is what the per-connection sequences exist to avoid), the budget
-/// of answers the connection holds for its client (``HTTP2AnswerBudget``), the one timer of its
-/// streams' clocks (``HTTP2StreamClock``), its client's count of
-/// open streams (`max-streams-per-client`), and its open streams, told when the client has
-/// half-closed the connection.
-final class HTTP2Streams {
-    var seeds = TraceIDSequence()
-    let budget: HTTP2AnswerBudget
-    let clock: HTTP2StreamClock
-    let caps: ConnectionCaps
-    let client: ClientKey?
-    let metrics: ConnectionMetrics
-    /// The client sends nothing more: a stream whose request is not whole can never be.
-    private(set) var inputClosed = false
-    private var open: [ObjectIdentifier: HTTP2RequestTranslator] = [:]
-
-    init(budget: HTTP2AnswerBudget, clock: HTTP2StreamClock, caps: ConnectionCaps, client: ClientKey?, metrics: ConnectionMetrics) {
-        self.budget = budget
-        self.clock = clock
-        self.caps = caps
-        self.client = client
-        self.metrics = metrics
-    }
-
-    func opened(_ stream: HTTP2RequestTranslator) {
-        open[ObjectIdentifier(stream)] = stream
-    }
-
-    func closed(_ stream: HTTP2RequestTranslator) {
-        open[ObjectIdentifier(stream)] = nil
-    }
-
-    /// The client half-closed the connection: the streams whose requests are whole are answered,
-    /// the others end now, and their backend connections with them.
-    func clientInputClosed() {
-        inputClosed = true
-        for stream in Array(open.values) { stream.clientInputClosed() }
-    }
-}
-
 /// The limits of an HTTP/2 connection, each one a bound on what a client can make the gateway
 /// hold or do (docs/security.md states the cost of each attack under them).
 enum HTTP2Limits {
@@ -327,20 +285,23 @@ final class HTTP2ConnectionGuard: ChannelInboundHandler {
     }
 }
 
-/// swift-nio-http2 tells one delegate of its streams: this one tells the management handler
-/// (its graceful shutdown counts them) and the guard (its idle clock), on the connection's loop.
-struct HTTP2StreamEvents: NIOHTTP2StreamDelegate {
+/// The streams the connection serves, as ``HTTP2Streams`` opens and ends them: the management
+/// handler counts them (its graceful shutdown waits for them) and the guard (its idle clock).
+/// Told of the streams that carry a request, each opened and ended once (swift-nio-http2's own
+/// stream events also name streams that never reach a request, and may order them otherwise).
+struct HTTP2StreamEvents {
     let management: NIOHTTP2ServerConnectionManagementHandler.HTTP2StreamDelegate
-    let guardHandler: NIOLoopBound<HTTP2ConnectionGuard>
+    let guardHandler: HTTP2ConnectionGuard
+    let channel: any Channel
 
-    func streamCreated(_ id: HTTP2StreamID, channel: any Channel) {
+    func opened(_ id: HTTP2StreamID) {
         management.streamCreated(id, channel: channel)
-        guardHandler.value.streamCreated(id)
+        guardHandler.streamCreated(id)
     }
 
-    func streamClosed(_ id: HTTP2StreamID, channel: any Channel) {
+    func ended(_ id: HTTP2StreamID) {
         management.streamClosed(id, channel: channel)
-        guardHandler.value.streamClosed()
+        guardHandler.streamClosed()
     }
 }
 
