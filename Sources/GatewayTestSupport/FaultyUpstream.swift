@@ -70,6 +70,17 @@ package enum FaultyUpstream {
         return ("http://127.0.0.1:\(port)", { try? await channel.close() })
     }
 
+    /// A TCP server that accepts connections and never reads from them: a backend that takes no
+    /// more of a body once the socket buffers are full.
+    package static func startNeverReading() async throws -> (url: String, stop: @Sendable () async -> Void) {
+        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.autoRead, value: false)
+            .bind(host: "127.0.0.1", port: 0).get()
+        let port = channel.localAddress!.port!
+        return ("http://127.0.0.1:\(port)", { try? await channel.close() })
+    }
+
     package final class CloseOnRead: ChannelInboundHandler, Sendable {
         package typealias InboundIn = ByteBuffer
 

@@ -117,6 +117,7 @@ enum HTTP2StreamError: String, CaseIterable, Sendable {
     init?(_ error: any Error) {
         switch error {
         case let wrapped as NIOHTTP2Errors.StreamError where wrapped.baseError is NIOHTTP2Errors.CreatedStreamAfterGoaway: self = .refused
+        case is NIOHTTP2Errors.CreatedStreamAfterGoaway: self = .refused
         case is NIOHTTP2Errors.ForbiddenHeaderField, is NIOHTTP2Errors.InvalidHTTP2HeaderFieldName,
             is NIOHTTP2Errors.DuplicatePseudoHeader, is NIOHTTP2Errors.PseudoHeaderAfterRegularHeader,
             is NIOHTTP2Errors.UnknownPseudoHeader, is NIOHTTP2Errors.UnsupportedPseudoHeader,
@@ -199,6 +200,12 @@ final class HTTP2ConnectionGuard: ChannelInboundHandler {
         if let tlsError = error as? NIOSSLError, case .uncleanShutdown = tlsError { return }
         if let streamError = HTTP2StreamError(error) {
             metrics.http2StreamReset(streamError)
+            return
+        }
+        // A frame the gateway wrote to one stream that swift-nio-http2 refused (the stream ended
+        // meanwhile): that stream's matter alone, never the client's fault.
+        if let wrapped = error as? NIOHTTP2Errors.StreamError {
+            streams.writeFailed(on: wrapped.streamID)
             return
         }
         // Not HTTP/2's: a connection that broke (a reset, TLS cut short), not counted.

@@ -92,8 +92,8 @@ final class HTTP2Stream: RequestTransport {
             case .head: head(headers)
             case .body:
                 // Trailers (swift-nio-http2 has checked they end the stream and hold no pseudo-header).
-                passHeld()
                 phase = .ended
+                passHeld()
                 deliver(.end(HTTPHeaders(headers.headers.map { ($0.name, $0.value) })))
             case .ended, .dropping: break
             }
@@ -101,9 +101,11 @@ final class HTTP2Stream: RequestTransport {
             let window = frame.data.readableBytes + (frame.paddingBytes.map { $0 + 1 } ?? 0)
             guard phase == .body, case .byteBuffer(let bytes) = frame.data else { return }
             if frame.endStream {
+                // The client sends nothing more: no window is given back from here on
+                // (swift-nio-http2 refuses a WINDOW_UPDATE on a stream its client has ended).
+                phase = .ended
                 passHeld()
                 if bytes.readableBytes > 0 { deliver(.body(bytes), window: window) }
-                phase = .ended
                 deliver(.end(nil))
             } else if bytes.readableBytes > 0 {
                 passHeld()

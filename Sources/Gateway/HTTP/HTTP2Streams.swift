@@ -79,6 +79,13 @@ final class HTTP2Streams: ChannelDuplexHandler {
         events?.ended(stream.id)
     }
 
+    /// A frame written to the stream `id` was refused by swift-nio-http2: the stream ends (it
+    /// had, or will be reset).
+    func writeFailed(on id: HTTP2StreamID) {
+        guard let stream = open[id] else { return }
+        stream.close()
+    }
+
     /// The client half-closed the connection: the streams whose requests are whole are answered,
     /// the others end now, and their backend connections with them.
     func clientInputClosed() {
