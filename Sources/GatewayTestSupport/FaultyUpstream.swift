@@ -81,6 +81,54 @@ package enum FaultyUpstream {
         return ("http://127.0.0.1:\(port)", { try? await channel.close() })
     }
 
+    /// A TCP server that reads each connection a little at a time (one read every few
+    /// milliseconds), and answers `204` once a request's head and its `Content-Length` body have
+    /// arrived: a backend that keeps pushing back on a large body, and takes it whole in the end.
+    package static func startReadingSlowly() async throws -> (url: String, stop: @Sendable () async -> Void) {
+        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.autoRead, value: false)
+            .childChannelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: 65_536))
+            .childChannelInitializer { channel in channel.pipeline.addHandler(SlowReader()) }
+            .bind(host: "127.0.0.1", port: 0).get()
+        let port = channel.localAddress!.port!
+        return ("http://127.0.0.1:\(port)", { try? await channel.close() })
+    }
+
+    package final class SlowReader: ChannelInboundHandler, @unchecked Sendable {
+        package typealias InboundIn = ByteBuffer
+        package typealias OutboundOut = ByteBuffer
+        private var received: [UInt8] = []
+        private var timer: RepeatedTask?
+
+        package init() {}
+
+        package func channelActive(context: ChannelHandlerContext) {
+            let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+            timer = context.eventLoop.scheduleRepeatedTask(initialDelay: .milliseconds(1), delay: .milliseconds(1)) { _ in
+                loopBound.value.read()
+            }
+        }
+
+        package func channelInactive(context: ChannelHandlerContext) {
+            timer?.cancel()
+        }
+
+        package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            received += Array(buffer: unwrapInboundIn(data))
+            // Whole once the head's end and Content-Length bytes after it are here.
+            guard let end = received.indices.dropLast(3).first(where: { Array(received[$0..<$0 + 4]) == Array("\r\n\r\n".utf8) })
+            else { return }
+            let head = String(decoding: received[..<end], as: UTF8.self).lowercased()
+            let length =
+                head.split(separator: "\r\n").first { $0.hasPrefix("content-length:") }
+                .flatMap { Int($0.dropFirst("content-length:".count).filter { $0 != " " }) } ?? 0
+            guard received.count >= end + 4 + length else { return }
+            received.removeFirst(end + 4 + length)
+            context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: "HTTP/1.1 204 No Content\r\n\r\n")), promise: nil)
+        }
+    }
+
     package final class CloseOnRead: ChannelInboundHandler, Sendable {
         package typealias InboundIn = ByteBuffer
 

@@ -106,7 +106,16 @@ struct HTTP2FlowControlTests {
     func backpressure() async throws {
         let stuck = try await FaultyUpstream.startNeverReading()
         do {
-            try await withHarness(upstreamURL: stuck.url, configure: { $0.h2c = true }) { h in
+            // The backend's clocks far off: only the stall may end the upload (a loaded machine
+            // sends slowly, and a 504 would end the stream first).
+            try await withHarness(
+                upstreamURL: stuck.url,
+                configure: {
+                    $0.h2c = true
+                    $0.readTimeout = 600
+                    $0.totalTimeout = 600
+                }
+            ) { h in
                 let connection = try Raw(port: HTTP2AttackTests.port(h), readTimeout: 2)
                 let size = 32 << 20
                 let outcome = try await Self.upload([1: Self.body(size, stream: 1)], on: connection)
@@ -121,5 +130,30 @@ struct HTTP2FlowControlTests {
             throw error
         }
         await stuck.stop()
+    }
+
+    @Test(
+        "a backend that reads slowly: each time it takes more, the gateway gives the client window back and the body goes on; 16 MiB arrive whole, answered"
+    )
+    func slowBackend() async throws {
+        let slow = try await FaultyUpstream.startReadingSlowly()
+        do {
+            try await withHarness(
+                upstreamURL: slow.url,
+                configure: {
+                    $0.h2c = true
+                    $0.readTimeout = 600
+                    $0.totalTimeout = 600
+                }
+            ) { h in
+                let connection = try Raw(port: HTTP2AttackTests.port(h), readTimeout: 30)
+                let outcome = try await Self.upload([1: Self.body(16 << 20, stream: 1)], on: connection)
+                #expect(!outcome.stalled && outcome.statuses == [1: 204], "\(outcome)")
+            }
+        } catch {
+            await slow.stop()
+            throw error
+        }
+        await slow.stop()
     }
 }

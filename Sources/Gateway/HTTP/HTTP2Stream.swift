@@ -70,6 +70,8 @@ final class HTTP2Stream: RequestTransport {
     private var seenWritable = true
     /// Over: closed by either side, or the connection gone. Nothing is written any more.
     private(set) var isClosed = false
+    /// A WINDOW_UPDATE of this stream was refused: the refusal reported next is not the stream's end.
+    private var windowUpdateRefused = false
     /// Frames arrived in the connection's current batch of reads.
     var readInBatch = false
 
@@ -162,8 +164,28 @@ final class HTTP2Stream: RequestTransport {
     private func giveBack(_ window: Int) {
         taken += window
         guard taken >= Self.window / 2, phase == .body, !isClosed else { return }
-        connection.write(HTTP2Frame(streamID: id, payload: .windowUpdate(windowSizeIncrement: taken)), promise: nil)
+        // Refused when the client's END_STREAM arrived while the update waited behind a socket
+        // the client does not read: harmless, the stream goes on (``writeFailed()``).
+        let written = connection.eventLoop.makePromise(of: Void.self)
+        written.futureResult.assumeIsolated().whenFailure { _ in self.windowUpdateRefused = true }
+        connection.write(HTTP2Frame(streamID: id, payload: .windowUpdate(windowSizeIncrement: taken)), promise: written)
         taken = 0
+    }
+
+    /// swift-nio-http2 refused a frame written to this stream: a WINDOW_UPDATE (the client ended
+    /// its body meanwhile) changes nothing; anything else ends the stream.
+    func writeFailed() {
+        if windowUpdateRefused {
+            windowUpdateRefused = false
+            return
+        }
+        close()
+    }
+
+    /// The server is shutting down: the stream ends once its answer is written (at once when it
+    /// is, and only the body still arrives).
+    func quiesce() {
+        driver.quiesce()
     }
 
     /// The end of the connection's batch of reads.
@@ -215,8 +237,12 @@ final class HTTP2Stream: RequestTransport {
 
     // MARK: - RequestTransport: the answer
 
+    /// What the driver reads is what it is told of later: a stream it saw not writable is
+    /// reported writable again (``writabilityMayHaveChanged()``), whatever made it so.
     var isWritable: Bool {
-        !isClosed && unsentBelowMark && connection.isWritable
+        let writable = !isClosed && unsentBelowMark && connection.isWritable
+        if !writable { seenWritable = false }
+        return writable
     }
 
     /// The connection's writability or the stream's unsent bytes changed: the driver hears of the
@@ -290,14 +316,25 @@ final class HTTP2Stream: RequestTransport {
         // The answer is whole: a client still sending its body is told to stop without error
         // (RFC 9113 §8.1), and keeps the answer.
         let written = connection.eventLoop.makePromise(of: Void.self)
-        written.futureResult.assumeIsolated().whenComplete { _ in self.reset(.noError) }
+        written.futureResult.assumeIsolated().whenComplete { result in
+            if case .success = result { self.reset(.noError) } else { self.reset(.cancel) }
+        }
         write(part, promise: written)
         flush()
     }
 
     func read() {
         paused = false
-        while !paused, !isClosed, let next = waiting.popFirst() { take(next.part, window: next.window) }
+        var took = false
+        while !paused, !isClosed, let next = waiting.popFirst() {
+            take(next.part, window: next.window)
+            took = true
+        }
+        // Outside the connection's batch of reads (the backend took more of the body): what the
+        // parts made — the trip's writes, a window given back — goes out now.
+        guard took, !readInBatch, !isClosed else { return }
+        driver.readComplete()
+        connection.flush()
     }
 
     /// Ends the stream: a reset (`CANCEL`) unless it is over already.

@@ -35,6 +35,14 @@ final class HTTP2Streams: ChannelDuplexHandler {
     private var open: [HTTP2StreamID: HTTP2Stream] = [:]
     /// The streams that received frames in the current batch of reads.
     private var readers: [HTTP2Stream] = []
+    /// The highest stream id a request was taken on: HEADERS on a lower id belong to a stream
+    /// already ended here (trailers behind a reset swift-nio-http2 has not sent yet).
+    private var lastOpened = HTTP2StreamID(0)
+    /// Connection window given back and not yet sent (a socket the client does not read holds
+    /// the WINDOW_UPDATE back, and swift-nio-http2's window does not count it until it is sent).
+    private var windowInFlight = 0
+    /// The connection's inbound window as swift-nio-http2 last told it.
+    private var inboundWindow = HTTP2Stream.window
 
     init(core: GatewayCore, channel: any Channel, tls: TLSSession?) {
         let configuration = core.configuration
@@ -82,8 +90,7 @@ final class HTTP2Streams: ChannelDuplexHandler {
     /// A frame written to the stream `id` was refused by swift-nio-http2: the stream ends (it
     /// had, or will be reset).
     func writeFailed(on id: HTTP2StreamID) {
-        guard let stream = open[id] else { return }
-        stream.close()
+        open[id]?.writeFailed()
     }
 
     /// The client half-closed the connection: the streams whose requests are whole are answered,
@@ -114,7 +121,8 @@ final class HTTP2Streams: ChannelDuplexHandler {
             } else {
                 // swift-nio-http2 has opened the stream (HEADERS on a new client stream); DATA
                 // for a stream not open here belongs to one already ended: dropped.
-                guard case .headers = frame.payload else { return }
+                guard case .headers = frame.payload, frame.streamID > lastOpened else { return }
+                lastOpened = frame.streamID
                 stream = HTTP2Stream(id: frame.streamID, connection: self, core: core, eventLoop: context.eventLoop, tls: tls)
                 open[frame.streamID] = stream
                 events?.opened(frame.streamID)
@@ -145,7 +153,12 @@ final class HTTP2Streams: ChannelDuplexHandler {
         case is NIOHTTP2StreamCreatedEvent:
             return
         case let window as NIOHTTP2WindowUpdatedEvent where window.streamID == .rootStream:
-            giveBackConnectionWindow(inbound: window.inboundWindowSize)
+            if let inbound = window.inboundWindowSize { inboundWindow = inbound }
+            giveBackConnectionWindow()
+        case is ChannelShouldQuiesceEvent:
+            // The guard and the management handler send the GOAWAYs; each stream ends once
+            // answered (one whose answer is written and only its body still arrives, now).
+            for stream in Array(open.values) { stream.quiesce() }
         default:
             break
         }
@@ -153,9 +166,18 @@ final class HTTP2Streams: ChannelDuplexHandler {
     }
 
     /// The connection's window, kept open: refilled once half of it is used.
-    private func giveBackConnectionWindow(inbound: Int?) {
-        guard let inbound, inbound <= HTTP2Stream.window / 2 else { return }
-        write(HTTP2Frame(streamID: .rootStream, payload: .windowUpdate(windowSizeIncrement: HTTP2Stream.window - inbound)), promise: nil)
+    private func giveBackConnectionWindow() {
+        guard inboundWindow + windowInFlight <= HTTP2Stream.window / 2, let context else { return }
+        let increment = HTTP2Stream.window - inboundWindow - windowInFlight
+        windowInFlight += increment
+        let written = context.eventLoop.makePromise(of: Void.self)
+        written.futureResult.assumeIsolated().whenComplete { result in
+            // Counted by swift-nio-http2's window now (or dropped with the connection): once
+            // sent, the window is looked at again, as the client may have used it up meanwhile.
+            self.windowInFlight -= increment
+            if case .success = result { self.giveBackConnectionWindow() }
+        }
+        write(HTTP2Frame(streamID: .rootStream, payload: .windowUpdate(windowSizeIncrement: increment)), promise: written)
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
