@@ -4,7 +4,7 @@ import Testing
 
 @testable import Gateway
 
-/// What an HTTP/2 request becomes upstream (``HTTP2RequestTranslator``), checked at an echo
+/// What an HTTP/2 request becomes upstream (``HTTP2Stream``), checked at an echo
 /// backend that logs what it received: at least as strict as nginx in front of the same backend —
 /// a request the backend would read otherwise than the gateway did is refused on its stream and
 /// never forwarded, a malformed stream never leaves a complete request behind — and the valid
