@@ -16,7 +16,7 @@
 # installed. Every new connection is a full TLS 1.3 handshake
 # (X25519, ECDSA): h2load's clients resume no session. Prints each run, then medians and spread.
 # Knobs: BIN (.build/release/samlgate), BASELINE_BIN (another build, measured alongside as
-# `baseline`), FLOOR (0 leaves the floors out), PEERS ("haproxy caddy": the other proxies that run;
+# `baseline`), WORKLOADS (the ones above that run, all by default), FLOOR (0 leaves the floors out), PEERS ("haproxy caddy": the other proxies that run;
 # one not installed is left out), ROUNDS (3), DURATION (5 s), HANDSHAKES (1000), TLS_DIR.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -181,7 +181,7 @@ run() {
 echo "tls-compare: $ROUNDS rounds of ${DURATION}s (kept) / $HANDSHAKES connections (new), $proxies alternated; HZ=$HZ"
 : >"$DIR/runs.txt"
 for round in $(seq 1 "$ROUNDS"); do
-    for workload in h1-kept h2-kept h1-new h2-new; do
+    for workload in ${WORKLOADS:-h1-kept h2-kept h1-new h2-new}; do
         for proxy in $proxies; do
             line=$(run "$proxy" "$workload")
             echo "round $round: $line"

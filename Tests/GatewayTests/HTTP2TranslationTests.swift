@@ -1,5 +1,7 @@
 import Foundation
 import GatewayTestSupport
+import NIOHPACK
+import NIOHTTP1
 import Testing
 
 @testable import Gateway
@@ -156,6 +158,35 @@ struct HTTP2TranslationTests {
             #expect(try await h.metric("samlgate_requests_total{route=\"invalid_request\",status=\"431\"}") == 1)
             let (answered, closedAfter) = try await HTTP2StreamErrorTests.finish(1, on: connection)
             #expect(answered && !closedAfter)
+        }
+    }
+
+    @Test(
+        "an answer's head as HTTP/2 fields: :status first, names lower-cased, connection-specific ones left out, x-request-id never indexed"
+    )
+    func answerFields() {
+        let head = HTTPResponseHead(
+            version: .http1_1, status: .created,
+            headers: HTTPHeaders([
+                ("Content-Type", "application/json"), ("Connection", "close"), ("Keep-Alive", "timeout=5"), ("Transfer-Encoding", "chunked"),
+                ("Upgrade", "h2c"), ("X-Request-Id", "abc"), ("set-cookie", "a=1"),
+            ]))
+        let fields = HTTP2Stream.fields(of: head)
+        #expect(fields.map { $0.name } == [":status", "content-type", "x-request-id", "set-cookie"])
+        #expect(fields.first(name: ":status") == "201")
+        let indexing: [HPACKIndexing] = fields.map { $0.indexable }
+        #expect(indexing == [.indexable, .indexable, .nonIndexable, .indexable])
+    }
+
+    @Test("an answer's end rides on its last DATA frame: a whole answer is one HEADERS and one DATA with END_STREAM")
+    func endOnLastData() async throws {
+        try await EchoUpstream.withGateway(configure: { $0.h2c = true }) { _, _, port in
+            let connection = try Raw(port: port, readTimeout: 30)
+            try await connection.send(Raw.get(1, path: Self.path))
+            let (frames, body, closed) = try await Self.answer(1, on: connection)
+            let stream = frames.filter { $0.stream == 1 }
+            #expect(!closed && stream.map(\.type) == [Raw.FrameType.headers.rawValue, Raw.FrameType.data.rawValue], "\(stream.map(\.type))")
+            #expect(stream.last?.endStream == true && body == "{\"echo\":true}")
         }
     }
 }

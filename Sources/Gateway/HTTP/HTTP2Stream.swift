@@ -53,7 +53,7 @@ final class HTTP2Stream: RequestTransport {
     private var phase = Phase.head
     /// The last DATA received, passed on when the next one comes or the stream ends, with its
     /// flow-controlled length.
-    private var held: (part: ByteBuffer, window: Int)?
+    private var heldRequestPart: (part: ByteBuffer, window: Int)?
     /// Counted in the client's open streams (released when the stream goes).
     private var admitted = false
     /// Parts the driver has not asked for yet, with their flow-controlled length.
@@ -64,6 +64,8 @@ final class HTTP2Stream: RequestTransport {
     private var taken = 0
     /// Answer bytes written and not yet handed to the socket.
     private var unsent = 0
+    /// The answer's last part, not written yet (``hold(_:)``).
+    private var held: ByteBuffer?
     /// The unsent bytes are below the high mark (or fell back to the low one since they were not).
     private var unsentBelowMark = true
     /// The writability the driver last saw: it hears when the stream turns writable again.
@@ -111,7 +113,7 @@ final class HTTP2Stream: RequestTransport {
                 deliver(.end(nil))
             } else if bytes.readableBytes > 0 {
                 passHeld()
-                held = (bytes, window)
+                heldRequestPart = (bytes, window)
             } else {
                 giveBack(window)
             }
@@ -142,8 +144,8 @@ final class HTTP2Stream: RequestTransport {
     }
 
     private func passHeld() {
-        guard let (part, window) = held else { return }
-        held = nil
+        guard let (part, window) = heldRequestPart else { return }
+        heldRequestPart = nil
         deliver(.body(part), window: window)
     }
 
@@ -198,7 +200,7 @@ final class HTTP2Stream: RequestTransport {
     func clientInputClosed() {
         guard phase == .body else { return }
         phase = .dropping
-        held = nil
+        heldRequestPart = nil
         close()
     }
 
@@ -219,7 +221,11 @@ final class HTTP2Stream: RequestTransport {
     func ended() {
         guard !isClosed else { return }
         isClosed = true
-        held = nil
+        heldRequestPart = nil
+        if let part = held {
+            held = nil
+            released(part.readableBytes)
+        }
         waiting.removeAll()
         driver.inactive()
         driver.detach()
@@ -266,45 +272,80 @@ final class HTTP2Stream: RequestTransport {
         }
         switch part {
         case .head(let head):
-            var fields = HTTPHeaders([(":status", String(head.status.code))])
-            fields.add(contentsOf: head.headers)
-            let headers = HPACKHeaders(httpHeaders: fields, normalizeHTTPHeaders: true)
-            connection.write(HTTP2Frame(streamID: id, payload: .headers(.init(headers: headers))), promise: promise)
+            connection.write(HTTP2Frame(streamID: id, payload: .headers(.init(headers: Self.fields(of: head)))), promise: promise)
         case .body(.byteBuffer(let bytes)):
-            writeData(bytes, endStream: false, promise: promise)
+            hold(bytes)
+            promise?.succeed()
         case .body(.fileRegion):
             promise?.fail(ChannelError.operationUnsupported)
         case .end(let trailers?):
+            writeHeld(endStream: false, promise: nil)
             let headers = HPACKHeaders(httpHeaders: trailers, normalizeHTTPHeaders: true)
             connection.write(HTTP2Frame(streamID: id, payload: .headers(.init(headers: headers, endStream: true))), promise: promise)
         case .end(nil):
+            // The end rides on the answer's last DATA frame: one frame fewer per answer.
+            guard !writeHeld(endStream: true, promise: promise) else { return }
             connection.write(HTTP2Frame(streamID: id, payload: .data(.init(data: .byteBuffer(ByteBuffer()), endStream: true))), promise: promise)
         }
     }
 
-    /// A DATA frame, counted against the stream and the connection's answer budget until it is
-    /// handed to the socket (or dropped with the stream: swift-nio-http2 fails its write).
-    private func writeData(_ bytes: ByteBuffer, endStream: Bool, promise: EventLoopPromise<Void>?) {
+    /// The names HTTP/2 forbids in a message (RFC 9113 §8.2.2), left out of an answer's head.
+    private static let connectionSpecific: Set<String> = ["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"]
+
+    /// An answer's head as HTTP/2 fields: `:status` first, names lower-cased, the connection-specific
+    /// ones left out. `x-request-id` is never put in the HPACK dynamic table: its value is new on
+    /// every answer, so indexing it would only evict what repeats (`server`, `content-type`, the
+    /// date of this second) and lengthen the table every later field is looked up in.
+    static func fields(of head: HTTPResponseHead) -> HPACKHeaders {
+        var fields = HPACKHeaders()
+        fields.reserveCapacity(head.headers.count + 1)
+        fields.add(name: ":status", value: String(head.status.code))
+        for (name, value) in head.headers {
+            let lower = name.utf8.contains { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") } ? name.lowercased() : name
+            if connectionSpecific.contains(lower) { continue }
+            fields.add(name: lower, value: value, indexing: lower == "x-request-id" ? .nonIndexable : .indexable)
+        }
+        return fields
+    }
+
+    /// Keeps an answer's part as the stream's last DATA, written when the next part, the end or a
+    /// flush comes (so the end rides on it). Counted against the stream and the connection's
+    /// answer budget from now until it is handed to the socket, or dropped with the stream.
+    private func hold(_ bytes: ByteBuffer) {
+        writeHeld(endStream: false, promise: nil)
         let part = HTTP2AnswerBudget.compacted(bytes, allocator: connection.allocator)
-        let count = part.readableBytes
-        let budget = connection.budget
-        budget.hold(count)
-        unsent += count
+        connection.budget.hold(part.readableBytes)
+        unsent += part.readableBytes
         if unsent >= Self.unsentHigh {
             unsentBelowMark = false
             seenWritable = false
         }
+        held = part
+    }
+
+    /// Writes the held part, if any; returns whether there was one. swift-nio-http2 fails the
+    /// write of a stream that ended meanwhile: released then.
+    @discardableResult
+    private func writeHeld(endStream: Bool, promise: EventLoopPromise<Void>?) -> Bool {
+        guard let part = held else { return false }
+        held = nil
+        let count = part.readableBytes
         let written = promise ?? connection.eventLoop.makePromise()
-        written.futureResult.assumeIsolated().whenComplete { _ in
-            budget.release(count)
-            self.unsent -= count
-            if self.unsent <= Self.unsentLow { self.unsentBelowMark = true }
-            self.writabilityMayHaveChanged()
-        }
+        written.futureResult.assumeIsolated().whenComplete { _ in self.released(count) }
         connection.write(HTTP2Frame(streamID: id, payload: .data(.init(data: .byteBuffer(part), endStream: endStream))), promise: written)
+        return true
+    }
+
+    /// `count` answer bytes are out of the stream: the budget and the stream's writability follow.
+    private func released(_ count: Int) {
+        connection.budget.release(count)
+        unsent -= count
+        if unsent <= Self.unsentLow { unsentBelowMark = true }
+        writabilityMayHaveChanged()
     }
 
     func flush() {
+        writeHeld(endStream: false, promise: nil)
         connection.flush()
     }
 
