@@ -6,6 +6,11 @@
 #   h2-kept    h2load, HTTP/2, 16 connections x 16 streams              CPU per request
 #   h1-new     h2load --h1, HANDSHAKES connections of one request each  handshakes per CPU second
 #   h2-new     h2load, HTTP/2, the same                                 handshakes per CPU second
+#   x1-kept    v1 exchanges over HTTP/1.1, 16 kept-alive connections    CPU per exchange
+#   x2-kept    v1 exchanges over HTTP/2, one connection x 16 streams    CPU per exchange
+# The exchanges (samlgate and baseline only: the others cannot verify) each carry a signed
+# response of their own (scripts/load/mint.sh; a replayed one would be refused), EXCHANGES per
+# run, posted by scripts/load/exchange_client.py (httpx) with the CA's trust.
 # CPU is the proxy's own (user + system from /proc: nginx's master and workers, the gateway's
 # process), not the clients' nor the upstream's. Beside them the NIO floor
 # (Benchmarks/Drivers/NIOFloorProxy with the same certificate: swift-nio-ssl, swift-nio-http2 with
@@ -16,8 +21,9 @@
 # installed. Every new connection is a full TLS 1.3 handshake
 # (X25519, ECDSA): h2load's clients resume no session. Prints each run, then medians and spread.
 # Knobs: BIN (.build/release/samlgate), BASELINE_BIN (another build, measured alongside as
-# `baseline`), WORKLOADS (the ones above that run, all by default), FLOOR (0 leaves the floors out), PEERS ("haproxy caddy": the other proxies that run;
-# one not installed is left out), ROUNDS (3), DURATION (5 s), HANDSHAKES (1000), TLS_DIR.
+# `baseline`), WORKLOADS (the ones above that run, all by default), FLOOR (0 leaves the floors
+# out), PEERS ("haproxy caddy": the other proxies that run; one not installed is left out),
+# ROUNDS (3), DURATION (5 s), HANDSHAKES (1000), EXCHANGES (3000), TLS_DIR.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/load/common.sh
@@ -27,6 +33,8 @@ BIN=${BIN:-.build/release/samlgate}
 ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-5}
 HANDSHAKES=${HANDSHAKES:-1000}
+EXCHANGES=${EXCHANGES:-3000}
+WORKLOADS=${WORKLOADS:-h1-kept h2-kept h1-new h2-new x1-kept x2-kept}
 DIR=$(fresh_dir "${TLS_DIR:-.run/tls-compare}")
 MVPD=Cablevision
 [ -x "$BIN" ] || { echo "tls-compare: $BIN is missing (make release)" >&2; exit 1; }
@@ -57,6 +65,15 @@ openssl x509 -req -in "$DIR/server.csr" -CA "$DIR/ca.pem" -CAkey "$DIR/ca.key" -
 "$BIN" idp keygen --out "$DIR/idp" >/dev/null
 mkdir -p "$DIR/trust/$MVPD"
 cp "$DIR/idp/cert.pem" "$DIR/trust/$MVPD/cert.pem"
+
+declare -A exchanged=([samlgate]=0 [baseline]=0)
+if [[ $WORKLOADS == *x* ]]; then
+    . scripts/load/mint.sh
+    . scripts/tools-venv.sh
+    tools_venv tls-compare h2=h2 httpx=httpx
+    # Each gateway takes each response once: ROUNDS x the two exchange workloads.
+    mint_responses $((ROUNDS * 2 * EXCHANGES))
+fi
 
 SINK_PORT=$(free_port) NGINX_PORT=$(free_port) GATEWAY_PORT=$(free_port) BASELINE_PORT=$(free_port) FLOOR_PORT=$(free_port) FLOOR_CONN_PORT=$(free_port)
 HAPROXY_PORT=$(free_port) CADDY_PORT=$(free_port)
@@ -172,6 +189,12 @@ run() {
         h2-new)
             out=$(h2load -n "$HANDSHAKES" -c "$HANDSHAKES" "$url")
             requests=$(awk '/^requests:/ {print $8}' <<<"$out") ;;
+        x1-kept | x2-kept)
+            local protocol=h${workload:1:1}
+            out=$("$TOOLS_PYTHON" scripts/load/exchange_client.py "https://localhost:$(port_of "$proxy")/api/v1/tokens/authn" \
+                "$DIR/ca.pem" "$DIR/responses.txt" "${exchanged[$proxy]}" "$EXCHANGES" "$MVPD" "$protocol" 16)
+            exchanged[$proxy]=$((${exchanged[$proxy]} + EXCHANGES))
+            requests=$(awk '/^requests:/ {print $2}' <<<"$out") ;;
     esac
     # shellcheck disable=SC2046
     after=$(ticks_of $(proxy_pids "$proxy"))
@@ -181,9 +204,12 @@ run() {
 echo "tls-compare: $ROUNDS rounds of ${DURATION}s (kept) / $HANDSHAKES connections (new), $proxies alternated; HZ=$HZ"
 : >"$DIR/runs.txt"
 for round in $(seq 1 "$ROUNDS"); do
-    for workload in ${WORKLOADS:-h1-kept h2-kept h1-new h2-new}; do
+    for workload in $WORKLOADS; do
         for proxy in $proxies; do
-            line=$(run "$proxy" "$workload")
+            [[ $workload != x* || $proxy == samlgate || $proxy == baseline ]] || continue
+            # Not in a subshell: the exchanges count the responses each gateway has used.
+            run "$proxy" "$workload" >"$DIR/line"
+            line=$(<"$DIR/line")
             echo "round $round: $line"
             echo "$round $line" >>"$DIR/runs.txt"
         done
@@ -197,9 +223,9 @@ for line in open(sys.argv[1]):
     round_, proxy, workload, requests, ticks = line.split()
     runs.setdefault((workload, proxy), []).append((int(requests), int(ticks) / hz))
 print()
-print("| workload | proxy | per request (kept) or per handshake (new), µs CPU: median (min–max) | handshakes per CPU second | runs |")
+print("| workload | proxy | per request or exchange (kept) or per handshake (new), µs CPU: median (min–max) | handshakes per CPU second | runs |")
 print("|---|---|---:|---:|---:|")
-for workload in ["h1-kept", "h2-kept", "h1-new", "h2-new"]:
+for workload in ["h1-kept", "h2-kept", "h1-new", "h2-new", "x1-kept", "x2-kept"]:
     for proxy in ["nginx", "haproxy", "caddy", "floor", "floor-conn", "samlgate", "baseline"]:
         samples = runs.get((workload, proxy), [])
         per = [cpu / n * 1e6 for n, cpu in samples if n]
