@@ -316,4 +316,23 @@ struct ConnectionStateMachineTests {
         let never = closed.expired(at: Self.start + .seconds(1000))
         #expect(never == nil)
     }
+
+    @Test("an event the state does not allow, in a release build: the connection goes to closing, the fault is taken once")
+    func faults() {
+        var machine = ConnectionStateMachine(
+            deadlines: ClientDeadlines(idle: .seconds(10), header: .seconds(5), now: Self.start), trapsOnFault: false)
+        let ended = machine.endOfBody()
+        #expect(!ended && machine.isClosing)
+        let fault = machine.takeFault()
+        #expect(fault?.machine == .connection && fault?.event.hasPrefix("the end of a body that had ended") == true)
+        #expect(machine.takeFault() == nil)
+
+        var answered = ConnectionStateMachine(
+            deadlines: ClientDeadlines(idle: .seconds(10), header: .seconds(5), now: Self.start), trapsOnFault: false)
+        _ = answered.read(Self.head, writable: true)
+        answered.headReceived(keepAlive: true)
+        answered.startAnswer()
+        answered.startAnswer()
+        #expect(answered.isClosing && answered.takeFault()?.event.hasPrefix("an answer begun twice") == true)
+    }
 }

@@ -68,4 +68,18 @@ struct ExchangeStateTests {
         done.cancel()
         #expect(done.phase == .decided)
     }
+
+    @Test(
+        "an event the phase does not allow, in a release build: the body completed twice is refused, an answer not awaited ignored; each fault reported once"
+    )
+    func faults() {
+        var state = ExchangeState(trapsOnFault: false)
+        _ = state.bodyComplete(awaitingThrottle: false)
+        #expect(state.takeFault() == nil)
+        #expect(state.bodyComplete(awaitingThrottle: false) == .refuse)
+        #expect(state.takeFault()?.machine == .exchange)
+        #expect(state.takeFault() == nil)
+        let passed = state.throttlePassed()
+        #expect(!passed && state.takeFault()?.event.hasPrefix("a throttle answer not awaited") == true)
+    }
 }

@@ -104,9 +104,16 @@ final class ExchangeFlow {
         }
     }
 
+    /// An event the exchange's state did not allow (``StateFault``): reported once.
+    private func reportFault() {
+        if let fault = state.takeFault() { observer.note(.stateFault(fault), for: request) }
+    }
+
     /// The body is complete: the shared throttle's answer awaited, if any, then verified.
     func bodyComplete() {
-        switch state.bodyComplete(awaitingThrottle: throttleVerdict != nil) {
+        let next = state.bodyComplete(awaitingThrottle: throttleVerdict != nil)
+        reportFault()
+        switch next {
         case .awaitThrottle: awaitThrottle()
         case .verify: verify()
         case .refuse: decide(.refuse(.unreadableBody))
@@ -119,7 +126,9 @@ final class ExchangeFlow {
         verdict.assumeIsolated().whenSuccess { wait in
             guard self.state.isLive else { return }
             guard let wait else {
-                if self.state.throttlePassed() { self.verify() }
+                let passed = self.state.throttlePassed()
+                self.reportFault()
+                if passed { self.verify() }
                 return
             }
             self.observer.note(.throttled, for: self.request)
@@ -183,6 +192,7 @@ final class ExchangeFlow {
             observer.note(.prepared(prepared), for: request)
             if let shared = core.sharedReplayStore, let claim = prepared.replayClaim {
                 state.recording()
+                reportFault()
                 record(claim, in: shared, then: prepared)
             } else {
                 forward(prepared)
@@ -206,7 +216,9 @@ final class ExchangeFlow {
         // A newer store — this fetch's, or one a scheduled refresh or another request's fetch
         // loaded meanwhile — may trust the key: verified again against it.
         let current = core.trustStore.current
-        guard state.refetched(storeChanged: result == .updated || current !== store) else {
+        let again = state.refetched(storeChanged: result == .updated || current !== store)
+        reportFault()
+        guard again else {
             refuse(refusal, mvpd: mvpd)
             return
         }

@@ -39,6 +39,20 @@ struct ExchangeState {
     }
 
     private(set) var phase: Phase = .collecting
+    /// An event this machine did not allow (``StateFault``), not yet reported by the flow.
+    private(set) var fault: StateFault?
+    /// Whether a fault stops a debug build (the tests of the release path say `false`).
+    private let trapsOnFault: Bool
+
+    init(trapsOnFault: Bool = true) {
+        self.trapsOnFault = trapsOnFault
+    }
+
+    /// The fault, once: the flow reports it.
+    mutating func takeFault() -> StateFault? {
+        defer { fault = nil }
+        return fault
+    }
 
     /// Not decided and not cancelled: a return to the loop goes on.
     var isLive: Bool { phase != .decided && phase != .cancelled }
@@ -104,10 +118,10 @@ struct ExchangeState {
         if phase != .decided { phase = .cancelled }
     }
 
-    /// An event the phase does not allow: a bug of the flow's. It asserts in a debug build; a
-    /// release build refuses the exchange rather than forward anything.
-    private func illegal<T>(_ what: String, _ fallback: T) -> T {
-        assertionFailure("\(what) (\(phase))")
+    /// An event the phase does not allow: a bug of the flow's (``StateFault``). A release build
+    /// refuses the exchange, or ignores an answer it did not await, rather than forward anything.
+    private mutating func illegal<T>(_ what: String, _ fallback: T) -> T {
+        fault = StateFault.illegal(.exchange, "\(what) (\(phase))", traps: trapsOnFault)
         return fallback
     }
 }

@@ -95,8 +95,27 @@ struct ConnectionStateMachine {
     /// the answer's end, ``closingAfterLastAnswer(at:)``).
     private(set) var closeBy: NIODeadline?
 
-    init(deadlines: ClientDeadlines) {
+    /// An event this machine did not allow (``StateFault``), not yet taken by the driver; the
+    /// connection is closing from it on.
+    private(set) var fault: StateFault?
+    /// Whether a fault stops a debug build (the tests of the release path say `false`).
+    private let trapsOnFault: Bool
+
+    init(deadlines: ClientDeadlines, trapsOnFault: Bool = true) {
         self.deadlines = deadlines
+        self.trapsOnFault = trapsOnFault
+    }
+
+    /// The fault, once: the driver closes the connection and counts it.
+    mutating func takeFault() -> StateFault? {
+        defer { fault = nil }
+        return fault
+    }
+
+    /// An event the state does not allow: nothing more is taken up or written on the connection.
+    private mutating func illegal(_ event: String) {
+        fault = StateFault.illegal(.connection, "\(event) (\(state))", traps: trapsOnFault)
+        state = .closing
     }
 
     // MARK: - the request in flight
@@ -177,7 +196,7 @@ struct ConnectionStateMachine {
         case .answeringWhileReceiving: state = .answeringWhileReceiving(closeAfterAnswer: true)
         case .answering: state = .answering(closeAfterAnswer: true)
         case .closing: return  // it ends anyway
-        case .idle, .drainingBody: assertionFailure("no answer in flight to close after (\(state))")
+        case .idle, .drainingBody: illegal("no answer in flight to close after")
         }
     }
 
@@ -191,7 +210,7 @@ struct ConnectionStateMachine {
             state = .idle
             return true
         case .closing: break
-        case .idle, .awaitingAnswer, .answering: assertionFailure("the end of a body that had ended (\(state))")
+        case .idle, .awaitingAnswer, .answering: illegal("the end of a body that had ended")
         }
         return false
     }
@@ -207,7 +226,7 @@ struct ConnectionStateMachine {
         case .receiving(let close): state = .answeringWhileReceiving(closeAfterAnswer: close)
         case .awaitingAnswer(let close): state = .answering(closeAfterAnswer: close)
         case .closing: break  // ends anyway: nothing is written after the close
-        case .idle, .answeringWhileReceiving, .answering, .drainingBody: assertionFailure("an answer begun twice or for no request (\(state))")
+        case .idle, .answeringWhileReceiving, .answering, .drainingBody: illegal("an answer begun twice or for no request")
         }
         return closesAfterAnswer
     }

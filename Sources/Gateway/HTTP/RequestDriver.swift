@@ -146,7 +146,10 @@ final class RequestDriver: UpstreamTripDelegate, ExchangeFlowDelegate, ClockedSt
             return
         }
         let decision = responder.respond(to: current, peer: transport?.remoteAddress, eventLoop: eventLoop)
-        if current.endsConnection { machine.closeAfterAnswer() }
+        if current.endsConnection {
+            machine.closeAfterAnswer()
+            if faulted() { return }
+        }
         switch decision {
         case .answer(let response):
             answer(response)
@@ -185,7 +188,9 @@ final class RequestDriver: UpstreamTripDelegate, ExchangeFlowDelegate, ClockedSt
 
     private func endOfBody() {
         guard let current = request else { return }
-        if machine.endOfBody() {
+        let answered = machine.endOfBody()
+        if faulted() { return }
+        if answered {
             // The answer was written before the body ended: the request is done.
             complete(current)
             return
@@ -236,9 +241,9 @@ final class RequestDriver: UpstreamTripDelegate, ExchangeFlowDelegate, ClockedSt
     func tripResponded(_ head: HTTPResponseHead) {
         guard let current = request, let transport else { return }
         var headers = ProxyHeaders.clientResponse(head.headers, requestID: current.requestID)
-        if machine.startAnswer(lengthKnown: headers.contains(name: "content-length")) {
-            headers.replaceOrAdd(name: "Connection", value: "close")
-        }
+        let closing = machine.startAnswer(lengthKnown: headers.contains(name: "content-length"))
+        if faulted() { return }
+        if closing { headers.replaceOrAdd(name: "Connection", value: "close") }
         observer.answering(current, status: Int(head.status.code))
         transport.write(.head(HTTPResponseHead(version: current.head.answerVersion, status: head.status, headers: headers)))
     }
@@ -361,6 +366,7 @@ final class RequestDriver: UpstreamTripDelegate, ExchangeFlowDelegate, ClockedSt
     private func answer(_ response: GatewayResponse) {
         guard let current = request, !machine.answerStarted, !machine.isClosing else { return }
         machine.startAnswer()
+        if faulted() { return }
         observer.answering(current, status: response.status)
         writeHeadAndBody(
             response, requestID: current.requestID, version: current.head.answerVersion, withBody: current.head.method != .HEAD,
@@ -547,6 +553,17 @@ final class RequestDriver: UpstreamTripDelegate, ExchangeFlowDelegate, ClockedSt
         transport.writeAndFlush(.end(nil), thenClose: true)
         let deadline = machine.closingAfterLastAnswer(at: eventLoop.now)
         if deadline < timerAt { arm(at: deadline) }
+    }
+
+    /// The machine refused an event (``StateFault``, a bug of the gateway's in a release build):
+    /// counted and logged, the request's work dropped, the connection (or stream) closed.
+    /// Returns whether it did.
+    private func faulted() -> Bool {
+        guard let fault = machine.takeFault() else { return false }
+        observer.stateFault(fault, request: request)
+        request?.dropWork()
+        closeConnection()
+        return true
     }
 
     private func closeConnection() {

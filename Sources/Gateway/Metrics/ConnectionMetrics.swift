@@ -16,6 +16,7 @@ package final class ConnectionMetrics: Sendable {
     private let upstreamReloads: MetricHandles<String, Prometheus.Counter>
     private let http2Errors: MetricHandles<String, Prometheus.Counter>
     private let http2StreamErrors: MetricHandles<String, Prometheus.Counter>
+    private let stateErrors: MetricHandles<String, Prometheus.Counter>
 
     init(registry: PrometheusCollectorRegistry) {
         self.registry = registry
@@ -26,9 +27,11 @@ package final class ConnectionMetrics: Sendable {
         upstreamReloads = MetricHandles { result in registry.counter(.upstreamTLSReloads, [("result", result)]) }
         http2Errors = MetricHandles { reason in registry.counter(.http2ConnectionErrors, [("reason", reason)]) }
         http2StreamErrors = MetricHandles { reason in registry.counter(.http2StreamErrors, [("reason", reason)]) }
+        stateErrors = MetricHandles { machine in registry.counter(.stateErrors, [("machine", machine)]) }
         protocols.prepare(KnownLabelValues.connectionProtocols)
         http2Errors.prepare(KnownLabelValues.http2ConnectionErrors)
         http2StreamErrors.prepare(KnownLabelValues.http2StreamErrors)
+        stateErrors.prepare(StateFault.Machine.allCases.map(\.rawValue))
     }
 
     /// The TLS series at 0, when the listener serves TLS.
@@ -80,5 +83,10 @@ package final class ConnectionMetrics: Sendable {
 
     func http2StreamReset(_ reason: HTTP2StreamError) {
         http2StreamErrors[reason.rawValue].increment()
+    }
+
+    /// An event a state machine refused (``StateFault``), met in a release build.
+    func stateError(_ machine: StateFault.Machine) {
+        stateErrors[machine.rawValue].increment()
     }
 }

@@ -60,6 +60,7 @@ enum GatewayMetric: String, CaseIterable, Sendable {
     case upstreamTLSReloads = "samlgate_upstream_tls_reloads_total"
     case http2ConnectionErrors = "samlgate_http2_connection_errors_total"
     case http2StreamErrors = "samlgate_http2_stream_errors_total"
+    case stateErrors = "samlgate_state_errors_total"
 
     /// The `# HELP` text.
     var help: String {
@@ -123,6 +124,8 @@ enum GatewayMetric: String, CaseIterable, Sendable {
             "With upstream-ca or upstream-tls-certificate: reloads of those files by result (ok, failed, unchanged files are not counted)"
         case .http2ConnectionErrors: "HTTP/2 connections closed for a protocol error or a flood, by reason"
         case .http2StreamErrors: "HTTP/2 streams reset alone, their connection serving on: malformed requests, streams opened after GOAWAY"
+        case .stateErrors:
+            "Events a request's state machine did not allow (a bug of the gateway's): the connection closed or the exchange refused, by machine"
         }
     }
 

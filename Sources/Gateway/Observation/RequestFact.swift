@@ -23,6 +23,8 @@ enum RequestFact {
     case replayAnswered(refusal: GatewayError?, asked: UInt64)
     /// The exchange's one outcome, for the trust store's MVPD when known.
     case exchangeDecided(mvpd: String?, forwarded: Bool, refusal: GatewayError?)
+    /// The exchange's state refused an event (a bug of the gateway's; a release build goes on safely).
+    case stateFault(StateFault)
 }
 
 extension RequestObserver {
@@ -61,6 +63,8 @@ extension RequestObserver {
             guard let span = request.span else { return }
             span.setAttribute("samlgate.mvpd", mvpd ?? GatewayMetrics.unknownMVPD)
             span.setAttribute("samlgate.outcome", forwarded ? "forwarded" : "refused")
+        case .stateFault(let fault):
+            stateFault(fault, request: request)
         }
     }
 

@@ -73,6 +73,16 @@ struct RequestObserver {
         if reason { request?.record.reason = code.rawValue }
     }
 
+    /// A state machine refused an event (``StateFault``: a bug of the gateway's, met in a release
+    /// build): counted by machine, and logged with the event and the request's id, nothing of its
+    /// content.
+    func stateFault(_ fault: StateFault, request: InFlightRequest?) {
+        core.metrics.connections.stateError(fault.machine)
+        var metadata: Logger.Metadata = ["code": "state_error", "machine": .string(fault.machine.rawValue), "event": .string(fault.event)]
+        if let request { metadata["request_id"] = .string(request.requestID) }
+        core.logger.error("state error", metadata: metadata)
+    }
+
     private func logRefusal(_ error: GatewayError, requestID: String, traceID: String?, status: Int, backendCode: BackendErrorCode) {
         // Made inside the log call (an autoclosure): nothing is built when `notice` is filtered out.
         core.logger.notice(
