@@ -94,4 +94,10 @@ final class GatewayConnectionHandler: ChannelDuplexHandler, RequestTransport {
     func close() {
         context?.close(promise: nil)
     }
+
+    /// One answer at a time: its backend is read as fast as the client takes it (writability).
+    func mayRead() -> Bool { true }
+    func stoppedReading() {}
+    var holdsTooMuch: Bool { false }
+    func readWhenRoom() {}
 }

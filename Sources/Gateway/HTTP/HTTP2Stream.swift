@@ -66,6 +66,10 @@ final class HTTP2Stream: RequestTransport {
     private var unsent = 0
     /// The answer's last part, not written yet (``hold(_:)``).
     private var held: ByteBuffer?
+    /// The driver's trip reads its backend with a reservation of the connection's answer budget.
+    private var reading = false
+    /// The stream waits in the budget's line for a reservation.
+    private var waitingForRoom = false
     /// The unsent bytes are below the high mark (or fell back to the low one since they were not).
     private var unsentBelowMark = true
     /// The writability the driver last saw: it hears when the stream turns writable again.
@@ -226,6 +230,7 @@ final class HTTP2Stream: RequestTransport {
             held = nil
             released(part.readableBytes)
         }
+        stoppedReading()
         waiting.removeAll()
         driver.inactive()
         driver.detach()
@@ -381,5 +386,48 @@ final class HTTP2Stream: RequestTransport {
     /// Ends the stream: a reset (`CANCEL`) unless it is over already.
     func close() {
         reset(.cancel)
+    }
+
+    // MARK: - RequestTransport: the connection's answer budget
+
+    /// The stream reads its backend with a reservation of the connection's answer budget: held
+    /// already, or taken now; else it waits for room in turn (``readWhenRoom()``).
+    func mayRead() -> Bool {
+        if reading { return true }
+        if connection.budget.acquire() {
+            reading = true
+            return true
+        }
+        waitForRoom()
+        return false
+    }
+
+    func stoppedReading() {
+        guard reading else { return }
+        reading = false
+        connection.budget.giveBack()
+    }
+
+    var holdsTooMuch: Bool { connection.budget.isOvercommitted }
+
+    func readWhenRoom() {
+        stoppedReading()
+        waitForRoom()
+    }
+
+    /// Waits in the budget's line (once at a time) for room for a read; the driver's trip goes on
+    /// reading once one is taken, if the stream can take its answer (its writability resumes it
+    /// otherwise).
+    private func waitForRoom() {
+        guard !waitingForRoom else { return }
+        waitingForRoom = true
+        connection.budget.waitForRoom { [weak self] in
+            guard let self else { return false }
+            waitingForRoom = false
+            guard !isClosed, !reading, driver.hasTrip, isWritable, connection.budget.acquire() else { return false }
+            reading = true
+            driver.resumeTrip()
+            return true
+        }
     }
 }

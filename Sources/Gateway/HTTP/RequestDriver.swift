@@ -18,6 +18,17 @@ protocol RequestTransport: AnyObject {
     func read()
     /// Ends the connection (an HTTP/2 stream: resets it, unless it is over).
     func close()
+    /// Whether the trip may read its backend's answer now. An HTTP/2 stream reads with a
+    /// reservation of its connection's answer budget (``HTTP2AnswerBudget``): held already, taken
+    /// now, or else waited for — the driver's ``RequestDriver/resumeTrip()`` once taken.
+    func mayRead() -> Bool
+    /// The trip no longer reads its backend (an HTTP/2 stream gives its reservation back).
+    func stoppedReading()
+    /// The answers held for the client leave no room (an HTTP/2 connection's budget
+    /// overcommitted): the trip pauses, and the transport gives its reservation back and resumes
+    /// the trip once there is room again (``readWhenRoom()``).
+    var holdsTooMuch: Bool { get }
+    func readWhenRoom()
 }
 
 /// The requests of one client connection or HTTP/2 stream, in the shape of swift-nio's
@@ -54,20 +65,16 @@ final class RequestDriver: UpstreamTripDelegate, ExchangeFlowDelegate, ClockedSt
     private var request: InFlightRequest?
     private var timer: Scheduled<Void>?
     private var timerAt: NIODeadline = .distantFuture
-    /// An HTTP/2 stream's: what its connection's streams share (the answer budget among them).
+    /// An HTTP/2 stream's: what its connection's streams share (their id seeds, their clock).
     private let streams: HTTP2Streams?
-    /// The refusal of the head that comes next (``malformed(_:)``).
+    /// The refusal of the head that comes next (``refuseNextHead(_:)``).
     private var malformed: GatewayError?
-    /// The trip reads its backend with a reservation of the connection's answer budget.
-    private var reading = false
-    /// The trip waits for a reservation (once per wait).
-    private var waitingForBudget = false
 
     /// - Parameters:
     ///   - tls: the connection's TLS session, `nil` on a plain listener.
     ///   - probesOnly: the probe listener's: `/healthz`, `/readyz`, `/metrics` and nothing else.
     ///   - streams: an HTTP/2 stream's connection's shares: the id sequence that seeds each of its
-    ///     streams' (``RequestIdentities``), the answer budget, the clock.
+    ///     streams' (``RequestIdentities``), the clock.
     init(
         core: GatewayCore, eventLoop: any EventLoop, tls: TLSSession? = nil, probesOnly: Bool = false, streams: HTTP2Streams? = nil
     ) {
@@ -98,7 +105,7 @@ final class RequestDriver: UpstreamTripDelegate, ExchangeFlowDelegate, ClockedSt
         timer?.cancel()
         timer = nil
         streams?.clock.forget(self)
-        stopReading()
+        transport?.stoppedReading()
         transport = nil
     }
 
@@ -218,20 +225,15 @@ final class RequestDriver: UpstreamTripDelegate, ExchangeFlowDelegate, ClockedSt
     /// Sends the request to the backend and relays its answer (``UpstreamTripDelegate``).
     /// - Parameter body: the whole body, or `nil` to stream the client's body as it arrives.
     private func startTrip(_ head: HTTPRequestHead, body: ByteBuffer?) {
-        guard let current = request, transport != nil else { return }
+        guard let current = request, let transport else { return }
         let trip = UpstreamTrip(client: core.upstream, pool: pool, head: head, body: body, delegate: self, observer: observer)
         current.trip = trip
         observer.tripStarted(current)
         if !machine.bodyEnded { current.body = body == nil ? .forward(trip) : .discard }
         continueIfExpected()
-        // An HTTP/2 stream reads its backend with a reservation of the connection's answer
-        // budget; without one, the backend's answer waits in its socket.
-        if let budget = streams?.budget, !budget.acquire() {
-            trip.pauseResponse()
-            waitForBudget(trip, budget)
-        } else {
-            reading = streams != nil
-        }
+        // Without room for its answer (an HTTP/2 connection's budget), the backend's answer
+        // waits in its socket.
+        if !transport.mayRead() { trip.pauseResponse() }
         trip.start(flushingLater: machine.readBatchOpen)
         if trip.wakeAt < timerAt { arm(at: trip.wakeAt) }
     }
@@ -251,16 +253,16 @@ final class RequestDriver: UpstreamTripDelegate, ExchangeFlowDelegate, ClockedSt
     func tripBody(_ part: ByteBuffer) {
         guard let transport else { return }
         transport.write(.body(.byteBuffer(part)))
-        if let budget = streams?.budget, budget.isOvercommitted, let trip = request?.trip {
+        if transport.holdsTooMuch, let trip = request?.trip {
+            // Pause first: the room may be there at once, and resumes the trip.
             trip.pauseResponse()
-            stopReading()
-            waitForBudget(trip, budget)
+            transport.readWhenRoom()
             transport.flush()
         } else if !transport.isWritable {
             // Pause first: the flush may drain the buffer at once, and the writability change it
             // reports then is what resumes the backend's reads.
             request?.trip?.pauseResponse()
-            stopReading()
+            transport.stoppedReading()
             transport.flush()
         }
     }
@@ -269,47 +271,18 @@ final class RequestDriver: UpstreamTripDelegate, ExchangeFlowDelegate, ClockedSt
         transport?.flush()
     }
 
-    /// The paused trip reads its backend again once the connection's answer budget has room for
-    /// a read and the stream can take more (its writability resumes it otherwise).
-    private func waitForBudget(_ trip: UpstreamTrip, _ budget: HTTP2AnswerBudget) {
-        guard !waitingForBudget else { return }
-        waitingForBudget = true
-        budget.waitForRoom { [weak self, weak trip] in
-            guard let self else { return false }
-            waitingForBudget = false
-            guard let trip, request?.trip === trip, !reading, transport?.isWritable == true, budget.acquire() else { return false }
-            reading = true
-            trip.resumeResponse()
-            return true
-        }
+    /// The transport has room for the trip's answer again (``RequestTransport/mayRead()``).
+    func resumeTrip() {
+        request?.trip?.resumeResponse()
     }
 
-    /// The stream can take more of the trip's answer: it reads on (an HTTP/2 stream's with a
-    /// reservation of the connection's answer budget, or once one is free).
-    private func resume(_ trip: UpstreamTrip) {
-        guard let budget = streams?.budget, !reading else {
-            trip.resumeResponse()
-            return
-        }
-        if budget.acquire() {
-            reading = true
-            trip.resumeResponse()
-        } else {
-            waitForBudget(trip, budget)
-        }
-    }
-
-    /// The trip no longer reads its backend: its reservation goes back to the connection.
-    private func stopReading() {
-        guard reading else { return }
-        reading = false
-        streams?.budget.giveBack()
-    }
+    /// A trip is under way: its answer is read, or waits for room.
+    var hasTrip: Bool { request?.trip != nil }
 
     func tripFinished() {
         guard let current = request else { return }
         current.trip = nil
-        stopReading()
+        transport?.stoppedReading()
         observer.tripEnded(current, failure: nil)
         // A backend may answer before it has read the whole body: the rest of it is dropped, and
         // the request is complete once it has arrived (``endOfBody()``).
@@ -320,7 +293,7 @@ final class RequestDriver: UpstreamTripDelegate, ExchangeFlowDelegate, ClockedSt
     func tripFailed(_ failure: UpstreamFailure, responseStarted: Bool) {
         guard let current = request else { return }
         current.trip = nil
-        stopReading()
+        transport?.stoppedReading()
         observer.tripEnded(current, failure: failure)
         let error = failure.gatewayError
         guard responseStarted else {
@@ -415,7 +388,7 @@ final class RequestDriver: UpstreamTripDelegate, ExchangeFlowDelegate, ClockedSt
     /// The request's one report (``RequestObserver/finished(_:)``); it is no longer in flight.
     private func record(_ current: InFlightRequest) {
         request = nil
-        stopReading()
+        transport?.stoppedReading()
         observer.finished(current)
     }
 
@@ -435,7 +408,7 @@ final class RequestDriver: UpstreamTripDelegate, ExchangeFlowDelegate, ClockedSt
     /// The client takes what is written again.
     func becameWritable() {
         if let trip = request?.trip {
-            resume(trip)
+            if transport?.mayRead() == true { trip.resumeResponse() }
         } else {
             // The client took its answers: what waited behind them goes on.
             let next = machine.writable()
