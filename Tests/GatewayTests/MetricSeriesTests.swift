@@ -155,7 +155,7 @@ struct MetricSeriesTests {
         series += partnerStatusRoutes.flatMap { route in
             partnerStatusVerdicts.map { "samlgate_partner_status_total{route=\"\(route)\",verdict=\"\($0)\"}" }
         }
-        series += ["connection", "exchange"].map { "samlgate_state_errors_total{machine=\"\($0)\"}" }
+        series += ["connection", "exchange", "trip"].map { "samlgate_state_errors_total{machine=\"\($0)\"}" }
         series += ["connect", "timeout", "broken", "invalid_response"].map {
             "samlgate_upstream_errors_total{upstream=\"\(upstream)\",kind=\"\($0)\"}"
         }

@@ -50,7 +50,7 @@ struct UpstreamTripStateTests {
     func staleKeepAlive() {
         var stale = Self.trip([3, 4])
         _ = stale.start(at: Self.t0)
-        stale.attached()
+        _ = stale.attached()
         let step6 = stale.headWriteFailed(reused: true, closedChannel: true, error: Closed())
         #expect(step6 == .connect(endpoint: 3))
         #expect(stale.currentEndpoint == 3 && stale.phase == .connecting)
@@ -58,7 +58,7 @@ struct UpstreamTripStateTests {
         // The parts followed the head: the request may be at the backend.
         var handedOver = Self.trip([3, 4])
         _ = handedOver.start(at: Self.t0)
-        handedOver.attached()
+        _ = handedOver.attached()
         let step7 = handedOver.handedOver()
         #expect(step7)
         let step8 = handedOver.headWriteFailed(reused: true, closedChannel: true, error: Closed())
@@ -69,7 +69,7 @@ struct UpstreamTripStateTests {
         for (reused, closed) in [(false, true), (true, false)] {
             var trip = Self.trip([3, 4])
             _ = trip.start(at: Self.t0)
-            trip.attached()
+            _ = trip.attached()
             let step9 = trip.headWriteFailed(reused: reused, closedChannel: closed, error: Closed())
             #expect(step9 == .fail(.broken(Closed())))
         }
@@ -77,7 +77,7 @@ struct UpstreamTripStateTests {
         // The answer has begun: the connection's own events end the trip.
         var answered = Self.trip()
         _ = answered.start(at: Self.t0)
-        answered.attached()
+        _ = answered.attached()
         _ = answered.handedOver()
         let step10 = answered.responseHead(status: .ok, keepAlive: true)
         #expect(step10 == nil)
@@ -90,7 +90,7 @@ struct UpstreamTripStateTests {
     func switchingProtocols() {
         var trip = Self.trip()
         _ = trip.start(at: Self.t0)
-        trip.attached()
+        _ = trip.attached()
         let step12 = trip.responseHead(status: .switchingProtocols, keepAlive: true)
         #expect(step12 == .switchedProtocols)
         #expect(UpstreamFailure.switchedProtocols.kind == .invalidResponse)
@@ -104,7 +104,7 @@ struct UpstreamTripStateTests {
     func keepAlive(bodyEnded: Bool, backendKeepsAlive: Bool, clientKeepsAlive: Bool, pooled: Bool) {
         var trip = Self.trip(streamed: true)
         _ = trip.start(at: Self.t0)
-        trip.attached()
+        _ = trip.attached()
         let handedOver = trip.handedOver()
         #expect(!handedOver)
         if bodyEnded {
@@ -134,7 +134,7 @@ struct UpstreamTripStateTests {
     func readClock() {
         var trip = Self.trip()
         _ = trip.start(at: Self.t0)
-        trip.attached()
+        _ = trip.attached()
         let step18 = trip.handedOver()
         #expect(step18)
         // Written at the start: the look already due at +1 s covers it.
@@ -145,7 +145,7 @@ struct UpstreamTripStateTests {
 
         var answering = Self.trip()
         _ = answering.start(at: Self.t0)
-        answering.attached()
+        _ = answering.attached()
         _ = answering.handedOver()
         _ = answering.activity(at: Self.t0)
         _ = answering.responseHead(status: .ok, keepAlive: true)
@@ -161,7 +161,7 @@ struct UpstreamTripStateTests {
     func readTimeoutAfterSlowUpload() {
         var trip = Self.trip(streamed: true)
         _ = trip.start(at: Self.t0)
-        trip.attached()
+        _ = trip.attached()
         let handedOver = trip.handedOver()
         #expect(!handedOver)
         // The backend takes what it is given: the client's turn, the look moves to the total.
@@ -180,7 +180,7 @@ struct UpstreamTripStateTests {
         for (writable, failure) in [(true, UpstreamFailure.clientTooSlow), (false, .totalTimeout)] {
             var trip = Self.trip(streamed: true)
             _ = trip.start(at: Self.t0)
-            trip.attached()
+            _ = trip.attached()
             _ = trip.handedOver()
             let step27 = trip.wake(at: Self.at(1), connectionWritable: writable)
             #expect(step27 == .next(Self.at(10)))
@@ -196,7 +196,7 @@ struct UpstreamTripStateTests {
     func slowReader() {
         var trip = Self.trip()
         _ = trip.start(at: Self.t0)
-        trip.attached()
+        _ = trip.attached()
         _ = trip.handedOver()
         _ = trip.activity(at: Self.t0)
         _ = trip.responseHead(status: .ok, keepAlive: true)
@@ -212,7 +212,7 @@ struct UpstreamTripStateTests {
 
         var neverTaken = Self.trip()
         _ = neverTaken.start(at: Self.t0)
-        neverTaken.attached()
+        _ = neverTaken.attached()
         _ = neverTaken.handedOver()
         _ = neverTaken.responseHead(status: .ok, keepAlive: true)
         neverTaken.pauseResponse()
@@ -231,8 +231,20 @@ struct UpstreamTripStateTests {
 
         var attached = Self.trip([5])
         _ = attached.start(at: Self.t0)
-        attached.attached()
+        _ = attached.attached()
         let step34 = attached.finish()
         #expect(step34 == nil, "attached: the trip blames its connection's endpoint")
+    }
+
+    @Test("an event the phase does not allow, in a release build: the trip fails as broken, the fault reported once")
+    func faults() {
+        var trip = UpstreamTripState(order: [0], readTimeout: .seconds(1), totalTimeout: .seconds(10), requestEnded: true, trapsOnFault: false)
+        let answer = trip.responseHead(status: .ok, keepAlive: true)
+        #expect(answer?.kind == .broken)
+        #expect(trip.takeFault()?.machine == .trip)
+        #expect(trip.takeFault() == nil)
+        #expect(trip.attached() == nil)
+        let attachedTwice = trip.attached()
+        #expect(attachedTwice?.kind == .broken && trip.takeFault()?.event.hasPrefix("a connection attached when not connecting") == true)
     }
 }

@@ -1,7 +1,8 @@
 /// An event a request's state machine does not allow in its state: a bug of the gateway's, never
 /// something a client can cause. A debug build stops at it (`assertionFailure`: the whole test
 /// suite runs in debug); a release build carries on the safe way — the connection machine ends
-/// its connection (an HTTP/2 stream: resets it), the exchange's refuses or ignores the event —
+/// its connection (an HTTP/2 stream: resets it), the exchange's refuses or ignores the event, the
+/// trip's fails the trip as broken —
 /// and the request's driver counts it (`samlgate_state_errors_total{machine}`) and logs it
 /// (`state_error`, the machine and the event; nothing of the request's content).
 struct StateFault: Equatable, Sendable {
@@ -11,6 +12,8 @@ struct StateFault: Equatable, Sendable {
         case connection
         /// ``ExchangeState``: the phases of an exchange.
         case exchange
+        /// ``UpstreamTripState``: a trip to the backend.
+        case trip
     }
 
     let machine: Machine

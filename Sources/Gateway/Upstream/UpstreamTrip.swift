@@ -177,7 +177,9 @@ final class UpstreamTrip {
             case .failure(let failure):
                 guard !state.isDone else { return }
                 record(failure, endpoint: index)
-                perform(state.connectFailed(failure))
+                let next = state.connectFailed(failure)
+                reportFault()
+                perform(next)
             }
         }
     }
@@ -185,7 +187,10 @@ final class UpstreamTrip {
     private func attach(_ opened: UpstreamConnection) {
         connection = opened
         opened.trip = self
-        state.attached()
+        if let failure = state.attached() {
+            reportFault()
+            return fail(failure)
+        }
         if state.readPaused { opened.pauseReading() }
         let endpoint = client.endpoints[opened.endpointIndex]
         // A pooled connection closed by the backend between requests fails this first write
@@ -228,7 +233,10 @@ final class UpstreamTrip {
     func upstreamHead(_ head: HTTPResponseHead) {
         guard !state.isDone else { return }
         noteActivity()
-        if let failure = state.responseHead(status: head.status, keepAlive: head.isKeepAlive) { return fail(failure) }
+        if let failure = state.responseHead(status: head.status, keepAlive: head.isKeepAlive) {
+            reportFault()
+            return fail(failure)
+        }
         let endpoint = client.endpoints[connection?.endpointIndex ?? 0]
         endpoint.markHealthy()
         observer.upstreamAnswered(endpoint: endpoint, nanos: DispatchTime.now().uptimeNanoseconds - started)
@@ -285,9 +293,16 @@ final class UpstreamTrip {
         if let look = state.activity(at: pool.eventLoop.now) { delegate?.tripWake(at: look) }
     }
 
+    /// An event the trip's state did not allow (``StateFault``): reported once.
+    private func reportFault() {
+        if let fault = state.takeFault() { observer.stateFault(fault, request: nil) }
+    }
+
     /// The look at ``wakeAt``: fails the trip whose deadline passed, else sets the next look.
     func wake(now: NIODeadline) {
-        switch state.wake(at: now, connectionWritable: connection?.isWritable ?? false) {
+        let look = state.wake(at: now, connectionWritable: connection?.isWritable ?? false)
+        reportFault()
+        switch look {
         case .next(let look): if look != .distantFuture { delegate?.tripWake(at: look) }
         case .fail(let failure): fail(failure)
         }

@@ -63,12 +63,31 @@ struct UpstreamTripState {
     /// request is written (an upload may take longer than the read timeout).
     private var lastActivity: NIODeadline?
 
+    /// An event this machine did not allow (``StateFault``), not yet reported by the trip.
+    private(set) var fault: StateFault?
+    /// Whether a fault stops a debug build (the tests of the release path say `false`).
+    private let trapsOnFault: Bool
+
     /// - Parameter requestEnded: the whole body is in memory (nothing is streamed).
-    init(order: [Int], readTimeout: TimeAmount, totalTimeout: TimeAmount, requestEnded: Bool) {
+    init(order: [Int], readTimeout: TimeAmount, totalTimeout: TimeAmount, requestEnded: Bool, trapsOnFault: Bool = true) {
         self.order = order
         self.readTimeout = readTimeout
         self.totalTimeout = totalTimeout
         self.requestEnded = requestEnded
+        self.trapsOnFault = trapsOnFault
+    }
+
+    /// The fault, once: the trip reports it.
+    mutating func takeFault() -> StateFault? {
+        defer { fault = nil }
+        return fault
+    }
+
+    /// An event the phase does not allow: a bug of the trip's. A release build fails the trip as
+    /// broken (the client gets `502`, or its connection closes mid-answer), never sends on.
+    private mutating func illegal(_ event: String) -> UpstreamFailure {
+        fault = StateFault.illegal(.trip, "\(event) (\(phase))", traps: trapsOnFault)
+        return UpstreamFailure(.broken, "the trip's state did not allow \(event)")
     }
 
     var isDone: Bool { phase == .done }
@@ -101,16 +120,18 @@ struct UpstreamTripState {
     /// The connection to the current endpoint could not be made (counted against it by the
     /// trip): nothing was sent, so the next endpoint may have the request.
     mutating func connectFailed(_ failure: UpstreamFailure) -> Next {
-        assert(phase == .connecting, "a connect failed on a trip that was not connecting")
+        guard phase == .connecting else { return .fail(illegal("a connect failure when not connecting")) }
         lastFailure = failure
         return nextEndpoint()
     }
 
-    /// A connection is ready: its head is written first, then what was held.
-    mutating func attached() {
-        assert(phase == .connecting, "a connection attached to a trip that was not connecting")
+    /// A connection is ready: its head is written first, then what was held. Returns the
+    /// failure of a trip that was not connecting.
+    mutating func attached() -> UpstreamFailure? {
+        guard phase == .connecting else { return illegal("a connection attached when not connecting") }
         phase = .attached
         partsHandedOver = false
+        return nil
     }
 
     /// The held parts went to the attached connection after its head. Returns whether they
@@ -155,7 +176,7 @@ struct UpstreamTripState {
     /// backend's health (a client may be able to provoke it). Interim 1xx heads never reach a
     /// trip: the decoder drops them.
     mutating func responseHead(status: HTTPResponseStatus, keepAlive: Bool) -> UpstreamFailure? {
-        assert(phase == .attached, "an answer on a trip without a connection")
+        guard phase == .attached else { return illegal("an answer without a connection") }
         if status == .switchingProtocols { return .switchedProtocols }
         assert(status.code >= 200, "the decoder drops interim answers")
         if status.code < 200 { return UpstreamFailure(.invalidResponse, "an interim answer where a final one was due") }
@@ -223,8 +244,10 @@ struct UpstreamTripState {
     /// (`client_timeout`, never counted against the backend); the read clock measures the
     /// backend's silence only while the trip waits on the backend.
     mutating func wake(at now: NIODeadline, connectionWritable: Bool) -> Wake {
-        assert(phase != .done && now >= wakeAt, "a look at a trip not due")
-        guard phase != .done, now >= wakeAt else { return .next(wakeAt) }
+        guard phase != .done, now >= wakeAt else {
+            _ = illegal("a look at a trip not due")
+            return .next(wakeAt)
+        }
         let clientsTurn = waitingOnClient(connectionWritable: connectionWritable)
         if now >= totalDeadline { return .fail(clientsTurn ? .clientTooSlow : .totalTimeout) }
         guard let lastActivity, !clientsTurn else {
