@@ -57,15 +57,23 @@ package enum FaultyUpstream {
         try await startRaw { CloseOnRead() }
     }
 
-    /// A TCP server giving each connection a fresh handler from `makeHandler`: for backends that
-    /// break HTTP in ways an HTTP server library will not.
+    /// A TCP server giving each connection a fresh handler from `makeHandler` (none: the
+    /// connection is only accepted): for backends that break HTTP in ways an HTTP server library
+    /// will not. `readSize`: the connections are read only when their handler asks, that much at
+    /// a time (`nil`: as fast as they come).
     private static func startRaw(
-        _ makeHandler: @escaping @Sendable () -> any ChannelHandler & Sendable
+        readSize: Int? = nil, _ makeHandler: (@Sendable () -> any ChannelHandler & Sendable)?
     ) async throws -> (url: String, stop: @Sendable () async -> Void) {
-        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        var bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelInitializer { channel in channel.pipeline.addHandler(makeHandler()) }
-            .bind(host: "127.0.0.1", port: 0).get()
+        if let readSize {
+            bootstrap = bootstrap.childChannelOption(.autoRead, value: false)
+                .childChannelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: readSize))
+        }
+        if let makeHandler {
+            bootstrap = bootstrap.childChannelInitializer { channel in channel.pipeline.addHandler(makeHandler()) }
+        }
+        let channel = try await bootstrap.bind(host: "127.0.0.1", port: 0).get()
         let port = channel.localAddress!.port!
         return ("http://127.0.0.1:\(port)", { try? await channel.close() })
     }
@@ -73,32 +81,23 @@ package enum FaultyUpstream {
     /// A TCP server that accepts connections and never reads from them: a backend that takes no
     /// more of a body once the socket buffers are full.
     package static func startNeverReading() async throws -> (url: String, stop: @Sendable () async -> Void) {
-        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelOption(.autoRead, value: false)
-            .bind(host: "127.0.0.1", port: 0).get()
-        let port = channel.localAddress!.port!
-        return ("http://127.0.0.1:\(port)", { try? await channel.close() })
+        try await startRaw(readSize: 65_536, nil)
     }
 
-    /// A TCP server that reads each connection a little at a time (one read every few
-    /// milliseconds), and answers `204` once a request's head and its `Content-Length` body have
-    /// arrived: a backend that keeps pushing back on a large body, and takes it whole in the end.
+    /// A TCP server that reads each connection 64 KiB at a time, one read a millisecond, and
+    /// answers `204` once a request's head and its `Content-Length` body have arrived: a backend
+    /// that keeps pushing back on a large body, and takes it whole in the end.
     package static func startReadingSlowly() async throws -> (url: String, stop: @Sendable () async -> Void) {
-        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelOption(.autoRead, value: false)
-            .childChannelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: 65_536))
-            .childChannelInitializer { channel in channel.pipeline.addHandler(SlowReader()) }
-            .bind(host: "127.0.0.1", port: 0).get()
-        let port = channel.localAddress!.port!
-        return ("http://127.0.0.1:\(port)", { try? await channel.close() })
+        try await startRaw(readSize: 65_536) { SlowReader() }
     }
 
     package final class SlowReader: ChannelInboundHandler, @unchecked Sendable {
         package typealias InboundIn = ByteBuffer
         package typealias OutboundOut = ByteBuffer
-        private var received: [UInt8] = []
+        /// The head read so far (until its end is found).
+        private var head: [UInt8] = []
+        /// The body bytes still to come, once the head is read.
+        private var bodyLeft: Int?
         private var timer: RepeatedTask?
 
         package init() {}
@@ -114,17 +113,25 @@ package enum FaultyUpstream {
             timer?.cancel()
         }
 
+        /// Keeps the head until its end, then only counts the body (one request per connection at
+        /// a time, as the gateway sends them).
         package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-            received += Array(buffer: unwrapInboundIn(data))
-            // Whole once the head's end and Content-Length bytes after it are here.
-            guard let end = received.indices.dropLast(3).first(where: { Array(received[$0..<$0 + 4]) == Array("\r\n\r\n".utf8) })
-            else { return }
-            let head = String(decoding: received[..<end], as: UTF8.self).lowercased()
-            let length =
-                head.split(separator: "\r\n").first { $0.hasPrefix("content-length:") }
-                .flatMap { Int($0.dropFirst("content-length:".count).filter { $0 != " " }) } ?? 0
-            guard received.count >= end + 4 + length else { return }
-            received.removeFirst(end + 4 + length)
+            var bytes = unwrapInboundIn(data)
+            if bodyLeft == nil {
+                head += Array(buffer: bytes)
+                let end = Array("\r\n\r\n".utf8)
+                guard let at = head.indices.dropLast(3).first(where: { head[$0..<$0 + 4].elementsEqual(end) }) else { return }
+                let text = String(decoding: head[..<at], as: UTF8.self).lowercased()
+                let length =
+                    text.split(separator: "\r\n").first { $0.hasPrefix("content-length:") }
+                    .flatMap { Int($0.dropFirst("content-length:".count).filter { $0 != " " }) } ?? 0
+                bytes = ByteBuffer(bytes: head[(at + 4)...])
+                head = []
+                bodyLeft = length
+            }
+            bodyLeft! -= bytes.readableBytes
+            guard bodyLeft! <= 0 else { return }
+            bodyLeft = nil
             context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: "HTTP/1.1 204 No Content\r\n\r\n")), promise: nil)
         }
     }

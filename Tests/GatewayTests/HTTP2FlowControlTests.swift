@@ -100,60 +100,51 @@ struct HTTP2FlowControlTests {
         }
     }
 
-    @Test(
-        "a backend that never reads: the gateway stops giving the window back, the client waits with its body unsent (a window's worth held per stream, not the body), the connection serves another stream"
-    )
-    func backpressure() async throws {
-        let stuck = try await FaultyUpstream.startNeverReading()
+    /// Runs `body` with the gateway's port, the gateway (h2c) in front of `upstream`, whose
+    /// clocks are far off: only the backend's pace may end an upload (a loaded machine sends
+    /// slowly, and a 504 would end the stream first). Always stops the upstream.
+    static func withSlowBackend(
+        _ upstream: (url: String, stop: @Sendable () async -> Void), _ body: (GatewayHarness) async throws -> Void
+    ) async throws {
         do {
-            // The backend's clocks far off: only the stall may end the upload (a loaded machine
-            // sends slowly, and a 504 would end the stream first).
             try await withHarness(
-                upstreamURL: stuck.url,
+                upstreamURL: upstream.url,
                 configure: {
                     $0.h2c = true
                     $0.readTimeout = 600
                     $0.totalTimeout = 600
-                }
-            ) { h in
-                let connection = try Raw(port: HTTP2AttackTests.port(h), readTimeout: 2)
-                let size = 32 << 20
-                let outcome = try await Self.upload([1: Self.body(size, stream: 1)], on: connection)
-                // Stalled short of the body: what the socket buffers to the backend take, and a window.
-                #expect(outcome.stalled && outcome.sent[1, default: 0] < size / 2, "\(outcome.sent)")
-                try await connection.send(Raw.get(3, path: "/healthz"))
-                let (frames, closed) = try await connection.frames { $0.stream == 3 && $0.endStream }
-                #expect(!closed && frames.contains { $0.stream == 3 && $0.indexedStatus == 200 })
-            }
+                }, body)
         } catch {
-            await stuck.stop()
+            await upstream.stop()
             throw error
         }
-        await stuck.stop()
+        await upstream.stop()
+    }
+
+    @Test(
+        "a backend that never reads: the gateway stops giving the window back, the client waits with its body unsent (a window's worth held per stream, not the body), the connection serves another stream"
+    )
+    func backpressure() async throws {
+        try await Self.withSlowBackend(try await FaultyUpstream.startNeverReading()) { h in
+            let connection = try Raw(port: HTTP2AttackTests.port(h), readTimeout: 2)
+            let size = 32 << 20
+            let outcome = try await Self.upload([1: Self.body(size, stream: 1)], on: connection)
+            // Stalled short of the body: what the socket buffers to the backend take, and a window.
+            #expect(outcome.stalled && outcome.sent[1, default: 0] < size / 2, "\(outcome.sent)")
+            try await connection.send(Raw.get(3, path: "/healthz"))
+            let (frames, closed) = try await connection.frames { $0.stream == 3 && $0.endStream }
+            #expect(!closed && frames.contains { $0.stream == 3 && $0.indexedStatus == 200 })
+        }
     }
 
     @Test(
         "a backend that reads slowly: each time it takes more, the gateway gives the client window back and the body goes on; 16 MiB arrive whole, answered"
     )
     func slowBackend() async throws {
-        let slow = try await FaultyUpstream.startReadingSlowly()
-        do {
-            try await withHarness(
-                upstreamURL: slow.url,
-                configure: {
-                    $0.h2c = true
-                    $0.readTimeout = 600
-                    $0.totalTimeout = 600
-                }
-            ) { h in
-                let connection = try Raw(port: HTTP2AttackTests.port(h), readTimeout: 30)
-                let outcome = try await Self.upload([1: Self.body(16 << 20, stream: 1)], on: connection)
-                #expect(!outcome.stalled && outcome.statuses == [1: 204], "\(outcome)")
-            }
-        } catch {
-            await slow.stop()
-            throw error
+        try await Self.withSlowBackend(try await FaultyUpstream.startReadingSlowly()) { h in
+            let connection = try Raw(port: HTTP2AttackTests.port(h), readTimeout: 30)
+            let outcome = try await Self.upload([1: Self.body(16 << 20, stream: 1)], on: connection)
+            #expect(!outcome.stalled && outcome.statuses == [1: 204], "\(outcome)")
         }
-        await slow.stop()
     }
 }
