@@ -111,6 +111,7 @@ final class TLSHandshakeHandler: ChannelInboundHandler, RemovableChannelHandler 
             certificate: ssl?.peerCertificate.flatMap(ServerTLS.names(of:)).map { ClientCertificate(subject: $0.subject, issuer: $0.issuer) })
         let chosen: ClientProtocol = negotiated == "h2" ? .http2 : .http1
         do {
+            try context.pipeline.syncOperations.addHandler(TLSRecordCoalescer())
             try chosen.configure(context.channel, on: context.pipeline.syncOperations, core: core, tls: session)
             context.pipeline.syncOperations.removeHandler(self, promise: nil)
         } catch {
