@@ -135,10 +135,12 @@ tls-check: build
 ## tls-compare: TLS to clients, samlgate against nginx with the same certificate and profile and
 ## against the NIO floor (swift-nio-ssl and swift-nio-http2 alone, with a child channel per stream
 ## and with the streams at the connection), all in front of an nginx answering 204, alternated:
-## CPU per request on kept-alive connections (wrk HTTP/1.1, h2load HTTP/2) and full handshakes per
-## CPU second (h2load, HTTP/1.1 and h2); and v1 exchanges over HTTP/1.1 and HTTP/2 (httpx, each
-## with a signed response of its own), CPU per exchange. FLOOR=0 leaves the floors out; WORKLOADS
-## chooses (h1-kept h2-kept h1-new h2-new x1-kept x2-kept).
+## CPU per request on kept-alive connections (wrk HTTP/1.1, h2load HTTP/2), full handshakes per
+## CPU second (h2load, HTTP/1.1 and h2), one client's full and resumed TLS 1.3 handshakes per CPU
+## second (openssl s_time -new and -reuse; a proxy that does not resume fails the run); and v1
+## exchanges over HTTP/1.1 and HTTP/2 (httpx, each with a signed response of its own), CPU per
+## exchange. FLOOR=0 leaves the floors out; WORKLOADS chooses (h1-kept h2-kept h1-new h2-new
+## h1-full1 h1-resumed x1-kept x2-kept).
 tls-compare: release deps-load
 	./scripts/tls-compare.sh
 

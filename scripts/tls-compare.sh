@@ -6,6 +6,8 @@
 #   h2-kept    h2load, HTTP/2, 16 connections x 16 streams              CPU per request
 #   h1-new     h2load --h1, HANDSHAKES connections of one request each  handshakes per CPU second
 #   h2-new     h2load, HTTP/2, the same                                 handshakes per CPU second
+#   h1-full1   openssl s_time -new, one client, connections in a row    handshakes per CPU second
+#   h1-resumed openssl s_time -reuse, the same, resuming one session    handshakes per CPU second
 #   x1-kept    v1 exchanges over HTTP/1.1, 16 kept-alive connections    CPU per exchange
 #   x2-kept    v1 exchanges over HTTP/2, one connection x 16 streams    CPU per exchange
 # The exchanges (samlgate and baseline only: the others cannot verify) each carry a signed
@@ -18,8 +20,15 @@
 # libraries cost and what samlgate adds are told apart; and `floor-conn`, the same floor with the
 # HTTP/2 streams handled at the connection (no child channel, no codec per stream). And HAProxy
 # 2.6 and Caddy 2.6 with the same certificate (scripts/load/haproxy-tls.cfg, Caddyfile-tls), when
-# installed. Every new connection is a full TLS 1.3 handshake
-# (X25519, ECDSA): h2load's clients resume no session. Prints each run, then medians and spread.
+# installed. In h1-new and h2-new every connection is a full TLS 1.3 handshake (X25519, ECDSA):
+# h2load's clients resume no session. h1-full1 and h1-resumed tell what resumption saves: for
+# DURATION one client (openssl s_time) opens connections one after the other, each with one
+# HTTP/1.0 GET, in h1-full1 each a full handshake, in h1-resumed each resuming by its TLS 1.3
+# ticket the session of the client's first connection (psk_dhe_ke: a fresh X25519 exchange, no
+# certificate nor signature; that first full handshake is in the CPU, not in the count). All of
+# them resume: nginx (tickets on in nginx-tls.conf), HAProxy and Caddy by their defaults, the
+# gateway and the floors by swift-nio-ssl's (BoringSSL's); a run in which s_time reports a
+# connection not resumed fails. Prints each run, then medians and spread.
 # Knobs: BIN (.build/release/samlgate), BASELINE_BIN (another build, measured alongside as
 # `baseline`), WORKLOADS (the ones above that run, all by default), FLOOR (0 leaves the floors
 # out), PEERS ("haproxy caddy": the other proxies that run; one not installed is left out),
@@ -34,7 +43,7 @@ ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-5}
 HANDSHAKES=${HANDSHAKES:-1000}
 EXCHANGES=${EXCHANGES:-3000}
-WORKLOADS=${WORKLOADS:-h1-kept h2-kept h1-new h2-new x1-kept x2-kept}
+WORKLOADS=${WORKLOADS:-h1-kept h2-kept h1-new h2-new h1-full1 h1-resumed x1-kept x2-kept}
 DIR=$(fresh_dir "${TLS_DIR:-.run/tls-compare}")
 MVPD=Cablevision
 [ -x "$BIN" ] || { echo "tls-compare: $BIN is missing (make release)" >&2; exit 1; }
@@ -172,7 +181,7 @@ port_of() {
 
 # run PROXY WORKLOAD: prints "PROXY WORKLOAD REQUESTS TICKS".
 run() {
-    local proxy=$1 workload=$2 url out before after requests
+    local proxy=$1 workload=$2 url out before after requests www mode reused
     url="https://127.0.0.1:$(port_of "$proxy")/api/v1/config/REF"
     # shellcheck disable=SC2046
     before=$(ticks_of $(proxy_pids "$proxy"))
@@ -189,6 +198,22 @@ run() {
         h2-new)
             out=$(h2load -n "$HANDSHAKES" -c "$HANDSHAKES" "$url")
             requests=$(awk '/^requests:/ {print $8}' <<<"$out") ;;
+        h1-full1 | h1-resumed)
+            # s_time sends "GET WWW HTTP/1.0" and no header, and nginx would pass the missing Host
+            # on empty (the upstream answers 400): WWW carries a Host, then a User-Agent that
+            # takes the trailing " HTTP/1.0".
+            www=$'/api/v1/config/REF HTTP/1.0\r\nHost: 127.0.0.1:'"$(port_of "$proxy")"$'\r\nUser-Agent: openssl-s_time'
+            mode=-new
+            [ "$workload" = h1-full1 ] || mode=-reuse
+            out=$(openssl s_time -connect "127.0.0.1:$(port_of "$proxy")" -www "$www" "$mode" -time "$DURATION")
+            # "N connections in T real seconds, ..." after each mode s_time runs (here one).
+            requests=$(awk '/ connections in .* real seconds/ {n = $1} END {print n}' <<<"$out")
+            if [ "$workload" = h1-resumed ]; then
+                # After "starting", one character per connection: r when the session was resumed.
+                reused=$(awk '/^starting$/ {getline; print gsub(/r/, "")}' <<<"$out")
+                [ "$reused" = "$requests" ] \
+                    || { echo "tls-compare: h1-resumed: $proxy resumed ${reused:-0} of ${requests:-0} connections" >&2; exit 1; }
+            fi ;;
         x1-kept | x2-kept)
             local protocol=h${workload:1:1}
             out=$("$TOOLS_PYTHON" scripts/load/exchange_client.py "https://localhost:$(port_of "$proxy")/api/v1/tokens/authn" \
@@ -201,7 +226,7 @@ run() {
     echo "$proxy $workload $requests $((after - before))"
 }
 
-echo "tls-compare: $ROUNDS rounds of ${DURATION}s (kept) / $HANDSHAKES connections (new), $proxies alternated; HZ=$HZ"
+echo "tls-compare: $ROUNDS rounds of ${DURATION}s (kept, full1, resumed) / $HANDSHAKES connections (new), $proxies alternated; HZ=$HZ"
 : >"$DIR/runs.txt"
 for round in $(seq 1 "$ROUNDS"); do
     for workload in $WORKLOADS; do
@@ -223,14 +248,15 @@ for line in open(sys.argv[1]):
     round_, proxy, workload, requests, ticks = line.split()
     runs.setdefault((workload, proxy), []).append((int(requests), int(ticks) / hz))
 print()
-print("| workload | proxy | per request or exchange (kept) or per handshake (new), µs CPU: median (min–max) | handshakes per CPU second | runs |")
+print("| workload | proxy | per request or exchange (kept) or per handshake (new, full1, resumed), µs CPU: median (min–max) | handshakes per CPU second | runs |")
 print("|---|---|---:|---:|---:|")
-for workload in ["h1-kept", "h2-kept", "h1-new", "h2-new", "x1-kept", "x2-kept"]:
+handshakes = {"h1-new", "h2-new", "h1-full1", "h1-resumed"}
+for workload in ["h1-kept", "h2-kept", "h1-new", "h2-new", "h1-full1", "h1-resumed", "x1-kept", "x2-kept"]:
     for proxy in ["nginx", "haproxy", "caddy", "floor", "floor-conn", "samlgate", "baseline"]:
         samples = runs.get((workload, proxy), [])
         per = [cpu / n * 1e6 for n, cpu in samples if n]
         if not per:
             continue
-        rate = f"{statistics.median(n / cpu for n, cpu in samples if cpu):,.0f}" if workload.endswith("new") else ""
+        rate = f"{statistics.median(n / cpu for n, cpu in samples if cpu):,.0f}" if workload in handshakes else ""
         print(f"| {workload} | {proxy} | {statistics.median(per):.1f} ({min(per):.1f}–{max(per):.1f}) | {rate} | {len(per)} |")
 PY
