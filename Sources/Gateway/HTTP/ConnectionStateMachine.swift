@@ -2,13 +2,13 @@ import NIOCore
 import NIOHTTP1
 
 /// The framing and order of one client connection, as a value: which state the connection is in
-/// (``State``), what waits behind the request in flight, whether reads are held, the client's
-/// clocks, and what the request's head says of its answer (a `100 Continue` owed, HTTP/1.0).
-/// Every event the connection handler receives is a transition here that returns what the
-/// handler must do, and the handler performs it (the shape of swift-nio's
-/// `HTTPServerPipelineHandler.ConnectionState`); of its own it keeps the timer it set, and an
-/// HTTP/2 stream's reservation of its connection's answer budget. Nothing here touches a channel, so
-/// each transition is tested alone (`ConnectionStateMachineTests`).
+/// (``State``: idle, a request in flight in one of its ``RequestPhase``s, closing), what waits
+/// behind the request in flight, whether reads are held, the client's clocks, and what the
+/// request's head says of its answer (a `100 Continue` owed, HTTP/1.0). Every event the
+/// ``RequestDriver`` receives goes in here and comes back as one ``Action``, which the driver
+/// carries out in one switch (the shape of AsyncHTTPClient's `HTTP1ConnectionStateMachine`);
+/// an event the state does not allow comes back as ``Action/fault(_:)``. Nothing here touches
+/// a channel, so each transition is tested alone (`ConnectionStateMachineTests`).
 ///
 /// One request at a time: the parts of a pipelined request that arrive while the one before is
 /// still being answered wait in order (reads stop meanwhile) and are taken up once that answer is
@@ -17,68 +17,84 @@ import NIOHTTP1
 /// pipelines or not; here reads stop only when something waits. And no request is begun while the
 /// client has not taken the answers before it (the channel is not writable): a client that
 /// pipelines `GET /metrics` without ever reading would otherwise have the gateway pile up its
-/// answers in memory, a few bytes of request for kilobytes of answer.
+/// answers in memory, a few bytes of request for kilobytes of answer. An HTTP/2 stream is one
+/// request on a machine of its own: no request waits behind another there, and its head
+/// arrives whole (the header clock never runs).
 struct ConnectionStateMachine {
-    /// Where the connection is. A request in flight is in one of five states, from the body it is
-    /// still receiving and the answer it is writing; `closeAfterAnswer` says the connection ends
-    /// with that answer (no keep-alive, an unread body left behind, an upgrade, a quiesce).
+    /// Where the connection is.
     enum State: Equatable {
         /// No request: the next head is awaited.
         case idle
-        /// The request's body is arriving; no answer has begun.
-        case receiving(closeAfterAnswer: Bool)
-        /// The body arrived whole; the answer is being prepared (a worker, the backend).
-        case awaitingAnswer(closeAfterAnswer: Bool)
-        /// The answer began while the body still arrives (a backend that answers early, a refusal).
-        case answeringWhileReceiving(closeAfterAnswer: Bool)
-        /// The body arrived whole and the answer is being written.
-        case answering(closeAfterAnswer: Bool)
-        /// The answer is written; the rest of the body arrives and is dropped.
-        case drainingBody
-        /// The connection ends: its last answer is being written (and the handler bounds how long
+        /// A request is in flight; `closeAfterAnswer`: the connection ends with its answer (no
+        /// keep-alive, an unread body left behind, an upgrade, a quiesce).
+        case inRequest(RequestPhase, closeAfterAnswer: Bool)
+        /// The connection ends: its last answer is being written (and ``closeBy`` bounds how long
         /// that may take), or it is being closed. Nothing more is taken up.
         case closing
     }
 
+    /// Where the request in flight is, from the body it is still receiving and the answer it is writing.
+    enum RequestPhase: Equatable {
+        /// The request's body is arriving; no answer has begun.
+        case receiving
+        /// The body arrived whole; the answer is being prepared (a worker, the backend).
+        case awaitingAnswer
+        /// The answer began while the body still arrives (a backend that answers early, a refusal).
+        case answeringWhileReceiving
+        /// The body arrived whole and the answer is being written.
+        case answering
+        /// The answer is written; the rest of the body arrives and is dropped.
+        case drainingBody
+    }
+
+    /// What the driver does after an event: the one outcome of each transition.
+    enum Action: Equatable {
+        /// Nothing (a part held behind the request in flight or dropped after a closing answer,
+        /// a half-close waiting for the answer, a clock not due).
+        case none
+        /// Take this part up now: a head begins a request, a body part or end goes where the
+        /// request's body goes.
+        case deliver(HTTPServerRequestPart)
+        /// Issue the read that was held.
+        case read
+        /// Take up what waited behind the request just finished.
+        case takeUpQueued
+        /// Send `100 Continue`: the request's body is wanted.
+        case writeContinue
+        /// The request is done: its answer was written before its body ended.
+        case complete
+        /// Write the answer's end; `complete`: the request is done (its body was read whole) and
+        /// what waited is taken up; `read`: ask for the next read.
+        case endAnswer(complete: Bool, read: Bool)
+        /// Write the answer's end, and close once it is written.
+        case endAnswerAndClose
+        /// Close the connection now.
+        case close
+        /// The timer must fire by this deadline.
+        case wake(at: NIODeadline)
+        /// A client clock ran out.
+        case timedOut(ClientDeadlines.Expiry)
+        /// The parser refused what it read, now in its turn.
+        case unparsable(HTTPParserError)
+        /// An event the state does not allow (a bug of the gateway's, ``StateFault``): the
+        /// connection is closing from it on; the driver counts it and closes.
+        case fault(StateFault)
+    }
+
     /// What arrived for later: parts of pipelined requests, and what followed them.
-    enum Queued {
+    private enum Queued {
         case part(HTTPServerRequestPart)
         case parserError(HTTPParserError)
         case inputClosed
-    }
-
-    /// What to do with a part just read (``read(_:writable:)``).
-    enum ReadAction: Equatable {
-        /// Take it up now.
-        case deliver
-        /// It waits behind the request in flight (reads are held).
-        case hold
-        /// Nothing is taken up after a closing answer: what a client sent after it is never forwarded.
-        case drop
-    }
-
-    /// What to do once the answer in flight is written (``answerEnded(writable:)``).
-    enum AnswerEndAction: Equatable {
-        /// Write the end, then close once it is written.
-        case endAndClose
-        /// Write the end and keep the connection; `complete`: the request is done (its body was
-        /// read whole) and what waited behind it is taken up; `resumeReads`: ask for the next read.
-        case end(complete: Bool, resumeReads: Bool)
-    }
-
-    /// What to do with an event that may close the connection (a half-close, a quiesce).
-    enum CloseAction: Equatable {
-        case none
-        case close
     }
 
     private(set) var state: State = .idle
     /// The client half-closed: no request follows the one in flight.
     private(set) var inputClosed = false
     private var queued = CircularBuffer<Queued>(initialCapacity: 0)
-    /// Within ``nextQueued(writable:)``'s loop: a request answered synchronously by a part taken
-    /// up does not start a nested loop (pipelined requests answered at once would otherwise
-    /// recurse once per request).
+    /// Within a take-up loop (``beginTakeUp(at:)``): a request answered synchronously by a part
+    /// taken up does not start a nested loop (pipelined requests answered at once would
+    /// otherwise recurse once per request).
     private var takingUp = false
     private(set) var reads = ReadGate()
     private(set) var deadlines: ClientDeadlines
@@ -94,10 +110,6 @@ struct ConnectionStateMachine {
     /// that answer: a client that never reads would otherwise keep it open (`idle-timeout` after
     /// the answer's end, ``closingAfterLastAnswer(at:)``).
     private(set) var closeBy: NIODeadline?
-
-    /// An event this machine did not allow (``StateFault``), not yet taken by the driver; the
-    /// connection is closing from it on.
-    private(set) var fault: StateFault?
     /// Whether a fault stops a debug build (the tests of the release path say `false`).
     private let trapsOnFault: Bool
 
@@ -106,54 +118,43 @@ struct ConnectionStateMachine {
         self.trapsOnFault = trapsOnFault
     }
 
-    /// The fault, once: the driver closes the connection and counts it.
-    mutating func takeFault() -> StateFault? {
-        defer { fault = nil }
-        return fault
-    }
-
     /// An event the state does not allow: nothing more is taken up or written on the connection.
-    private mutating func illegal(_ event: String) {
-        fault = StateFault.illegal(.connection, "\(event) (\(state))", traps: trapsOnFault)
+    private mutating func illegal(_ event: String) -> Action {
+        let fault = StateFault.illegal(.connection, "\(event) (\(state))", traps: trapsOnFault)
         state = .closing
+        return .fault(fault)
     }
 
     // MARK: - the request in flight
 
-    /// A request is in flight (the handler's `InFlightRequest` is set).
+    /// A request is in flight (the driver's `InFlightRequest` is set).
     var hasRequest: Bool {
-        switch state {
-        case .idle, .closing: false
-        default: true
-        }
+        if case .inRequest = state { true } else { false }
     }
 
     /// The request's body has arrived whole (or there is no request).
     var bodyEnded: Bool {
         switch state {
-        case .receiving, .answeringWhileReceiving, .drainingBody: false
-        default: true
+        case .inRequest(.receiving, _), .inRequest(.answeringWhileReceiving, _), .inRequest(.drainingBody, _): false
+        case .inRequest(.awaitingAnswer, _), .inRequest(.answering, _), .idle, .closing: true
         }
     }
 
     /// The request's answer has begun (a head written).
     var answerStarted: Bool {
         switch state {
-        case .answeringWhileReceiving, .answering, .drainingBody: true
-        case .receiving, .awaitingAnswer, .idle, .closing: false
+        case .inRequest(.answeringWhileReceiving, _), .inRequest(.answering, _), .inRequest(.drainingBody, _): true
+        case .inRequest(.receiving, _), .inRequest(.awaitingAnswer, _), .idle, .closing: false
         }
     }
-
-    /// The answer is written whole (the body may still arrive).
-    var answerEnded: Bool { state == .drainingBody }
 
     var isClosing: Bool { state == .closing }
 
     /// Whether the connection ends with the answer in flight.
     var closesAfterAnswer: Bool {
         switch state {
-        case .receiving(let close), .awaitingAnswer(let close), .answeringWhileReceiving(let close), .answering(let close): close
-        case .idle, .drainingBody: false
+        case .inRequest(_, let close): close
+        case .idle: false
         case .closing: true
         }
     }
@@ -164,16 +165,15 @@ struct ConnectionStateMachine {
     mutating func headReceived(keepAlive: Bool, expectsContinue: Bool = false, predatesHTTP11: Bool = false) {
         assert(state == .idle, "a head while a request is in flight or the connection closes")
         deadlines.headComplete()
-        state = .receiving(closeAfterAnswer: !keepAlive)
+        state = .inRequest(.receiving, closeAfterAnswer: !keepAlive)
         self.expectsContinue = expectsContinue
         self.predatesHTTP11 = predatesHTTP11
     }
 
-    /// Whether `100 Continue` is to be sent now (the request's body is wanted): once per request
-    /// that asked for it.
-    mutating func continueDue() -> Bool {
+    /// The request's body is wanted: `100 Continue` once, to a request that asked for it.
+    mutating func bodyWanted() -> Action {
         defer { expectsContinue = false }
-        return expectsContinue
+        return expectsContinue ? .writeContinue : .none
     }
 
     /// The request is refused. The connection closes after the refusal when `closing` (a body
@@ -181,7 +181,7 @@ struct ConnectionStateMachine {
     /// with its body unsent: it may send the body after the refusal as well as not, and nothing
     /// could tell that body from the next request.
     mutating func refusing(closing: Bool) {
-        if closing || expectsContinue && !bodyEnded { closeAfterAnswer() }
+        if closing || expectsContinue && !bodyEnded { _ = closeAfterAnswer() }
     }
 
     /// The request's body broke off (an error, a close) while it was still arriving and before
@@ -189,106 +189,107 @@ struct ConnectionStateMachine {
     var brokeOffMidBody: Bool { !answerStarted && !bodyEnded }
 
     /// The connection ends with the answer in flight.
-    mutating func closeAfterAnswer() {
+    mutating func closeAfterAnswer() -> Action {
         switch state {
-        case .receiving: state = .receiving(closeAfterAnswer: true)
-        case .awaitingAnswer: state = .awaitingAnswer(closeAfterAnswer: true)
-        case .answeringWhileReceiving: state = .answeringWhileReceiving(closeAfterAnswer: true)
-        case .answering: state = .answering(closeAfterAnswer: true)
-        case .closing: return  // it ends anyway
-        case .idle, .drainingBody: illegal("no answer in flight to close after")
+        case .inRequest(let phase, _):
+            if phase == .drainingBody { return illegal("no answer in flight to close after") }
+            state = .inRequest(phase, closeAfterAnswer: true)
+        case .closing: break  // it ends anyway
+        case .idle: return illegal("no answer in flight to close after")
         }
+        return .none
     }
 
-    /// The request's body arrived whole. Returns whether the request is done (its answer was
-    /// already written): the handler records it and takes up what waited.
-    mutating func endOfBody() -> Bool {
+    /// The request's body arrived whole: ``Action/complete`` when its answer was already written.
+    mutating func endOfBody() -> Action {
         switch state {
-        case .receiving(let close): state = .awaitingAnswer(closeAfterAnswer: close)
-        case .answeringWhileReceiving(let close): state = .answering(closeAfterAnswer: close)
-        case .drainingBody:
+        case .inRequest(.receiving, let close): state = .inRequest(.awaitingAnswer, closeAfterAnswer: close)
+        case .inRequest(.answeringWhileReceiving, let close): state = .inRequest(.answering, closeAfterAnswer: close)
+        case .inRequest(.drainingBody, _):
             state = .idle
-            return true
+            return .complete
         case .closing: break
-        case .idle, .awaitingAnswer, .answering: illegal("the end of a body that had ended")
+        case .idle, .inRequest(.awaitingAnswer, _), .inRequest(.answering, _): return illegal("the end of a body that had ended")
         }
-        return false
+        return .none
     }
 
-    /// The answer's head is being written. Returns whether the connection closes after it (the
-    /// head says `Connection: close`). `lengthKnown`: the answer's length is in its head; one of
-    /// unknown length to an HTTP/1.0 client ends with the connection (it cannot take a chunked body).
-    @discardableResult
-    mutating func startAnswer(lengthKnown: @autoclosure () -> Bool = true) -> Bool {
+    /// The answer's head is being written; ``closesAfterAnswer`` then says whether its head says
+    /// `Connection: close`. `lengthKnown`: the answer's length is in its head; one of unknown
+    /// length to an HTTP/1.0 client ends with the connection (it cannot take a chunked body).
+    mutating func startAnswer(lengthKnown: @autoclosure () -> Bool = true) -> Action {
         // Read only for an HTTP/1.0 client: the answer's fields are not scanned for the others.
-        if predatesHTTP11 && !lengthKnown() { closeAfterAnswer() }
+        if predatesHTTP11 && !lengthKnown(), case .inRequest(let phase, _) = state { state = .inRequest(phase, closeAfterAnswer: true) }
         switch state {
-        case .receiving(let close): state = .answeringWhileReceiving(closeAfterAnswer: close)
-        case .awaitingAnswer(let close): state = .answering(closeAfterAnswer: close)
+        case .inRequest(.receiving, let close): state = .inRequest(.answeringWhileReceiving, closeAfterAnswer: close)
+        case .inRequest(.awaitingAnswer, let close): state = .inRequest(.answering, closeAfterAnswer: close)
         case .closing: break  // ends anyway: nothing is written after the close
-        case .idle, .answeringWhileReceiving, .answering, .drainingBody: illegal("an answer begun twice or for no request")
+        case .idle, .inRequest(.answeringWhileReceiving, _), .inRequest(.answering, _), .inRequest(.drainingBody, _):
+            return illegal("an answer begun twice or for no request")
         }
-        return closesAfterAnswer
+        return .none
     }
 
     /// The answer is written whole. The connection closes after it when it was to, or when the
     /// client half-closed; else it waits for the rest of the body or takes up the next request.
     /// - Parameter writable: the client takes its answers (else reads stay held until it does).
-    mutating func answerEnded(writable: Bool) -> AnswerEndAction {
+    mutating func answerEnded(writable: Bool) -> Action {
         if closesAfterAnswer || inputClosed {
             state = .closing
-            return .endAndClose
+            return .endAnswerAndClose
         }
         let complete = bodyEnded
-        state = complete ? .idle : .drainingBody
+        state = complete ? .idle : .inRequest(.drainingBody, closeAfterAnswer: false)
         // Reads may have been held for the backend; the rest of the body is dropped at full
         // speed. (Held for pipelined requests instead: those are taken up first. And held while
         // the client leaves its answers unread.)
-        var resume = false
+        var read = false
         if !writable {
             reads.pause()
         } else if queued.isEmpty {
-            resume = reads.open()
+            read = reads.open()
         }
-        return .end(complete: complete, resumeReads: resume)
+        return .endAnswer(complete: complete, read: read)
     }
 
     // MARK: - reading
 
-    /// A part read from the client.
-    mutating func read(_ part: HTTPServerRequestPart, writable: Bool) -> ReadAction {
+    /// A part read from the client: delivered now, or held behind the request in flight (reads
+    /// stop), or dropped after a closing answer.
+    mutating func read(_ part: HTTPServerRequestPart, writable: Bool) -> Action {
         readBatchOpen = true
         deliveredInBatch = true
-        if state == .closing { return .drop }
+        if state == .closing { return .none }
         if hasRequest && (bodyEnded || !queued.isEmpty) {
             // A pipelined request behind the one being answered; none follows a closing answer.
-            guard !closesAfterAnswer else { return .drop }
+            guard !closesAfterAnswer else { return .none }
             return hold(.part(part))
         }
         if state == .idle && (!queued.isEmpty || !writable) {
             // A request behind answers the client has not taken yet: it waits (in order).
             return hold(.part(part))
         }
-        return .deliver
+        return .deliver(part)
     }
 
-    private mutating func hold(_ item: Queued) -> ReadAction {
+    private mutating func hold(_ item: Queued) -> Action {
         queued.append(item)
         reads.pause()
-        return .hold
+        return .none
     }
 
-    /// The end of a batch of reads. Returns the deadline the timer must fire by when this batch
-    /// began a head without completing it (a head normally arrives whole in one read).
-    mutating func readComplete(at now: NIODeadline) -> NIODeadline? {
+    /// The end of a batch of reads: ``Action/wake(at:)`` by the header's deadline when this
+    /// batch began a head without completing it (a head normally arrives whole in one read).
+    mutating func readComplete(at now: NIODeadline) -> Action {
         deadlines.noteRead(at: now)
         let partial = !deliveredInBatch && state == .idle
         deliveredInBatch = false
         readBatchOpen = false
-        return partial ? deadlines.headStarted(at: now) : nil
+        guard partial, let deadline = deadlines.headStarted(at: now) else { return .none }
+        return .wake(at: deadline)
     }
 
-    /// The handler's `read(context:)`: whether to pass the read on now; otherwise it is held.
+    /// The transport's read request: whether to pass the read on now; otherwise it is held.
     mutating func readRequested() -> Bool {
         reads.admits()
     }
@@ -298,26 +299,26 @@ struct ConnectionStateMachine {
         reads.pause()
     }
 
-    /// Reads go on; returns whether a held read must be issued now.
-    mutating func resumeReads() -> Bool {
-        reads.open()
+    /// Reads go on: ``Action/read`` when a read was held meanwhile.
+    mutating func resumeReads() -> Action {
+        reads.open() ? .read : .none
     }
 
-    /// The parser refused what it read. Returns whether it is handled now (else it belongs to a
-    /// pipelined request and waits for its turn; after a close it is the close's echo).
-    mutating func parserFailed(_ error: HTTPParserError) -> Bool {
-        if state == .closing { return false }
+    /// The parser refused what it read: answered now, or in its turn behind a pipelined request;
+    /// after a close it is the close's echo.
+    mutating func parserFailed(_ error: HTTPParserError) -> Action {
+        if state == .closing { return .none }
         if hasRequest && (bodyEnded || !queued.isEmpty) {
             queued.append(.parserError(error))
-            return false
+            return .none
         }
-        return true
+        return .unparsable(error)
     }
 
     /// The client half-closed. Waits behind what is queued; else: an idle connection closes now,
     /// one with a request closes once its answer is written. A connection already closing is left
     /// to finish writing its last answer: a client may half-close after its request and still read it.
-    mutating func clientInputClosed() -> CloseAction {
+    mutating func clientInputClosed() -> Action {
         if !queued.isEmpty {
             queued.append(.inputClosed)
             return .none
@@ -325,7 +326,7 @@ struct ConnectionStateMachine {
         return inputClosedInTurn()
     }
 
-    private mutating func inputClosedInTurn() -> CloseAction {
+    private mutating func inputClosedInTurn() -> Action {
         inputClosed = true
         guard state == .idle else { return .none }
         state = .closing
@@ -334,32 +335,32 @@ struct ConnectionStateMachine {
 
     /// Shutting down: idle connections close now, a request in flight is answered
     /// (`Connection: close`) and the connection closed; pipelined ones are dropped.
-    mutating func quiesce() -> CloseAction {
+    mutating func quiesce() -> Action {
         queued.removeAll()
         switch state {
-        case .receiving, .awaitingAnswer, .answeringWhileReceiving, .answering:
-            closeAfterAnswer()
-            return .none
-        case .idle, .drainingBody, .closing:
+        case .inRequest(.drainingBody, _), .idle, .closing:
             // Idle, or answered with the rest of a body still coming: not waited for.
             state = .closing
             return .close
+        case .inRequest(let phase, _):
+            state = .inRequest(phase, closeAfterAnswer: true)
+            return .none
         }
     }
 
-    /// The connection ends from the handler — an error, a timeout, a head the parser refused or
+    /// The connection ends from the driver — an error, a timeout, a head the parser refused or
     /// that did not arrive in time (a plain refusal is written first): nothing more is taken up.
     mutating func closed() {
         state = .closing
     }
 
-    /// The last answer's end is being written at `now`, the close to follow once it is: returns
-    /// the deadline by which it closes all the same (``closeBy``).
-    mutating func closingAfterLastAnswer(at now: NIODeadline) -> NIODeadline {
+    /// The last answer's end is being written at `now`, the close to follow once it is: the
+    /// timer must fire by ``closeBy``, when it closes all the same.
+    mutating func closingAfterLastAnswer(at now: NIODeadline) -> Action {
         assert(state == .closing, "a last answer on a connection that goes on")
         let deadline = now + deadlines.idle
         closeBy = deadline
-        return deadline
+        return .wake(at: deadline)
     }
 
     // MARK: - what waited
@@ -378,52 +379,53 @@ struct ConnectionStateMachine {
         return true
     }
 
-    /// The next thing that waited, while it can be taken up: no request in flight with its body
-    /// complete (its answer pending), and no request begun while the client has not taken the
-    /// answers before it. A half-close taken up here is applied (``CloseAction``).
-    mutating func nextQueued(writable: Bool) -> Queued? {
+    /// What to do with the next thing that waited, while it can be taken up: no request in
+    /// flight with its body complete (its answer pending), and no request begun while the
+    /// client has not taken the answers before it. `nil`: the loop stops.
+    mutating func nextQueued(writable: Bool) -> Action? {
         guard state != .closing, !(hasRequest && bodyEnded), let next = queued.first else { return nil }
         if state == .idle, case .part(.head) = next, !writable { return nil }
         queued.removeFirst()
-        return next
+        switch next {
+        case .part(let part): return .deliver(part)
+        case .parserError(let error): return .unparsable(error)
+        case .inputClosed: return inputClosedInTurn()
+        }
     }
 
-    /// The loop of ``beginTakeUp(at:)`` is done: reads go on when nothing waits any more.
-    /// Returns whether a held read must be issued now.
-    mutating func endTakeUp() -> Bool {
+    /// The loop of ``beginTakeUp(at:)`` is done: reads go on when nothing waits any more
+    /// (``Action/read`` when one was held).
+    mutating func endTakeUp() -> Action {
         takingUp = false
-        guard queued.isEmpty, state != .closing else { return false }
-        return reads.open()
-    }
-
-    /// A half-close that waited in the queue, now in turn.
-    mutating func queuedInputClosed() -> CloseAction {
-        inputClosedInTurn()
+        guard queued.isEmpty, state != .closing else { return .none }
+        return reads.open() ? .read : .none
     }
 
     /// The client took its answers (the channel is writable again) and no trip is relaying one:
-    /// what waited goes on. Returns whether to take up the queue (else, whether a read is due).
-    mutating func writable() -> (takeUp: Bool, read: Bool) {
-        guard state != .closing else { return (false, false) }
-        if queued.isEmpty { return (false, reads.open()) }
-        return (true, false)
+    /// what waited goes on, or the read held meanwhile.
+    mutating func writable() -> Action {
+        guard state != .closing else { return .none }
+        if !queued.isEmpty { return .takeUpQueued }
+        return reads.open() ? .read : .none
     }
 
     // MARK: - clocks
 
-    /// The timer fired at `now`: which client clock ran out. A client silent while its answer is
-    /// being prepared is waiting, not idle; a closing connection has only ``closeBy``.
-    mutating func expired(at now: NIODeadline) -> ClientDeadlines.Expiry? {
+    /// The timer fired at `now`: which client clock ran out, else when to look next. A client
+    /// silent while its answer is being prepared is waiting, not idle; a closing connection has
+    /// only ``closeBy``.
+    mutating func expired(at now: NIODeadline) -> Action {
         if state == .closing {
-            guard let closeBy, now >= closeBy else { return nil }
-            return .lastAnswerUnread
+            guard let closeBy, now >= closeBy else { return .wake(at: nextCheck) }
+            return .timedOut(.lastAnswerUnread)
         }
-        let expiry = deadlines.expired(at: now)
+        var expiry = deadlines.expired(at: now)
         if expiry == .idle && hasRequest && bodyEnded {
             deadlines.noteRead(at: now)
-            return nil
+            expiry = nil
         }
-        return expiry
+        guard let expiry else { return .wake(at: nextCheck) }
+        return .timedOut(expiry)
     }
 
     mutating func noteRead(at now: NIODeadline) {

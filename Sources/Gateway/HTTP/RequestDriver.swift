@@ -31,10 +31,12 @@ protocol RequestTransport: AnyObject {
     func readWhenRoom()
 }
 
-/// The requests of one client connection or HTTP/2 stream, in the shape of swift-nio's
-/// `HTTPServerPipelineHandler`: every event is a transition of the connection's
-/// ``ConnectionStateMachine`` (framing, the order of pipelined requests, backpressure, clocks,
-/// quiesce), and this driver performs what the transition returns. Each request head goes to the
+/// The requests of one client connection or HTTP/2 stream: every event goes into the
+/// connection's ``ConnectionStateMachine`` (framing, the order of pipelined requests,
+/// backpressure, clocks, quiesce) and comes back as one ``ConnectionStateMachine/Action``, which
+/// ``run(_:)`` carries out in one switch. Besides the machine it holds the request in flight's
+/// context (``InFlightRequest``: what it is, its trip or exchange, its record) and its I/O (the
+/// transport, the timer), no flags of its own. Each request head goes to the
 /// ``GatewayResponder``, which decides once how it is answered; this driver carries the decision
 /// out — a whole answer of the gateway's own (``answer(_:)``, every refusal through
 /// ``refuse(_:closing:headers:)``), a pass-through trip whose answer is streamed back from an
@@ -97,7 +99,7 @@ final class RequestDriver: UpstreamTripDelegate, ExchangeFlowDelegate, ClockedSt
     func attach(_ transport: any RequestTransport) {
         self.transport = transport
         machine.noteRead(at: eventLoop.now)
-        arm(at: machine.deadlines.nextCheck)
+        arm(at: machine.nextCheck)
     }
 
     /// The connection (or stream) is gone; nothing is written any more.
@@ -113,8 +115,8 @@ final class RequestDriver: UpstreamTripDelegate, ExchangeFlowDelegate, ClockedSt
 
     /// A part read from the client.
     func received(_ part: HTTPServerRequestPart) {
-        guard let transport, machine.read(part, writable: transport.isWritable) == .deliver else { return }
-        take(part)
+        guard let transport else { return }
+        run(machine.read(part, writable: transport.isWritable))
     }
 
     private func take(_ part: HTTPServerRequestPart) {
@@ -129,14 +131,8 @@ final class RequestDriver: UpstreamTripDelegate, ExchangeFlowDelegate, ClockedSt
     /// (``ConnectionStateMachine/nextQueued(writable:)``); reads resume when nothing is left.
     private func takeUpQueued() {
         guard let transport, machine.beginTakeUp(at: eventLoop.now) else { return }
-        while let next = machine.nextQueued(writable: transport.isWritable) {
-            switch next {
-            case .part(let part): take(part)
-            case .parserError(let error): parserFailed(error)
-            case .inputClosed: if machine.queuedInputClosed() == .close { transport.close() }
-            }
-        }
-        if machine.endTakeUp() { transport.read() }
+        while let next = machine.nextQueued(writable: transport.isWritable) { run(next) }
+        run(machine.endTakeUp())
     }
 
     /// A new request: the responder decides how it is answered, and that is carried out.
@@ -154,8 +150,7 @@ final class RequestDriver: UpstreamTripDelegate, ExchangeFlowDelegate, ClockedSt
         }
         let decision = responder.respond(to: current, peer: transport?.remoteAddress, eventLoop: eventLoop)
         if current.endsConnection {
-            machine.closeAfterAnswer()
-            if faulted() { return }
+            guard run(machine.closeAfterAnswer()) else { return }
         }
         switch decision {
         case .answer(let response):
@@ -195,11 +190,10 @@ final class RequestDriver: UpstreamTripDelegate, ExchangeFlowDelegate, ClockedSt
 
     private func endOfBody() {
         guard let current = request else { return }
-        let answered = machine.endOfBody()
-        if faulted() { return }
-        if answered {
-            // The answer was written before the body ended: the request is done.
-            complete(current)
+        let action = machine.endOfBody()
+        guard action == .none else {
+            // The answer was written before the body ended (the request is done), or a fault.
+            run(action)
             return
         }
         let body = current.body
@@ -243,9 +237,8 @@ final class RequestDriver: UpstreamTripDelegate, ExchangeFlowDelegate, ClockedSt
     func tripResponded(_ head: HTTPResponseHead) {
         guard let current = request, let transport else { return }
         var headers = ProxyHeaders.clientResponse(head.headers, requestID: current.requestID)
-        let closing = machine.startAnswer(lengthKnown: headers.contains(name: "content-length"))
-        if faulted() { return }
-        if closing { headers.replaceOrAdd(name: "Connection", value: "close") }
+        guard run(machine.startAnswer(lengthKnown: headers.contains(name: "content-length"))) else { return }
+        if machine.closesAfterAnswer { headers.replaceOrAdd(name: "Connection", value: "close") }
         observer.answering(current, status: Int(head.status.code))
         transport.write(.head(HTTPResponseHead(version: current.head.answerVersion, status: head.status, headers: headers)))
     }
@@ -308,7 +301,7 @@ final class RequestDriver: UpstreamTripDelegate, ExchangeFlowDelegate, ClockedSt
     }
 
     func tripWantsBody() {
-        if machine.resumeReads() { transport?.read() }
+        run(machine.resumeReads())
     }
 
     func tripWake(at deadline: NIODeadline) {
@@ -319,8 +312,8 @@ final class RequestDriver: UpstreamTripDelegate, ExchangeFlowDelegate, ClockedSt
 
     /// Sends `100 Continue` to a client waiting for it, once its body is wanted.
     private func continueIfExpected() {
-        guard request != nil, let transport, machine.continueDue() else { return }
-        transport.writeAndFlush(.head(HTTPResponseHead(version: .http1_1, status: .continue)), thenClose: false)
+        guard request != nil else { return }
+        run(machine.bodyWanted())
     }
 
     /// Refuses the request in flight (rendered and reported by the ``RequestObserver``); its
@@ -338,8 +331,7 @@ final class RequestDriver: UpstreamTripDelegate, ExchangeFlowDelegate, ClockedSt
     /// A whole answer of the gateway's own.
     private func answer(_ response: GatewayResponse) {
         guard let current = request, !machine.answerStarted, !machine.isClosing else { return }
-        machine.startAnswer()
-        if faulted() { return }
+        guard run(machine.startAnswer()) else { return }
         observer.answering(current, status: response.status)
         writeHeadAndBody(
             response, requestID: current.requestID, version: current.head.answerVersion, withBody: current.head.method != .HEAD,
@@ -365,16 +357,8 @@ final class RequestDriver: UpstreamTripDelegate, ExchangeFlowDelegate, ClockedSt
     /// The answer is written whole: the connection closes after it, or the request is done once
     /// its body has arrived too.
     private func endAnswer() {
-        guard let current = request, let transport else { return }
-        switch machine.answerEnded(writable: transport.isWritable) {
-        case .endAndClose:
-            record(current)
-            endAndClose()
-        case .end(let complete, let resumeReads):
-            transport.writeAndFlush(.end(nil), thenClose: false)
-            if resumeReads { transport.read() }
-            if complete { self.complete(current) }
-        }
+        guard request != nil, let transport else { return }
+        run(machine.answerEnded(writable: transport.isWritable))
     }
 
     /// The request is answered and its body read: recorded, and what waited behind it taken up.
@@ -392,11 +376,65 @@ final class RequestDriver: UpstreamTripDelegate, ExchangeFlowDelegate, ClockedSt
         observer.finished(current)
     }
 
+    // MARK: - what the machine decided
+
+    /// Carries out what the machine decided. Returns false when it refused the event
+    /// (``ConnectionStateMachine/Action/fault(_:)``): the caller goes no further.
+    @discardableResult
+    private func run(_ action: ConnectionStateMachine.Action) -> Bool {
+        switch action {
+        case .none:
+            return true
+        case .deliver(let part):
+            take(part)
+        case .read:
+            transport?.read()
+        case .takeUpQueued:
+            takeUpQueued()
+        case .writeContinue:
+            transport?.writeAndFlush(.head(HTTPResponseHead(version: .http1_1, status: .continue)), thenClose: false)
+        case .complete:
+            if let current = request { complete(current) }
+        case .endAnswer(let complete, let read):
+            let current = request
+            transport?.writeAndFlush(.end(nil), thenClose: false)
+            if read { transport?.read() }
+            if complete, let current { self.complete(current) }
+        case .endAnswerAndClose:
+            if let current = request { record(current) }
+            endAndClose()
+        case .close:
+            transport?.close()
+        case .wake(let deadline):
+            // The connection's one timer serves the client's clocks and the backend trip's
+            // (``UpstreamTrip/wakeAt``), so no request costs a timer of its own.
+            let next = min(deadline, request?.trip?.wakeAt ?? .distantFuture)
+            if next < timerAt { arm(at: next) }
+        case .timedOut(.lastAnswerUnread):
+            // Its last answer still unwritten: the client stopped reading (see ``endAndClose()``).
+            transport?.close()
+        case .timedOut(.header):
+            headerTimedOut()
+        case .timedOut(.idle):
+            if request != nil { clientBodyFailed() } else { closeConnection() }
+        case .unparsable(let error):
+            parserFailed(error)
+        case .fault(let fault):
+            // A bug of the gateway's in a release build: counted and logged, the request's work
+            // dropped, the connection (or stream) closed.
+            observer.stateFault(fault, request: request)
+            request?.dropWork()
+            closeConnection()
+            return false
+        }
+        return true
+    }
+
     // MARK: - connection events
 
     /// The end of a batch of reads: the client's clocks, and the trip's writes flushed.
     func readComplete() {
-        if let deadline = machine.readComplete(at: eventLoop.now), deadline < timerAt { arm(at: deadline) }
+        run(machine.readComplete(at: eventLoop.now))
         request?.trip?.flush()
     }
 
@@ -411,19 +449,18 @@ final class RequestDriver: UpstreamTripDelegate, ExchangeFlowDelegate, ClockedSt
             if transport?.mayRead() == true { trip.resumeResponse() }
         } else {
             // The client took its answers: what waited behind them goes on.
-            let next = machine.writable()
-            if next.takeUp { takeUpQueued() } else if next.read { transport?.read() }
+            run(machine.writable())
         }
     }
 
     /// The client sends nothing more (a half-close).
     func inputClosed() {
-        if machine.clientInputClosed() == .close { transport?.close() }
+        run(machine.clientInputClosed())
     }
 
     /// The server is shutting down: the connection ends once its request is answered.
     func quiesce() {
-        if machine.quiesce() == .close { transport?.close() }
+        run(machine.quiesce())
     }
 
     /// The head that comes next is refused with `error` (an HTTP/2 head read strictly, ``HTTP2Stream``).
@@ -448,12 +485,6 @@ final class RequestDriver: UpstreamTripDelegate, ExchangeFlowDelegate, ClockedSt
         }
     }
 
-    /// The connection's one timer, due at ``nextWake``: the client's clocks and the backend
-    /// trip's (``UpstreamTrip/wakeAt``), so no request costs a timer of its own.
-    private var nextWake: NIODeadline {
-        min(machine.nextCheck, request?.trip?.wakeAt ?? .distantFuture)
-    }
-
     /// The timer's deadline is due (an HTTP/2 stream's through its connection's clock, ``ClockedStream``).
     func clockDue() {
         timer = nil
@@ -464,17 +495,7 @@ final class RequestDriver: UpstreamTripDelegate, ExchangeFlowDelegate, ClockedSt
             // A trip that fails here is answered (or its connection closed) before the client's clocks are read.
             trip.wake(now: now)
         }
-        switch machine.expired(at: now) {
-        case .lastAnswerUnread:
-            // Its last answer still unwritten: the client stopped reading (see ``endAndClose()``).
-            transport?.close()
-        case .header:
-            headerTimedOut()
-        case .idle:
-            if request != nil { clientBodyFailed() } else { closeConnection() }
-        case nil:
-            arm(at: nextWake)
-        }
+        run(machine.expired(at: now))
     }
 
     /// A head begun but not complete within `header-timeout`: `408 header_timeout`, closed.
@@ -500,7 +521,7 @@ final class RequestDriver: UpstreamTripDelegate, ExchangeFlowDelegate, ClockedSt
             return
         }
         // Else it belongs to a pipelined request: answered in its turn.
-        if machine.parserFailed(parserError) { parserFailed(parserError) }
+        run(machine.parserFailed(parserError))
     }
 
     private func parserFailed(_ parserError: HTTPParserError) {
@@ -524,19 +545,7 @@ final class RequestDriver: UpstreamTripDelegate, ExchangeFlowDelegate, ClockedSt
     private func endAndClose() {
         guard let transport else { return }
         transport.writeAndFlush(.end(nil), thenClose: true)
-        let deadline = machine.closingAfterLastAnswer(at: eventLoop.now)
-        if deadline < timerAt { arm(at: deadline) }
-    }
-
-    /// The machine refused an event (``StateFault``, a bug of the gateway's in a release build):
-    /// counted and logged, the request's work dropped, the connection (or stream) closed.
-    /// Returns whether it did.
-    private func faulted() -> Bool {
-        guard let fault = machine.takeFault() else { return false }
-        observer.stateFault(fault, request: request)
-        request?.dropWork()
-        closeConnection()
-        return true
+        run(machine.closingAfterLastAnswer(at: eventLoop.now))
     }
 
     private func closeConnection() {
