@@ -209,6 +209,20 @@ struct RequestLifecycleEmbeddedTests {
         #expect(trickle.upstreams.opened.isEmpty, "nothing forwarded")
     }
 
+    @Test("an exchange whose body stalls: 400 malformed_request and the close exactly at idle-timeout after the last bytes; nothing forwarded")
+    func stalledBody() throws {
+        let gateway = try Self.gateway { $0.idleTimeout = 2 }
+        try gateway.send(ErrorCodeTests.incompleteExchange)
+        gateway.advance(1.999)
+        #expect(try gateway.written().isEmpty && gateway.channel.isActive)
+        gateway.advance(0.001)
+        let answer = try gateway.written()
+        #expect(answer.hasPrefix("HTTP/1.1 400 Bad Request\r\n") && answer.contains("Connection: close\r\n"), "\(answer)")
+        #expect(!gateway.channel.isActive)
+        #expect(gateway.metric("samlgate_errors_total{code=\"malformed_request\"}") == 1)
+        #expect(gateway.upstreams.opened.isEmpty, "nothing forwarded")
+    }
+
     @Test("a client that never reads the last answer of a closing connection: closed at idle-timeout, not held open")
     func unreadClosingAnswer() throws {
         let gateway = try Self.gateway { $0.idleTimeout = 5 }
