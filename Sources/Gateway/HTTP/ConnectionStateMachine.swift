@@ -180,8 +180,9 @@ struct ConnectionStateMachine {
     /// the gateway will not read follows), and when the client still waits for `100 Continue`
     /// with its body unsent: it may send the body after the refusal as well as not, and nothing
     /// could tell that body from the next request.
-    mutating func refusing(closing: Bool) {
-        if closing || expectsContinue && !bodyEnded { _ = closeAfterAnswer() }
+    mutating func refusing(closing: Bool) -> Action {
+        guard closing || expectsContinue && !bodyEnded else { return .none }
+        return closeAfterAnswer()
     }
 
     /// The request's body broke off (an error, a close) while it was still arriving and before

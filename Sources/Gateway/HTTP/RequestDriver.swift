@@ -323,7 +323,7 @@ final class RequestDriver: UpstreamTripDelegate, ExchangeFlowDelegate, ClockedSt
         guard let current = request, !machine.answerStarted, !machine.isClosing else { return }
         var response = observer.refused(error, request: current)
         response.headers.insert(contentsOf: headers, at: 0)
-        machine.refusing(closing: closing)
+        guard run(machine.refusing(closing: closing)) else { return }
         current.dropWork()
         answer(response)
     }

@@ -7,8 +7,9 @@ import NIOCore
 /// of sixteen streams' answers was some forty records, each sealed on its own and 22 bytes of
 /// overhead on the wire, where nginx writes one (its `ssl_buffer_size`, 16 KiB).
 ///
-/// Writes are copied while they fit in one record's 16 KiB; a larger one goes on as it is, in
-/// order (it is a record or more of its own anyway). A flush of a single write is not copied.
+/// Writes are copied together while they fit in one record's 16 KiB. One that does not fit
+/// beside what is held sends that on first, and goes on uncopied itself when it is over half a
+/// record (a record or more of its own anyway). A flush of a single write is not copied.
 /// What is held goes on before a close of any kind, so that nothing written is reordered or
 /// lost on the way to swift-nio-ssl, which handles unflushed writes at a close as before.
 final class TLSRecordCoalescer: ChannelOutboundHandler {
