@@ -331,5 +331,12 @@ struct ConnectionStateMachineTests {
         }
         #expect(answered.isClosing && twice.event.hasPrefix("an answer begun twice"))
         #expect(answered.startAnswer() == .none, "closing: nothing more is written, and nothing more is a fault")
+
+        var idle = ConnectionStateMachine(
+            deadlines: ClientDeadlines(idle: .seconds(10), header: .seconds(5), now: Self.start), trapsOnFault: false)
+        guard case .fault = idle.refusing(closing: true) else {
+            Issue.record("a refusal closing with no request in flight is a fault the driver runs")
+            return
+        }
     }
 }

@@ -213,8 +213,10 @@ struct RequestLifecycleEmbeddedTests {
     func stalledBody() throws {
         let gateway = try Self.gateway { $0.idleTimeout = 2 }
         try gateway.send(ErrorCodeTests.incompleteExchange)
+        gateway.advance(1)
+        try gateway.send("&more=1")
         gateway.advance(1.999)
-        #expect(try gateway.written().isEmpty && gateway.channel.isActive)
+        #expect(try gateway.written().isEmpty && gateway.channel.isActive, "the clock runs from the last bytes read")
         gateway.advance(0.001)
         let answer = try gateway.written()
         #expect(answer.hasPrefix("HTTP/1.1 400 Bad Request\r\n") && answer.contains("Connection: close\r\n"), "\(answer)")

@@ -50,7 +50,7 @@ struct ConnectionStateMachine {
     /// What the driver does after an event: the one outcome of each transition.
     enum Action: Equatable {
         /// Nothing (a part held behind the request in flight or dropped after a closing answer,
-        /// a half-close waiting for the answer, a clock not due).
+        /// a half-close waiting for the answer).
         case none
         /// Take this part up now: a head begins a request, a body part or end goes where the
         /// request's body goes.

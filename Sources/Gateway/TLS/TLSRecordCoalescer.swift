@@ -18,12 +18,15 @@ final class TLSRecordCoalescer: ChannelOutboundHandler {
 
     /// The largest payload of one TLS record.
     static let recordSize = 16_384
+    /// An empty buffer with no memory of its own to keep.
+    private static let released = ByteBuffer()
 
     /// The first write held, kept as it is: a flush of one write is passed on uncopied.
     private var first: ByteBuffer?
-    /// The writes held once there are two or more, copied together; kept from one flush to the
-    /// next so that its memory is reused (swift-nio-ssl lets go of it once it has sealed it).
-    private var joined = ByteBuffer()
+    /// The writes held once there are two or more, copied together into memory of their own,
+    /// which is let go once passed on: an idle connection keeps neither the 16 KiB nor the
+    /// plaintext of its last answers.
+    private var joined = TLSRecordCoalescer.released
     private var isJoining = false
     /// The promises of the writes held: the first one's, the later ones cascaded from it.
     private var promise: EventLoopPromise<Void>?
@@ -52,7 +55,7 @@ final class TLSRecordCoalescer: ChannelOutboundHandler {
         } else if var earlier = first {
             first = nil
             isJoining = true
-            joined.clear()
+            joined = context.channel.allocator.buffer(capacity: earlier.readableBytes + bytes.readableBytes)
             joined.writeBuffer(&earlier)
             joined.writeBuffer(&bytes)
         } else {
@@ -75,6 +78,7 @@ final class TLSRecordCoalescer: ChannelOutboundHandler {
     func handlerRemoved(context: ChannelHandlerContext) {
         first = nil
         isJoining = false
+        joined = Self.released
         promise?.fail(ChannelError.ioOnClosedChannel)
         promise = nil
     }
@@ -88,13 +92,16 @@ final class TLSRecordCoalescer: ChannelOutboundHandler {
         }
     }
 
-    /// Passes on what is held, as one write.
+    /// Passes on what is held, as one write. (A promise failed inside it — TLS's output already
+    /// closed — may write again from its callback: nothing reaches the wire then, in any order.)
     private func pass(_ context: ChannelHandlerContext) {
         let promise = self.promise
         self.promise = nil
         if isJoining {
             isJoining = false
-            context.write(wrapOutboundOut(.byteBuffer(joined)), promise: promise)
+            let bytes = joined
+            joined = Self.released
+            context.write(wrapOutboundOut(.byteBuffer(bytes)), promise: promise)
         } else if let first {
             self.first = nil
             context.write(wrapOutboundOut(.byteBuffer(first)), promise: promise)
