@@ -4,8 +4,8 @@ import NIOCore
 /// so one `SSL_write` and one TLS record. swift-nio-ssl seals every write it is given as a record
 /// of its own, and the protocols write in pieces — an HTTP/1.1 answer is a head and a body, an
 /// HTTP/2 answer a HEADERS frame and a DATA frame's header and payload, each a write — so a flush
-/// of sixteen streams' answers was some forty records, each sealed on its own and 22 bytes of
-/// overhead on the wire, where nginx writes one (its `ssl_buffer_size`, 16 KiB).
+/// of sixteen streams' answers would be some forty records, each sealed on its own and 22 bytes
+/// of overhead on the wire, where nginx writes one (its `ssl_buffer_size`, 16 KiB).
 ///
 /// Writes are copied together while they fit in one record's 16 KiB. One that does not fit
 /// beside what is held sends that on first, and goes on uncopied itself when it is over half a
