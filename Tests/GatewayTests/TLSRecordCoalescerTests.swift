@@ -47,7 +47,7 @@ struct TLSRecordCoalescerTests {
         #expect(try Self.written(channel) == [Self.bytes(50, 4)])
         for promise in promises {
             var succeeded = false
-            promise.futureResult.whenSuccess { succeeded = true }
+            promise.futureResult.assumeIsolated().whenSuccess { succeeded = true }
             #expect(succeeded, "every promise kept")
         }
         _ = try channel.finish()

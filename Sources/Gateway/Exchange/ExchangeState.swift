@@ -39,19 +39,17 @@ struct ExchangeState {
     }
 
     private(set) var phase: Phase = .collecting
-    /// An event this machine did not allow (``StateFault``), not yet reported by the flow.
-    private(set) var fault: StateFault?
-    /// Whether a fault stops a debug build (the tests of the release path say `false`).
-    private let trapsOnFault: Bool
+    /// An event this machine did not allow, not yet reported by the flow.
+    private var fault: PendingStateFault
 
+    /// - Parameter trapsOnFault: whether a fault stops a debug build (the tests of the release path say `false`).
     init(trapsOnFault: Bool = true) {
-        self.trapsOnFault = trapsOnFault
+        fault = PendingStateFault(.exchange, traps: trapsOnFault)
     }
 
     /// The fault, once: the flow reports it.
     mutating func takeFault() -> StateFault? {
-        defer { fault = nil }
-        return fault
+        fault.take()
     }
 
     /// Not decided and not cancelled: a return to the loop goes on.
@@ -121,7 +119,7 @@ struct ExchangeState {
     /// An event the phase does not allow: a bug of the flow's (``StateFault``). A release build
     /// refuses the exchange, or ignores an answer it did not await, rather than forward anything.
     private mutating func illegal<T>(_ what: String, _ fallback: T) -> T {
-        fault = StateFault.illegal(.exchange, "\(what) (\(phase))", traps: trapsOnFault)
+        fault.record("\(what) (\(phase))")
         return fallback
     }
 }

@@ -26,3 +26,27 @@ struct StateFault: Equatable, Sendable {
         return StateFault(machine: machine, event: event)
     }
 }
+
+/// The fault a machine met (``StateFault``), held until its executor reports it: the machines
+/// whose events return values of their own (``ExchangeState``, ``UpstreamTripState``) keep one.
+struct PendingStateFault {
+    let machine: StateFault.Machine
+    /// Whether a fault stops a debug build (the tests of the release path say `false`).
+    let traps: Bool
+    private var fault: StateFault?
+
+    init(_ machine: StateFault.Machine, traps: Bool) {
+        self.machine = machine
+        self.traps = traps
+    }
+
+    mutating func record(_ event: String) {
+        fault = StateFault.illegal(machine, event, traps: traps)
+    }
+
+    /// The fault, once.
+    mutating func take() -> StateFault? {
+        defer { fault = nil }
+        return fault
+    }
+}

@@ -63,30 +63,29 @@ struct UpstreamTripState {
     /// request is written (an upload may take longer than the read timeout).
     private var lastActivity: NIODeadline?
 
-    /// An event this machine did not allow (``StateFault``), not yet reported by the trip.
-    private(set) var fault: StateFault?
-    /// Whether a fault stops a debug build (the tests of the release path say `false`).
-    private let trapsOnFault: Bool
+    /// An event this machine did not allow, not yet reported by the trip.
+    private var fault: PendingStateFault
 
-    /// - Parameter requestEnded: the whole body is in memory (nothing is streamed).
+    /// - Parameters:
+    ///   - requestEnded: the whole body is in memory (nothing is streamed).
+    ///   - trapsOnFault: whether a fault stops a debug build (the tests of the release path say `false`).
     init(order: [Int], readTimeout: TimeAmount, totalTimeout: TimeAmount, requestEnded: Bool, trapsOnFault: Bool = true) {
         self.order = order
         self.readTimeout = readTimeout
         self.totalTimeout = totalTimeout
         self.requestEnded = requestEnded
-        self.trapsOnFault = trapsOnFault
+        fault = PendingStateFault(.trip, traps: trapsOnFault)
     }
 
     /// The fault, once: the trip reports it.
     mutating func takeFault() -> StateFault? {
-        defer { fault = nil }
-        return fault
+        fault.take()
     }
 
     /// An event the phase does not allow: a bug of the trip's. A release build fails the trip as
     /// broken (the client gets `502`, or its connection closes mid-answer), never sends on.
     private mutating func illegal(_ event: String) -> UpstreamFailure {
-        fault = StateFault.illegal(.trip, "\(event) (\(phase))", traps: trapsOnFault)
+        fault.record("\(event) (\(phase))")
         return UpstreamFailure(.broken, "the trip's state did not allow \(event)")
     }
 
